@@ -1,0 +1,38 @@
+//! # agent-permission
+//!
+//! The permission engine of the agent SDK, exact to opencode's semantics:
+//!
+//! - a [`Rule`] is `{permission, pattern, action}` with [`Action`] `allow | deny | ask`;
+//! - rulesets are merged by concatenation ([`merge`]) and evaluated **last match
+//!   wins**, with `ask` when nothing matches ([`evaluate`]);
+//! - [`disabled`] says which tools vanish from the model's tool list;
+//! - [`from_config`] turns opencode's `permission` config into rules.
+//!
+//! ```
+//! use agent_permission::{evaluate, from_config_with_home, merge, Action, PermissionConfig};
+//!
+//! let defaults: PermissionConfig = serde_json::from_str(r#"{"*": "allow", "bash": "ask"}"#).unwrap();
+//! let user: PermissionConfig = serde_json::from_str(r#"{"bash": {"git *": "allow", "git push *": "deny"}}"#).unwrap();
+//! let rules = merge([
+//!     &from_config_with_home(&defaults, "/home/me"),
+//!     &from_config_with_home(&user, "/home/me"),
+//! ]);
+//! assert_eq!(evaluate("bash", "git status", &[&rules]).action, Action::Allow);
+//! assert_eq!(evaluate("bash", "git push origin", &[&rules]).action, Action::Deny);
+//! assert_eq!(evaluate("bash", "rm -rf /", &[&rules]).action, Action::Ask);
+//! assert_eq!(evaluate("read", "src/lib.rs", &[&rules]).action, Action::Allow);
+//! ```
+
+pub mod arity;
+pub mod config;
+pub mod evaluate;
+pub mod rule;
+pub mod subagent;
+pub mod wildcard;
+
+pub use config::{
+    ConfigError, PermissionConfig, PermissionValue, from_config, from_config_with_home,
+};
+pub use evaluate::{decide, disabled, evaluate, find_last, is_disabled, merge, tool_permission};
+pub use rule::{Action, ParseActionError, Rule, Ruleset};
+pub use subagent::{derive_subagent_permission, task_child_permission};

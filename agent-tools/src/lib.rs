@@ -1,0 +1,13 @@
+//! # agent-tools
+//!
+//! Built-in tools for the agent SDK (read, write, edit, bash, grep, glob,
+//! list, webfetch, todo). Each tool builds its permission request before any
+//! side effect. This crate is filled by a later milestone; for now it
+//! re-exports the crates it builds on.
+//!
+//! ```
+//! use agent_tools::core::permission::wildcard;
+//! assert!(wildcard::matches("src/main.rs", "src/*"));
+//! ```
+
+pub use agent_core as core;

@@ -1,0 +1,5 @@
+//! The `agent` reference CLI.
+
+fn main() {
+    println!("agent: see `agent --help`");
+}
