@@ -25,7 +25,9 @@
 
 pub mod arity;
 pub mod config;
+pub mod error;
 pub mod evaluate;
+pub mod request;
 pub mod rule;
 pub mod subagent;
 pub mod wildcard;
@@ -33,6 +35,8 @@ pub mod wildcard;
 pub use config::{
     ConfigError, PermissionConfig, PermissionValue, from_config, from_config_with_home,
 };
+pub use error::PermissionError;
 pub use evaluate::{decide, disabled, evaluate, find_last, is_disabled, merge, tool_permission};
+pub use request::{AskRequest, PermissionRequest, Reply, ReplyKind, ToolCallRef};
 pub use rule::{Action, ParseActionError, Rule, Ruleset};
 pub use subagent::{derive_subagent_permission, task_child_permission};
