@@ -23,12 +23,18 @@
 //! assert_eq!(evaluate("read", "src/lib.rs", &[&rules]).action, Action::Allow);
 //! ```
 
+pub mod approver;
 pub mod arity;
+pub mod compiled;
 pub mod config;
 pub mod error;
 pub mod evaluate;
+pub mod gate;
+pub mod layered;
+pub mod lint;
 pub mod request;
 pub mod rule;
+pub mod store;
 pub mod subagent;
 pub mod wildcard;
 

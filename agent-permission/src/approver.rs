@@ -1,0 +1,1 @@
+//! Placeholder: filled by the approval-gate work (issue 3).
