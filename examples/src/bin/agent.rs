@@ -1,5 +1,161 @@
 //! The `agent` reference CLI.
+//!
+//! ```text
+//! agent permission check [--config FILE] [--agent NAME] [--json] PERMISSION PATTERN
+//! agent permission rules [--config FILE] [--agent NAME]
+//! agent permission lint  [--config FILE] [--agent NAME] [--known NAME]... [--json]
+//! agent permission eval  < requests.jsonl > answers.jsonl
+//! ```
 
-fn main() {
-    println!("agent: see `agent --help`");
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agent_examples::permission_cli::{self, Context, eval};
+use clap::{Args, Parser, Subcommand};
+
+/// A reference CLI for the agent SDK.
+#[derive(Debug, Parser)]
+#[command(name = "agent", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Decide, explain and lint permission rules (opencode-compatible).
+    #[command(subcommand)]
+    Permission(PermissionCommand),
+}
+
+#[derive(Debug, Args)]
+struct ConfigArg {
+    /// opencode config file (JSON or JSONC) whose `permission` key holds the
+    /// user's rules. Default: opencode.jsonc and opencode.json in the current
+    /// directory, if present; else no user rules.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum PermissionCommand {
+    /// Print the decision for PERMISSION and PATTERN, the rule that decided
+    /// it (with its layer) and the earlier matching rules it overrode.
+    ///
+    /// Layers, lowest precedence first: the agent's built-in rules
+    /// (`agent:<name>`), the config's `permission` (`user:<file>`), and the
+    /// config's `agent.<name>.permission` (`user:<file>:agent.<name>`).
+    Check {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Built-in agent whose rules come first: build, plan, general,
+        /// explore, compaction, title or summary.
+        #[arg(long, value_name = "NAME", default_value = permission_cli::DEFAULT_AGENT)]
+        agent: String,
+        /// Print the explanation as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The permission asked for: bash, edit, read, webfetch, ...
+        permission: String,
+        /// The request pattern: a command, a path, a URL ...
+        pattern: String,
+    },
+    /// Print the ruleset of the config's `permission` key as JSON.
+    Rules {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Also include this built-in agent's rules, first, as opencode does.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
+    /// Report rules that can never decide, specific-before-generic ordering
+    /// mistakes and unknown permission names. Exit status 1 when there are
+    /// findings.
+    Lint {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Also lint this built-in agent's rules together with the config's.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// A permission name to accept besides the built-in ones (e.g. an
+        /// MCP tool); repeatable.
+        #[arg(long, value_name = "NAME")]
+        known: Vec<String>,
+        /// Print the findings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer JSON-line requests on stdin, one JSON line each on stdout.
+    #[command(long_about = eval::HELP)]
+    Eval,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("agent: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn print(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write to stdout: {e}"))
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    let Command::Permission(command) = cli.command;
+    match command {
+        PermissionCommand::Check {
+            config,
+            agent,
+            json,
+            permission,
+            pattern,
+        } => {
+            let ctx = Context::from_env(config.config).map_err(|e| e.to_string())?;
+            let text = permission_cli::check(&ctx, Some(&agent), &permission, &pattern, json)
+                .map_err(|e| e.to_string())?;
+            print(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        PermissionCommand::Rules { config, agent } => {
+            let ctx = Context::from_env(config.config).map_err(|e| e.to_string())?;
+            let text = permission_cli::rules(&ctx, agent.as_deref()).map_err(|e| e.to_string())?;
+            print(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        PermissionCommand::Lint {
+            config,
+            agent,
+            known,
+            json,
+        } => {
+            let ctx = Context::from_env(config.config).map_err(|e| e.to_string())?;
+            let report = permission_cli::lint(&ctx, agent.as_deref(), &known, json)
+                .map_err(|e| e.to_string())?;
+            print(&report.text)?;
+            Ok(if report.findings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        PermissionCommand::Eval => {
+            let stdin = std::io::stdin().lock();
+            let stdout = std::io::stdout().lock();
+            let summary = eval::run(stdin, stdout).map_err(|e| format!("eval: {e}"))?;
+            Ok(if summary.failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+    }
 }
