@@ -43,6 +43,9 @@ pub use config::{
     ConfigError, PermissionConfig, PermissionValue, from_config, from_config_with_home,
 };
 pub use error::PermissionError;
+pub use gate::{PermissionEvent, Permissions, PermissionsBuilder};
+pub use approver::{AllowAll, ApprovalRequest, Approver, ChannelApprover, RejectAll};
+pub use store::{ApprovalStore, JsonFileStore, MemoryStore, StoreError};
 pub use evaluate::{decide, disabled, evaluate, find_last, is_disabled, merge, tool_permission};
 pub use layered::{Explanation, Layer, Layered, RuleRef};
 pub use lint::{BUILTIN_PERMISSIONS, Finding, FindingKind, covers, lint};
