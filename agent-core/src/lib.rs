@@ -12,4 +12,6 @@
 //! assert_eq!(evaluate("bash", "ls", &[&rules]).action, Action::Allow);
 //! ```
 
+pub mod agent;
+
 pub use agent_permission as permission;
