@@ -75,6 +75,11 @@ fn evaluation_does_not_allocate() {
         }
     }
     let after = ALLOCATIONS.load(Ordering::SeqCst);
-    assert_eq!(after - before, 0, "evaluation allocated {} times", after - before);
+    assert_eq!(
+        after - before,
+        0,
+        "evaluation allocated {} times",
+        after - before
+    );
     assert!(sink > 0);
 }

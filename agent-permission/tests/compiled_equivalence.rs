@@ -9,8 +9,18 @@ use proptest::prelude::*;
 fn pattern() -> impl Strategy<Value = String> {
     proptest::collection::vec(
         prop_oneof![
-            Just("*"), Just("?"), Just(" "), Just(" *"), Just("a"), Just("b"),
-            Just("/"), Just("\\"), Just("é"), Just("😀"), Just("ls"), Just("git"),
+            Just("*"),
+            Just("?"),
+            Just(" "),
+            Just(" *"),
+            Just("a"),
+            Just("b"),
+            Just("/"),
+            Just("\\"),
+            Just("é"),
+            Just("😀"),
+            Just("ls"),
+            Just("git"),
         ],
         0..6,
     )
@@ -20,8 +30,17 @@ fn pattern() -> impl Strategy<Value = String> {
 fn input() -> impl Strategy<Value = String> {
     proptest::collection::vec(
         prop_oneof![
-            Just(" "), Just("a"), Just("b"), Just("/"), Just("\\"), Just("é"),
-            Just("😀"), Just("ls"), Just("git"), Just("*"), Just("\n"),
+            Just(" "),
+            Just("a"),
+            Just("b"),
+            Just("/"),
+            Just("\\"),
+            Just("é"),
+            Just("😀"),
+            Just("ls"),
+            Just("git"),
+            Just("*"),
+            Just("\n"),
         ],
         0..8,
     )
@@ -35,8 +54,12 @@ fn action() -> impl Strategy<Value = Action> {
 fn rule() -> impl Strategy<Value = Rule> {
     (
         prop_oneof![
-            Just("bash".to_string()), Just("edit".to_string()), Just("*".to_string()),
-            Just("e*".to_string()), Just("b?sh".to_string()), pattern(),
+            Just("bash".to_string()),
+            Just("edit".to_string()),
+            Just("*".to_string()),
+            Just("e*".to_string()),
+            Just("b?sh".to_string()),
+            pattern(),
         ],
         pattern(),
         action(),
