@@ -388,9 +388,17 @@ impl Permissions {
     /// id) is published as [`PermissionEvent::Asked`] and this waits for
     /// [`reply`](Self::reply), an approver, a timeout or a shutdown.
     ///
-    /// Dropping the returned future withdraws the request silently.
-    pub async fn ask(&self, request: AskRequest) -> Result<(), PermissionError> {
-        Inner::ask(self.inner(), request).await
+    /// The returned future does not borrow the service, so it can be
+    /// spawned as is; it does not keep the service alive either: when the
+    /// last [`Permissions`] handle is dropped, it fails with
+    /// [`PermissionError::Rejected`]. Dropping the future withdraws the
+    /// request silently (no event; a later `reply` gets `NotFound`).
+    pub fn ask(
+        &self,
+        request: AskRequest,
+    ) -> impl Future<Output = Result<(), PermissionError>> + Send + 'static {
+        let inner = Arc::clone(self.inner());
+        async move { Inner::ask(&inner, request).await }
     }
 
     /// Answers pending request `id` (§6.3).
