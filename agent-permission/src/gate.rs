@@ -12,7 +12,7 @@
 //!   alone now allow.
 //! - Answers come from the host calling `reply` (following
 //!   [`Permissions::subscribe`]) or from an attached
-//!   [`Approver`](crate::approver::Approver).
+//!   [`Approver`].
 //!
 //! Lifetimes: dropping an `ask` future (the session was cancelled) removes
 //! its request silently; a later `reply` to it gets
@@ -25,6 +25,81 @@
 //! fails the ask with `Rejected` (publishing a plain `reject` reply event so
 //! UIs can dismiss the prompt), and approvals can live in a persistent
 //! [`ApprovalStore`] and be revoked.
+//!
+//! # A complete host
+//!
+//! The host plugs its UI in as an [`Approver`]; tools only `await`
+//! [`Permissions::ask`] and turn an error into a tool result for the model.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use agent_permission::{
+//!     Action, Approver, AskRequest, PermissionError, PermissionRequest, Permissions, Reply, Rule,
+//!     Ruleset,
+//! };
+//! use async_trait::async_trait;
+//!
+//! /// The host's approval UI. A real one would show the request and wait for
+//! /// a click; this one approves git commands for good and refuses the rest
+//! /// with advice for the model.
+//! struct GitOnly;
+//!
+//! #[async_trait]
+//! impl Approver for GitOnly {
+//!     async fn approve(&self, request: &PermissionRequest) -> Reply {
+//!         if request.patterns.iter().all(|p| p.starts_with("git ")) {
+//!             Reply::Always
+//!         } else {
+//!             Reply::correct(format!("use git instead of {}", request.patterns.join(", ")))
+//!         }
+//!     }
+//! }
+//!
+//! /// A tool-like caller: asks before its side effect, and only then acts.
+//! async fn bash(
+//!     permissions: &Permissions,
+//!     session: &str,
+//!     command: &str,
+//!     always: &str,
+//! ) -> Result<String, PermissionError> {
+//!     let rules = Ruleset::from(vec![
+//!         Rule::new("bash", "*", Action::Ask),
+//!         Rule::new("bash", "rm *", Action::Deny),
+//!     ]);
+//!     let request = AskRequest::new(session, "bash", [command])
+//!         .always([always])
+//!         .ruleset(rules);
+//!     permissions.ask(request).await?;
+//!     Ok(format!("ran {command}"))
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let permissions = Permissions::builder().approver(Arc::new(GitOnly)).build()?;
+//!
+//! // The approver's `always` reaches the caller as success ...
+//! assert_eq!(bash(&permissions, "s1", "git log -1", "git log *").await?, "ran git log -1");
+//! // ... and is remembered for every session of the project.
+//! assert_eq!(permissions.approved().rules(), [Rule::new("bash", "git log *", Action::Allow)]);
+//! assert_eq!(bash(&permissions, "s2", "git log --stat", "git log *").await?, "ran git log --stat");
+//!
+//! // A refusal with feedback reaches the caller as `Corrected`: the model
+//! // sees the feedback and can try again.
+//! let refused = bash(&permissions, "s1", "make clean", "make clean *").await.unwrap_err();
+//! assert_eq!(refused, PermissionError::Corrected { feedback: "use git instead of make clean".into() });
+//!
+//! // Deny rules never reach the approver.
+//! let denied = bash(&permissions, "s1", "rm -rf /", "rm *").await.unwrap_err();
+//! assert!(matches!(denied, PermissionError::Denied { .. }));
+//! assert!(permissions.pending().is_empty());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Driving `reply` from events
+//!
+//! Without an approver, follow the events and answer with `reply`:
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {

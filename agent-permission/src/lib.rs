@@ -6,7 +6,12 @@
 //! - rulesets are merged by concatenation ([`merge`]) and evaluated **last match
 //!   wins**, with `ask` when nothing matches ([`evaluate`]);
 //! - [`disabled`] says which tools vanish from the model's tool list;
-//! - [`from_config`] turns opencode's `permission` config into rules.
+//! - [`from_config`] turns opencode's `permission` config into rules;
+//! - the [`Permissions`] gate makes tools `await` an answer when a rule says
+//!   `ask`, from an [`Approver`] (the host's UI) or from `reply` calls driven
+//!   by [`PermissionEvent`]s, with "always" approvals kept in an
+//!   [`ApprovalStore`]. The [`gate`] module docs show a complete host as a
+//!   runnable example.
 //!
 //! ```
 //! use agent_permission::{evaluate, from_config_with_home, merge, Action, PermissionConfig};
