@@ -43,17 +43,17 @@ pub mod store;
 pub mod subagent;
 pub mod wildcard;
 
+pub use approver::{AllowAll, ApprovalRequest, Approver, ChannelApprover, RejectAll};
 pub use compiled::{CompiledRuleset, Decision};
 pub use config::{
     ConfigError, PermissionConfig, PermissionValue, from_config, from_config_with_home,
 };
 pub use error::PermissionError;
-pub use gate::{PermissionEvent, Permissions, PermissionsBuilder};
-pub use approver::{AllowAll, ApprovalRequest, Approver, ChannelApprover, RejectAll};
-pub use store::{ApprovalStore, JsonFileStore, MemoryStore, StoreError};
 pub use evaluate::{decide, disabled, evaluate, find_last, is_disabled, merge, tool_permission};
+pub use gate::{PermissionEvent, Permissions, PermissionsBuilder};
 pub use layered::{Explanation, Layer, Layered, RuleRef};
 pub use lint::{BUILTIN_PERMISSIONS, Finding, FindingKind, covers, lint};
 pub use request::{AskRequest, PermissionRequest, Reply, ReplyKind, ToolCallRef};
 pub use rule::{Action, ParseActionError, Rule, Ruleset};
+pub use store::{ApprovalStore, JsonFileStore, MemoryStore, StoreError};
 pub use subagent::{derive_subagent_permission, task_child_permission};
