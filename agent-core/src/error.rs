@@ -1,0 +1,161 @@
+//! Why a model call failed: [`ModelError`] and [`ApiError`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Response headers of a failed HTTP call, keys in lowercase
+/// (`retry-after`, `retry-after-ms`, `x-should-retry`, ...).
+pub type Headers = BTreeMap<String, String>;
+
+/// An error response from the provider's API (an HTTP status, or an error
+/// event inside an otherwise successful stream), the shape of opencode's
+/// `APIError`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// The provider's message (shown to the user; never parsed except by
+    /// the retry rules of §13, which look at it).
+    pub message: String,
+    /// The HTTP status, when there was one (`None` for a mid-stream error event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Whether the provider adapter considers the call worth retrying
+    /// (e.g. 408/409/429, an overload, `x-should-retry: true`). Statuses
+    /// of 500 and above are retried regardless.
+    #[serde(default)]
+    pub is_retryable: bool,
+    /// The response headers, when the failure was an HTTP response.
+    /// Their presence changes the backoff schedule (§13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<Headers>,
+    /// The raw response body, for diagnostics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+impl ApiError {
+    /// An API error with a message and an HTTP status; retryable when the
+    /// status is 408, 409, 429 or at least 500.
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        ApiError {
+            message: message.into(),
+            status: Some(status),
+            is_retryable: matches!(status, 408 | 409 | 429) || status >= 500,
+            headers: None,
+            body: None,
+        }
+    }
+
+    /// Adds a response header (the name is lowercased).
+    pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers
+            .get_or_insert_with(Headers::new)
+            .insert(name.to_ascii_lowercase(), value.into());
+        self
+    }
+
+    /// Sets whether the error is worth retrying.
+    pub fn retryable(mut self, retryable: bool) -> Self {
+        self.is_retryable = retryable;
+        self
+    }
+
+    /// The raw `retry-after-ms` header value, if any.
+    pub fn retry_after_ms(&self) -> Option<&str> {
+        self.header("retry-after-ms")
+    }
+
+    /// The raw `retry-after` header value (seconds or an HTTP date), if any.
+    pub fn retry_after(&self) -> Option<&str> {
+        self.header("retry-after")
+    }
+
+    /// A header by lowercase name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.as_ref()?.get(name).map(String::as_str)
+    }
+}
+
+/// Why a model call or its stream failed.
+///
+/// The loop retries some of these (see [`crate::retry::retryable`]); the
+/// rest end the turn with the error recorded on the assistant message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The provider answered with an error.
+    #[error("provider error{}: {}", .0.status.map(|s| format!(" (HTTP {s})")).unwrap_or_default(), .0.message)]
+    Api(ApiError),
+    /// The request does not fit the model's context window (OpenAI
+    /// `context_length_exceeded`, Anthropic "prompt is too long", Gemini
+    /// token-count `INVALID_ARGUMENT`). Never retried: the history must be
+    /// compacted first.
+    #[error("context window exceeded: {message}; compact or shorten the conversation")]
+    ContextOverflow {
+        /// The provider's message.
+        message: String,
+    },
+    /// The connection dropped or the stream ended without its terminal
+    /// event (a cut stream). Retried like a retryable API error without
+    /// response headers.
+    #[error("model stream interrupted: {message}")]
+    Interrupted {
+        /// What happened.
+        message: String,
+    },
+    /// The call was cancelled through its `CancellationToken`.
+    #[error("model call cancelled")]
+    Cancelled,
+    /// Anything else (a malformed response, a client-side failure). Retried
+    /// only when the message looks like a rate limit (§13).
+    #[error("{message}")]
+    Other {
+        /// What happened.
+        message: String,
+    },
+}
+
+impl ModelError {
+    /// A [`ModelError::Other`] with this message.
+    pub fn other(message: impl Into<String>) -> Self {
+        ModelError::Other {
+            message: message.into(),
+        }
+    }
+
+    /// A [`ModelError::Interrupted`] with this message.
+    pub fn interrupted(message: impl Into<String>) -> Self {
+        ModelError::Interrupted {
+            message: message.into(),
+        }
+    }
+
+    /// The HTTP status, for API errors that have one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ModelError::Api(api) => api.status,
+            _ => None,
+        }
+    }
+
+    /// The response headers the backoff schedule looks at: those of an
+    /// API error, when it has any (§13).
+    pub fn retry_headers(&self) -> Option<&Headers> {
+        match self {
+            ModelError::Api(api) => api.headers.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a context-window overflow.
+    pub fn is_context_overflow(&self) -> bool {
+        matches!(self, ModelError::ContextOverflow { .. })
+    }
+}
+
+impl From<ApiError> for ModelError {
+    fn from(error: ApiError) -> Self {
+        ModelError::Api(error)
+    }
+}
