@@ -281,6 +281,15 @@ impl State {
     fn is_shut_down(&self) -> bool {
         self.events.is_none()
     }
+
+    /// Removes and returns pending `id` if it is still the entry `token`.
+    fn take(&mut self, id: &str, token: u64) -> Option<Pending> {
+        if self.pending.get(id)?.token == token {
+            self.pending.shift_remove(id)
+        } else {
+            None
+        }
+    }
 }
 
 /// The shared core. Asks and approver tasks hold it (approver tasks weakly);
@@ -600,7 +609,7 @@ impl Inner {
     }
 
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<(), PermissionError> {
-        let (token, receiver) = {
+        let (id_of_entry, token, receiver) = {
             let mut state = this.lock();
             let mut needs_prompt = false;
             for pattern in &req.patterns {
@@ -644,6 +653,7 @@ impl Inner {
                 .clone()
                 .and_then(|approver| spawn_approver(this, approver, request.clone(), token));
             let id = request.id.clone();
+            let id_of_entry = id.clone();
             let entry = Pending {
                 request: request.clone(),
                 token,
@@ -657,11 +667,12 @@ impl Inner {
                 replaced.finish(Err(PermissionError::Rejected));
             }
             state.publish(PermissionEvent::Asked(request));
-            (token, receiver)
+            (id_of_entry, token, receiver)
         };
 
         let guard = PendingGuard {
             inner: Arc::clone(this),
+            id: id_of_entry,
             token,
         };
 
@@ -671,7 +682,7 @@ impl Inner {
                 match tokio::time::timeout(timeout, &mut receiver).await {
                     Ok(received) => received,
                     Err(_elapsed) => {
-                        this.expire(token);
+                        this.expire(&guard.id, token);
                         receiver.await
                     }
                 }
@@ -690,17 +701,14 @@ impl Inner {
 
     /// The timeout of the entry with `token` elapsed: fail it with
     /// `Rejected` and tell UIs, unless something resolved it meanwhile.
-    fn expire(&self, token: u64) {
+    fn expire(&self, id: &str, token: u64) {
         let mut state = self.lock();
-        let Some(index) = state.pending.values().position(|p| p.token == token) else {
-            return;
-        };
-        let Some((id, entry)) = state.pending.shift_remove_index(index) else {
+        let Some(entry) = state.take(id, token) else {
             return;
         };
         state.publish(PermissionEvent::Replied {
             session_id: entry.request.session_id.clone(),
-            request_id: id,
+            request_id: id.to_string(),
             reply: Reply::reject(),
         });
         entry.finish(Err(PermissionError::Rejected));
@@ -715,9 +723,8 @@ impl Inner {
             .pending
             .get(id)
             .is_some_and(|p| token.is_none_or(|t| t == p.token));
-        let entry = match state.pending.shift_remove(id) {
-            Some(entry) if ours => entry,
-            _ => return Err(PermissionError::NotFound { id: id.to_string() }),
+        let Some(entry) = ours.then(|| state.pending.shift_remove(id)).flatten() else {
+            return Err(PermissionError::NotFound { id: id.to_string() });
         };
         let session = entry.request.session_id.clone();
         state.publish(PermissionEvent::Replied {
@@ -794,14 +801,10 @@ impl Inner {
     }
 
     /// Removes the entry with `token` without any event (its asker gave up).
-    fn withdraw(&self, token: u64) {
-        let mut state = self.lock();
-        if let Some(index) = state.pending.values().position(|p| p.token == token)
-            && let Some((_, entry)) = state.pending.shift_remove_index(index)
-        {
-            if let Some(task) = &entry.approver_task {
-                task.abort();
-            }
+    fn withdraw(&self, id: &str, token: u64) {
+        let entry = self.lock().take(id, token);
+        if let Some(task) = entry.as_ref().and_then(|e| e.approver_task.as_ref()) {
+            task.abort();
         }
     }
 
@@ -821,12 +824,13 @@ impl Inner {
 /// Withdraws the pending entry when the `ask` future ends, however it ends.
 struct PendingGuard {
     inner: Arc<Inner>,
+    id: String,
     token: u64,
 }
 
 impl Drop for PendingGuard {
     fn drop(&mut self) {
-        self.inner.withdraw(self.token);
+        self.inner.withdraw(&self.id, self.token);
     }
 }
 

@@ -679,3 +679,26 @@ async fn generated_ids_ascend_and_events_stream() {
     let rest: Vec<_> = stream.collect().await;
     assert_eq!(rest.len(), 2, "two replies, then the stream ends: {rest:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reusing_a_pending_id_replaces_the_old_request_which_is_rejected() {
+    let permissions = Permissions::new();
+    let old = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("x")).await;
+    let other = ask_pending(&permissions, AskRequest::new("s", "bash", ["pwd"]).id("y")).await;
+    let new = tokio::spawn(permissions.ask(AskRequest::new("s", "edit", ["a.rs"]).id("x")));
+    assert_eq!(finished(old).await, Err(PermissionError::Rejected));
+    wait_until("the new request replaced the old one", || {
+        permissions
+            .pending()
+            .iter()
+            .any(|r| r.id == "x" && r.permission == "edit")
+    })
+    .await;
+    // Replaced in place: insertion order is kept.
+    assert_eq!(pending_ids(&permissions), ["x", "y"]);
+    permissions.reply("x", Reply::Once).unwrap();
+    assert_eq!(finished(new).await, Ok(()));
+    assert_eq!(pending_ids(&permissions), ["y"]);
+    permissions.reply("y", Reply::Once).unwrap();
+    assert_eq!(finished(other).await, Ok(()));
+}
