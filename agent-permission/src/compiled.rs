@@ -2,7 +2,7 @@
 //! allocating and in time that grows with the length of the request rather
 //! than with the number of rules.
 //!
-//! It answers exactly like [`crate::evaluate`] (a property test compares
+//! It answers exactly like [`crate::evaluate()`] (a property test compares
 //! them on random rulesets). Rules are indexed by the literal prefix of
 //! their wildcards (everything before the first `*` or `?`) in two levels of
 //! prefix trees: permission patterns, then, per permission pattern, request

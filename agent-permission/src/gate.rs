@@ -135,9 +135,9 @@ use tokio::task::AbortHandle;
 
 use crate::approver::Approver;
 use crate::error::PermissionError;
-use crate::evaluate::{decide, find_last};
 use crate::request::{AskRequest, PermissionRequest, Reply, ReplyKind};
 use crate::rule::{Action, Rule, Ruleset};
+use crate::ruleset::{decide, find_last};
 use crate::store::{ApprovalStore, MemoryStore, StoreError};
 use crate::wildcard;
 

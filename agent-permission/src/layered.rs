@@ -137,7 +137,7 @@ impl Layered {
         &self.layers
     }
 
-    /// The layers' rulesets, in order, ready for [`crate::evaluate`].
+    /// The layers' rulesets, in order, ready for [`crate::evaluate()`].
     pub fn rulesets(&self) -> Vec<&Ruleset> {
         self.layers.iter().map(|layer| &layer.rules).collect()
     }
@@ -171,7 +171,7 @@ impl Layered {
     }
 
     /// Explains the decision for `permission` and `pattern`: the same action
-    /// as [`crate::evaluate`] over the flattened layers, plus the deciding
+    /// as [`crate::evaluate()`] over the flattened layers, plus the deciding
     /// rule and the earlier matching rules it overrode.
     pub fn explain(&self, permission: &str, pattern: &str) -> Explanation {
         let mut matching: Vec<RuleRef> = self

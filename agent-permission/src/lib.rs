@@ -4,7 +4,7 @@
 //!
 //! - a [`Rule`] is `{permission, pattern, action}` with [`Action`] `allow | deny | ask`;
 //! - rulesets are merged by concatenation ([`merge`]) and evaluated **last match
-//!   wins**, with `ask` when nothing matches ([`evaluate`]);
+//!   wins**, with `ask` when nothing matches ([`evaluate()`]);
 //! - [`disabled`] says which tools vanish from the model's tool list;
 //! - [`from_config`] turns opencode's `permission` config into rules;
 //! - the [`Permissions`] gate makes tools `await` an answer when a rule says
@@ -33,12 +33,12 @@ pub mod arity;
 pub mod compiled;
 pub mod config;
 pub mod error;
-pub mod evaluate;
 pub mod gate;
 pub mod layered;
 pub mod lint;
 pub mod request;
 pub mod rule;
+pub mod ruleset;
 pub mod store;
 pub mod subagent;
 pub mod wildcard;
@@ -49,11 +49,11 @@ pub use config::{
     ConfigError, PermissionConfig, PermissionValue, from_config, from_config_with_home,
 };
 pub use error::PermissionError;
-pub use evaluate::{decide, disabled, evaluate, find_last, is_disabled, merge, tool_permission};
 pub use gate::{PermissionEvent, Permissions, PermissionsBuilder};
 pub use layered::{Explanation, Layer, Layered, RuleRef};
 pub use lint::{BUILTIN_PERMISSIONS, Finding, FindingKind, covers, lint};
 pub use request::{AskRequest, PermissionRequest, Reply, ReplyKind, ToolCallRef};
 pub use rule::{Action, ParseActionError, Rule, Ruleset};
+pub use ruleset::{decide, disabled, evaluate, find_last, is_disabled, merge, tool_permission};
 pub use store::{ApprovalStore, JsonFileStore, MemoryStore, StoreError};
 pub use subagent::{derive_subagent_permission, task_child_permission};

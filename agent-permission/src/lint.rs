@@ -27,8 +27,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::evaluate::tool_permission;
 use crate::layered::{Layered, RuleRef};
+use crate::ruleset::tool_permission;
 use crate::wildcard;
 
 /// Permission names used by the built-in tools and the agent loop.

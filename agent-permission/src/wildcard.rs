@@ -33,7 +33,7 @@ pub fn matches(input: &str, pattern: &str) -> bool {
     matches_with(input, pattern, CASE_INSENSITIVE)
 }
 
-/// [`matches`] with explicit case handling, for callers (and tests) that
+/// [`matches()`] with explicit case handling, for callers (and tests) that
 /// need the other platform's behaviour.
 pub fn matches_with(input: &str, pattern: &str, case_insensitive: bool) -> bool {
     if let Some(base) = pattern.strip_suffix(" *") {

@@ -1,4 +1,4 @@
-//! `merge`, `evaluate` and `disabled`: opencode §4 and §5.
+//! Functions over rulesets: `merge`, `evaluate` and `disabled` (opencode §4 and §5).
 
 use std::collections::BTreeSet;
 
