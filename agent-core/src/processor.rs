@@ -408,7 +408,7 @@ pub(crate) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
     message.finish = Some(reason);
     message.usage = usage;
     // Calls whose arguments never completed cannot run: close them.
-    close_open_calls(input.shared, input.session_id, message);
+    close_calls(input.shared, input.session_id, message, true);
 
     let end = if calls.is_empty() {
         StepEnd::Finished
@@ -477,9 +477,17 @@ async fn stream_attempt(
 
 /// Closes every unfinished call of `message` as interrupted, with events.
 fn close_open_calls(shared: &Shared, session_id: &str, message: &mut Message) {
+    close_calls(shared, session_id, message, false);
+}
+
+/// Closes unfinished calls (only those still pending when `pending_only`).
+fn close_calls(shared: &Shared, session_id: &str, message: &mut Message, pending_only: bool) {
     let now = now_ms();
     for part in &mut message.parts {
         if let Part::Tool(tool) = part {
+            if pending_only && !matches!(tool.state, ToolState::Pending { .. }) {
+                continue;
+            }
             if let Some(state) = interrupted_state(&tool.state, now) {
                 tool.state = state;
                 let part = part.clone();
@@ -612,6 +620,9 @@ async fn run_call(
         let Some(tool) = guard.parts[index].as_tool() else {
             return CallEnd::Done;
         };
+        if !matches!(tool.state, ToolState::Running { .. }) {
+            return CallEnd::Done;
+        }
         (
             guard.id.clone(),
             tool.call_id.clone(),
