@@ -248,7 +248,7 @@ async fn corrected_permission_continues_and_rejected_stops() {
     }
     .to_string();
     assert_eq!(results(&requests[1]), [("c1".into(), corrected, true)]);
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0].tool.as_ref().unwrap().call_id, "c1");
     assert_eq!(seen[0].session_id, session.id);
