@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use agent_permission::{PermissionConfig, Ruleset, from_config_with_home};
+use agent_permission::PermissionConfig;
 use serde_json::{Map, Value};
 
 use crate::jsonc;
@@ -68,25 +68,6 @@ impl ConfigFile {
     /// the file has neither key.
     pub fn permission(&self) -> Result<Option<PermissionConfig>, CliError> {
         self.permission_at(&self.value, "permission")
-    }
-
-    /// The `permission` (and legacy `tools`) of `agent.<name>` in the file,
-    /// if any: opencode appends it to that agent's rules (§9.2).
-    pub fn agent_permission(&self, agent: &str) -> Result<Option<PermissionConfig>, CliError> {
-        let Some(agents) = self.value.get("agent") else {
-            return Ok(None);
-        };
-        let Value::Object(agents) = agents else {
-            return Err(self.error("agent", "an object of agent name → agent config", agents));
-        };
-        let Some(config) = agents.get(agent) else {
-            return Ok(None);
-        };
-        let path = format!("agent.{agent}");
-        let Value::Object(config) = config else {
-            return Err(self.error(&path, "an object (an agent config)", config));
-        };
-        self.permission_at(config, &format!("{path}.permission"))
     }
 
     fn permission_at(
@@ -236,18 +217,6 @@ pub fn load(explicit: Option<&Path>, dir: &Path) -> Result<Option<ConfigFile>, C
     Ok(Some(ConfigFile { paths, value }))
 }
 
-/// The user's rules from an optional config: `from_config` of its
-/// `permission` key (empty without a config or without that key).
-pub fn user_rules(config: Option<&ConfigFile>, home: &str) -> Result<Ruleset, CliError> {
-    match config {
-        Some(config) => Ok(config
-            .permission()?
-            .map(|p| from_config_with_home(&p, home))
-            .unwrap_or_default()),
-        None => Ok(Ruleset::new()),
-    }
-}
-
 /// The home directory used for `~` / `$HOME` expansion, or an error that
 /// says how to set it.
 pub fn home() -> Result<String, CliError> {
@@ -259,7 +228,7 @@ pub fn home() -> Result<String, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_permission::Action;
+    use agent_permission::{Action, from_config_with_home};
 
     fn config(text: &str) -> ConfigFile {
         ConfigFile {
@@ -294,14 +263,6 @@ mod tests {
         assert!(err.contains("x.json") && err.contains("top level"), "{err}");
         let err = parse_text("{\"a\": }", "x.json").unwrap_err().0;
         assert!(err.contains("line 1"), "{err}");
-    }
-
-    #[test]
-    fn agent_permission_path() {
-        let c = config(r#"{"agent": {"plan": {"permission": {"edit": 1}}}}"#);
-        let err = c.agent_permission("plan").unwrap_err().0;
-        assert!(err.contains("agent.plan.permission.edit"), "{err}");
-        assert!(c.agent_permission("build").unwrap().is_none());
     }
 
     #[test]

@@ -41,37 +41,30 @@ impl Context {
     }
 }
 
-/// The layers a request is checked against: the agent's built-in rules as
-/// `agent:<name>`, the config's `permission` as `user:<file>`, and the
-/// config's `agent.<name>.permission` (appended by opencode) as
-/// `user:<file>:agent.<name>`. With `agent` `None`, only the user layers.
+/// The layers a request is checked against. With an agent: its built-in
+/// rules as `agent:<name>`, the config's `permission` as `user:<file>`,
+/// the config's `agent.<name>.permission` (appended by opencode) as
+/// `user:<file>:agent.<name>`, and the tool-output allow opencode appends
+/// last as `agent:<name>:final`. Without: only the config's `permission`.
 pub fn layers(ctx: &Context, agent: Option<&str>) -> Result<Layered, CliError> {
     let config = config::load(ctx.config.as_deref(), &ctx.dir)?;
     let mut layered = Layered::new();
-    if let Some(name) = agent {
-        layered.push(
-            format!("agent:{name}"),
-            Some("built-in".to_string()),
-            agents::builtin_rules(name, &ctx.home)?,
-        );
-    }
-    if let Some(config) = &config {
-        let name = config.display_name();
-        let source = Some(config.source());
-        if let Some(permission) = config.permission()? {
-            layered.push(
-                format!("user:{name}"),
-                source.clone(),
-                agent_permission::from_config_with_home(&permission, &ctx.home),
-            );
+    match agent {
+        Some(name) => {
+            let env = agents::environment(&ctx.dir, &ctx.home);
+            for layer in agents::agent_layers(name, config.as_ref(), &env)? {
+                layered.push(layer.name, layer.source, layer.rules);
+            }
         }
-        if let Some(agent) = agent {
-            if let Some(permission) = config.agent_permission(agent)? {
-                layered.push(
-                    format!("user:{name}:agent.{agent}"),
-                    source,
-                    agent_permission::from_config_with_home(&permission, &ctx.home),
-                );
+        None => {
+            if let Some(config) = &config {
+                if let Some(permission) = config.permission()? {
+                    layered.push(
+                        format!("user:{}", config.display_name()),
+                        Some(config.source()),
+                        agent_permission::from_config_with_home(&permission, &ctx.home),
+                    );
+                }
             }
         }
     }
