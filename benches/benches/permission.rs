@@ -26,17 +26,12 @@ fn bench_evaluate(c: &mut Criterion) {
     let mut group = c.benchmark_group("evaluate");
     for fixture in fixtures() {
         let rulesets = refs(&fixture);
-        let queries = &fixture.queries;
-        let mut i = 0usize;
+        let mut queries = fixture.queries.iter().cycle();
         group.bench_function(BenchmarkId::from_parameter(&fixture.name), |b| {
             b.iter(|| {
-                let q = &queries[i % queries.len()];
-                i = i.wrapping_add(1);
-                black_box(evaluate(
-                    black_box(&q.permission),
-                    black_box(&q.pattern),
-                    &rulesets,
-                ))
+                queries
+                    .next()
+                    .map(|q| evaluate(black_box(&q.permission), black_box(&q.pattern), &rulesets))
             })
         });
     }
@@ -81,12 +76,12 @@ fn bench_config_and_tools(c: &mut Criterion) {
         b.iter(|| disabled(black_box(TOOLS), black_box(&realistic)))
     });
     let pairs = wildcard_pairs();
-    let mut i = 0usize;
+    let mut pairs = pairs.iter().cycle();
     c.bench_function("wildcard_matches", |b| {
         b.iter(|| {
-            let (input, pattern) = &pairs[i % pairs.len()];
-            i = i.wrapping_add(1);
-            wildcard::matches(black_box(input), black_box(pattern))
+            pairs
+                .next()
+                .map(|(input, pattern)| wildcard::matches(black_box(input), black_box(pattern)))
         })
     });
 }

@@ -13,7 +13,8 @@
 //! assert_eq!(rules, agent_benches::synthetic_rules(100));
 //! ```
 
-use agent_permission::{Action, PermissionConfig, Rule, Ruleset, from_config_with_home};
+use agent_core::agent::{AgentEnvironment, Agents};
+use agent_permission::{Action, PermissionConfig, Rule, Ruleset};
 use serde::Serialize;
 
 /// The home directory used for `~` expansion in every fixture.
@@ -222,22 +223,6 @@ pub fn synthetic_rules(n: usize) -> Ruleset {
     rules
 }
 
-/// The permission config of the build agent's defaults (opencode §9.1 and
-/// §9.2) for the vectors' example environment, in opencode's key order.
-pub const BUILD_AGENT_CONFIG: &str = r#"{
-  "*": "allow",
-  "doom_loop": "ask",
-  "external_directory": {
-    "*": "ask",
-    "/home/u/.local/share/opencode/tool-output/*": "allow",
-    "/tmp/opencode/*": "allow"
-  },
-  "question": "deny",
-  "plan_enter": "deny",
-  "plan_exit": "deny",
-  "read": {"*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow"}
-}"#;
-
 /// A realistic 30-rule user `permission` config, as found in opencode.json.
 pub const USER_CONFIG: &str = r#"{
   "bash": {
@@ -270,37 +255,33 @@ pub const USER_CONFIG: &str = r#"{
   "webfetch": "ask"
 }"#;
 
-fn config_rules(text: &str) -> Ruleset {
-    match serde_json::from_str::<PermissionConfig>(text) {
-        Ok(config) => from_config_with_home(&config, HOME),
-        Err(_) => Ruleset::new(),
-    }
-}
-
 /// The 30-rule user config, parsed.
 pub fn user_config() -> PermissionConfig {
     serde_json::from_str(USER_CONFIG).unwrap_or_default()
 }
 
-/// The build agent's built-in rules (opencode §9.2: defaults, then
-/// `{question: allow, plan_enter: allow}`, then the tool-output allow that
-/// every agent gets), for the vectors' example environment.
-pub fn build_agent_rules() -> Ruleset {
-    let mut rules = config_rules(BUILD_AGENT_CONFIG);
-    rules.push(Rule::new("question", "*", Action::Allow));
-    rules.push(Rule::new("plan_enter", "*", Action::Allow));
-    rules
+/// The agent environment of the conformance vectors' examples.
+pub fn environment() -> AgentEnvironment {
+    let mut env = AgentEnvironment::new(
+        "/home/u/.local/share/opencode",
+        "/tmp/opencode",
+        "/home/u/proj",
+    );
+    env.home = Some(HOME.to_string());
+    env
 }
 
-/// The realistic setup: the build agent's rules, the 30 user rules, and
-/// opencode's final tool-output allow.
+/// The realistic setup: the build agent's ruleset as `agent_core` builds
+/// it (opencode §9.2: defaults, build's own rules, the 30 user rules, the
+/// final tool-output allow).
 pub fn realistic_rulesets() -> Vec<Ruleset> {
-    let tail = Ruleset::from(vec![Rule::new(
-        "external_directory",
-        "/home/u/.local/share/opencode/tool-output/*",
-        Action::Allow,
-    )]);
-    vec![build_agent_rules(), config_rules(USER_CONFIG), tail]
+    let agents = Agents::builtin(&environment(), &user_config());
+    vec![
+        agents
+            .get("build")
+            .map(|agent| agent.permission.clone())
+            .unwrap_or_default(),
+    ]
 }
 
 /// One evaluation request.
@@ -491,8 +472,10 @@ mod tests {
             assert_eq!(synthetic_rules(n).len(), n);
         }
         assert_eq!(synthetic_rules(1000), synthetic_rules(1000));
-        assert_eq!(config_rules(USER_CONFIG).len(), 30);
-        assert_eq!(build_agent_rules().len(), 14);
+        let user = agent_permission::from_config_with_home(&user_config(), HOME);
+        assert_eq!(user.len(), 30);
+        // 12 defaults, 2 of build's own, 30 user rules, the final allow.
+        assert_eq!(realistic_rulesets()[0].len(), 45);
     }
 
     #[test]
