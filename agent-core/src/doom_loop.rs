@@ -17,6 +17,7 @@
 //! Both count the current call as the last of the three, and a pending
 //! call (arguments still streaming) breaks the streak.
 
+use agent_permission::{AskRequest, Ruleset};
 use serde_json::Value;
 
 use crate::message::{Part, ToolPart, ToolState};
@@ -71,6 +72,22 @@ where
 /// are skipped).
 pub fn check_turn_parts(parts: &[Part], tool: &str, input: &Value) -> bool {
     check_turn(parts.iter().filter_map(Part::as_tool), tool, input)
+}
+
+/// The request the loop makes when a doom loop is detected (§11.2):
+/// permission `doom_loop`, patterns and always `[tool]`, metadata
+/// `{tool, input}`, evaluated against the **agent's** rules only (session
+/// rules are deliberately not merged, as in opencode).
+pub fn ask_request(
+    session_id: &str,
+    tool: &str,
+    input: &Value,
+    agent_permission: &Ruleset,
+) -> AskRequest {
+    AskRequest::new(session_id, DOOM_LOOP_PERMISSION, [tool])
+        .always([tool])
+        .metadata(serde_json::json!({ "tool": tool, "input": input }))
+        .ruleset(agent_permission.clone())
 }
 
 /// Canonical JSON text: object keys sorted, no whitespace. Two values are

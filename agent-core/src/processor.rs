@@ -18,13 +18,13 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use agent_permission::{AskRequest, Ruleset};
+use agent_permission::Ruleset;
 use futures::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolContext;
-use crate::doom_loop::{self, DOOM_LOOP_PERMISSION};
+use crate::doom_loop;
 use crate::error::ModelError;
 use crate::event::{DeltaField, Event, SessionStatus};
 use crate::ids::{ascending, now_ms};
@@ -659,10 +659,7 @@ async fn run_call(
     };
 
     if doom {
-        let request = AskRequest::new(session_id, DOOM_LOOP_PERMISSION, [name.as_str()])
-            .always([name.as_str()])
-            .metadata(serde_json::json!({ "tool": name, "input": args }))
-            .ruleset(input.agent.permission.clone())
+        let request = doom_loop::ask_request(session_id, &name, &args, &input.agent.permission)
             .tool(message_id.as_str(), call_id.as_str());
         let asked = tokio::select! {
             result = shared.permissions.ask(request) => result,
