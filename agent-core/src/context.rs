@@ -50,7 +50,8 @@ impl fmt::Debug for ToolContext {
 
 impl ToolContext {
     /// A context for testing or running a tool outside the loop: the given
-    /// ids, the current directory as directory and worktree, an empty
+    /// ids, `.` (the process's current directory) as directory and
+    /// worktree, an empty
     /// ruleset (every request asks) and this permission service.
     pub fn new(
         session_id: impl Into<String>,
@@ -58,7 +59,7 @@ impl ToolContext {
         call_id: impl Into<String>,
         permissions: Permissions,
     ) -> Self {
-        let directory = std::env::current_dir().unwrap_or_default();
+        let directory = PathBuf::from(".");
         ToolContext {
             session_id: session_id.into(),
             message_id: message_id.into(),

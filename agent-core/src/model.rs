@@ -2,6 +2,7 @@
 //! ([`ModelRequest`]) and what describes a model ([`ModelInfo`]).
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::Stream;
 use serde::{Deserialize, Serialize};
@@ -197,10 +198,12 @@ pub struct ModelRequest {
     /// between them).
     pub system: Vec<String>,
     /// The conversation. Every tool call has a result in the following
-    /// tool message.
-    pub messages: Vec<ModelMessage>,
-    /// The tools the model may call.
-    pub tools: Vec<ToolSpec>,
+    /// tool message. Shared (`Arc`) so that a step does not copy the whole
+    /// history: the loop appends to it in place once the provider has
+    /// dropped the request (`Arc::make_mut`).
+    pub messages: Arc<Vec<ModelMessage>>,
+    /// The tools the model may call (shared for the same reason).
+    pub tools: Arc<Vec<ToolSpec>>,
     /// Whether the model may call them.
     pub tool_choice: ToolChoice,
     /// Sampling temperature.

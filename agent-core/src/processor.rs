@@ -569,8 +569,7 @@ async fn execute_calls(input: &StepInput<'_>, message: &mut Message, calls: &[us
                     let this_step = calls[..=k]
                         .iter()
                         .filter_map(|&i| message.parts[i].as_tool());
-                    let sequence: Vec<&ToolPart> =
-                        input.turn_calls.iter().chain(this_step).collect();
+                    let sequence = input.turn_calls.iter().chain(this_step);
                     doom_loop::check_turn(sequence, &current.tool, current.state.input())
                 }
                 _ => false,

@@ -431,7 +431,7 @@ impl Engine {
         emit_message(shared, &user);
 
         let history = shared.store.messages(&session.id).await?;
-        let mut model_messages = to_model_messages(&history);
+        let mut model_messages = Arc::new(to_model_messages(&history));
         drop(history);
         let turn = Turn {
             shared,
@@ -469,10 +469,13 @@ struct Turn<'a> {
 }
 
 impl Turn<'_> {
-    async fn run(&self, model_messages: &mut Vec<ModelMessage>) -> Result<TurnResult, PromptError> {
+    async fn run(
+        &self,
+        model_messages: &mut Arc<Vec<ModelMessage>>,
+    ) -> Result<TurnResult, PromptError> {
         let shared = self.shared;
         let limit = self.agent.steps.or(shared.config.max_steps);
-        let tools = shared.tools.visible(&self.ruleset);
+        let tools = Arc::new(shared.tools.visible(&self.ruleset));
         let mut messages: Vec<Message> = Vec::new();
         let mut turn_calls: Vec<ToolPart> = Vec::new();
         let mut usage = Usage::default();
@@ -488,8 +491,8 @@ impl Turn<'_> {
             }
             let mut request = ModelRequest {
                 system: self.agent.system.clone(),
-                messages: model_messages.clone(),
-                tools: tools.clone(),
+                messages: Arc::clone(model_messages),
+                tools: Arc::clone(&tools),
                 tool_choice: ToolChoice::Auto,
                 temperature: self.agent.temperature,
                 top_p: self.agent.top_p,
@@ -500,7 +503,7 @@ impl Turn<'_> {
                 // history with tool calls otherwise) but may not be called,
                 // and any call is refused.
                 request.tool_choice = ToolChoice::None;
-                request.messages.push(ModelMessage::user(MAX_STEPS_PROMPT));
+                Arc::make_mut(&mut request.messages).push(ModelMessage::user(MAX_STEPS_PROMPT));
             }
 
             let mut message = Message::new(self.session.id.as_str(), Role::Assistant);
@@ -542,7 +545,7 @@ impl Turn<'_> {
                 finish: message.finish,
                 error: message.error.clone(),
             });
-            append_model_messages(&message, model_messages);
+            append_model_messages(&message, Arc::make_mut(model_messages));
             turn_calls.extend(message.tool_parts().cloned());
             let finish = message.finish;
             let overflow = is_overflow(
