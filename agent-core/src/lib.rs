@@ -1,18 +1,52 @@
 //! # agent-core
 //!
 //! The engine of the agent SDK: messages, the provider-agnostic streaming
-//! [`LanguageModel`](https://docs.rs/agent-core) trait, the `Tool` trait and
-//! registry, agents, sessions and the step/stream loop. It depends on
+//! [`LanguageModel`] trait, the [`Tool`] trait and [`ToolRegistry`],
+//! sessions and the step/stream loop ([`Engine`]). It depends on
 //! [`agent_permission`] for every permission decision.
 //!
+//! A session driven by [`testing::ScriptedModel`] with one tool: the model
+//! calls `echo`, gets its result, then answers.
+//!
 //! ```
-//! // The permission engine is re-exported for convenience.
-//! use agent_core::permission::{Action, evaluate, Ruleset};
-//! let rules: Ruleset = serde_json::from_str(r#"[{"permission":"bash","pattern":"*","action":"allow"}]"#).unwrap();
-//! assert_eq!(evaluate("bash", "ls", &[&rules]).action, Action::Allow);
+//! use std::sync::Arc;
+//! use agent_core::testing::{Script, ScriptedModel};
+//! use agent_core::{AgentSpec, Engine, Session, StopReason, ToolContext, ToolError, ToolOutput, TypedTool};
+//! use agent_core::permission::{evaluate, Action, Ruleset};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct EchoArgs { text: String }
+//! struct Echo;
+//!
+//! #[async_trait::async_trait]
+//! impl TypedTool for Echo {
+//!     type Args = EchoArgs;
+//!     fn id(&self) -> &str { "echo" }
+//!     fn description(&self) -> &str { "Echoes its input." }
+//!     async fn run(&self, args: EchoArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+//!         Ok(ToolOutput::text(args.text))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let rules: Ruleset = serde_json::from_str(r#"[{"permission":"*","pattern":"*","action":"allow"}]"#).unwrap();
+//! assert_eq!(evaluate("echo", "*", &[&rules]).action, Action::Allow);
+//! let model = Arc::new(ScriptedModel::new([
+//!     Script::calls([("call_1", "echo", serde_json::json!({"text": "hi"}))]),
+//!     Script::reply("The tool said hi."),
+//! ]));
+//! let engine = Engine::builder(model.clone())
+//!     .agent(AgentSpec::new("build").with_permission(rules))
+//!     .tool(Echo)
+//!     .build();
+//! let session = engine.create_session(Session::new("build", ".")).await.unwrap();
+//! let turn = engine.prompt(&session.id, "say hi").await.unwrap();
+//! assert!(matches!(turn.stop, StopReason::Done { .. }));
+//! assert_eq!(turn.steps, 2);
+//! assert_eq!(turn.text(), "The tool said hi.");
+//! assert_eq!(model.requests().len(), 2);
+//! # });
 //! ```
-
-pub mod agent;
 
 pub use agent_permission as permission;
 
