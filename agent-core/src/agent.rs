@@ -144,6 +144,21 @@ impl Agent {
     }
 }
 
+impl From<&Agent> for crate::step_loop::AgentSpec {
+    /// The part of an agent the loop needs: name, rules, step limit, prompt
+    /// and sampling.
+    fn from(agent: &Agent) -> Self {
+        crate::step_loop::AgentSpec {
+            name: agent.name.clone(),
+            permission: agent.permission.clone(),
+            steps: agent.steps,
+            system: agent.prompt.iter().cloned().collect(),
+            temperature: agent.temperature.map(|t| t as f32),
+            top_p: agent.top_p.map(|t| t as f32),
+        }
+    }
+}
+
 /// The directories the built-in rules mention (§9.1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentEnvironment {
@@ -736,6 +751,17 @@ pub fn name_matches(name: &str, pattern: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn agent_becomes_a_loop_spec() {
+        let env = AgentEnvironment::new("/d", "/t", "/w");
+        let agents = Agents::builtin(&env, &PermissionConfig::default());
+        let title = agents.get("title").unwrap();
+        let spec = crate::step_loop::AgentSpec::from(title);
+        assert_eq!(spec.name, "title");
+        assert_eq!(spec.permission, title.permission);
+        assert_eq!(spec.temperature, Some(0.5));
+    }
 
     #[test]
     fn relative_paths() {

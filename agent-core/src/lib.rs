@@ -50,6 +50,7 @@
 
 pub use agent_permission as permission;
 
+pub mod agent;
 pub mod context;
 pub mod doom_loop;
 pub mod error;
@@ -70,6 +71,7 @@ pub mod tool;
 pub mod truncate;
 pub mod usage;
 
+pub use agent::{Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents, ModelRef};
 pub use context::{MetadataCallback, ToolContext};
 pub use error::{ApiError, Headers, ModelError};
 pub use event::{DeltaField, Event, EventBus, SessionStatus};

@@ -1,6 +1,8 @@
 //! Conformance with opencode's loop semantics: runs the vector kinds
 //! `loop_exit`, `max_steps`, `doom_loop`, `retry_delay`, `retryable` and
-//! `overflow` against the crate's real functions.
+//! `overflow` against the crate's real functions, and the agent kinds
+//! (`agent_defaults`, `agent_config_normalize`, `agent_name_from_path`)
+//! through `conformance/agent_cases.rs`.
 //!
 //! Vectors come from `$OPENCODE_VECTORS`, else from the permission crate's
 //! copy. A case the SDK answers differently **on purpose** is a deviation,
@@ -8,6 +10,9 @@
 //! never by its position in the file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "conformance/agent_cases.rs"]
+mod agent_cases;
 
 use std::path::PathBuf;
 
@@ -428,6 +433,13 @@ fn opencode_vectors() {
                 ))
             }
             "overflow" => Some((true, overflow(case))),
+            k if agent_cases::AGENT_KINDS.contains(&k) => Some((
+                true,
+                match agent_cases::run_agent_case(case) {
+                    Ok(()) => Outcome::Pass,
+                    Err(detail) => Outcome::Fail(detail),
+                },
+            )),
             _ => None,
         };
         let Some((same, outcome)) = outcome else {
