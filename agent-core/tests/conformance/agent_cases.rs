@@ -7,7 +7,11 @@ use agent_core::permission::{PermissionConfig, Ruleset};
 use serde_json::Value;
 
 /// The kinds this module answers.
-pub const AGENT_KINDS: &[&str] = &["agent_defaults", "agent_config_normalize", "agent_name_from_path"];
+pub const AGENT_KINDS: &[&str] = &[
+    "agent_defaults",
+    "agent_config_normalize",
+    "agent_name_from_path",
+];
 
 fn text(v: &Value, key: &str) -> Result<String, String> {
     v.get(key)
@@ -19,7 +23,12 @@ fn text(v: &Value, key: &str) -> Result<String, String> {
 fn strings(v: &Value, key: &str) -> Vec<String> {
     v.get(key)
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -27,7 +36,9 @@ fn strings(v: &Value, key: &str) -> Vec<String> {
 /// subset) value; key order of objects is compared too.
 fn is_subset(subset: &Value, value: &Value) -> bool {
     match (subset, value) {
-        (Value::Object(s), Value::Object(v)) => s.iter().all(|(k, sv)| v.get(k).is_some_and(|vv| is_subset(sv, vv))),
+        (Value::Object(s), Value::Object(v)) => s
+            .iter()
+            .all(|(k, sv)| v.get(k).is_some_and(|vv| is_subset(sv, vv))),
         (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
         (a, b) => a == b,
     }
@@ -47,13 +58,18 @@ pub fn run_agent_case(case: &Value) -> Result<(), String> {
             env.reference_dirs = strings(env_json, "reference_dirs");
             env.home = Some("/home/u".to_string());
             let user = match case.get("user_config_permission") {
-                Some(v) => PermissionConfig::from_value(v, "permission").map_err(|e| e.to_string())?,
+                Some(v) => {
+                    PermissionConfig::from_value(v, "permission").map_err(|e| e.to_string())?
+                }
                 None => PermissionConfig::default(),
             };
             let agents = Agents::builtin(&env, &user);
             let name = text(case, "agent")?;
-            let agent = agents.get(&name).ok_or_else(|| format!("no agent {name}"))?;
-            let expected: Ruleset = serde_json::from_value(case["expect"].clone()).map_err(|e| e.to_string())?;
+            let agent = agents
+                .get(&name)
+                .ok_or_else(|| format!("no agent {name}"))?;
+            let expected: Ruleset =
+                serde_json::from_value(case["expect"].clone()).map_err(|e| e.to_string())?;
             if agent.permission == expected {
                 Ok(())
             } else {
@@ -65,8 +81,9 @@ pub fn run_agent_case(case: &Value) -> Result<(), String> {
             }
         }
         "agent_config_normalize" => {
-            let config = AgentConfig::from_value(case.get("input").ok_or("missing input")?, "agent.test")
-                .map_err(|e| e.to_string())?;
+            let config =
+                AgentConfig::from_value(case.get("input").ok_or("missing input")?, "agent.test")
+                    .map_err(|e| e.to_string())?;
             let got = serde_json::to_value(&config).map_err(|e| e.to_string())?;
             let subset = case.get("expect_subset").ok_or("missing expect_subset")?;
             if is_subset(subset, &got) {
