@@ -6,10 +6,14 @@
 //! them on random rulesets). Rules are indexed by the literal prefix of
 //! their wildcards (everything before the first `*` or `?`) in two levels of
 //! prefix trees: permission patterns, then, per permission pattern, request
-//! patterns. Evaluating walks the request's permission and pattern through
-//! the trees once, so only rules whose literal prefix is a prefix of the
-//! request are ever tested, highest precedence first, stopping as soon as no
-//! remaining candidate can beat the best match found.
+//! patterns (patterns that start with a wildcard are indexed by their literal
+//! suffix instead, in a tree of reversed suffixes). Evaluating walks the
+//! request's permission and pattern through the trees once, so only rules
+//! whose literal prefix (or suffix) fits the request are ever tested, highest
+//! precedence first, stopping as soon as no remaining candidate can beat the
+//! best match found. Rules repeated later with the same permission and
+//! pattern are indexed once, and each candidate is tested with a
+//! pre-analysed [`Pattern`].
 //!
 //! ```
 //! use agent_permission::{Action, CompiledRuleset, Rule, Ruleset};
@@ -26,7 +30,9 @@
 //! ```
 
 use crate::rule::{Action, Rule, Ruleset};
-use crate::wildcard::{self, CASE_INSENSITIVE, fold, literal_prefix};
+use std::collections::HashMap;
+
+use crate::wildcard::{CASE_INSENSITIVE, Pattern, fold, literal_prefix, literal_suffix};
 
 /// A prefix tree from (folded) characters to lists of item ids.
 #[derive(Debug, Clone, Default)]
@@ -49,9 +55,9 @@ impl Trie {
         }
     }
 
-    fn insert(&mut self, key: &str, item: u32) {
+    fn insert(&mut self, key: impl Iterator<Item = char>, item: u32) {
         let mut node = 0usize;
-        for c in key.chars().map(|c| fold(c, CASE_INSENSITIVE)) {
+        for c in key.map(|c| fold(c, CASE_INSENSITIVE)) {
             let next = match self.nodes[node]
                 .children
                 .binary_search_by_key(&c, |(k, _)| *k)
@@ -88,9 +94,8 @@ impl Trie {
     /// Calls `visit` with the items of every node on the path spelled by
     /// `key`, root first, until `visit` returns `false` or the path ends.
     #[inline]
-    fn walk(&self, key: &str, mut visit: impl FnMut(&[u32]) -> bool) {
+    fn walk(&self, mut chars: impl Iterator<Item = char>, mut visit: impl FnMut(&[u32]) -> bool) {
         let mut node = 0usize;
-        let mut chars = key.chars();
         loop {
             let Some(current) = self.nodes.get(node) else {
                 return;
@@ -108,12 +113,19 @@ impl Trie {
 }
 
 /// All rules that share one permission pattern.
+///
+/// Of several rules with the same pattern only the last can ever decide, so
+/// only it is indexed. Patterns with a literal prefix are indexed by it in
+/// `prefixes`; patterns that start with a wildcard but end with a literal
+/// (`*.lock`) are indexed by that suffix, reversed, in `suffixes`; the rest
+/// (`*`, `*.env*`) sit at the root of `prefixes` and are always tested.
 #[derive(Debug, Clone)]
 struct Group {
-    permission: String,
+    permission: Pattern,
     /// Highest rule index in the group.
     max_index: u32,
-    patterns: Trie,
+    prefixes: Trie,
+    suffixes: Trie,
 }
 
 /// The outcome of [`CompiledRuleset::evaluate`], borrowing the deciding rule.
@@ -131,6 +143,8 @@ pub struct Decision<'a> {
 #[derive(Debug, Clone)]
 pub struct CompiledRuleset {
     rules: Vec<Rule>,
+    /// `rules[i].pattern`, analysed for fast matching.
+    patterns: Vec<Pattern>,
     groups: Vec<Group>,
     permissions: Trie,
 }
@@ -140,25 +154,42 @@ impl CompiledRuleset {
     pub fn new(rulesets: &[&Ruleset]) -> Self {
         let rules: Vec<Rule> = rulesets.iter().flat_map(|r| r.iter().cloned()).collect();
         let mut groups: Vec<Group> = Vec::new();
-        let mut group_of = std::collections::HashMap::<&str, usize>::new();
+        let mut group_of = HashMap::<&str, usize>::new();
+        // The last index of every (permission, pattern) pair.
+        let mut last = HashMap::<(&str, &str), u32>::new();
         for (index, rule) in rules.iter().enumerate() {
             let index = u32::try_from(index).unwrap_or(u32::MAX);
+            last.insert((rule.permission.as_str(), rule.pattern.as_str()), index);
+        }
+        for (index, rule) in rules.iter().enumerate() {
+            let index = u32::try_from(index).unwrap_or(u32::MAX);
+            if last.get(&(rule.permission.as_str(), rule.pattern.as_str())) != Some(&index) {
+                continue;
+            }
             let g = *group_of.entry(rule.permission.as_str()).or_insert_with(|| {
                 groups.push(Group {
-                    permission: rule.permission.clone(),
+                    permission: Pattern::new(&rule.permission),
                     max_index: 0,
-                    patterns: Trie::new(),
+                    prefixes: Trie::new(),
+                    suffixes: Trie::new(),
                 });
                 groups.len() - 1
             });
             let group = &mut groups[g];
             group.max_index = group.max_index.max(index);
-            group.patterns.insert(literal_prefix(&rule.pattern), index);
+            let prefix = literal_prefix(&rule.pattern);
+            let suffix = literal_suffix(&rule.pattern);
+            if prefix.is_empty() && !suffix.is_empty() {
+                group.suffixes.insert(suffix.chars().rev(), index);
+            } else {
+                group.prefixes.insert(prefix.chars(), index);
+            }
         }
         let mut permissions = Trie::new();
         for (g, group) in groups.iter_mut().enumerate() {
-            group.patterns.finish();
-            permissions.insert(literal_prefix(&group.permission), g as u32);
+            group.prefixes.finish();
+            group.suffixes.finish();
+            permissions.insert(literal_prefix(group.permission.as_str()).chars(), g as u32);
         }
         permissions.finish();
         // Visit groups with later rules first so the search can stop early.
@@ -166,8 +197,10 @@ impl CompiledRuleset {
             node.items
                 .sort_unstable_by_key(|g| std::cmp::Reverse(groups[*g as usize].max_index));
         }
+        let patterns = rules.iter().map(|r| Pattern::new(&r.pattern)).collect();
         CompiledRuleset {
             rules,
+            patterns,
             groups,
             permissions,
         }
@@ -197,7 +230,11 @@ impl CompiledRuleset {
     /// [`crate::find_last`] over the source rulesets. Never allocates.
     pub fn evaluate(&self, permission: &str, pattern: &str) -> Decision<'_> {
         let mut best: Option<u32> = None;
-        self.permissions.walk(permission, |groups| {
+        // The fast matchers need to know whether an input has backslashes;
+        // find out once per evaluation, not once per candidate.
+        let permission_backslash = permission.contains('\\');
+        let pattern_backslash = pattern.contains('\\');
+        self.permissions.walk(permission.chars(), |groups| {
             for &g in groups {
                 let Some(group) = self.groups.get(g as usize) else {
                     continue;
@@ -206,25 +243,30 @@ impl CompiledRuleset {
                     // Groups are sorted by max_index: none of the rest can win.
                     break;
                 }
-                if !wildcard::matches(permission, &group.permission) {
+                if !group
+                    .permission
+                    .matches_hinted(permission, permission_backslash)
+                {
                     continue;
                 }
-                group.patterns.walk(pattern, |candidates| {
+                let mut visit = |candidates: &[u32]| {
                     for &index in candidates {
                         if best.is_some_and(|b| b >= index) {
                             break;
                         }
                         let matched = self
-                            .rules
+                            .patterns
                             .get(index as usize)
-                            .is_some_and(|rule| wildcard::matches(pattern, &rule.pattern));
+                            .is_some_and(|p| p.matches_hinted(pattern, pattern_backslash));
                         if matched {
                             best = Some(index);
                             break;
                         }
                     }
                     true
-                });
+                };
+                group.prefixes.walk(pattern.chars(), &mut visit);
+                group.suffixes.walk(pattern.chars().rev(), &mut visit);
             }
             true
         });

@@ -51,6 +51,22 @@ proptest! {
     }
 
     #[test]
+    fn literal_suffix_is_a_suffix_of_every_match(input in small(), pattern in small()) {
+        if wildcard::matches(&input, &pattern) {
+            let suffix = wildcard::literal_suffix(&pattern).replace('\\', "/");
+            prop_assert!(input.replace('\\', "/").ends_with(&suffix));
+        }
+    }
+
+    #[test]
+    fn compiled_pattern_agrees_with_matches(input in small(), pattern in small()) {
+        prop_assert_eq!(
+            wildcard::Pattern::new(&pattern).matches(&input),
+            wildcard::matches(&input, &pattern)
+        );
+    }
+
+    #[test]
     fn covers_is_sound(general in small(), specific in small(), input in small()) {
         if covers(&general, &specific) && wildcard::matches(&input, &specific) {
             prop_assert!(wildcard::matches(&input, &general),
