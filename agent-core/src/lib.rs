@@ -66,6 +66,7 @@ pub mod session;
 pub mod step_loop;
 pub mod steps;
 pub mod stream;
+pub mod task;
 pub mod testing;
 pub mod tool;
 pub mod truncate;
@@ -81,7 +82,7 @@ pub use message::{
 };
 pub use model::{
     ContentPart, EventStream, LanguageModel, ModelCapabilities, ModelInfo, ModelLimits,
-    ModelMessage, ModelRequest, ModelRole, ToolChoice, ToolSpec,
+    ModelMessage, ModelRequest, ModelResolver, ModelRole, ToolChoice, ToolSpec,
 };
 pub use registry::ToolRegistry;
 pub use retry::{RetryInfo, RetryPolicy};
@@ -90,6 +91,7 @@ pub use step_loop::{
     AgentSpec, Engine, EngineBuilder, LoopConfig, PromptError, StopReason, TurnResult,
 };
 pub use stream::{FinishReason, ProviderMetadata, StreamEvent, ToolCall};
+pub use task::{TaskArgs, TaskError, TaskSettings};
 pub use tool::{Tool, ToolError, ToolOutput, TypedTool};
 pub use truncate::{TruncationLimits, Truncator};
 pub use usage::Usage;

@@ -241,3 +241,16 @@ pub trait LanguageModel: Send + Sync {
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError>;
 }
+
+/// Finds the [`LanguageModel`] for a `provider/model` reference, for
+/// sessions that do not run on the engine's own model (sub-agents with a
+/// configured model, see [`crate::task`]).
+///
+/// An [`Engine`](crate::Engine) holds one model; a host serving several
+/// registers a resolver with
+/// [`EngineBuilder::model_resolver`](crate::EngineBuilder::model_resolver).
+pub trait ModelResolver: Send + Sync {
+    /// The model for `model`, or `None` when the host does not serve it
+    /// (the prompt then fails with [`PromptError::UnknownModel`](crate::PromptError::UnknownModel)).
+    fn resolve(&self, model: &crate::agent::ModelRef) -> Option<Arc<dyn LanguageModel>>;
+}

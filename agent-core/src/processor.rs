@@ -56,6 +56,7 @@ pub(crate) enum StepEnd {
 /// What one step needs.
 pub(crate) struct StepInput<'a> {
     pub shared: &'a Shared,
+    pub model: &'a Arc<dyn crate::model::LanguageModel>,
     pub agent: &'a AgentSpec,
     pub session_id: &'a str,
     pub directory: &'a std::path::Path,
@@ -450,7 +451,7 @@ async fn stream_attempt(
     let mut stream = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ModelError::Cancelled),
-        stream = input.shared.model.stream(input.request.clone(), cancel.child_token()) => stream?,
+        stream = input.model.stream(input.request.clone(), cancel.child_token()) => stream?,
     };
     loop {
         let item = tokio::select! {

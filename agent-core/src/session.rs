@@ -9,6 +9,7 @@ use agent_permission::Ruleset;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::agent::ModelRef;
 use crate::message::Message;
 
 /// A conversation with one agent.
@@ -28,6 +29,11 @@ pub struct Session {
     pub permission: Ruleset,
     /// The working directory.
     pub directory: PathBuf,
+    /// The model this session runs on (`None`: the engine's model). Set by
+    /// the task tool for sub-agents with their own model; resolved through
+    /// [`EngineBuilder::model_resolver`](crate::EngineBuilder::model_resolver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
 }
 
 impl Session {
@@ -40,6 +46,7 @@ impl Session {
             agent: agent.into(),
             permission: Ruleset::default(),
             directory: directory.into(),
+            model: None,
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use agent_permission::{Permissions, Ruleset, merge};
@@ -14,13 +14,14 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::Agents;
 use crate::error::ModelError;
 use crate::event::{Event, EventBus, SessionStatus};
 use crate::ids::{ascending, now_ms};
 use crate::message::{
     Message, MessageError, Part, Role, ToolPart, append_model_messages, to_model_messages,
 };
-use crate::model::{LanguageModel, ModelMessage, ModelRequest, ToolChoice};
+use crate::model::{LanguageModel, ModelMessage, ModelRequest, ModelResolver, ToolChoice};
 use crate::overflow::{CompactionConfig, is_overflow};
 use crate::processor::{DEFAULT_TOOL_GRACE, StepEnd, StepInput, run_step};
 use crate::registry::ToolRegistry;
@@ -28,6 +29,7 @@ use crate::retry::RetryPolicy;
 use crate::session::{MemorySessionStore, Session, SessionStore, StoreError};
 use crate::steps::{ExitState, MAX_STEPS_PROMPT, StepMode, should_exit, step_mode};
 use crate::stream::FinishReason;
+use crate::task::{TaskSettings, TaskTool};
 use crate::truncate::Truncator;
 use crate::usage::Usage;
 
@@ -93,6 +95,10 @@ pub struct LoopConfig {
     pub tool_grace: Duration,
     /// Step limit for agents without their own (`None`: unlimited).
     pub max_steps: Option<u32>,
+    /// How deep sub-agents may nest (§10.3, `subagent_depth`, default 1):
+    /// the `task` tool refuses to run in a session with this many parent
+    /// hops to its root. With 1, only root sessions spawn sub-agents.
+    pub subagent_depth: u32,
 }
 
 impl Default for LoopConfig {
@@ -104,6 +110,7 @@ impl Default for LoopConfig {
             doom_loop: true,
             tool_grace: DEFAULT_TOOL_GRACE,
             max_steps: None,
+            subagent_depth: 1,
         }
     }
 }
@@ -167,6 +174,11 @@ pub enum PromptError {
     /// The session names an agent the engine does not know.
     #[error("unknown agent {0:?}: register it with EngineBuilder::agent")]
     UnknownAgent(String),
+    /// The session names a model the engine cannot serve.
+    #[error(
+        "model {0:?} is not available: register a ModelResolver with EngineBuilder::model_resolver that serves it"
+    )]
+    UnknownModel(String),
 }
 
 /// What every step shares.
@@ -179,6 +191,7 @@ pub(crate) struct Shared {
     pub worktree: Option<PathBuf>,
     agents: HashMap<String, Arc<AgentSpec>>,
     store: Arc<dyn SessionStore>,
+    resolver: Option<Arc<dyn ModelResolver>>,
     busy: Mutex<HashSet<String>>,
     forwarding: AtomicBool,
 }
@@ -193,6 +206,9 @@ pub struct EngineBuilder {
     worktree: Option<PathBuf>,
     agents: HashMap<String, Arc<AgentSpec>>,
     store: Option<Arc<dyn SessionStore>>,
+    catalog: Option<Agents>,
+    task: Option<TaskSettings>,
+    resolver: Option<Arc<dyn ModelResolver>>,
 }
 
 impl EngineBuilder {
@@ -211,6 +227,35 @@ impl EngineBuilder {
     /// Adds (or replaces) an agent.
     pub fn agent(mut self, agent: AgentSpec) -> Self {
         self.agents.insert(agent.name.clone(), Arc::new(agent));
+        self
+    }
+
+    /// Adds (or replaces) every agent of `agents` (as [`AgentSpec`]s) and
+    /// keeps the full definitions for the `task` tool (descriptions, modes,
+    /// models) — see [`task_tool`](Self::task_tool).
+    pub fn agents(mut self, agents: Agents) -> Self {
+        for agent in agents.iter() {
+            self.agents
+                .insert(agent.name.clone(), Arc::new(AgentSpec::from(agent)));
+        }
+        self.catalog = Some(agents);
+        self
+    }
+
+    /// Registers the `task` tool (§10.2): the model can delegate work to the
+    /// sub-agents given with [`agents`](Self::agents), each in a child
+    /// session run by this engine. See [`crate::task`].
+    pub fn task_tool(mut self, settings: TaskSettings) -> Self {
+        self.task = Some(settings);
+        self
+    }
+
+    /// Sets how sessions with their own model (sub-agents with a configured
+    /// model) find it. Without a resolver every session runs on the
+    /// engine's model, and a session naming another model fails with
+    /// [`PromptError::UnknownModel`].
+    pub fn model_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
+        self.resolver = Some(resolver);
         self
     }
 
@@ -247,23 +292,43 @@ impl EngineBuilder {
     }
 
     /// Builds the engine.
+    ///
+    /// The `task` tool, when enabled, holds a weak handle to the engine it
+    /// belongs to (no reference cycle: dropping every [`Engine`] clone
+    /// drops the engine).
     pub fn build(self) -> Engine {
-        Engine {
-            shared: Arc::new(Shared {
-                model: self.model,
-                tools: self.tools,
-                permissions: self.permissions.unwrap_or_default(),
-                events: self.events.unwrap_or_default(),
-                config: self.config,
-                worktree: self.worktree,
-                agents: self.agents,
-                store: self
-                    .store
-                    .unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
+        let EngineBuilder {
+            model,
+            mut tools,
+            permissions,
+            events,
+            config,
+            worktree,
+            agents,
+            store,
+            catalog,
+            task,
+            resolver,
+        } = self;
+        let shared = Arc::new_cyclic(|engine: &Weak<Shared>| {
+            if let Some(settings) = task {
+                tools.register(TaskTool::new(engine.clone(), catalog, settings));
+            }
+            Shared {
+                model,
+                tools,
+                permissions: permissions.unwrap_or_default(),
+                events: events.unwrap_or_default(),
+                config,
+                worktree,
+                agents,
+                store: store.unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
+                resolver,
                 busy: Mutex::new(HashSet::new()),
                 forwarding: AtomicBool::new(false),
-            }),
-        }
+            }
+        });
+        Engine { shared }
     }
 }
 
@@ -318,7 +383,38 @@ impl Engine {
             worktree: None,
             agents: HashMap::new(),
             store: None,
+            catalog: None,
+            task: None,
+            resolver: None,
         }
+    }
+
+    /// The engine a weak handle (held by the `task` tool) points to, if it
+    /// is still alive.
+    pub(crate) fn upgrade(shared: &Weak<Shared>) -> Option<Engine> {
+        shared.upgrade().map(|shared| Engine { shared })
+    }
+
+    /// The loop settings.
+    pub fn config(&self) -> &LoopConfig {
+        &self.shared.config
+    }
+
+    /// The model `session` runs on: the engine's, unless the session names
+    /// another one, which the [`ModelResolver`] must serve.
+    pub fn model_for(&self, session: &Session) -> Result<Arc<dyn LanguageModel>, PromptError> {
+        let Some(wanted) = &session.model else {
+            return Ok(Arc::clone(&self.shared.model));
+        };
+        let own = self.shared.model.info();
+        if own.provider == wanted.provider_id && own.id == wanted.model_id {
+            return Ok(Arc::clone(&self.shared.model));
+        }
+        self.shared
+            .resolver
+            .as_ref()
+            .and_then(|resolver| resolver.resolve(wanted))
+            .ok_or_else(|| PromptError::UnknownModel(wanted.to_string()))
     }
 
     /// The permission gate.
@@ -406,6 +502,7 @@ impl Engine {
             .get(&session.agent)
             .cloned()
             .ok_or_else(|| PromptError::UnknownAgent(session.agent.clone()))?;
+        let model = self.model_for(&session)?;
         if !shared
             .busy
             .lock()
@@ -435,6 +532,7 @@ impl Engine {
         drop(history);
         let turn = Turn {
             shared,
+            model,
             agent: &agent,
             session: &session,
             ruleset: Arc::new(merge([&agent.permission, &session.permission])),
@@ -462,6 +560,7 @@ fn emit_message(shared: &Shared, message: &Message) {
 /// One turn in progress.
 struct Turn<'a> {
     shared: &'a Shared,
+    model: Arc<dyn LanguageModel>,
     agent: &'a AgentSpec,
     session: &'a Session,
     ruleset: Arc<Ruleset>,
@@ -475,7 +574,17 @@ impl Turn<'_> {
     ) -> Result<TurnResult, PromptError> {
         let shared = self.shared;
         let limit = self.agent.steps.or(shared.config.max_steps);
-        let tools = Arc::new(shared.tools.visible(&self.ruleset));
+        let mut specs = shared.tools.visible(&self.ruleset);
+        for spec in &mut specs {
+            if let Some(description) = shared
+                .tools
+                .get(&spec.name)
+                .and_then(|tool| tool.description_for(self.agent))
+            {
+                spec.description = description;
+            }
+        }
+        let tools = Arc::new(specs);
         let mut messages: Vec<Message> = Vec::new();
         let mut turn_calls: Vec<ToolPart> = Vec::new();
         let mut usage = Usage::default();
@@ -516,6 +625,7 @@ impl Turn<'_> {
             let end = run_step(
                 StepInput {
                     shared,
+                    model: &self.model,
                     agent: self.agent,
                     session_id: &self.session.id,
                     directory: &self.session.directory,
@@ -550,7 +660,7 @@ impl Turn<'_> {
             let finish = message.finish;
             let overflow = is_overflow(
                 &message.usage,
-                &shared.model.info().limits,
+                &self.model.info().limits,
                 &shared.config.compaction,
             );
             let exit = should_exit(&ExitState::of_message(&message));

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::step_loop::AgentSpec;
 use agent_permission::PermissionError;
 
 /// What a successful tool call returns.
@@ -99,6 +100,13 @@ pub trait Tool: Send + Sync {
     /// Runs the call. Ask permission through `ctx.ask` **before** any side
     /// effect, and stop promptly when `ctx.cancel` fires.
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    /// The description offered to `agent`'s model when it depends on the
+    /// calling agent (the `task` tool lists the sub-agents that agent may
+    /// call). `None`, the default, offers [`description`](Tool::description).
+    fn description_for(&self, agent: &AgentSpec) -> Option<String> {
+        let _ = agent;
+        None
+    }
 }
 
 /// A tool with typed arguments: the schema is derived with schemars and
