@@ -151,34 +151,62 @@ pub fn covers(general: &str, specific: &str) -> bool {
         .all(|s| general.iter().any(|g| plain_covers(g, s)))
 }
 
+/// Optimal-string-alignment distance: insertions, deletions, substitutions
+/// and transpositions of neighbours (the usual typos) each cost one.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        d[i * width] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(width) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
         }
     }
-    row[b.len()]
+    d[a.len() * width + b.len()]
+}
+
+/// Tool ids that users write as permission names, though another
+/// permission gates them.
+const TOOL_ALIASES: &[&str] = &["write", "apply_patch", "multiedit", "patch"];
+
+fn gated_by(name: &str) -> &str {
+    match name {
+        "multiedit" | "patch" => "edit",
+        other => tool_permission(other),
+    }
 }
 
 fn unknown_permission_message(permission: &str, known: &[&str]) -> String {
-    let gated_by = tool_permission(permission);
-    if gated_by != permission {
+    let gate = gated_by(permission);
+    if gate != permission {
         return format!(
-            "\"{permission}\" is a tool, not a permission: it is gated by \"{gated_by}\"; write the rule for \"{gated_by}\""
+            "\"{permission}\" is a tool, not a permission: it is gated by \"{gate}\"; write the rule for \"{gate}\""
         );
     }
     let closest = known
         .iter()
+        .chain(TOOL_ALIASES)
         .map(|k| (edit_distance(permission, k), *k))
-        .filter(|(d, _)| *d <= 2)
+        .filter(|(d, k)| *d <= 2 && *d < k.chars().count())
         .min();
     match closest {
+        Some((_, suggestion)) if gated_by(suggestion) != suggestion => format!(
+            "permission \"{permission}\" matches no known permission; did you mean \"{}\" (the {suggestion} tool is gated by it)?",
+            gated_by(suggestion)
+        ),
         Some((_, suggestion)) => format!(
             "permission \"{permission}\" matches no known permission; did you mean \"{suggestion}\"?"
         ),
@@ -266,5 +294,14 @@ mod tests {
         assert!(msg.contains("gated by \"edit\""), "{msg}");
         let msg = unknown_permission_message("bsh", BUILTIN_PERMISSIONS);
         assert!(msg.contains("did you mean \"bash\""), "{msg}");
+        let msg = unknown_permission_message("wirte", BUILTIN_PERMISSIONS);
+        assert!(
+            msg.contains("did you mean \"edit\" (the write tool"),
+            "{msg}"
+        );
+        let msg = unknown_permission_message("raed", BUILTIN_PERMISSIONS);
+        assert!(msg.contains("did you mean \"read\""), "{msg}");
+        let msg = unknown_permission_message("zzzzzz", BUILTIN_PERMISSIONS);
+        assert!(msg.contains("never applies"), "{msg}");
     }
 }
