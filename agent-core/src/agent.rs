@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use agent_permission::{
     Action, ConfigError, PermissionConfig, PermissionValue, Rule, Ruleset, decide,
-    from_config_with_home, wildcard,
+    from_config_with_home,
 };
 
 /// Where an agent can be chosen.
@@ -741,11 +741,6 @@ pub fn agent_name_from_path(relative_path: &str, prefixes: &[&str]) -> String {
         Some(dot) if dot > 0 => path[..file_start + dot].to_string(),
         _ => path.to_string(),
     }
-}
-
-/// Whether `name` matches a wildcard, for hosts filtering agents by pattern.
-pub fn name_matches(name: &str, pattern: &str) -> bool {
-    wildcard::matches(name, pattern)
 }
 
 #[cfg(test)]

@@ -13,6 +13,21 @@
 //!   [`ApprovalStore`]. The [`gate`] module docs show a complete host as a
 //!   runnable example.
 //!
+//! Beyond opencode, the engine explains itself and goes fast:
+//!
+//! - [`Layered`] keeps where each rule came from (defaults, agent, user
+//!   config, session, approvals); [`Layered::explain`] names the deciding
+//!   rule and the earlier rules it overrode;
+//! - [`lint()`] finds rules that can never decide, specific rules placed
+//!   before generic ones, and unknown permission names;
+//! - [`CompiledRuleset`] answers exactly like [`evaluate()`] without
+//!   allocating, in time that does not grow with the number of rules;
+//! - [`arity::prefix`] and [`derive_subagent_permission`] reproduce the bash
+//!   "always" patterns and sub-agent permissions.
+//!
+//! Deliberate differences from opencode are listed, with reasons, in the
+//! repository's `docs/deviations.md`.
+//!
 //! ```
 //! use agent_permission::{evaluate, from_config_with_home, merge, Action, PermissionConfig};
 //!
