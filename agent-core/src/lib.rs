@@ -63,6 +63,7 @@ pub mod processor;
 pub mod registry;
 pub mod retry;
 pub mod session;
+pub mod session_file;
 pub mod step_loop;
 pub mod steps;
 pub mod stream;
@@ -87,6 +88,7 @@ pub use model::{
 pub use registry::ToolRegistry;
 pub use retry::{RetryInfo, RetryPolicy};
 pub use session::{MemorySessionStore, Session, SessionStore, StoreError};
+pub use session_file::FileSessionStore;
 pub use step_loop::{
     AgentSpec, Engine, EngineBuilder, LoopConfig, PromptError, StopReason, TurnResult,
 };

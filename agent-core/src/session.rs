@@ -1,5 +1,6 @@
 //! [`Session`]s and where they are kept ([`SessionStore`],
-//! [`MemorySessionStore`]).
+//! [`MemorySessionStore`]; the file-backed store is
+//! [`FileSessionStore`](crate::FileSessionStore)).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -60,6 +61,23 @@ pub enum StoreError {
     /// The backing storage failed.
     #[error("session storage failed: {0}")]
     Io(String),
+    /// A stored file cannot be decoded.
+    #[error(
+        "session store file {} is corrupt: {detail}; repair or remove it",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What the decoder said.
+        detail: String,
+    },
+    /// An id that cannot be stored (a file-backed store accepts ASCII
+    /// letters, digits, `_` and `-`).
+    #[error(
+        "id {0:?} cannot be stored: use ids of ASCII letters, digits, '_' and '-' (as crate::ids::ascending makes)"
+    )]
+    InvalidId(String),
 }
 
 /// Where sessions and their transcripts live.
