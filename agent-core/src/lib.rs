@@ -51,6 +51,7 @@
 pub use agent_permission as permission;
 
 pub mod agent;
+pub mod compaction;
 pub mod context;
 pub mod doom_loop;
 pub mod error;

@@ -195,6 +195,10 @@ pub enum Part {
         auto: bool,
         /// Requested because the context overflowed.
         overflow: bool,
+        /// Ids of the messages kept verbatim after the summary (the recent
+        /// tail, see [`crate::compaction`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        kept: Vec<String>,
     },
     /// A request to run a sub-agent (in a user message).
     Subtask {
@@ -279,6 +283,11 @@ pub struct Message {
     /// Response-level provider data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_metadata: Option<ProviderMetadata>,
+    /// A compaction summary (assistant messages): once complete, it stands
+    /// for every message before it except the kept tail when history is
+    /// sent (see [`crate::compaction`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summary: bool,
 }
 
 impl Message {
@@ -298,6 +307,7 @@ impl Message {
             usage: Usage::default(),
             error: None,
             provider_metadata: None,
+            summary: false,
         }
     }
 
@@ -373,6 +383,9 @@ pub(crate) fn interrupted_state(state: &ToolState, now: u64) -> Option<ToolState
 
 /// Converts a transcript into model input (opencode `message-v2.ts`):
 ///
+/// - after a compaction, only the latest complete summary (as a question
+///   and answer pair), the messages it kept and the messages after it are
+///   sent ([`crate::compaction::visible_history`]);
 /// - user text parts become a user message; step, compaction and subtask
 ///   parts are not sent;
 /// - each assistant message becomes an assistant message (text, reasoning
@@ -384,8 +397,12 @@ pub(crate) fn interrupted_state(state: &ToolState, now: u64) -> Option<ToolState
 ///   successful result; a call still pending or running reads
 ///   [`INTERRUPTED_RESULT`] (§11.3).
 pub fn to_model_messages(history: &[Message]) -> Vec<ModelMessage> {
-    let mut out = Vec::with_capacity(history.len() * 2);
-    for message in history {
+    let (summary, visible) = crate::compaction::visible_history(history);
+    let mut out = Vec::with_capacity(visible.len() * 2 + 2);
+    if let Some(summary) = summary {
+        crate::compaction::append_summary(summary, &mut out);
+    }
+    for message in visible {
         append_model_messages(message, &mut out);
     }
     out

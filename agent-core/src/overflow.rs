@@ -8,7 +8,7 @@ use crate::usage::Usage;
 /// opencode's output budget cap (`OUTPUT_TOKEN_MAX`).
 pub const OUTPUT_TOKEN_MAX: u64 = 32_000;
 
-/// The compaction settings overflow detection depends on.
+/// Overflow detection and compaction settings (§14).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompactionConfig {
     /// Detect overflow at all (`compaction.auto`, default true).
@@ -18,6 +18,12 @@ pub struct CompactionConfig {
     pub reserved: Option<u64>,
     /// The output budget cap, default [`OUTPUT_TOKEN_MAX`].
     pub output_token_max: u64,
+    /// How many recent user turns compaction keeps verbatim when they fit
+    /// the preserve budget (`compaction.tail_turns`, default 2).
+    pub tail_turns: u32,
+    /// Token budget of the kept tail (`compaction.preserve_recent_tokens`);
+    /// default `clamp(usable / 4, 2000, 8000)`.
+    pub preserve_recent_tokens: Option<u64>,
 }
 
 impl Default for CompactionConfig {
@@ -26,6 +32,8 @@ impl Default for CompactionConfig {
             auto: true,
             reserved: None,
             output_token_max: OUTPUT_TOKEN_MAX,
+            tail_turns: 2,
+            preserve_recent_tokens: None,
         }
     }
 }

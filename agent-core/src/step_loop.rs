@@ -15,13 +15,16 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agents;
+use crate::compaction::{self, CONTINUE_PROMPT, preserve_budget};
 use crate::error::ModelError;
 use crate::event::{Event, EventBus, SessionStatus};
 use crate::ids::{ascending, now_ms};
 use crate::message::{
     Message, MessageError, Part, Role, ToolPart, append_model_messages, to_model_messages,
 };
-use crate::model::{LanguageModel, ModelMessage, ModelRequest, ModelResolver, ToolChoice};
+use crate::model::{
+    LanguageModel, ModelMessage, ModelRequest, ModelResolver, ToolChoice, ToolSpec,
+};
 use crate::overflow::{CompactionConfig, is_overflow};
 use crate::processor::{DEFAULT_TOOL_GRACE, StepEnd, StepInput, run_step};
 use crate::registry::ToolRegistry;
@@ -529,9 +532,20 @@ impl Engine {
 
         let history = shared.store.messages(&session.id).await?;
         let mut model_messages = Arc::new(to_model_messages(&history));
+        // §12 step 5: the previous answer already filled the context.
+        let full = history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .is_some_and(|m| {
+                !m.summary
+                    && m.finish.is_some()
+                    && is_overflow(&m.usage, &model.info().limits, &shared.config.compaction)
+            });
         drop(history);
         let turn = Turn {
             shared,
+            full,
             model,
             agent: &agent,
             session: &session,
@@ -560,6 +574,8 @@ fn emit_message(shared: &Shared, message: &Message) {
 /// One turn in progress.
 struct Turn<'a> {
     shared: &'a Shared,
+    /// The context was already full when the prompt started.
+    full: bool,
     model: Arc<dyn LanguageModel>,
     agent: &'a AgentSpec,
     session: &'a Session,
@@ -589,6 +605,23 @@ impl Turn<'_> {
         let mut turn_calls: Vec<ToolPart> = Vec::new();
         let mut usage = Usage::default();
         let mut step = 0u32;
+        // A compaction ran and no step has succeeded since (a second one
+        // would loop).
+        let mut compacted = false;
+        if self.full {
+            if let Err(stop) = self
+                .compact(step, true, model_messages, &tools, &mut usage)
+                .await?
+            {
+                return Ok(TurnResult {
+                    stop,
+                    messages,
+                    steps: step,
+                    usage,
+                });
+            }
+            compacted = true;
+        }
         let stop = loop {
             step += 1;
             let mode = step_mode(step, limit);
@@ -673,7 +706,19 @@ impl Turn<'_> {
                 StepEnd::StepLimit => break StopReason::StepLimit,
                 StepEnd::Failed(error) => {
                     if let ModelError::ContextOverflow { .. } = error {
-                        break StopReason::ContextOverflow;
+                        if !shared.config.compaction.auto || compacted {
+                            break StopReason::ContextOverflow;
+                        }
+                        match self
+                            .compact(step, true, model_messages, &tools, &mut usage)
+                            .await?
+                        {
+                            Ok(()) => {
+                                compacted = true;
+                                continue;
+                            }
+                            Err(stop) => break stop,
+                        }
                     }
                     let error = error_of(error);
                     shared.events.emit(|| Event::Error {
@@ -695,7 +740,18 @@ impl Turn<'_> {
                 };
             }
             if overflow {
-                break StopReason::ContextOverflow;
+                if compacted {
+                    break StopReason::ContextOverflow;
+                }
+                match self
+                    .compact(step, false, model_messages, &tools, &mut usage)
+                    .await?
+                {
+                    Ok(()) => compacted = true,
+                    Err(stop) => break stop,
+                }
+            } else {
+                compacted = false;
             }
         };
         Ok(TurnResult {
@@ -706,6 +762,159 @@ impl Turn<'_> {
         })
     }
 }
+
+impl Turn<'_> {
+    /// Runs one compaction (see [`crate::compaction`]): the summary call,
+    /// then the continuation message (`replay`: the last real user
+    /// message; else [`CONTINUE_PROMPT`]), and reloads the history sent to
+    /// the model. `Ok(Err(stop))` when the turn must end.
+    async fn compact(
+        &self,
+        step: u32,
+        replay: bool,
+        model_messages: &mut Arc<Vec<ModelMessage>>,
+        tools: &Arc<Vec<ToolSpec>>,
+        usage: &mut Usage,
+    ) -> Result<Result<(), StopReason>, PromptError> {
+        let shared = self.shared;
+        let session_id = self.session.id.as_str();
+        let config = &shared.config.compaction;
+        let history = shared.store.messages(session_id).await?;
+        let budget = preserve_budget(&self.model.info().limits, config);
+        let Some(plan) = compaction::plan(&history, budget, config.tail_turns, replay) else {
+            return Ok(Err(StopReason::ContextOverflow));
+        };
+        drop(history);
+
+        let mut request_message = Message::new(session_id, Role::User);
+        request_message.agent = self.agent.name.clone();
+        request_message.parts.push(Part::Compaction {
+            id: ascending("prt"),
+            auto: true,
+            overflow: replay,
+            kept: plan.kept,
+        });
+        request_message.time.end = Some(request_message.time.start);
+        shared.store.put_message(&request_message).await?;
+        emit_message(shared, &request_message);
+
+        let agent = shared
+            .agents
+            .get(COMPACTION_AGENT)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(AgentSpec::new(COMPACTION_AGENT)));
+        let ruleset = Arc::new(agent.permission.clone());
+        let request = ModelRequest {
+            system: agent.system.clone(),
+            messages: Arc::new(plan.request),
+            // Declared (providers reject tool calls in a history without
+            // tools) but not callable.
+            tools: Arc::clone(tools),
+            tool_choice: ToolChoice::None,
+            temperature: agent.temperature,
+            top_p: agent.top_p,
+            ..Default::default()
+        };
+        let mut message = Message::new(session_id, Role::Assistant);
+        message.agent = agent.name.clone();
+        message.summary = true;
+        message.parts.push(Part::StepStart {
+            id: ascending("prt"),
+        });
+        emit_message(shared, &message);
+        let end = run_step(
+            StepInput {
+                shared,
+                model: &self.model,
+                agent: &agent,
+                session_id,
+                directory: &self.session.directory,
+                ruleset: &ruleset,
+                request,
+                last_step: true,
+                turn_calls: &[],
+                cancel: self.cancel,
+                step,
+            },
+            &mut message,
+        )
+        .await;
+        message.time.end = Some(now_ms());
+        let outcome = match end {
+            StepEnd::Cancelled => {
+                message.error.get_or_insert_with(|| MessageError {
+                    name: "aborted".into(),
+                    message: "The prompt was cancelled.".into(),
+                });
+                Err(StopReason::Cancelled)
+            }
+            StepEnd::Failed(error) => {
+                let error = if error.is_context_overflow() {
+                    MessageError {
+                        name: "context_overflow".into(),
+                        message: format!(
+                            "the conversation is too long even to summarise ({error}); lower compaction.tail_turns or start a new session"
+                        ),
+                    }
+                } else {
+                    error_of(error)
+                };
+                message.error = Some(error.clone());
+                Err(StopReason::Error { error })
+            }
+            _ if message.text().trim().is_empty() => {
+                let error = MessageError {
+                    name: "compaction".into(),
+                    message: "the model returned an empty summary; the history was not compacted"
+                        .into(),
+                };
+                message.error = Some(error.clone());
+                Err(StopReason::Error { error })
+            }
+            _ => Ok(()),
+        };
+        usage.accumulate(&message.usage);
+        shared.store.put_message(&message).await?;
+        shared.events.emit(|| Event::MessageCompleted {
+            session_id: message.session_id.clone(),
+            message_id: message.id.clone(),
+            finish: message.finish,
+            error: message.error.clone(),
+        });
+        if let Err(stop) = outcome {
+            if let StopReason::Error { error } = &stop {
+                shared.events.emit(|| Event::Error {
+                    session_id: session_id.to_string(),
+                    message_id: Some(message.id.clone()),
+                    error: error.clone(),
+                });
+            }
+            return Ok(Err(stop));
+        }
+
+        let mut next = Message::new(session_id, Role::User);
+        next.agent = self.agent.name.clone();
+        next.parts = match plan.replay {
+            Some(parts) if !parts.is_empty() => parts,
+            _ => vec![Part::Text {
+                id: ascending("prt"),
+                text: CONTINUE_PROMPT.into(),
+                synthetic: true,
+                provider_metadata: None,
+            }],
+        };
+        next.time.end = Some(next.time.start);
+        shared.store.put_message(&next).await?;
+        emit_message(shared, &next);
+
+        let history = shared.store.messages(session_id).await?;
+        *model_messages = Arc::new(to_model_messages(&history));
+        Ok(Ok(()))
+    }
+}
+
+/// The name of the agent whose rules and prompt summary calls use.
+pub const COMPACTION_AGENT: &str = "compaction";
 
 fn error_of(error: ModelError) -> MessageError {
     MessageError {

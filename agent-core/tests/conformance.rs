@@ -363,6 +363,7 @@ fn overflow(case: &Value) -> Outcome {
         output_token_max: case["output_token_max"]
             .as_u64()
             .unwrap_or(agent_core::overflow::OUTPUT_TOKEN_MAX),
+        ..Default::default()
     };
     let got_usable = usable(&limits, &config);
     let got = is_overflow(&usage, &limits, &config);
