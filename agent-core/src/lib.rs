@@ -5,6 +5,12 @@
 //! sessions and the step/stream loop ([`Engine`]). It depends on
 //! [`agent_permission`] for every permission decision.
 //!
+//! Sub-agents run through the `task` tool ([`task`], enabled with
+//! [`EngineBuilder::agents`] and [`EngineBuilder::task_tool`]) in child
+//! sessions of the same engine; a full context is compacted into a summary
+//! ([`compaction`]); [`FileSessionStore`] keeps sessions across restarts.
+//! The guide `docs/agent-loop.md` describes the loop for SDK users.
+//!
 //! A session driven by [`testing::ScriptedModel`] with one tool: the model
 //! calls `echo`, gets its result, then answers.
 //!
