@@ -57,6 +57,7 @@
 pub use agent_permission as permission;
 
 pub mod agent;
+pub mod agent_markdown;
 pub mod compaction;
 pub mod context;
 pub mod doom_loop;
@@ -81,6 +82,10 @@ pub mod truncate;
 pub mod usage;
 
 pub use agent::{Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents, ModelRef};
+pub use agent_markdown::{
+    MarkdownAgent, MarkdownAgentError, MarkdownKind, load_markdown_agents,
+    load_markdown_agents_from,
+};
 pub use context::{MetadataCallback, ToolContext};
 pub use error::{ApiError, Headers, ModelError};
 pub use event::{DeltaField, Event, EventBus, SessionStatus};
