@@ -3,8 +3,12 @@
 //! The reference command-line program `agent` (see `src/bin/agent.rs`) and
 //! the logic behind it, kept in this library so it can be unit-tested:
 //!
-//! - [`permission_cli`]: `agent permission check | rules | lint | eval`;
+//! - [`permission_cli`]: `agent permission check | rules | lint | eval`, and
+//!   the config loading every command shares ([`permission_cli::Project`]:
+//!   `opencode.json(c)` plus markdown agents under `.opencode/`);
+//! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
 //! - [`jsonc`]: reading `opencode.jsonc` (comments and trailing commas).
 
+pub mod agents_cli;
 pub mod jsonc;
 pub mod permission_cli;

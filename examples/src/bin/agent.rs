@@ -5,13 +5,16 @@
 //! agent permission rules [--config FILE] [--agent NAME]
 //! agent permission lint  [--config FILE] [--agent NAME] [--known NAME]... [--json]
 //! agent permission eval  < requests.jsonl > answers.jsonl
+//! agent agents [--config FILE] [--json]
+//! agent debug agent NAME [--config FILE]
 //! ```
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agent_examples::permission_cli::{self, Context, eval};
+use agent_examples::agents_cli;
+use agent_examples::permission_cli::{self, Context, Project, eval};
 use clap::{Args, Parser, Subcommand};
 
 /// A reference CLI for the agent SDK.
@@ -27,13 +30,42 @@ enum Command {
     /// Decide, explain and lint permission rules (opencode-compatible).
     #[command(subcommand)]
     Permission(PermissionCommand),
+    /// List the agents (built-in, the config's `agent` map, markdown agents
+    /// in .opencode/agent(s)/ and .opencode/mode(s)/): the default agent
+    /// first, the rest by name, with mode, origin (native or custom), hidden
+    /// flag and description.
+    Agents {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Print a JSON array of {name, mode, native, hidden, description}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect how the configuration is resolved.
+    #[command(subcommand)]
+    Debug(DebugCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum DebugCommand {
+    /// Print agent NAME as JSON (permission rules in order, model, prompt,
+    /// ...) plus `tools: {id: enabled}`: whether its rules leave each
+    /// built-in tool visible to the model.
+    Agent {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The agent's name (see `agent agents`).
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]
 struct ConfigArg {
     /// opencode config file (JSON or JSONC) whose `permission` key holds the
     /// user's rules. Default: opencode.jsonc and opencode.json in the current
-    /// directory, if present; else no user rules.
+    /// directory, if present; else no user rules. Markdown agents are read
+    /// from .opencode/ in the current directory and, with this option, from
+    /// .opencode/ next to FILE.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 }
@@ -49,8 +81,9 @@ enum PermissionCommand {
     Check {
         #[command(flatten)]
         config: ConfigArg,
-        /// Built-in agent whose rules come first: build, plan, general,
-        /// explore, compaction, title or summary.
+        /// Agent whose rules come first: build, plan, general, explore,
+        /// compaction, title, summary, or one the config or a markdown file
+        /// defines.
         #[arg(long, value_name = "NAME", default_value = permission_cli::DEFAULT_AGENT)]
         agent: String,
         /// Print the explanation as JSON.
@@ -109,8 +142,31 @@ fn print(text: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write to stdout: {e}"))
 }
 
+/// Loads the configuration and prints a warning for every markdown agent
+/// file that had to be skipped.
+fn project(config: Option<PathBuf>) -> Result<Project, String> {
+    let ctx = Context::from_env(config).map_err(|e| e.to_string())?;
+    let project = Project::load(&ctx).map_err(|e| e.to_string())?;
+    for warning in &project.warnings {
+        eprintln!("agent: warning: {warning}");
+    }
+    Ok(project)
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
-    let Command::Permission(command) = cli.command;
+    let command = match cli.command {
+        Command::Permission(command) => command,
+        Command::Agents { config, json } => {
+            let project = project(config.config)?;
+            print(&agents_cli::list(&project, json).map_err(|e| e.to_string())?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Debug(DebugCommand::Agent { config, name }) => {
+            let project = project(config.config)?;
+            print(&agents_cli::debug_agent(&project, &name).map_err(|e| e.to_string())?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     match command {
         PermissionCommand::Check {
             config,
@@ -119,15 +175,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             permission,
             pattern,
         } => {
-            let ctx = Context::from_env(config.config).map_err(|e| e.to_string())?;
-            let text = permission_cli::check(&ctx, Some(&agent), &permission, &pattern, json)
+            let project = project(config.config)?;
+            let text = permission_cli::check(&project, Some(&agent), &permission, &pattern, json)
                 .map_err(|e| e.to_string())?;
             print(&text)?;
             Ok(ExitCode::SUCCESS)
         }
         PermissionCommand::Rules { config, agent } => {
-            let ctx = Context::from_env(config.config).map_err(|e| e.to_string())?;
-            let text = permission_cli::rules(&ctx, agent.as_deref()).map_err(|e| e.to_string())?;
+            let project = project(config.config)?;
+            let text =
+                permission_cli::rules(&project, agent.as_deref()).map_err(|e| e.to_string())?;
             print(&text)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -137,8 +194,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             known,
             json,
         } => {
-            let ctx = Context::from_env(config.config).map_err(|e| e.to_string())?;
-            let report = permission_cli::lint(&ctx, agent.as_deref(), &known, json)
+            let project = project(config.config)?;
+            let report = permission_cli::lint(&project, agent.as_deref(), &known, json)
                 .map_err(|e| e.to_string())?;
             print(&report.text)?;
             Ok(if report.findings.is_empty() {

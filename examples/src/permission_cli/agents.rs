@@ -3,13 +3,12 @@
 //! built-in rules, the user's `permission` config, the config's
 //! `agent.<name>.permission`, and the final tool-output allow.
 
-use agent_core::agent::{AgentConfig, AgentEnvironment, Agents, default_permission};
+use agent_core::agent::{AgentEnvironment, Agents, default_permission};
 use agent_permission::{Action, PermissionConfig, Rule, Ruleset, from_config_with_home};
-use indexmap::IndexMap;
-use serde_json::Value;
 
 use super::CliError;
 use super::config::ConfigFile;
+use super::project::Project;
 
 /// The application name used for the data and temporary directories the
 /// built-in rules whitelist (`~/.local/share/agent/tool-output/*`, ...).
@@ -34,35 +33,6 @@ fn layer(name: String, source: Option<String>, rules: Ruleset) -> NamedLayer {
     }
 }
 
-/// The `agent.<name>` entries of the config, normalised by agent-core.
-fn agent_configs(config: Option<&ConfigFile>) -> Result<IndexMap<String, AgentConfig>, CliError> {
-    let mut out = IndexMap::new();
-    let Some(config) = config else {
-        return Ok(out);
-    };
-    match config.value.get("agent") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(agents)) => {
-            for (name, value) in agents {
-                let parsed = AgentConfig::from_value(value, &format!("agent.{name}"))
-                    .map_err(|e| CliError(format!("{}: {e}", config.source())))?;
-                out.insert(name.clone(), parsed);
-            }
-        }
-        Some(other) => {
-            return Err(CliError(format!(
-                "{}: invalid config at agent: expected an object of agent name → agent config, found {}",
-                config.source(),
-                match other {
-                    Value::Array(_) => "an array".to_string(),
-                    other => other.to_string(),
-                }
-            )));
-        }
-    }
-    Ok(out)
-}
-
 /// The environment the built-in rules mention, for the current directory.
 pub fn environment(dir: &std::path::Path, home: &str) -> AgentEnvironment {
     let mut env = AgentEnvironment::detect(APP, dir.to_string_lossy());
@@ -74,28 +44,15 @@ pub fn environment(dir: &std::path::Path, home: &str) -> AgentEnvironment {
 /// first; their concatenation is exactly the agent's ruleset.
 pub fn agent_layers(
     name: &str,
-    config: Option<&ConfigFile>,
+    project: &Project,
     env: &AgentEnvironment,
 ) -> Result<Vec<NamedLayer>, CliError> {
     let home = env.home.clone().unwrap_or_default();
-    let user = match config {
-        Some(config) => config.permission()?.unwrap_or_default(),
-        None => PermissionConfig::default(),
-    };
-    let configs = agent_configs(config)?;
-    let agents = Agents::from_config(env, &user, &configs, None);
-    let Some(agent) = agents.get(name) else {
-        let known: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
-        let why = if configs.get(name).and_then(|c| c.disable) == Some(true) {
-            " (the config disables it)"
-        } else {
-            ""
-        };
-        return Err(CliError(format!(
-            "unknown agent {name:?}{why}: expected one of {}",
-            known.join(", ")
-        )));
-    };
+    let config = project.config.as_ref();
+    let user = user_permission(project)?;
+    let configs = &project.agents;
+    let agents = Agents::from_config(env, &user, configs, project.default_agent.clone());
+    let agent = find_agent(&agents, name, project)?;
     let full = &agent.permission;
 
     // The agent's own rules: built-in ones, or the defaults for an agent
@@ -119,6 +76,7 @@ pub fn agent_layers(
 
     let source = config.map(ConfigFile::source);
     let file = config.map(ConfigFile::display_name).unwrap_or_default();
+    let agent_file = project.agent_source_names(name);
     let mut layers = vec![layer(
         format!("agent:{name}"),
         Some("built-in".into()),
@@ -128,9 +86,19 @@ pub fn agent_layers(
         layers.push(layer(format!("user:{file}"), source.clone(), user_rules));
     }
     if !agent_rules.is_empty() {
+        let agent_source = match project.agent_sources.get(name) {
+            Some(files)
+                if files.len() == 1
+                    && Some(&files[0]) == config.map(ConfigFile::display_name).as_ref() =>
+            {
+                source
+            }
+            Some(files) => Some(files.join(", ")),
+            None => source,
+        };
         layers.push(layer(
-            format!("user:{file}:agent.{name}"),
-            source,
+            format!("user:{agent_file}:agent.{name}"),
+            agent_source,
             agent_rules,
         ));
     }
@@ -160,11 +128,62 @@ pub fn agent_layers(
     Ok(layers)
 }
 
+/// The user's `permission` config (empty without a config file).
+pub fn user_permission(project: &Project) -> Result<PermissionConfig, CliError> {
+    match &project.config {
+        Some(config) => Ok(config.permission()?.unwrap_or_default()),
+        None => Ok(PermissionConfig::default()),
+    }
+}
+
+/// All agents of the project: built-in, then the config's and the markdown
+/// ones, as opencode builds them (§9.2).
+pub fn project_agents(project: &Project, env: &AgentEnvironment) -> Result<Agents, CliError> {
+    let user = user_permission(project)?;
+    Ok(Agents::from_config(
+        env,
+        &user,
+        &project.agents,
+        project.default_agent.clone(),
+    ))
+}
+
+/// Agent `name`, or an error that lists the known agents (and says when the
+/// config disables the one asked for).
+pub fn find_agent<'a>(
+    agents: &'a Agents,
+    name: &str,
+    project: &Project,
+) -> Result<&'a agent_core::agent::Agent, CliError> {
+    agents.get(name).ok_or_else(|| {
+        let known: Vec<&str> = agents.list().iter().map(|a| a.name.as_str()).collect();
+        let why = if project.agents.get(name).and_then(|c| c.disable) == Some(true) {
+            " (the config disables it)"
+        } else {
+            ""
+        };
+        CliError(format!(
+            "unknown agent {name:?}{why}: expected one of {}",
+            known.join(", ")
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permission_cli::Context;
     use crate::permission_cli::config::parse_text;
     use std::path::PathBuf;
+
+    fn project(config: Option<ConfigFile>) -> Project {
+        let ctx = Context {
+            config: None,
+            dir: PathBuf::from("/w"),
+            home: "/h".into(),
+        };
+        Project::from_config(&ctx, config).unwrap()
+    }
 
     fn env() -> AgentEnvironment {
         let mut env = AgentEnvironment::new("/d", "/t", "/w");
@@ -182,7 +201,7 @@ mod tests {
             )
             .unwrap(),
         };
-        let layers = agent_layers("plan", Some(&config), &env()).unwrap();
+        let layers = agent_layers("plan", &project(Some(config)), &env()).unwrap();
         let names: Vec<&str> = layers.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(
             names,
@@ -198,7 +217,7 @@ mod tests {
 
     #[test]
     fn unknown_agent_lists_the_known_ones() {
-        let err = agent_layers("bild", None, &env()).unwrap_err().0;
+        let err = agent_layers("bild", &project(None), &env()).unwrap_err().0;
         assert!(
             err.contains("unknown agent \"bild\"") && err.contains("build"),
             "{err}"

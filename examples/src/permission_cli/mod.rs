@@ -7,12 +7,14 @@
 pub mod agents;
 pub mod config;
 pub mod eval;
+pub mod project;
 
 use std::path::PathBuf;
 
 use agent_permission::{BUILTIN_PERMISSIONS, Finding, Layered, Ruleset};
 
 pub use config::CliError;
+pub use project::Project;
 
 /// The agent whose rules `check` uses when `--agent` is not given.
 pub const DEFAULT_AGENT: &str = "build";
@@ -43,21 +45,22 @@ impl Context {
 
 /// The layers a request is checked against. With an agent: its built-in
 /// rules as `agent:<name>`, the config's `permission` as `user:<file>`,
-/// the config's `agent.<name>.permission` (appended by opencode) as
-/// `user:<file>:agent.<name>`, and the tool-output allow opencode appends
+/// the agent's own config (`agent.<name>` in the config file and/or a
+/// markdown agent file, `permission` appended by opencode) as
+/// `user:<files>:agent.<name>`, and the tool-output allow opencode appends
 /// last as `agent:<name>:final`. Without: only the config's `permission`.
-pub fn layers(ctx: &Context, agent: Option<&str>) -> Result<Layered, CliError> {
-    let config = config::load(ctx.config.as_deref(), &ctx.dir)?;
+pub fn layers(project: &Project, agent: Option<&str>) -> Result<Layered, CliError> {
+    let ctx = &project.ctx;
     let mut layered = Layered::new();
     match agent {
         Some(name) => {
             let env = agents::environment(&ctx.dir, &ctx.home);
-            for layer in agents::agent_layers(name, config.as_ref(), &env)? {
+            for layer in agents::agent_layers(name, project, &env)? {
                 layered.push(layer.name, layer.source, layer.rules);
             }
         }
         None => {
-            if let Some(config) = &config {
+            if let Some(config) = &project.config {
                 if let Some(permission) = config.permission()? {
                     layered.push(
                         format!("user:{}", config.display_name()),
@@ -74,14 +77,14 @@ pub fn layers(ctx: &Context, agent: Option<&str>) -> Result<Layered, CliError> {
 /// `agent permission check`: the decision for `permission` and `pattern`
 /// and why, as text or as JSON.
 pub fn check(
-    ctx: &Context,
+    project: &Project,
     agent: Option<&str>,
     permission: &str,
     pattern: &str,
     json: bool,
 ) -> Result<String, CliError> {
     let agent = agent.unwrap_or(DEFAULT_AGENT);
-    let layered = layers(ctx, Some(agent))?;
+    let layered = layers(project, Some(agent))?;
     let explanation = layered.explain(permission, pattern);
     if json {
         pretty(&explanation)
@@ -92,8 +95,8 @@ pub fn check(
 
 /// `agent permission rules`: the config's ruleset (preceded by the agent's
 /// built-in rules when `agent` is given) as pretty JSON.
-pub fn rules(ctx: &Context, agent: Option<&str>) -> Result<String, CliError> {
-    let rules: Ruleset = layers(ctx, agent)?.flatten();
+pub fn rules(project: &Project, agent: Option<&str>) -> Result<String, CliError> {
+    let rules: Ruleset = layers(project, agent)?.flatten();
     pretty(&rules)
 }
 
@@ -110,12 +113,12 @@ pub struct LintReport {
 /// agent's built-in rules too when `agent` is given). `known` adds
 /// permission names (e.g. MCP tools) to the built-in ones.
 pub fn lint(
-    ctx: &Context,
+    project: &Project,
     agent: Option<&str>,
     known: &[String],
     json: bool,
 ) -> Result<LintReport, CliError> {
-    let layered = layers(ctx, agent)?;
+    let layered = layers(project, agent)?;
     let mut names: Vec<&str> = BUILTIN_PERMISSIONS.to_vec();
     names.extend(known.iter().map(String::as_str));
     let findings = agent_permission::lint(&layered, &names);
@@ -125,7 +128,7 @@ pub fn lint(
         format!(
             "no rules to lint: no --config given and no {} in {}\n",
             config::DEFAULT_FILES.join(" or "),
-            ctx.dir.display()
+            project.ctx.dir.display()
         )
     } else {
         let mut text = String::new();
