@@ -261,8 +261,9 @@ fn parse_yaml(yaml: &str, first_line: usize) -> Result<Map<String, Value>, Front
 
 /// Converts a YAML node to JSON: integers and floats become numbers (a
 /// float JSON cannot hold, like `.inf`, becomes null), mapping keys become
-/// strings (`1: x` → `"1"`), order is kept.
-pub fn yaml_to_json(yaml: &Yaml) -> Result<Value, FrontMatterError> {
+/// strings (`1: x` → `"1"`), order is kept. Private so that the YAML crate
+/// stays out of the public API.
+fn yaml_to_json(yaml: &Yaml) -> Result<Value, FrontMatterError> {
     Ok(match yaml {
         Yaml::Null => Value::Null,
         Yaml::Boolean(b) => Value::Bool(*b),
@@ -810,6 +811,21 @@ mod tests {
         assert!(errors[0].to_string().contains("broken.md"));
         assert_eq!(agents["focus"].mode, Some(AgentMode::Primary));
         assert_eq!(agents["team/review"].mode, Some(AgentMode::Subagent));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_directories_are_followed_once() {
+        let dir = scratch("links");
+        write(&dir, "shared/lint.md", "Lint.");
+        write(&dir, "agents/a.md", "A.");
+        std::os::unix::fs::symlink(dir.join("shared"), dir.join("agents/shared")).unwrap();
+        std::os::unix::fs::symlink(dir.join("agents"), dir.join("agents/loop")).unwrap();
+        let (agents, errors) = load_markdown_agents(&dir);
+        assert!(errors.is_empty(), "{errors:?}");
+        let names: Vec<&str> = agents.keys().map(String::as_str).collect();
+        assert_eq!(names, ["a", "shared/lint"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
