@@ -32,84 +32,19 @@
 use crate::rule::{Action, Rule, Ruleset};
 use std::collections::HashMap;
 
-use crate::wildcard::{CASE_INSENSITIVE, Pattern, fold, literal_prefix, literal_suffix};
+use crate::radix::{Direction, RadixTree};
+use crate::wildcard::{CASE_INSENSITIVE, Pattern, literal_prefix, literal_suffix};
 
-/// A prefix tree from (folded) characters to lists of item ids.
-#[derive(Debug, Clone, Default)]
-struct Trie {
-    nodes: Vec<Node>,
-}
+/// How many candidate groups an evaluation sorts on the stack before it
+/// falls back to visiting them in tree order.
+const GROUP_BUFFER: usize = 16;
 
-#[derive(Debug, Clone, Default)]
-struct Node {
-    /// Children sorted by character, for binary search.
-    children: Vec<(char, u32)>,
-    /// Items whose key ends here, in descending order.
-    items: Vec<u32>,
-}
-
-impl Trie {
-    fn new() -> Self {
-        Trie {
-            nodes: vec![Node::default()],
-        }
-    }
-
-    fn insert(&mut self, key: impl Iterator<Item = char>, item: u32) {
-        let mut node = 0usize;
-        for c in key.map(|c| fold(c, CASE_INSENSITIVE)) {
-            let next = match self.nodes[node]
-                .children
-                .binary_search_by_key(&c, |(k, _)| *k)
-            {
-                Ok(pos) => self.nodes[node].children[pos].1 as usize,
-                Err(pos) => {
-                    let id = self.nodes.len();
-                    self.nodes.push(Node::default());
-                    self.nodes[node].children.insert(pos, (c, id as u32));
-                    id
-                }
-            };
-            node = next;
-        }
-        self.nodes[node].items.push(item);
-    }
-
-    fn finish(&mut self) {
-        for node in &mut self.nodes {
-            node.items.sort_unstable_by(|a, b| b.cmp(a));
-            node.items.shrink_to_fit();
-            node.children.shrink_to_fit();
-        }
-    }
-
-    fn child(&self, node: usize, c: char) -> Option<usize> {
-        let children = &self.nodes.get(node)?.children;
-        children
-            .binary_search_by_key(&c, |(k, _)| *k)
-            .ok()
-            .map(|pos| children[pos].1 as usize)
-    }
-
-    /// Calls `visit` with the items of every node on the path spelled by
-    /// `key`, root first, until `visit` returns `false` or the path ends.
-    #[inline]
-    fn walk(&self, mut chars: impl Iterator<Item = char>, mut visit: impl FnMut(&[u32]) -> bool) {
-        let mut node = 0usize;
-        loop {
-            let Some(current) = self.nodes.get(node) else {
-                return;
-            };
-            if !current.items.is_empty() && !visit(&current.items) {
-                return;
-            }
-            let Some(c) = chars.next() else { return };
-            match self.child(node, fold(c, CASE_INSENSITIVE)) {
-                Some(next) => node = next,
-                None => return,
-            }
-        }
-    }
+/// The key a literal prefix or suffix is indexed under. Where matching is
+/// case-insensitive (Windows) the byte-level index cannot fold case
+/// exactly, so nothing is indexed there: every rule is a candidate, tested
+/// in precedence order, which is still correct.
+fn index_key(literal: &str) -> &str {
+    if CASE_INSENSITIVE { "" } else { literal }
 }
 
 /// All rules that share one permission pattern.
@@ -124,8 +59,8 @@ struct Group {
     permission: Pattern,
     /// Highest rule index in the group.
     max_index: u32,
-    prefixes: Trie,
-    suffixes: Trie,
+    prefixes: RadixTree,
+    suffixes: RadixTree,
 }
 
 /// The outcome of [`CompiledRuleset::evaluate`], borrowing the deciding rule.
@@ -146,7 +81,7 @@ pub struct CompiledRuleset {
     /// `rules[i].pattern`, analysed for fast matching.
     patterns: Vec<Pattern>,
     groups: Vec<Group>,
-    permissions: Trie,
+    permissions: RadixTree,
 }
 
 impl CompiledRuleset {
@@ -170,32 +105,34 @@ impl CompiledRuleset {
                 groups.push(Group {
                     permission: Pattern::new(&rule.permission),
                     max_index: 0,
-                    prefixes: Trie::new(),
-                    suffixes: Trie::new(),
+                    prefixes: RadixTree::new(Direction::Forward),
+                    suffixes: RadixTree::new(Direction::Backward),
                 });
                 groups.len() - 1
             });
             let group = &mut groups[g];
             group.max_index = group.max_index.max(index);
-            let prefix = literal_prefix(&rule.pattern);
-            let suffix = literal_suffix(&rule.pattern);
+            let prefix = index_key(literal_prefix(&rule.pattern));
+            let suffix = index_key(literal_suffix(&rule.pattern));
             if prefix.is_empty() && !suffix.is_empty() {
-                group.suffixes.insert(suffix.chars().rev(), index);
+                group.suffixes.insert(suffix, index);
             } else {
-                group.prefixes.insert(prefix.chars(), index);
+                group.prefixes.insert(prefix, index);
             }
         }
-        let mut permissions = Trie::new();
+        let mut permissions = RadixTree::new(Direction::Forward);
         for (g, group) in groups.iter_mut().enumerate() {
             group.prefixes.finish();
             group.suffixes.finish();
-            permissions.insert(literal_prefix(group.permission.as_str()).chars(), g as u32);
+            permissions.insert(
+                index_key(literal_prefix(group.permission.as_str())),
+                g as u32,
+            );
         }
         permissions.finish();
         // Visit groups with later rules first so the search can stop early.
-        for node in &mut permissions.nodes {
-            node.items
-                .sort_unstable_by_key(|g| std::cmp::Reverse(groups[*g as usize].max_index));
+        for items in permissions.items_mut() {
+            items.sort_unstable_by_key(|g| std::cmp::Reverse(groups[*g as usize].max_index));
         }
         let patterns = rules.iter().map(|r| Pattern::new(&r.pattern)).collect();
         CompiledRuleset {
@@ -234,42 +171,86 @@ impl CompiledRuleset {
         // find out once per evaluation, not once per candidate.
         let permission_backslash = permission.contains('\\');
         let pattern_backslash = pattern.contains('\\');
-        self.permissions.walk(permission.chars(), |groups| {
-            for &g in groups {
-                let Some(group) = self.groups.get(g as usize) else {
-                    continue;
-                };
-                if best.is_some_and(|b| b >= group.max_index) {
-                    // Groups are sorted by max_index: none of the rest can win.
-                    break;
-                }
-                if !group
-                    .permission
-                    .matches_hinted(permission, permission_backslash)
-                {
-                    continue;
-                }
-                let mut visit = |candidates: &[u32]| {
-                    for &index in candidates {
-                        if best.is_some_and(|b| b >= index) {
-                            break;
+        // Collect the candidate groups first (on the stack), so they can be
+        // tried latest-rule first: a late, specific group then usually
+        // settles the answer and the generic early groups (`*`) are skipped.
+        let mut found = [0u32; GROUP_BUFFER];
+        let mut count = 0usize;
+        let mut overflow = false;
+        self.permissions
+            .walk(permission, permission_backslash, |groups| {
+                for &g in groups {
+                    match found.get_mut(count) {
+                        Some(slot) => {
+                            *slot = g;
+                            count += 1;
                         }
-                        let matched = self
-                            .patterns
-                            .get(index as usize)
-                            .is_some_and(|p| p.matches_hinted(pattern, pattern_backslash));
-                        if matched {
-                            best = Some(index);
+                        None => overflow = true,
+                    }
+                }
+                !overflow
+            });
+        let try_group = |g: u32, best: &mut Option<u32>| -> bool {
+            let Some(group) = self.groups.get(g as usize) else {
+                return true;
+            };
+            if best.is_some_and(|b| b >= group.max_index) {
+                return false;
+            }
+            if !group
+                .permission
+                .matches_hinted(permission, permission_backslash)
+            {
+                return true;
+            }
+            let mut visit = |candidates: &[u32]| {
+                for &index in candidates {
+                    if best.is_some_and(|b| b >= index) {
+                        break;
+                    }
+                    let matched = self
+                        .patterns
+                        .get(index as usize)
+                        .is_some_and(|p| p.matches_hinted(pattern, pattern_backslash));
+                    if matched {
+                        *best = Some(index);
+                        break;
+                    }
+                }
+                true
+            };
+            group.prefixes.walk(pattern, pattern_backslash, &mut visit);
+            group.suffixes.walk(pattern, pattern_backslash, &mut visit);
+            true
+        };
+        if overflow {
+            // More candidate groups than the buffer holds: visit them in
+            // tree order (each node's groups are sorted by `max_index`).
+            self.permissions
+                .walk(permission, permission_backslash, |groups| {
+                    for &g in groups {
+                        if !try_group(g, &mut best) {
                             break;
                         }
                     }
                     true
-                };
-                group.prefixes.walk(pattern.chars(), &mut visit);
-                group.suffixes.walk(pattern.chars().rev(), &mut visit);
+                });
+        } else {
+            let found = &mut found[..count];
+            found.sort_unstable_by_key(|g| {
+                std::cmp::Reverse(
+                    self.groups
+                        .get(*g as usize)
+                        .map_or(0, |group| group.max_index),
+                )
+            });
+            for &g in found.iter() {
+                if !try_group(g, &mut best) {
+                    // Sorted by max_index: no later group can win either.
+                    break;
+                }
             }
-            true
-        });
+        }
         let index = best.map(|b| b as usize);
         let rule = index.and_then(|i| self.rules.get(i));
         Decision {

@@ -51,6 +51,7 @@ pub mod error;
 pub mod gate;
 pub mod layered;
 pub mod lint;
+mod radix;
 pub mod request;
 pub mod rule;
 pub mod ruleset;

@@ -72,7 +72,7 @@ proptest! {
 
     #[test]
     fn compiled_answers_like_evaluate(
-        sets in proptest::collection::vec(proptest::collection::vec(rule(), 0..12), 1..3),
+        sets in proptest::collection::vec(proptest::collection::vec(rule(), 0..24), 1..3),
         permission in prop_oneof![Just("bash".to_string()), Just("edit".to_string()), input()],
         request in input(),
     ) {
@@ -103,4 +103,33 @@ fn index_points_into_the_flattened_rules() {
     assert_eq!(decision.action, Action::Deny);
     assert_eq!(compiled.evaluate("bash", "ls").index, Some(0));
     assert_eq!(compiled.evaluate("read", "x").index, None);
+}
+
+/// More permission patterns match one request than the evaluation sorts on
+/// its stack buffer: the fallback path must answer the same.
+#[test]
+fn many_matching_permission_groups() {
+    let permissions = [
+        "*", "b*", "ba*", "bas*", "bash*", "*h", "*sh", "*ash", "b?sh", "?ash", "ba?h", "bas?",
+        "b*h", "*a*", "*s*", "b*s*", "?a?h", "??sh", "b??h", "*b*", "bash",
+    ];
+    let patterns = ["*", "git *", "git push *", "*.rs", "rm *", "?", "ls", "* *"];
+    let actions = [Action::Allow, Action::Deny, Action::Ask];
+    let mut rules = Vec::new();
+    for (i, permission) in permissions.iter().enumerate() {
+        for (j, pattern) in patterns.iter().enumerate() {
+            if (i + j) % 3 != 0 {
+                rules.push(Rule::new(*permission, *pattern, actions[(i * 7 + j) % 3]));
+            }
+        }
+    }
+    let rules = Ruleset::from(rules);
+    let compiled = CompiledRuleset::new(&[&rules]);
+    for request in ["git push origin", "git status", "main.rs", "rm -rf /", "x", "ls", "a b", ""] {
+        for permission in ["bash", "bsh", "edit", "bash\\x"] {
+            let expected = find_last(permission, request, &[&rules]);
+            let got = compiled.evaluate(permission, request);
+            assert_eq!(got.rule, expected, "{permission} {request:?}");
+        }
+    }
 }
