@@ -125,7 +125,16 @@ fn many_matching_permission_groups() {
     }
     let rules = Ruleset::from(rules);
     let compiled = CompiledRuleset::new(&[&rules]);
-    for request in ["git push origin", "git status", "main.rs", "rm -rf /", "x", "ls", "a b", ""] {
+    for request in [
+        "git push origin",
+        "git status",
+        "main.rs",
+        "rm -rf /",
+        "x",
+        "ls",
+        "a b",
+        "",
+    ] {
         for permission in ["bash", "bsh", "edit", "bash\\x"] {
             let expected = find_last(permission, request, &[&rules]);
             let got = compiled.evaluate(permission, request);
