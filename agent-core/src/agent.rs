@@ -427,10 +427,7 @@ fn err(path: &str, expected: &str, found: &Value) -> ConfigError {
     ConfigError {
         path: path.to_string(),
         expected: expected.to_string(),
-        found: match found {
-            Value::String(s) => format!("string {s:?}"),
-            other => other.to_string(),
-        },
+        found: agent_permission::config::describe_value(found),
     }
 }
 

@@ -66,7 +66,9 @@ pub struct ConfigError {
 
 const ACTION_FORM: &str = "\"allow\", \"deny\" or \"ask\"";
 
-fn describe(value: &Value) -> String {
+/// A short description of a JSON value for error messages
+/// (`string "nope"`, `number 3`, `an object` ...).
+pub fn describe_value(value: &Value) -> String {
     match value {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("boolean {b}"),
@@ -93,7 +95,7 @@ fn action_at(value: &Value, path: &str, expected: &str) -> Result<Action, Config
     let error = || ConfigError {
         path: path.to_string(),
         expected: expected.to_string(),
-        found: describe(value),
+        found: describe_value(value),
     };
     match value {
         Value::String(s) => s.parse().map_err(|_| error()),
@@ -137,7 +139,7 @@ impl PermissionConfig {
             other => Err(ConfigError {
                 path: root.to_string(),
                 expected: format!("{ACTION_FORM} or an object of permissions"),
-                found: describe(other),
+                found: describe_value(other),
             }),
         }
     }

@@ -8,6 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use agent_permission::PermissionConfig;
+use agent_permission::config::describe_value;
 use serde_json::{Map, Value};
 
 use crate::jsonc;
@@ -122,7 +123,7 @@ impl ConfigFile {
         CliError(format!(
             "{}: invalid config at {path}: expected {expected}, found {}",
             self.source(),
-            describe(found)
+            describe_value(found)
         ))
     }
 }
@@ -132,17 +133,6 @@ pub fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
-}
-
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Number(n) => format!("number {n}"),
-        Value::String(s) => format!("string {s:?}"),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
-    }
 }
 
 /// remeda's `mergeDeep` as opencode uses it (§3.3): objects merge key by
@@ -182,7 +172,7 @@ pub fn parse_text(text: &str, name: &str) -> Result<Map<String, Value>, CliError
         Value::Object(map) => Ok(map),
         other => Err(CliError(format!(
             "{name}: invalid config at the top level: expected an object such as {{\"permission\": {{...}}}}, found {}",
-            describe(&other)
+            describe_value(&other)
         ))),
     }
 }
