@@ -748,6 +748,14 @@ async fn run_call(
         // Closed as interrupted by the caller (close_open_calls).
         return CallEnd::Done;
     };
+    if result.is_err() && ctx.cancel.is_cancelled() {
+        // The turn was cancelled and the tool gave up because of it (it saw
+        // its token, or its permission ask was withdrawn). That is an
+        // interruption, not a failure or a user's rejection: leave the call
+        // running so close_open_calls closes it as §11.3 says ("Tool
+        // execution aborted", metadata.interrupted, partial output kept).
+        return CallEnd::Done;
+    }
     let stops = matches!(&result, Err(error) if error.stops_loop());
     let result = match result {
         Ok(mut out) if out.metadata.get("truncated").is_none() => {

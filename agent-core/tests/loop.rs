@@ -523,3 +523,96 @@ async fn a_busy_session_refuses_a_second_prompt() {
     assert!(matches!(second, Err(agent_core::PromptError::Busy(_))));
     assert_eq!(first.await.unwrap().unwrap().text(), "slow");
 }
+
+/// A tool waiting for approval when the prompt is cancelled was
+/// interrupted, not rejected by the user (§6.2, §11.3): the model must not
+/// be told the user refused.
+#[tokio::test(start_paused = true)]
+async fn cancellation_while_a_tool_awaits_approval_is_an_interruption() {
+    let model = model([
+        Script::calls([("c1", "bash", json!({"command": "rm -rf build"}))]),
+        Script::reply("ok"),
+    ]);
+    let bash = Bash::default();
+    let (engine, session) = setup(model.clone(), |b| b.tool(bash.clone())).await;
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        trigger.cancel();
+    });
+
+    let result = engine
+        .prompt_with(&session.id, vec![Part::text("clean")], cancel)
+        .await
+        .unwrap();
+
+    assert_eq!(result.stop, StopReason::Cancelled);
+    assert!(bash.ran.lock().unwrap().is_empty(), "no side effect");
+    assert!(engine.permissions().pending().is_empty(), "ask withdrawn");
+    let history = engine.messages(&session.id).await.unwrap();
+    assert_every_call_has_result(&history);
+    let call = history[1].tool_parts().next().unwrap();
+    match &call.state {
+        ToolState::Error {
+            error, metadata, ..
+        } => {
+            assert_eq!(error, ABORTED_ERROR);
+            assert_eq!(metadata["interrupted"], json!(true));
+        }
+        other => panic!("expected an aborted call, got {other:?}"),
+    }
+    engine.prompt(&session.id, "never mind").await.unwrap();
+    let request = model.requests().pop().unwrap();
+    let (_, output, is_error) = &results(&request)[0];
+    assert!(is_error);
+    assert_eq!(output, ABORTED_ERROR, "not the user-rejection text");
+}
+
+/// A tool that stops as soon as it sees its token keeps the interrupted
+/// flag and its partial output, like one that ignores its token (§11.3).
+#[tokio::test(start_paused = true)]
+async fn cooperative_tool_cancelled_keeps_partial_output() {
+    let model = model([
+        Script::calls([("c1", "slow", json!({}))]),
+        Script::reply("back"),
+    ]);
+    let slow = Slow {
+        cooperative: true,
+        ..Default::default()
+    };
+    let (engine, session) = setup(model.clone(), |b| b.tool(slow.clone())).await;
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        trigger.cancel();
+    });
+
+    let start = Instant::now();
+    let result = engine
+        .prompt_with(&session.id, vec![Part::text("go")], cancel)
+        .await
+        .unwrap();
+
+    assert_eq!(result.stop, StopReason::Cancelled);
+    assert_eq!(start.elapsed(), Duration::from_secs(1), "no grace needed");
+    let history = engine.messages(&session.id).await.unwrap();
+    assert_every_call_has_result(&history);
+    match &history[1].tool_parts().next().unwrap().state {
+        ToolState::Error {
+            error, metadata, ..
+        } => {
+            assert_eq!(error, ABORTED_ERROR);
+            assert_eq!(metadata["interrupted"], json!(true));
+            assert_eq!(metadata["output"], json!("partial output"));
+        }
+        other => panic!("expected an aborted call, got {other:?}"),
+    }
+    engine.prompt(&session.id, "continue").await.unwrap();
+    let request = model.requests().pop().unwrap();
+    assert_eq!(
+        results(&request),
+        [("c1".into(), "partial output".into(), false)]
+    );
+}
