@@ -70,9 +70,18 @@ impl ApiError {
         self.header("retry-after")
     }
 
-    /// A header by lowercase name.
+    /// A header by name, ignoring ASCII case.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.as_ref()?.get(name).map(String::as_str)
+        let headers = self.headers.as_ref()?;
+        headers
+            .get(name)
+            .or_else(|| {
+                headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v)
+            })
+            .map(String::as_str)
     }
 }
 

@@ -142,10 +142,10 @@ pub fn delay_at(attempt: u32, headers: Option<&Headers>, now: SystemTime) -> u64
     let Some(headers) = headers else {
         return backoff.min(MAX_DELAY_NO_HEADERS_MS);
     };
-    if let Some(ms) = headers.get("retry-after-ms").and_then(|v| parse_number(v)) {
+    if let Some(ms) = header(headers, "retry-after-ms").and_then(parse_number) {
         return cap(ms);
     }
-    if let Some(value) = headers.get("retry-after") {
+    if let Some(value) = header(headers, "retry-after") {
         if let Some(seconds) = parse_number(value) {
             return cap(seconds * 1000.0);
         }
@@ -160,19 +160,71 @@ pub fn delay_at(attempt: u32, headers: Option<&Headers>, now: SystemTime) -> u64
     backoff.min(MAX_DELAY_MS)
 }
 
+/// A header by name, ignoring ASCII case (HTTP header names are
+/// case-insensitive, and hosts may fill the map as the server wrote them).
+fn header<'a>(headers: &'a Headers, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .or_else(|| {
+            headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v)
+        })
+        .map(String::as_str)
+}
+
 /// `2000 × 2^(attempt−1)`, saturating.
 fn backoff(attempt: u32) -> u64 {
     let exponent = attempt.saturating_sub(1).min(40);
     INITIAL_DELAY_MS.saturating_mul(1u64 << exponent)
 }
 
-/// A non-negative finite number (leading/trailing spaces allowed).
+/// JavaScript's `Number.parseFloat`, which opencode applies to the retry
+/// headers: leading white space is skipped and the longest prefix that is a
+/// decimal number (or `Infinity`) is read, so `"5s"` is 5. Negative values
+/// become 0 (retry at once, as a negative wait does in opencode). `None`
+/// when no number starts the text.
 fn parse_number(value: &str) -> Option<f64> {
-    value
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|n| n.is_finite() && *n >= 0.0)
+    let text = value.trim_start();
+    let unsigned = text.trim_start_matches(['+', '-']);
+    let sign_len = text.len() - unsigned.len();
+    if sign_len > 1 {
+        return None;
+    }
+    let negative = text.starts_with('-');
+    if unsigned.starts_with("Infinity") {
+        return Some(if negative { 0.0 } else { f64::INFINITY });
+    }
+    let bytes = unsigned.as_bytes();
+    let digits = |from: usize| {
+        bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let int = digits(0);
+    let mut end = int;
+    let mut frac = 0;
+    if bytes.get(end) == Some(&b'.') {
+        frac = digits(end + 1);
+        end += 1 + frac;
+    }
+    if int == 0 && frac == 0 {
+        return None;
+    }
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let mut at = end + 1;
+        if matches!(bytes.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        let exponent = digits(at);
+        if exponent > 0 {
+            end = at + exponent;
+        }
+    }
+    let number: f64 = unsigned.get(..end)?.parse().ok()?;
+    Some(if negative { 0.0 } else { number })
 }
 
 fn cap(ms: f64) -> u64 {
@@ -190,7 +242,22 @@ fn cap(ms: f64) -> u64 {
 /// (`Sun Nov  6 08:49:37 1994`). Written here rather than pulled in as a
 /// dependency because it is this small.
 pub fn parse_http_date(value: &str) -> Option<SystemTime> {
-    let tokens: Vec<&str> = value.split_whitespace().collect();
+    let mut tokens: Vec<&str> = value.split_whitespace().collect();
+    // Like JavaScript's Date.parse, accept UTC spelled other ways, and a
+    // numeric offset (applied below).
+    let mut offset_secs: i64 = 0;
+    if let Some(zone) = tokens.last().copied() {
+        if matches!(zone, "UTC" | "UT" | "Z") {
+            if let Some(last) = tokens.last_mut() {
+                *last = "GMT";
+            }
+        } else if let Some(offset) = parse_offset(zone) {
+            offset_secs = offset;
+            if let Some(last) = tokens.last_mut() {
+                *last = "GMT";
+            }
+        }
+    }
     let (day, month, year, time) = match tokens.as_slice() {
         [_, day, month, year, time, "GMT"] => (
             day.parse::<u32>().ok()?,
@@ -221,9 +288,24 @@ pub fn parse_http_date(value: &str) -> Option<SystemTime> {
         return None;
     }
     let days = days_from_civil(year, month, day);
-    let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
+    let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second) - offset_secs;
     let secs = u64::try_from(secs).ok()?;
     UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+}
+
+/// A `+hhmm` / `-hhmm` zone offset in seconds east of UTC.
+fn parse_offset(zone: &str) -> Option<i64> {
+    let (sign, digits) = match zone.as_bytes().first()? {
+        b'+' => (1, &zone[1..]),
+        b'-' => (-1, &zone[1..]),
+        _ => return None,
+    };
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let hours: i64 = digits[..2].parse().ok()?;
+    let minutes: i64 = digits[2..].parse().ok()?;
+    Some(sign * (hours * 3600 + minutes * 60))
 }
 
 fn month_number(name: &str) -> Option<u32> {
@@ -303,6 +385,57 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_read_like_javascript_parse_float() {
+        assert_eq!(parse_number("5"), Some(5.0));
+        assert_eq!(parse_number(" 1.5 "), Some(1.5));
+        assert_eq!(parse_number("5s"), Some(5.0));
+        assert_eq!(parse_number(".5"), Some(0.5));
+        assert_eq!(parse_number("2e3ms"), Some(2000.0));
+        assert_eq!(parse_number("1e"), Some(1.0));
+        assert_eq!(parse_number("Infinity"), Some(f64::INFINITY));
+        assert_eq!(parse_number("-1"), Some(0.0));
+        assert_eq!(parse_number("abc"), None);
+        assert_eq!(parse_number("."), None);
+        assert_eq!(parse_number("--1"), None);
+        assert_eq!(parse_number(""), None);
+    }
+
+    #[test]
+    fn retry_headers_are_found_whatever_their_case_and_form() {
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // 1994-11-06 08:49:27 GMT
+        let headers = |k: &str, v: &str| -> Headers {
+            let mut h = Headers::new();
+            h.insert(k.to_string(), v.to_string());
+            h
+        };
+        assert_eq!(delay_at(1, Some(&headers("Retry-After", "3")), now), 3000);
+        assert_eq!(delay_at(1, Some(&headers("retry-after", "5s")), now), 5000);
+        assert_eq!(
+            delay_at(1, Some(&headers("retry-after", "Infinity")), now),
+            MAX_DELAY_MS
+        );
+        assert_eq!(delay_at(1, Some(&headers("retry-after-ms", "-5")), now), 0);
+        let date = "Sun, 06 Nov 1994 08:49:37 UTC";
+        assert_eq!(
+            delay_at(1, Some(&headers("retry-after", date)), now),
+            10_000
+        );
+        let date = "Sun, 06 Nov 1994 09:49:37 +0100";
+        assert_eq!(
+            delay_at(1, Some(&headers("retry-after", date)), now),
+            10_000
+        );
+        let api = crate::ApiError {
+            message: String::new(),
+            status: Some(429),
+            is_retryable: true,
+            headers: Some(headers("Retry-After-Ms", "250")),
+            body: None,
+        };
+        assert_eq!(api.retry_after_ms(), Some("250"));
+    }
 
     #[test]
     fn http_dates() {

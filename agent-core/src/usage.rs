@@ -38,17 +38,41 @@ impl Usage {
         if self.total != 0 {
             self.total
         } else {
-            self.input + self.output + self.cache_read + self.cache_write
+            // Counts come from provider JSON: saturate rather than overflow.
+            self.input
+                .saturating_add(self.output)
+                .saturating_add(self.cache_read)
+                .saturating_add(self.cache_write)
         }
     }
 
     /// Adds another call's usage to this one (for per-turn totals).
     pub fn accumulate(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.reasoning += other.reasoning;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.total += other.total;
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.reasoning = self.reasoning.saturating_add(other.reasoning);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.total = self.total.saturating_add(other.total);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_provider_counts_saturate_instead_of_panicking() {
+        let mut usage = Usage {
+            input: u64::MAX,
+            output: 1,
+            ..Default::default()
+        };
+        assert_eq!(usage.context_tokens(), u64::MAX);
+        usage.accumulate(&Usage {
+            input: 5,
+            ..Default::default()
+        });
+        assert_eq!(usage.input, u64::MAX);
     }
 }
