@@ -1,6 +1,9 @@
 //! [`CompiledRuleset`]: a ruleset indexed once, then evaluated without
-//! allocating and in time that grows with the length of the request rather
-//! than with the number of rules.
+//! allocating and, for rules with a literal prefix or suffix (`git push *`,
+//! `src/*`, `*.lock`, literal permission names — nearly all real rules), in
+//! time that grows with the length of the request rather than with the
+//! number of rules. Patterns with neither (`*`, `*foo*`) cannot be indexed
+//! this way: they are tested one by one, latest first, until one matches.
 //!
 //! It answers exactly like [`crate::evaluate()`] (a property test compares
 //! them on random rulesets). Rules are indexed by the literal prefix of

@@ -211,7 +211,7 @@ fn unknown_permission_message(permission: &str, known: &[&str]) -> String {
             "permission \"{permission}\" matches no known permission; did you mean \"{suggestion}\"?"
         ),
         None => format!(
-            "permission \"{permission}\" matches no known permission, so this rule never applies (known: {})",
+            "permission \"{permission}\" matches no known permission (known: {}); unless it names an MCP or custom tool, this rule never applies — if it does, declare that tool as a known permission",
             known.join(", ")
         ),
     }

@@ -51,6 +51,18 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// An approvals file written by a newer (or unknown) format version. It
+    /// is left untouched.
+    #[error(
+        "approval store: {} has format version {version}, but this version of the SDK reads only version {FILE_VERSION}; upgrade the SDK or move the file away",
+        path.display()
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version it declares.
+        version: u32,
+    },
     /// A custom store's own failure.
     #[error("approval store: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -212,7 +224,11 @@ impl JsonFileStore {
             }
         };
         match serde_json::from_str::<ApprovalsFile>(&text) {
-            Ok(file) => Ok(file.approved),
+            Ok(file) if file.version == FILE_VERSION => Ok(file.approved),
+            Ok(file) => Err(StoreError::UnsupportedVersion {
+                path,
+                version: file.version,
+            }),
             Err(source) => Err(StoreError::Corrupt { path, source }),
         }
     }

@@ -294,7 +294,10 @@ mod tests {
     fn backslashes_are_slashes_and_never_escape() {
         assert!(matches("a/xb", "a\\*b"));
         assert!(matches("C:\\x\\y", "C:/x/*"));
-        assert!(!matches("a*b", "a\\*b") || matches("a*b", "a/*b"));
+        // `\*` is not an escaped star: it is a slash followed by a wildcard.
+        assert!(!matches("a*b", "a\\*b"));
+        assert!(matches("a/*b", "a\\*b"));
+        assert!(matches("a\\anything\\b", "a\\*b"));
     }
 
     #[test]

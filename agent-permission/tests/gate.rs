@@ -585,6 +585,30 @@ fn json_store_refuses_a_corrupt_file_naming_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn json_store_refuses_a_file_of_another_format_version() {
+    let dir = temp_dir("version");
+    let store = Arc::new(JsonFileStore::new(&dir));
+    let path = store.path_for("proj");
+    let future = r#"{"version": 2, "project": "proj", "approved": []}"#;
+    std::fs::write(&path, future).unwrap();
+
+    let error = Permissions::with_store(store.clone(), "proj").unwrap_err();
+    assert!(matches!(
+        &error,
+        StoreError::UnsupportedVersion { version: 2, .. }
+    ));
+    assert!(error.to_string().contains(&path.display().to_string()));
+    let rule = Rule::new("bash", "ls", Action::Allow);
+    assert!(store.append("proj", &[rule]).is_err());
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        future,
+        "left untouched"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_timeout_rejects_the_ask_and_removes_the_entry() {
     let permissions = Permissions::new();

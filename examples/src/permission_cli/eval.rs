@@ -1,8 +1,8 @@
 //! `agent permission eval`: JSON lines in, JSON lines out — the engine's
 //! functions for scripts and cross-language checks.
 //!
-//! Each non-blank input line is one JSON object naming an `op` and its
-//! arguments; each gets exactly one output line, in input order:
+//! Each input line is one JSON object naming an `op` and its arguments;
+//! each line (a blank one too) gets exactly one output line, in input order:
 //! `{"result": ...}` on success or `{"error": "line N: ..."}` on failure.
 //! When the input object has an `"id"`, the answer repeats it, so answers
 //! can be matched to questions whatever the order of the lines.
@@ -55,7 +55,7 @@ repeated in the answer. Results: match → boolean; evaluate → the deciding ru
 → list of rules; disabled → sorted list of tool names; arity → list of tokens;
 explain → {permission, pattern, action, decided_by, overridden}; lint → list of findings.
 from_config keeps the key order of "config"; "home" defaults to $HOME.
-Blank lines are skipped. Exit status: 0 when every line succeeded, 1 otherwise."#;
+Every line is answered, a blank one with an error. Exit status: 0 when every line succeeded, 1 otherwise."#;
 
 /// Counts of answered lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -80,7 +80,12 @@ pub fn run<R: BufRead, W: Write>(mut input: R, mut output: W) -> std::io::Result
         }
         line_no += 1;
         let answer = match std::str::from_utf8(&buf) {
-            Ok(text) if text.trim().is_empty() => continue,
+            // Answered too, so that answer N always belongs to line N.
+            Ok(text) if text.trim().is_empty() => error_answer(
+                line_no,
+                None,
+                "empty line: expected a JSON object with an \"op\"".to_string(),
+            ),
             Ok(text) => answer_line(text, line_no),
             Err(e) => error_answer(line_no, None, format!("not valid UTF-8: {e}")),
         };
@@ -345,14 +350,15 @@ mod tests {
     }
 
     #[test]
-    fn run_counts_and_skips_blank_lines() {
+    fn run_answers_every_line_including_blank_ones() {
         let input = "{\"op\":\"match\",\"input\":\"a\",\"pattern\":\"*\"}\n\n[1]\n";
         let mut out = Vec::new();
         let summary = run(input.as_bytes(), &mut out).unwrap();
-        assert_eq!(summary, Summary { ok: 1, failed: 1 });
+        assert_eq!(summary, Summary { ok: 1, failed: 2 });
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2);
-        assert!(lines[1].contains("line 3"), "{}", lines[1]);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].contains("line 2: empty line"), "{}", lines[1]);
+        assert!(lines[2].contains("line 3"), "{}", lines[2]);
     }
 }
