@@ -616,3 +616,40 @@ async fn cooperative_tool_cancelled_keeps_partial_output() {
         [("c1".into(), "partial output".into(), false)]
     );
 }
+
+/// A host without an approver follows the engine's own event stream: the
+/// gate's requests arrive there, and replying lets the tool run.
+#[tokio::test(start_paused = true)]
+async fn host_answers_permission_requests_from_the_engine_event_stream() {
+    let model = model([
+        Script::calls([("c1", "bash", json!({"command": "make"}))]),
+        Script::reply("built"),
+    ]);
+    let bash = Bash::default();
+    let (engine, session) = setup(model.clone(), |b| b.tool(bash.clone())).await;
+    let mut events = engine.subscribe();
+    let permissions = engine.permissions().clone();
+    let host = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Ok(event) = events.recv().await {
+            match event {
+                Event::PermissionAsked { request } => {
+                    seen.push(format!("asked {}", request.patterns.join(" ")));
+                    permissions.reply(&request.id, Reply::Once).unwrap();
+                }
+                Event::PermissionReplied { reply, .. } => {
+                    seen.push(format!("replied {reply:?}"));
+                    return seen;
+                }
+                _ => {}
+            }
+        }
+        seen
+    });
+
+    let result = engine.prompt(&session.id, "build it").await.unwrap();
+
+    assert_eq!(result.text(), "built");
+    assert_eq!(*bash.ran.lock().unwrap(), ["make"]);
+    assert_eq!(host.await.unwrap(), ["asked make", "replied Once"]);
+}
