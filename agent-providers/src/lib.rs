@@ -1,12 +1,14 @@
 //! # agent-providers
 //!
-//! Streaming model clients (Anthropic, OpenAI, OpenAI-compatible servers)
-//! for the agent SDK. This crate is filled by a later milestone; for now it
-//! re-exports the crates it builds on.
+//! Streaming model clients for the agent SDK, over `reqwest` (rustls) and
+//! server-sent events.
 //!
-//! ```
-//! use agent_providers::core::permission::Action;
-//! assert_eq!(Action::default(), Action::Ask);
-//! ```
+//! * [`sse`]: the incremental event-stream parser every client uses.
 
 pub use agent_core as core;
+
+pub mod error;
+pub mod sse;
+
+pub use error::ProviderError;
+pub use sse::{SseError, SseEvent, SseParser, sse_events};

@@ -1,0 +1,38 @@
+//! Why a provider client could not be built: [`ProviderError`].
+//!
+//! Failures of a model call itself are [`agent_core::ModelError`]s.
+
+/// Why a model client could not be created.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The API key variable is not set (or empty).
+    #[error(
+        "no API key for {provider}: set the {variable} environment variable (or pass a key to the client builder)"
+    )]
+    MissingApiKey {
+        /// The provider that needs it.
+        provider: String,
+        /// The environment variable that was read.
+        variable: String,
+    },
+    /// The model name is not `provider/model`.
+    #[error(
+        "model name {name:?} is not of the form provider/model (for example anthropic/claude-sonnet-4-5 or ollama/qwen3:8b)"
+    )]
+    InvalidModelName {
+        /// The name given.
+        name: String,
+    },
+    /// No client is known for this provider id.
+    #[error(
+        "unknown provider {provider:?}: known providers are anthropic, openai, openrouter, ollama, vllm, lmstudio"
+    )]
+    UnknownProvider {
+        /// The provider id given.
+        provider: String,
+    },
+    /// The HTTP client could not be built (TLS backend initialisation).
+    #[error("cannot build the HTTP client: {0}")]
+    Http(#[from] reqwest::Error),
+}
