@@ -11,3 +11,14 @@
 //! ```
 
 pub use agent_core as core;
+
+pub mod external;
+pub mod paths;
+pub mod replace;
+pub mod request;
+pub use external::{
+    EXTERNAL_DIRECTORY, ExternalMetadata, ExternalRequest, ask_external_directory,
+    external_request, is_inside,
+};
+pub use replace::{EditError, replace};
+pub use request::ToolRequest;

@@ -1,0 +1,126 @@
+//! Lexical path helpers with Node's `path` semantics: resolving a tool's
+//! path argument against the working directory, the "inside" test of §7.3
+//! and the worktree-relative form used in permission patterns (§7.2).
+//!
+//! Everything here is lexical: nothing touches the file system, symlinks are
+//! not followed, `..` is folded against the preceding component.
+
+use std::path::{Component, Path, PathBuf};
+
+/// `path` with `.` removed and `..` folded against the preceding component
+/// (never above the root), like Node's `path.normalize`. A relative path
+/// is first made absolute against the process's current directory.
+pub fn normalize(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(cwd) => cwd.join(path),
+            Err(_) => path.to_path_buf(),
+        }
+    };
+    let mut out = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(component);
+                }
+                if out.as_os_str().is_empty() {
+                    out.push(Component::RootDir);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A tool's path argument as an absolute, normalised path: absolute paths
+/// are kept, relative ones are joined to `directory` (Node's
+/// `path.resolve(directory, path)`).
+pub fn resolve(directory: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        normalize(path)
+    } else {
+        normalize(&directory.join(path))
+    }
+}
+
+/// The relative path from `from` to `to`, with `/` separators, like Node's
+/// `path.relative`: `""` when they are the same, `..` components for each
+/// level `to` is outside `from`.
+///
+/// ```
+/// use std::path::Path;
+/// use agent_tools::paths::relative;
+/// assert_eq!(relative(Path::new("/home/u/proj"), Path::new("/etc/hosts")), "../../../etc/hosts");
+/// assert_eq!(relative(Path::new("/home/u/proj"), Path::new("/home/u/proj/pkg/a.ts")), "pkg/a.ts");
+/// ```
+pub fn relative(from: &Path, to: &Path) -> String {
+    let from = normalize(from);
+    let to = normalize(to);
+    let from: Vec<Component<'_>> = from.components().collect();
+    let to: Vec<Component<'_>> = to.components().collect();
+    let common = from
+        .iter()
+        .zip(to.iter())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut parts: Vec<String> = Vec::new();
+    for _ in common..from.len() {
+        parts.push("..".to_string());
+    }
+    for component in &to[common..] {
+        parts.push(component.as_os_str().to_string_lossy().into_owned());
+    }
+    parts.join("/")
+}
+
+/// Whether `child` is `parent` or below it (§7.3's path-relative test: the
+/// relative path is empty, or neither absolute nor `..` nor starting with
+/// `../`). `/a/projX` is not inside `/a/proj`.
+pub fn contains(parent: &Path, child: &Path) -> bool {
+    let rel = relative(parent, child);
+    rel.is_empty() || (!Path::new(&rel).is_absolute() && rel != ".." && !rel.starts_with("../"))
+}
+
+/// The pattern read, write and edit ask with (§7.2): `target` relative to
+/// the worktree, `../..`-style for paths outside it.
+pub fn worktree_pattern(worktree: &Path, target: &Path) -> String {
+    relative(worktree, target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(normalize(Path::new("/../..")), PathBuf::from("/"));
+        assert_eq!(
+            resolve(Path::new("/w/pkg"), Path::new("../x")),
+            PathBuf::from("/w/x")
+        );
+        assert_eq!(
+            resolve(Path::new("/w/pkg"), Path::new("/etc/hosts")),
+            PathBuf::from("/etc/hosts")
+        );
+    }
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(relative(Path::new("/a"), Path::new("/a")), "");
+        assert_eq!(relative(Path::new("/"), Path::new("/a/b")), "a/b");
+        assert_eq!(
+            relative(Path::new("/a/proj"), Path::new("/a/projX")),
+            "../projX"
+        );
+        assert!(!contains(Path::new("/a/proj"), Path::new("/a/projX/f")));
+        assert!(contains(Path::new("/a/proj"), Path::new("/a/proj/..f")));
+        assert!(contains(Path::new("/a/proj"), Path::new("/a/proj")));
+        assert!(!contains(Path::new("/a/proj"), Path::new("/a")));
+    }
+}

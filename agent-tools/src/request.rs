@@ -1,0 +1,51 @@
+//! [`ToolRequest`]: a permission request a file tool will make, computed
+//! before it is asked, so hosts and tests can see what a call would ask
+//! without running it.
+
+use agent_core::ToolContext;
+use agent_core::permission::PermissionError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One permission request a tool makes (the fields of `ctx.ask`, §7.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolRequest {
+    /// The permission name (`read`, `edit`, `external_directory` ...).
+    pub permission: String,
+    /// The patterns that need approval.
+    pub patterns: Vec<String>,
+    /// The patterns an "always" answer approves.
+    pub always: Vec<String>,
+    /// Data shown to the approver.
+    pub metadata: Value,
+}
+
+impl ToolRequest {
+    /// A request for `permission` on one `pattern`, approving `always` on
+    /// an "always" answer, with empty metadata.
+    pub fn new(permission: &str, pattern: impl Into<String>, always: &str) -> Self {
+        ToolRequest {
+            permission: permission.to_string(),
+            patterns: vec![pattern.into()],
+            always: vec![always.to_string()],
+            metadata: Value::Object(Default::default()),
+        }
+    }
+
+    /// Replaces the metadata.
+    pub fn with_metadata(mut self, metadata: Value) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Asks it through the context's permission gate.
+    pub async fn ask(&self, ctx: &ToolContext) -> Result<(), PermissionError> {
+        ctx.ask(
+            &self.permission,
+            self.patterns.iter().cloned(),
+            self.always.iter().cloned(),
+            self.metadata.clone(),
+        )
+        .await
+    }
+}
