@@ -12,6 +12,9 @@
 
 pub use agent_core as core;
 
+pub mod bash_scan;
+pub use bash_scan::{BashScan, ScanError, plan_requests, scan};
+
 pub mod external;
 pub mod paths;
 pub mod replace;

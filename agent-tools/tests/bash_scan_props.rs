@@ -1,0 +1,46 @@
+//! The bash scanner never panics, whatever the input.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use proptest::prelude::*;
+
+proptest! {
+    #[test]
+    fn scan_never_panics(command in "\\PC{0,80}") {
+        let scan = agent_tools::scan(&command).unwrap();
+        let _ = scan.external_directories(Path::new("/p"), Path::new("/p"), Path::new("/"));
+    }
+
+    #[test]
+    fn shell_like_input_never_panics(
+        command in "[a-z $'\"`()|&;<>{}\\[\\]*?~/\\\\=\n-]{0,60}"
+    ) {
+        let scan = agent_tools::scan(&command).unwrap();
+        prop_assert!(scan.patterns.iter().all(|p| !p.is_empty()));
+        let _ = agent_tools::plan_requests(&command, None, Path::new("/p"), Path::new("/p")).unwrap();
+    }
+
+    #[test]
+    fn nested_shell_c_never_panics(inner in "[a-z \"'-]{0,30}", depth in 0usize..8) {
+        let mut command = inner;
+        for _ in 0..depth {
+            command = format!("bash -c '{command}'");
+        }
+        agent_tools::scan(&command).unwrap();
+    }
+}
+
+#[test]
+fn strict_vectors_have_no_syntax_error() {
+    for command in [
+        "cat <<EOF\nhi\nEOF",
+        "for f in *.ts; do echo $f; done",
+        "(cd sub && make build)",
+    ] {
+        assert!(
+            !agent_tools::scan(command).unwrap().syntax_error,
+            "{command:?}"
+        );
+    }
+}
