@@ -15,6 +15,9 @@ pub use agent_core as core;
 pub mod bash_scan;
 pub use bash_scan::{BashScan, ScanError, plan_requests, scan};
 
+pub mod bash;
+pub use bash::{BashArgs, BashError, BashTool};
+
 pub mod external;
 pub mod paths;
 pub mod replace;
