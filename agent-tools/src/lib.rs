@@ -9,6 +9,17 @@
 //! use agent_tools::core::permission::wildcard;
 //! assert!(wildcard::matches("src/main.rs", "src/*"));
 //! ```
+//!
+//! The bash tool asks for each command of a command line ([`scan`], §8.1):
+//! one pattern per command, "always" patterns from the arity table, and
+//! `cd` commands only for their directory.
+//!
+//! ```
+//! let scan = agent_tools::scan("cd sub && npm run build -- --watch | tee log").unwrap();
+//! assert_eq!(scan.patterns, ["npm run build -- --watch", "tee log"]);
+//! assert_eq!(scan.always, ["npm run build *", "tee *"]);
+//! assert_eq!(scan.path_args, ["sub"]);
+//! ```
 
 pub use agent_core as core;
 
