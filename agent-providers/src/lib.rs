@@ -1,14 +1,86 @@
 //! # agent-providers
 //!
 //! Streaming model clients for the agent SDK, over `reqwest` (rustls) and
-//! server-sent events.
+//! server-sent events. Every client implements
+//! [`agent_core::LanguageModel`]; none retries on its own — HTTP errors are
+//! mapped faithfully to [`agent_core::ModelError`] (status, `retry-after`
+//! headers, `x-should-retry`, context overflow) and the agent loop decides
+//! (§13). A stream that ends without its terminal event is an error.
 //!
-//! * [`sse`]: the incremental event-stream parser every client uses.
+//! * [`Anthropic`]: the Messages API (thinking with signatures, tool use,
+//!   §15 prompt-cache breakpoints, cache token usage).
+//! * [`OpenAiCompatible`]: Chat Completions for OpenAI and every compatible
+//!   server, with presets for Ollama, vLLM, LM Studio and OpenRouter.
+//! * [`model_from_env`]: a `provider/model` name to a client, keys from the
+//!   usual environment variables; [`model_info`] knows common limits.
+//! * [`provider_prompt`]: opencode's provider system-prompt choice.
+//! * [`SseParser`]: the incremental event-stream parser under them all.
+//!
+//! Building a client makes no network call:
+//!
+//! ```
+//! use agent_providers::{Anthropic, OpenAiCompatible};
+//! use agent_providers::core::{LanguageModel, ModelMessage, ModelRequest};
+//! use std::sync::Arc;
+//!
+//! let claude = Anthropic::new("claude-sonnet-4-5", "sk-ant-example")
+//!     .with_base_url("http://127.0.0.1:9/v1");
+//! assert_eq!(claude.info().limits.context, 200_000);
+//!
+//! let local = OpenAiCompatible::new("ollama", "qwen3:8b", "http://127.0.0.1:11434/v1");
+//! let request = ModelRequest {
+//!     system: vec!["You are terse.".into()],
+//!     messages: Arc::new(vec![ModelMessage::user("hi")]),
+//!     ..Default::default()
+//! };
+//! let body = local.request_body(&request);
+//! assert_eq!(body["messages"][0]["role"], "system");
+//! assert_eq!(body["stream_options"]["include_usage"], true);
+//! ```
+//!
+//! Streaming a reply (needs a server, so not run here):
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use agent_providers::core::{LanguageModel, ModelMessage, ModelRequest, StreamEvent};
+//! use futures::StreamExt;
+//! use std::sync::Arc;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let model = agent_providers::model_from_env("anthropic/claude-sonnet-4-5")?;
+//! let request = ModelRequest {
+//!     messages: Arc::new(vec![ModelMessage::user("Say hello")]),
+//!     ..Default::default()
+//! };
+//! let mut events = model.stream(request, CancellationToken::new()).await?;
+//! while let Some(event) = events.next().await {
+//!     if let StreamEvent::TextDelta { delta, .. } = event? {
+//!         print!("{delta}");
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 pub use agent_core as core;
 
+mod http;
+
+pub mod anthropic;
 pub mod error;
+pub mod openai;
+pub mod prompt;
+pub mod registry;
 pub mod sse;
 
+pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
 pub use error::ProviderError;
+pub use openai::{
+    LMSTUDIO_BASE_URL, MaxTokensField, OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL,
+    OpenAiCompatible, VLLM_BASE_URL,
+};
+pub use prompt::provider_prompt;
+pub use registry::{
+    EnvModelResolver, PROVIDERS, model_for_ref, model_from_env, model_info, parse_model_name,
+};
 pub use sse::{SseError, SseEvent, SseParser, sse_events};

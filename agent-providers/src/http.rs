@@ -1,0 +1,282 @@
+//! The HTTP plumbing shared by the clients: sending a request, mapping an
+//! error response to a [`ModelError`], and driving a provider decoder over
+//! the server-sent events of a 200 response.
+//!
+//! Nothing here retries: the agent loop owns retries (§13), so errors are
+//! mapped faithfully (status, headers, `x-should-retry`) and returned.
+
+use std::collections::VecDeque;
+
+use agent_core::{ApiError, EventStream, Headers, ModelError, StreamEvent};
+use futures::StreamExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::sse::{SseEvent, sse_events};
+
+/// A provider's stream state machine: turns SSE events into
+/// [`StreamEvent`]s and knows whether the terminal event arrived.
+pub(crate) trait Decoder: Send + 'static {
+    /// Handles one event. An `Err` ends the stream.
+    fn event(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
+    /// Whether the terminal event was seen (the driver stops reading).
+    fn finished(&self) -> bool;
+    /// The body ended before [`Decoder::finished`]: emit what can still be
+    /// emitted or say why the stream is incomplete.
+    fn end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
+}
+
+/// Sends a request; a non-2xx response becomes a mapped [`ModelError`].
+pub(crate) async fn send(
+    request: reqwest::RequestBuilder,
+    cancel: &CancellationToken,
+    classify: fn(&mut ApiError, Option<&Value>),
+) -> Result<reqwest::Response, ModelError> {
+    let response = tokio::select! {
+        _ = cancel.cancelled() => return Err(ModelError::Cancelled),
+        response = request.send() => response.map_err(transport_error)?,
+    };
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let headers = lowercase_headers(response.headers());
+    let body = tokio::select! {
+        _ = cancel.cancelled() => return Err(ModelError::Cancelled),
+        body = response.text() => body.unwrap_or_default(),
+    };
+    Err(map_error_response(status.as_u16(), headers, body, classify))
+}
+
+/// A connection-level failure (refused, reset, timeout).
+pub(crate) fn transport_error(error: reqwest::Error) -> ModelError {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "could not connect"
+    } else {
+        "request failed"
+    };
+    // Connection failures are retried by the loop like a cut stream.
+    ModelError::interrupted(format!("{kind}: {error}"))
+}
+
+fn lowercase_headers(headers: &reqwest::header::HeaderMap) -> Headers {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let value = value.to_str().ok()?;
+            Some((name.as_str().to_ascii_lowercase(), value.to_string()))
+        })
+        .collect()
+}
+
+/// The provider's error message from a JSON error body in any of the
+/// shapes seen in the wild: `{"error":{"message":…}}`, `{"error":"…"}`,
+/// `{"message":…}`, `{"detail":…}`.
+pub(crate) fn error_message(json: &Value) -> Option<String> {
+    let error = json.get("error");
+    let text = error
+        .and_then(|e| e.get("message"))
+        .or_else(|| error.filter(|e| e.is_string()))
+        .or_else(|| json.get("message"))
+        .or_else(|| json.get("detail"))?;
+    Some(match text {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// Whether an error message or code says the prompt did not fit the context
+/// window (OpenAI `context_length_exceeded`, Anthropic "prompt is too long",
+/// vLLM / OpenAI-compatible "maximum context length", Gemini token count).
+pub(crate) fn is_overflow(code: Option<&str>, message: &str) -> bool {
+    if code == Some("context_length_exceeded") {
+        return true;
+    }
+    let lower = message.to_ascii_lowercase();
+    [
+        "prompt is too long",
+        "maximum context length",
+        "context_length_exceeded",
+        "exceeds the context window",
+        "context window exceeds",
+        "input is too long for requested model",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
+        || (lower.contains("input token count") && lower.contains("exceeds the maximum"))
+}
+
+/// Maps an HTTP error response: context overflow, else an [`ApiError`]
+/// with status, headers, body and a retry decision (408/409/429/≥500,
+/// overridden by `x-should-retry`, then adjusted by `classify` for
+/// provider-specific error types such as `insufficient_quota`).
+pub(crate) fn map_error_response(
+    status: u16,
+    headers: Headers,
+    body: String,
+    classify: fn(&mut ApiError, Option<&Value>),
+) -> ModelError {
+    let json: Option<Value> = serde_json::from_str(&body).ok();
+    let message = json
+        .as_ref()
+        .and_then(error_message)
+        .or_else(|| (!body.trim().is_empty()).then(|| body.trim().to_string()))
+        .unwrap_or_else(|| format!("HTTP {status} with an empty body"));
+    let code = json
+        .as_ref()
+        .and_then(|j| j.pointer("/error/code"))
+        .and_then(Value::as_str);
+    if (400..500).contains(&status) && is_overflow(code, &message) {
+        return ModelError::ContextOverflow { message };
+    }
+    let mut api = ApiError::new(status, message);
+    classify(&mut api, json.as_ref());
+    match headers.get("x-should-retry").map(String::as_str) {
+        Some("true") => api.is_retryable = true,
+        Some("false") => api.is_retryable = false,
+        _ => {}
+    }
+    api.headers = Some(headers);
+    api.body = Some(body);
+    ModelError::Api(api)
+}
+
+/// Drives `decoder` over the SSE body of `response`, stopping promptly
+/// when `cancel` fires. The stream ends after the decoder's terminal
+/// event or after the first error.
+pub(crate) fn drive<D: Decoder>(
+    response: reqwest::Response,
+    decoder: D,
+    cancel: CancellationToken,
+) -> EventStream {
+    struct State<S, D> {
+        events: S,
+        decoder: D,
+        ready: VecDeque<Result<StreamEvent, ModelError>>,
+        done: bool,
+        cancel: CancellationToken,
+    }
+    let state = State {
+        events: Box::pin(sse_events(response.bytes_stream())),
+        decoder,
+        ready: VecDeque::new(),
+        done: false,
+        cancel,
+    };
+    Box::pin(futures::stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(item) = state.ready.pop_front() {
+                return Some((item, state));
+            }
+            if state.done {
+                return None;
+            }
+            let next = tokio::select! {
+                biased;
+                _ = state.cancel.cancelled() => {
+                    state.done = true;
+                    return Some((Err(ModelError::Cancelled), state));
+                }
+                next = state.events.next() => next,
+            };
+            let mut out = Vec::new();
+            let result = match next {
+                Some(Ok(event)) => state.decoder.event(event, &mut out),
+                Some(Err(e)) => Err(transport_error(e.0)),
+                None => {
+                    state.done = true;
+                    state.decoder.end(&mut out)
+                }
+            };
+            state.ready.extend(out.into_iter().map(Ok));
+            match result {
+                Ok(()) => state.done |= state.decoder.finished(),
+                Err(error) => {
+                    state.ready.push_back(Err(error));
+                    state.done = true;
+                }
+            }
+        }
+    }))
+}
+
+/// Parses a JSON `data:` payload; a malformed line is an error naming the
+/// provider, never a panic.
+pub(crate) fn parse_json(provider: &str, data: &str) -> Result<Value, ModelError> {
+    serde_json::from_str(data).map_err(|e| {
+        let mut snippet: String = data.chars().take(200).collect();
+        if snippet.len() < data.len() {
+            snippet.push('…');
+        }
+        ModelError::other(format!(
+            "{provider} sent a malformed stream event ({e}): {snippet}"
+        ))
+    })
+}
+
+/// Parses accumulated tool-call argument text: empty means `{}`, invalid
+/// JSON is passed on as a JSON string so the tool reports it to the model.
+pub(crate) fn parse_arguments(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return Value::Object(Default::default());
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+/// A `u64` at a JSON pointer, when present.
+pub(crate) fn u64_at(value: &Value, pointer: &str) -> Option<u64> {
+    value.pointer(pointer).and_then(Value::as_u64)
+}
+
+/// Merges the provider options of `request.options[key]` (an object) into
+/// a request body, overriding what the client set.
+pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, Value>, key: &str) {
+    if let (Some(Value::Object(extra)), Value::Object(body)) = (options.get(key), body) {
+        for (k, v) in extra {
+            body.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_classify(_: &mut ApiError, _: Option<&Value>) {}
+
+    #[test]
+    fn x_should_retry_overrides_status() {
+        let mut headers = Headers::new();
+        headers.insert("x-should-retry".into(), "false".into());
+        let error = map_error_response(503, headers, "{}".into(), no_classify);
+        let ModelError::Api(api) = error else {
+            panic!("expected an API error")
+        };
+        assert!(!api.is_retryable);
+        let mut headers = Headers::new();
+        headers.insert("x-should-retry".into(), "true".into());
+        let ModelError::Api(api) = map_error_response(400, headers, String::new(), no_classify)
+        else {
+            panic!("expected an API error")
+        };
+        assert!(api.is_retryable);
+        assert_eq!(api.message, "HTTP 400 with an empty body");
+    }
+
+    #[test]
+    fn error_message_shapes() {
+        let v: Value = serde_json::json!({"error": "boom"});
+        assert_eq!(error_message(&v).as_deref(), Some("boom"));
+        let v: Value = serde_json::json!({"object": "error", "message": "m", "code": 400});
+        assert_eq!(error_message(&v).as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn arguments_parse_or_pass_through() {
+        assert_eq!(parse_arguments(""), serde_json::json!({}));
+        assert_eq!(parse_arguments("{\"a\":1}"), serde_json::json!({"a": 1}));
+        assert_eq!(parse_arguments("{\"a\""), serde_json::json!("{\"a\""));
+    }
+}

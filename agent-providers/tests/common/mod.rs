@@ -1,0 +1,116 @@
+//! Helpers shared by the wiremock tests: serving SSE bodies and collecting
+//! a model's stream.
+
+#![allow(dead_code, clippy::expect_used)]
+
+use agent_providers::core::{
+    ContentPart, EventStream, LanguageModel, ModelError, ModelMessage, ModelRequest, ModelRole,
+    StreamEvent, ToolSpec,
+};
+use futures::StreamExt;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use wiremock::ResponseTemplate;
+
+/// A 200 response with this SSE body.
+pub fn sse(body: impl Into<Vec<u8>>) -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .insert_header("content-type", "text/event-stream")
+        .set_body_raw(body.into(), "text/event-stream")
+}
+
+/// Collects every item of a stream.
+pub async fn collect(stream: EventStream) -> Vec<Result<StreamEvent, ModelError>> {
+    stream.collect().await
+}
+
+/// Starts a call and collects its events; panics if the call fails before
+/// streaming.
+pub async fn run(
+    model: &dyn LanguageModel,
+    request: ModelRequest,
+) -> Vec<Result<StreamEvent, ModelError>> {
+    let stream = model
+        .stream(request, CancellationToken::new())
+        .await
+        .expect("call starts");
+    collect(stream).await
+}
+
+/// Splits collected items into the events and the final error, if any.
+pub fn events_and_error(
+    items: Vec<Result<StreamEvent, ModelError>>,
+) -> (Vec<StreamEvent>, Option<ModelError>) {
+    let mut events = Vec::new();
+    let mut error = None;
+    for item in items {
+        match item {
+            Ok(event) => {
+                assert!(error.is_none(), "event after an error: {event:?}");
+                events.push(event)
+            }
+            Err(e) => {
+                assert!(error.is_none(), "two errors");
+                error = Some(e)
+            }
+        }
+    }
+    (events, error)
+}
+
+/// A request with two system sections, a tool, a previous tool call with
+/// its result, and a new user message.
+pub fn conversation() -> ModelRequest {
+    let mut signed = serde_json::Map::new();
+    signed.insert(
+        "anthropic".into(),
+        serde_json::json!({"signature": "sig-123"}),
+    );
+    ModelRequest {
+        system: vec!["agent prompt".into(), "project context".into()],
+        messages: Arc::new(vec![
+            ModelMessage::user("read the crate root"),
+            ModelMessage {
+                role: ModelRole::Assistant,
+                content: vec![
+                    ContentPart::Reasoning {
+                        text: "I should read it.".into(),
+                        provider_metadata: Some(signed),
+                    },
+                    ContentPart::Text {
+                        text: "Reading.".into(),
+                        provider_metadata: None,
+                    },
+                    ContentPart::ToolCall {
+                        id: "call_1".into(),
+                        name: "read_file".into(),
+                        input: serde_json::json!({"path": "src/lib.rs"}),
+                        provider_metadata: None,
+                    },
+                ],
+            },
+            ModelMessage {
+                role: ModelRole::Tool,
+                content: vec![ContentPart::ToolResult {
+                    call_id: "call_1".into(),
+                    name: "read_file".into(),
+                    output: "//! crate docs".into(),
+                    is_error: false,
+                }],
+            },
+            ModelMessage::user("now summarise"),
+        ]),
+        tools: Arc::new(vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Reads a file".into(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            }),
+        }]),
+        temperature: Some(0.5),
+        max_output_tokens: Some(1000),
+        ..Default::default()
+    }
+}
