@@ -9,6 +9,8 @@
 //!
 //! * [`Anthropic`]: the Messages API (thinking with signatures, tool use,
 //!   §15 prompt-cache breakpoints, cache token usage).
+//! * [`OpenAiResponses`]: OpenAI's Responses API (reasoning items with
+//!   encrypted content round-tripped, function calls, cached-token usage).
 //! * [`OpenAiCompatible`]: Chat Completions for OpenAI and every compatible
 //!   server, with presets for Ollama, vLLM, LM Studio and OpenRouter.
 //! * [`model_from_env`]: a `provider/model` name to a client, keys from the
@@ -71,6 +73,7 @@ pub mod error;
 pub mod openai;
 pub mod prompt;
 pub mod registry;
+pub mod responses;
 pub mod sse;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
@@ -83,4 +86,5 @@ pub use prompt::provider_prompt;
 pub use registry::{
     EnvModelResolver, PROVIDERS, model_for_ref, model_from_env, model_info, parse_model_name,
 };
+pub use responses::OpenAiResponses;
 pub use sse::{SseError, SseEvent, SseParser, sse_events};

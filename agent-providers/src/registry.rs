@@ -134,7 +134,9 @@ pub fn parse_model_name(name: &str) -> Result<ModelRef, ProviderError> {
 
 /// Builds the client for a `provider/model` name from the environment:
 /// `anthropic/…` (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), `openai/…`
-/// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`), `openrouter/…`
+/// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`; the Responses API, which every
+/// OpenAI model serves and codex models require — use
+/// [`OpenAiCompatible::openai`] for Chat Completions), `openrouter/…`
 /// (`OPENROUTER_API_KEY`), `ollama/…` (`OLLAMA_HOST`), `vllm/…`
 /// (`VLLM_BASE_URL`, `VLLM_API_KEY`), `lmstudio/…` (`LMSTUDIO_BASE_URL`).
 ///
@@ -154,7 +156,7 @@ pub fn model_for_ref(name: &ModelRef) -> Result<Arc<dyn LanguageModel>, Provider
     let model = name.model_id.clone();
     Ok(match name.provider_id.as_str() {
         "anthropic" => Arc::new(crate::anthropic::Anthropic::from_env(model)?),
-        "openai" => Arc::new(OpenAiCompatible::openai(model)?),
+        "openai" => Arc::new(crate::responses::OpenAiResponses::from_env(model)?),
         "openrouter" => Arc::new(OpenAiCompatible::openrouter(model)?),
         "ollama" => Arc::new(OpenAiCompatible::ollama(model)),
         "vllm" => Arc::new(OpenAiCompatible::vllm(model)),

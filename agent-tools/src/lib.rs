@@ -39,3 +39,16 @@ pub use external::{
 };
 pub use replace::{EditError, replace};
 pub use request::ToolRequest;
+
+pub mod atomic;
+pub mod diff;
+pub mod edit;
+pub mod error;
+pub mod read;
+pub mod write;
+pub use atomic::{FileLock, WriteError, lock_file, write_atomic};
+pub use diff::{FileDiff, unified_diff};
+pub use edit::{EditArgs, EditTool};
+pub use error::FileError;
+pub use read::{ReadArgs, ReadTool};
+pub use write::{WriteArgs, WriteTool};

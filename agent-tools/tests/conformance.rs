@@ -12,7 +12,10 @@
 
 use std::path::Path;
 
-use agent_tools::{EditError, external_request, replace};
+use agent_tools::{
+    EditArgs, EditError, EditTool, ReadArgs, ReadTool, ToolRequest, WriteArgs, WriteTool,
+    external_request, paths, replace,
+};
 use serde_json::Value;
 
 /// A deliberate difference from opencode: a named predicate that recognises
@@ -23,7 +26,35 @@ struct Deviation {
     applies: fn(&Value) -> bool,
 }
 
-const DEVIATIONS: &[Deviation] = &[];
+const DEVIATIONS: &[Deviation] = &[Deviation {
+    name: "worktree_pattern_points_elsewhere",
+    reason: "the vector's worktree-relative pattern does not lead from the worktree to the file \
+             (it has too few `..`); the SDK computes Node's path.relative(worktree, file), which \
+             is what opencode runs, so the pattern names the file actually touched",
+    applies: worktree_pattern_points_elsewhere,
+}];
+
+/// A `tool_request` case for a file tool whose expected `read`/`edit`
+/// pattern, resolved against the worktree, is not the file named by
+/// `filePath` (resolved against the directory).
+fn worktree_pattern_points_elsewhere(case: &Value) -> bool {
+    let (Some(args), Ok((directory, worktree))) = (case.get("args"), instance(case)) else {
+        return false;
+    };
+    let Some(file) = args.get("filePath").and_then(Value::as_str) else {
+        return false;
+    };
+    let target = paths::resolve(Path::new(&directory), Path::new(file));
+    let expected = case
+        .get("expect_requests")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    expected
+        .filter(|r| matches!(r["permission"].as_str(), Some("read" | "edit")))
+        .filter_map(|r| r["patterns"].get(0).and_then(Value::as_str))
+        .any(|pattern| paths::resolve(Path::new(&worktree), Path::new(pattern)) != target)
+}
 
 fn vectors() -> Value {
     let path = std::env::var("OPENCODE_VECTORS").unwrap_or_else(|_| {
@@ -99,11 +130,61 @@ fn run_external_directory(case: &Value) -> Result<(), String> {
     )
 }
 
+/// The requests a file tool of this crate would make, or `None` for tools
+/// it does not own.
+fn tool_requests(case: &Value) -> Option<Result<Vec<ToolRequest>, String>> {
+    fn args<T: serde::de::DeserializeOwned>(case: &Value) -> Result<T, String> {
+        serde_json::from_value(case.get("args").cloned().unwrap_or(Value::Null))
+            .map_err(|e| format!("bad args: {e}"))
+    }
+    let tool = case.get("tool")?.as_str()?;
+    let (directory, worktree) = match instance(case) {
+        Ok(found) => found,
+        Err(e) => return Some(Err(e)),
+    };
+    let (directory, worktree) = (Path::new(&directory), Path::new(&worktree));
+    let requests = match tool {
+        "read" => args::<ReadArgs>(case).map(|a| ReadTool.requests(&a, directory, worktree)),
+        "write" => args::<WriteArgs>(case).map(|a| WriteTool.requests(&a, directory, worktree)),
+        "edit" => args::<EditArgs>(case).map(|a| EditTool.requests(&a, directory, worktree)),
+        _ => return None,
+    };
+    Some(requests)
+}
+
+fn run_tool_request(case: &Value) -> Option<Result<(), String>> {
+    let got = match tool_requests(case)? {
+        Ok(got) => got,
+        Err(e) => return Some(Err(e)),
+    };
+    let Some(expected) = case.get("expect_requests").and_then(Value::as_array) else {
+        return Some(Err("case has no expect_requests array".into()));
+    };
+    // Metadata is compared only where the vector shows it.
+    let got: Vec<Value> = got
+        .iter()
+        .zip(expected.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(request, want)| {
+            let mut value = serde_json::json!({
+                "permission": request.permission,
+                "patterns": request.patterns,
+                "always": request.always,
+            });
+            if want.is_some_and(|w| w.get("metadata").is_some()) {
+                value["metadata"] = request.metadata.clone();
+            }
+            value
+        })
+        .collect();
+    Some(expect_eq(&got, expected))
+}
+
 /// Runs a case; `None` when this crate does not answer it.
 fn run_case(case: &Value) -> Option<Result<(), String>> {
     match case.get("kind")?.as_str()? {
         "edit_replace" => Some(run_edit_replace(case)),
         "external_directory" => Some(run_external_directory(case)),
+        "tool_request" => run_tool_request(case),
         _ => None,
     }
 }
@@ -148,4 +229,21 @@ fn opencode_conformance() {
         failures.len()
     );
     assert!(passed > 0, "no conformance case ran");
+}
+
+#[test]
+fn deviation_predicates_are_not_vacuous() {
+    let miscounted = serde_json::json!({
+        "kind": "tool_request", "tool": "read", "args": {"filePath": "/etc/hosts"},
+        "instance": {"directory": "/home/u/proj/pkg", "worktree": "/home/u/proj"},
+        "expect_requests": [
+            {"permission": "external_directory", "patterns": ["/etc/*"], "always": ["/etc/*"]},
+            {"permission": "read", "patterns": ["../../etc/hosts"], "always": ["*"]}
+        ]
+    });
+    assert!(worktree_pattern_points_elsewhere(&miscounted));
+    let mut right = miscounted.clone();
+    right["expect_requests"][1]["patterns"][0] = "../../../etc/hosts".into();
+    assert!(!worktree_pattern_points_elsewhere(&right));
+    assert!(run_tool_request(&right).unwrap().is_ok());
 }
