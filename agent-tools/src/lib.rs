@@ -29,6 +29,11 @@ pub use bash_scan::{BashScan, ScanError, plan_requests, scan};
 pub mod bash;
 pub use bash::{BashArgs, BashError, BashTool};
 
+pub mod html;
+
+pub mod webfetch;
+pub use webfetch::{FetchFormat, WebFetchArgs, WebFetchError, WebFetchTool};
+
 pub mod external;
 pub mod paths;
 pub mod replace;
