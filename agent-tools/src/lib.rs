@@ -34,6 +34,12 @@ pub mod html;
 pub mod webfetch;
 pub use webfetch::{FetchFormat, WebFetchArgs, WebFetchError, WebFetchTool};
 
+pub mod todo;
+pub use todo::{
+    Todo, TodoPriority, TodoReadArgs, TodoReadTool, TodoStatus, TodoStore, TodoWriteArgs,
+    TodoWriteTool,
+};
+
 pub mod external;
 pub mod paths;
 pub mod replace;
