@@ -10,6 +10,9 @@
 //! also written in `docs/deviations.md`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "conformance/bash_cases.rs"]
+mod bash_cases;
+
 use std::path::Path;
 
 use agent_tools::{
@@ -181,12 +184,13 @@ fn run_tool_request(case: &Value) -> Option<Result<(), String>> {
 
 /// Runs a case; `None` when this crate does not answer it.
 fn run_case(case: &Value) -> Option<Result<(), String>> {
-    match case.get("kind")?.as_str()? {
+    let ours = match case.get("kind")?.as_str()? {
         "edit_replace" => Some(run_edit_replace(case)),
         "external_directory" => Some(run_external_directory(case)),
         "tool_request" => run_tool_request(case),
         _ => None,
-    }
+    };
+    ours.or_else(|| bash_cases::run_bash_case(case))
 }
 
 #[test]
