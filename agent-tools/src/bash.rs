@@ -379,6 +379,7 @@ async fn pump(mut reader: impl tokio::io::AsyncRead + Unpin, sender: mpsc::Sende
 struct ProcessGroup {
     #[cfg_attr(not(unix), allow(dead_code))]
     pgid: Option<i32>,
+    #[cfg_attr(not(unix), allow(dead_code))]
     armed: bool,
 }
 

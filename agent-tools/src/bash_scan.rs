@@ -66,6 +66,12 @@ pub const FILE_COMMANDS: &[&str] = &[
 /// Shells whose `-c` script [`shell_c_script`] recognises.
 pub const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh"];
 
+/// Commands that run the command after them: `sudo bash -c '...'` is
+/// looked into like `bash -c '...'`.
+pub const WRAPPERS: &[&str] = &[
+    "sudo", "doas", "env", "nohup", "exec", "command", "time", "nice",
+];
+
 /// How deep `bash -c "bash -c '...'"` nesting is followed.
 pub const SHELL_C_MAX_DEPTH: usize = 4;
 
@@ -126,17 +132,28 @@ pub fn scan(command: &str) -> Result<BashScan, ScanError> {
 }
 
 /// The index of the script token of a `bash -c SCRIPT` command, if
-/// `tokens` is one: the first token is a shell of [`SHELLS`] (any
-/// directory), followed by flags of which one holds `c` (`-c`, `-lc`,
-/// `-ec`); `-o`/`+o` take an option name. This is the named predicate of
-/// the `bash -c` deviation (opencode asks only for `bash *`).
+/// `tokens` is one: after any [`WRAPPERS`] (with their `-flags` and, for
+/// `env`, `NAME=value` words), a shell of [`SHELLS`] (any directory),
+/// followed by flags of which one holds `c` (`-c`, `-lc`, `-ec`); `-o`/`+o`
+/// take an option name. This is the named predicate of the `bash -c`
+/// deviation (opencode asks only for `bash *`).
 pub fn shell_c_script<S: AsRef<str>>(tokens: &[S]) -> Option<usize> {
-    let first = tokens.first()?.as_ref();
+    let mut i = 0;
+    while let Some(token) = tokens.get(i) {
+        let token = token.as_ref();
+        let name = token.rsplit('/').next().unwrap_or(token);
+        if (i > 0 && (token.starts_with('-') || token.contains('='))) || WRAPPERS.contains(&name) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let first = tokens.get(i)?.as_ref();
     let name = first.rsplit('/').next().unwrap_or(first);
     if !SHELLS.contains(&name) {
         return None;
     }
-    let mut i = 1;
+    i += 1;
     while let Some(token) = tokens.get(i) {
         let token = token.as_ref();
         if token == "-o" || token == "+o" {
@@ -437,6 +454,16 @@ mod tests {
         assert_eq!(shell_c_script(&["bash", "script.sh"]), None);
         assert_eq!(shell_c_script(&["bash", "-c"]), None);
         assert_eq!(shell_c_script(&["python", "-c", "x"]), None);
+        assert_eq!(shell_c_script(&["sudo", "-E", "bash", "-c", "x"]), Some(4));
+        assert_eq!(
+            shell_c_script(&["env", "A=1", "/bin/sh", "-c", "x"]),
+            Some(4)
+        );
+        assert_eq!(
+            shell_c_script(&["sudo", "-u", "root", "bash", "-c", "x"]),
+            None
+        );
+        assert_eq!(shell_c_script(&["sudo"]), None);
     }
 
     #[test]
