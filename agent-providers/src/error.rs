@@ -26,7 +26,7 @@ pub enum ProviderError {
     },
     /// No client is known for this provider id.
     #[error(
-        "unknown provider {provider:?}: known providers are anthropic, openai, openrouter, ollama, vllm, lmstudio"
+        "unknown provider {provider:?}: known providers are anthropic, openai, google (or gemini), openrouter, ollama, vllm, lmstudio"
     )]
     UnknownProvider {
         /// The provider id given.

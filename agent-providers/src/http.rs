@@ -131,15 +131,19 @@ pub(crate) fn map_error_response(
     if (400..500).contains(&status) && is_overflow(code, &message) {
         return ModelError::ContextOverflow { message };
     }
+    let should_retry = headers.get("x-should-retry").cloned();
     let mut api = ApiError::new(status, message);
+    api.headers = Some(headers);
+    api.body = Some(body);
+    // The provider may refine the decision (and add headers, such as a
+    // Gemini `retryDelay` turned into `retry-after-ms`) ...
     classify(&mut api, json.as_ref());
-    match headers.get("x-should-retry").map(String::as_str) {
+    // ... but the server's explicit `x-should-retry` has the last word.
+    match should_retry.as_deref() {
         Some("true") => api.is_retryable = true,
         Some("false") => api.is_retryable = false,
         _ => {}
     }
-    api.headers = Some(headers);
-    api.body = Some(body);
     ModelError::Api(api)
 }
 

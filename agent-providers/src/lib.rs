@@ -11,6 +11,8 @@
 //!   §15 prompt-cache breakpoints, cache token usage).
 //! * [`OpenAiResponses`]: OpenAI's Responses API (reasoning items with
 //!   encrypted content round-tripped, function calls, cached-token usage).
+//! * [`Gemini`]: Google's `streamGenerateContent` (thought signatures
+//!   round-tripped, minted call ids, `RetryInfo` delays).
 //! * [`OpenAiCompatible`]: Chat Completions for OpenAI and every compatible
 //!   server, with presets for Ollama, vLLM, LM Studio and OpenRouter.
 //! * [`model_from_env`]: a `provider/model` name to a client, keys from the
@@ -70,6 +72,7 @@ mod http;
 
 pub mod anthropic;
 pub mod error;
+pub mod gemini;
 pub mod openai;
 pub mod prompt;
 pub mod registry;
@@ -78,6 +81,7 @@ pub mod sse;
 
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
 pub use error::ProviderError;
+pub use gemini::{GEMINI_BASE_URL, Gemini};
 pub use openai::{
     LMSTUDIO_BASE_URL, MaxTokensField, OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL,
     OpenAiCompatible, VLLM_BASE_URL,

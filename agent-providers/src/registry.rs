@@ -136,7 +136,9 @@ pub fn parse_model_name(name: &str) -> Result<ModelRef, ProviderError> {
 /// `anthropic/…` (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), `openai/…`
 /// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`; the Responses API, which every
 /// OpenAI model serves and codex models require — use
-/// [`OpenAiCompatible::openai`] for Chat Completions), `openrouter/…`
+/// [`OpenAiCompatible::openai`] for Chat Completions), `google/…` or
+/// `gemini/…` (`GOOGLE_GENERATIVE_AI_API_KEY` or `GEMINI_API_KEY`),
+/// `openrouter/…`
 /// (`OPENROUTER_API_KEY`), `ollama/…` (`OLLAMA_HOST`), `vllm/…`
 /// (`VLLM_BASE_URL`, `VLLM_API_KEY`), `lmstudio/…` (`LMSTUDIO_BASE_URL`).
 ///
@@ -157,6 +159,7 @@ pub fn model_for_ref(name: &ModelRef) -> Result<Arc<dyn LanguageModel>, Provider
     Ok(match name.provider_id.as_str() {
         "anthropic" => Arc::new(crate::anthropic::Anthropic::from_env(model)?),
         "openai" => Arc::new(crate::responses::OpenAiResponses::from_env(model)?),
+        "google" | "gemini" => Arc::new(crate::gemini::Gemini::from_env(model)?),
         "openrouter" => Arc::new(OpenAiCompatible::openrouter(model)?),
         "ollama" => Arc::new(OpenAiCompatible::ollama(model)),
         "vllm" => Arc::new(OpenAiCompatible::vllm(model)),
