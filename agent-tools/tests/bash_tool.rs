@@ -306,3 +306,36 @@ async fn missing_workdir_is_reported() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn workdir_outside_the_project_is_asked_for() {
+    let s = setup("workdir-outside", Reply::Reject { feedback: None });
+    let result = tool()
+        .execute(json!({"command": "ls", "workdir": "/"}), &s.ctx)
+        .await;
+    assert!(result.is_err());
+    let seen = s.seen.lock().unwrap();
+    assert_eq!(seen[0].permission, "external_directory");
+    assert_eq!(seen[0].patterns, ["/*"]);
+}
+
+#[tokio::test]
+async fn background_job_does_not_hold_the_call() {
+    let s = setup("background", Reply::Once);
+    let started = Instant::now();
+    let out = tool()
+        .execute(
+            json!({"command": "sleep 5 & echo pid=$!; echo done"}),
+            &s.ctx,
+        )
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(out.output.contains("done"), "{}", out.output);
+    // A normal exit leaves background jobs alone (as opencode does); end it here.
+    for pid in pids(&out.output) {
+        let _ = std::process::Command::new("kill")
+            .arg(pid.to_string())
+            .status();
+    }
+}
