@@ -48,6 +48,7 @@ pub struct Anthropic {
     headers: Vec<(String, String)>,
     prompt_caching: bool,
     http: reqwest::Client,
+    idle_timeout: Option<std::time::Duration>,
 }
 
 impl Anthropic {
@@ -59,7 +60,8 @@ impl Anthropic {
             api_key: api_key.into(),
             headers: Vec::new(),
             prompt_caching: true,
-            http: reqwest::Client::new(),
+            http: http::shared_client(),
+            idle_timeout: None,
         }
     }
 
@@ -112,6 +114,14 @@ impl Anthropic {
     /// Uses this `reqwest` client (proxies, timeouts, connection pool).
     pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
         self.http = http;
+        self
+    }
+
+    /// Ends a stream with [`ModelError::Interrupted`] (which the loop
+    /// retries) when no bytes arrive for this long. Off by default:
+    /// reasoning models can be silent for minutes on some APIs.
+    pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.idle_timeout = Some(timeout);
         self
     }
 
@@ -368,7 +378,12 @@ impl LanguageModel for Anthropic {
             builder = builder.header(name, value);
         }
         let response = http::send(builder, &cancel, classify).await?;
-        Ok(http::drive(response, MessagesDecoder::default(), cancel))
+        Ok(http::drive(
+            response,
+            MessagesDecoder::default(),
+            cancel,
+            self.idle_timeout,
+        ))
     }
 }
 

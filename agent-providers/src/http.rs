@@ -26,6 +26,13 @@ pub(crate) trait Decoder: Send + 'static {
     fn end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
 }
 
+/// One `reqwest` client shared by every model client that was not given
+/// its own, so they share a connection pool.
+pub(crate) fn shared_client() -> reqwest::Client {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT.get_or_init(reqwest::Client::new).clone()
+}
+
 /// Sends a request; a non-2xx response becomes a mapped [`ModelError`].
 pub(crate) async fn send(
     request: reqwest::RequestBuilder,
@@ -154,6 +161,7 @@ pub(crate) fn drive<D: Decoder>(
     response: reqwest::Response,
     decoder: D,
     cancel: CancellationToken,
+    idle_timeout: Option<std::time::Duration>,
 ) -> EventStream {
     struct State<S, D> {
         events: S,
@@ -169,41 +177,67 @@ pub(crate) fn drive<D: Decoder>(
         done: false,
         cancel,
     };
-    Box::pin(futures::stream::unfold(state, |mut state| async move {
-        loop {
-            if let Some(item) = state.ready.pop_front() {
-                return Some((item, state));
-            }
-            if state.done {
-                return None;
-            }
-            let next = tokio::select! {
-                biased;
-                _ = state.cancel.cancelled() => {
-                    state.done = true;
-                    return Some((Err(ModelError::Cancelled), state));
+    Box::pin(futures::stream::unfold(
+        state,
+        move |mut state| async move {
+            loop {
+                if let Some(item) = state.ready.pop_front() {
+                    return Some((item, state));
                 }
-                next = state.events.next() => next,
-            };
-            let mut out = Vec::new();
-            let result = match next {
-                Some(Ok(event)) => state.decoder.event(event, &mut out),
-                Some(Err(e)) => Err(transport_error(e.0)),
-                None => {
-                    state.done = true;
-                    state.decoder.end(&mut out)
+                if state.done {
+                    return None;
                 }
-            };
-            state.ready.extend(out.into_iter().map(Ok));
-            match result {
-                Ok(()) => state.done |= state.decoder.finished(),
-                Err(error) => {
-                    state.ready.push_back(Err(error));
-                    state.done = true;
+                let next = tokio::select! {
+                    biased;
+                    _ = state.cancel.cancelled() => {
+                        state.done = true;
+                        return Some((Err(ModelError::Cancelled), state));
+                    }
+                    next = next_or_idle(&mut state.events, idle_timeout) => match next {
+                        Some(next) => next,
+                        None => {
+                            state.done = true;
+                            let secs = idle_timeout.map_or(0.0, |t| t.as_secs_f64());
+                            return Some((
+                                Err(ModelError::interrupted(format!(
+                                    "no data from the provider for {secs}s (idle timeout)"
+                                ))),
+                                state,
+                            ));
+                        }
+                    },
+                };
+                let mut out = Vec::new();
+                let result = match next {
+                    Some(Ok(event)) => state.decoder.event(event, &mut out),
+                    Some(Err(e)) => Err(transport_error(e.0)),
+                    None => {
+                        state.done = true;
+                        state.decoder.end(&mut out)
+                    }
+                };
+                state.ready.extend(out.into_iter().map(Ok));
+                match result {
+                    Ok(()) => state.done |= state.decoder.finished(),
+                    Err(error) => {
+                        state.ready.push_back(Err(error));
+                        state.done = true;
+                    }
                 }
             }
-        }
-    }))
+        },
+    ))
+}
+
+/// The next item, or `None` when `timeout` passed first.
+async fn next_or_idle<S: futures::Stream + Unpin>(
+    stream: &mut S,
+    timeout: Option<std::time::Duration>,
+) -> Option<Option<S::Item>> {
+    match timeout {
+        Some(timeout) => tokio::time::timeout(timeout, stream.next()).await.ok(),
+        None => Some(stream.next().await),
+    }
 }
 
 /// Parses a JSON `data:` payload; a malformed line is an error naming the

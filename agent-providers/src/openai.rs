@@ -57,6 +57,7 @@ pub struct OpenAiCompatible {
     headers: Vec<(String, String)>,
     max_tokens_field: MaxTokensField,
     http: reqwest::Client,
+    idle_timeout: Option<std::time::Duration>,
 }
 
 fn env_nonempty(name: &str) -> Option<String> {
@@ -78,7 +79,8 @@ impl OpenAiCompatible {
             api_key: None,
             headers: Vec::new(),
             max_tokens_field: MaxTokensField::MaxTokens,
-            http: reqwest::Client::new(),
+            http: http::shared_client(),
+            idle_timeout: None,
         }
     }
 
@@ -172,6 +174,14 @@ impl OpenAiCompatible {
     /// Uses this `reqwest` client (proxies, timeouts, connection pool).
     pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
         self.http = http;
+        self
+    }
+
+    /// Ends a stream with [`ModelError::Interrupted`] (which the loop
+    /// retries) when no bytes arrive for this long. Off by default:
+    /// reasoning models can be silent for minutes on some APIs.
+    pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.idle_timeout = Some(timeout);
         self
     }
 
@@ -396,6 +406,7 @@ impl LanguageModel for OpenAiCompatible {
             response,
             ChatDecoder::new(self.info.provider.clone()),
             cancel,
+            self.idle_timeout,
         ))
     }
 }

@@ -37,6 +37,7 @@ pub struct OpenAiResponses {
     api_key: String,
     headers: Vec<(String, String)>,
     http: reqwest::Client,
+    idle_timeout: Option<std::time::Duration>,
 }
 
 impl OpenAiResponses {
@@ -48,7 +49,8 @@ impl OpenAiResponses {
             base_url: OPENAI_BASE_URL.to_string(),
             api_key: api_key.into(),
             headers: Vec::new(),
-            http: reqwest::Client::new(),
+            http: http::shared_client(),
+            idle_timeout: None,
         }
     }
 
@@ -96,6 +98,14 @@ impl OpenAiResponses {
     /// Uses this `reqwest` client (proxies, timeouts, connection pool).
     pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
         self.http = http;
+        self
+    }
+
+    /// Ends a stream with [`ModelError::Interrupted`] (which the loop
+    /// retries) when no bytes arrive for this long. Off by default:
+    /// reasoning models can be silent for minutes on some APIs.
+    pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.idle_timeout = Some(timeout);
         self
     }
 
@@ -301,7 +311,12 @@ impl LanguageModel for OpenAiResponses {
             builder = builder.header(name, value);
         }
         let response = http::send(builder, &cancel, classify).await?;
-        Ok(http::drive(response, ResponsesDecoder::default(), cancel))
+        Ok(http::drive(
+            response,
+            ResponsesDecoder::default(),
+            cancel,
+            self.idle_timeout,
+        ))
     }
 }
 
