@@ -19,6 +19,36 @@ pub fn run_bash_case(case: &Value) -> Option<Result<(), String>> {
     }
 }
 
+/// The named deviation predicate under which a bash case passes, if our
+/// answer differs from opencode's for it (`None` when it matches exactly or
+/// is not a bash case), so the harness can count it as a deviation.
+pub fn bash_case_deviation(case: &Value) -> Option<&'static str> {
+    let (command, expected) = match case["kind"].as_str()? {
+        "bash_scan" => (case["command"].as_str()?, vec![case["expect"].clone()]),
+        "tool_request" if case["tool"].as_str() == Some("bash") => (
+            case["args"]["command"].as_str()?,
+            case["expect_requests"].as_array()?.clone(),
+        ),
+        _ => return None,
+    };
+    let scan = agent_tools::scan(command).ok()?;
+    let differs = expected.iter().any(|want| {
+        let patterns = strings(&want["patterns"]);
+        let always = strings(&want["always"]);
+        (patterns != scan.patterns || always != scan.always)
+            && want["permission"].as_str().is_none_or(|p| p == "bash")
+    });
+    if !differs {
+        None
+    } else if deviation_shell_c(command) {
+        Some("deviation_shell_c")
+    } else if deviation_syntax_error(&scan) {
+        Some("deviation_syntax_error")
+    } else {
+        None
+    }
+}
+
 fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
