@@ -1,6 +1,8 @@
 //! A server that sends one event and then goes silent: the idle timeout
 //! and cancellation must both end the stream promptly.
 
+#![allow(clippy::expect_used)]
+
 use std::time::Duration;
 
 use agent_providers::OpenAiCompatible;
