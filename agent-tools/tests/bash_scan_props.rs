@@ -44,3 +44,18 @@ fn strict_vectors_have_no_syntax_error() {
         );
     }
 }
+
+#[test]
+fn deep_nesting_does_not_overflow() {
+    // `((` would start an arithmetic command, so subshells are spaced.
+    for (open, close) in [
+        ("( ", " )"),
+        ("echo $(", ")"),
+        ("{ ", "; }"),
+        ("bash -c '", "'"),
+    ] {
+        let command = format!("{}ls{}", open.repeat(1000), close.repeat(1000));
+        let scan = agent_tools::scan(&command).unwrap();
+        assert!(!scan.patterns.is_empty(), "{open}");
+    }
+}
