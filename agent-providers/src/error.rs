@@ -32,7 +32,21 @@ pub enum ProviderError {
         /// The provider id given.
         provider: String,
     },
-    /// The HTTP client could not be built (TLS backend initialisation).
-    #[error("cannot build the HTTP client: {0}")]
-    Http(#[from] reqwest::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_key_names_the_variable() {
+        let error = ProviderError::MissingApiKey {
+            provider: "anthropic".into(),
+            variable: "ANTHROPIC_API_KEY".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "no API key for anthropic: set the ANTHROPIC_API_KEY environment variable (or pass a key to the client builder)"
+        );
+    }
 }

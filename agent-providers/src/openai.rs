@@ -535,11 +535,14 @@ impl ChatDecoder {
         {
             call.name = Some(name.to_string());
         }
-        let fragment = delta
-            .pointer("/function/arguments")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        call.arguments.push_str(fragment);
+        // A string fragment normally; some servers send the whole
+        // arguments as a JSON object instead.
+        let fragment = match delta.pointer("/function/arguments") {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(object) => object.to_string(),
+        };
+        call.arguments.push_str(&fragment);
         if !call.started
             && let Some(name) = call.name.clone()
         {
@@ -561,7 +564,7 @@ impl ChatDecoder {
         } else if call.started && !fragment.is_empty() {
             out.push(StreamEvent::ToolInputDelta {
                 id: call.id.clone().unwrap_or_default(),
-                delta: fragment.to_string(),
+                delta: fragment,
             });
         }
     }
@@ -755,6 +758,26 @@ mod tests {
         assert_eq!(
             ollama_base_url("https://ollama.example.com:443/"),
             "https://ollama.example.com:443/v1"
+        );
+    }
+
+    #[test]
+    fn object_arguments_and_missing_ids() {
+        let mut decoder = ChatDecoder::new("test".into());
+        let mut out = Vec::new();
+        decoder.tool_delta(
+            &json!({"index": 0, "function": {"name": "grep", "arguments": {"pattern": "x"}}}),
+            &mut out,
+        );
+        decoder.flush(&mut out);
+        assert_eq!(
+            out.last(),
+            Some(&StreamEvent::ToolCall(ToolCall {
+                id: "call-0".into(),
+                name: "grep".into(),
+                input: json!({"pattern": "x"}),
+                provider_metadata: None,
+            }))
         );
     }
 

@@ -77,6 +77,7 @@ const KNOWN: &[Known] = &[
     no_temperature(reasoning(known("o4-mini", 200_000, 100_000))),
     no_temperature(reasoning(known("o3", 200_000, 100_000))),
     no_temperature(reasoning(known("o1", 200_000, 100_000))),
+    reasoning(known("gemini-3", 1_048_576, 65_536)),
     reasoning(known("gemini-2-5", 1_048_576, 65_536)),
 ];
 
