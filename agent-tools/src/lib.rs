@@ -63,3 +63,12 @@ pub use edit::{EditArgs, EditTool};
 pub use error::FileError;
 pub use read::{ReadArgs, ReadTool};
 pub use write::{WriteArgs, WriteTool};
+
+pub mod glob;
+pub mod grep;
+pub mod list;
+pub mod walk;
+pub use glob::{GlobArgs, GlobTool};
+pub use grep::{GrepArgs, GrepTool};
+pub use list::{ListArgs, ListTool};
+pub use walk::PathGlob;

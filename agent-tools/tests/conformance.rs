@@ -16,8 +16,8 @@ mod bash_cases;
 use std::path::Path;
 
 use agent_tools::{
-    EditArgs, EditError, EditTool, ReadArgs, ReadTool, ToolRequest, WriteArgs, WriteTool,
-    external_request, paths, replace,
+    EditArgs, EditError, EditTool, GlobArgs, GlobTool, GrepArgs, GrepTool, ListArgs, ListTool,
+    ReadArgs, ReadTool, ToolRequest, WriteArgs, WriteTool, external_request, paths, replace,
 };
 use serde_json::Value;
 
@@ -150,6 +150,9 @@ fn tool_requests(case: &Value) -> Option<Result<Vec<ToolRequest>, String>> {
         "read" => args::<ReadArgs>(case).map(|a| ReadTool.requests(&a, directory, worktree)),
         "write" => args::<WriteArgs>(case).map(|a| WriteTool.requests(&a, directory, worktree)),
         "edit" => args::<EditArgs>(case).map(|a| EditTool.requests(&a, directory, worktree)),
+        "glob" => args::<GlobArgs>(case).map(|a| GlobTool.requests(&a, directory, worktree)),
+        "grep" => args::<GrepArgs>(case).map(|a| GrepTool.requests(&a, directory, worktree)),
+        "list" => args::<ListArgs>(case).map(|a| ListTool.requests(&a, directory, worktree)),
         _ => return None,
     };
     Some(requests)

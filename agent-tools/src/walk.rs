@@ -1,0 +1,157 @@
+//! Walking a folder the way ripgrep does, for glob, grep and list: with
+//! the `ignore` crate, so `.gitignore`, `.ignore` and `.git/info/exclude`
+//! rules apply, and with ripgrep's `--glob` matching through `globset`.
+//!
+//! Differences from plain `rg --files`, on purpose: hidden files are
+//! included (opencode passes `--hidden`) but `.git` itself is skipped, and
+//! `.gitignore` files apply even outside a git repository, so a project's
+//! ignore rules mean the same whether or not it has been `git init`ed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkBuilder;
+
+use crate::error::FileError;
+
+/// A glob with ripgrep's `--glob` rules: a pattern without `/` matches a
+/// file name at any depth (`*.rs`); one with `/` matches the path relative
+/// to the search root (`src/**/*.rs`, a leading `/` is dropped). `*` and
+/// `?` never cross `/`; `**` does.
+#[derive(Debug, Clone)]
+pub struct PathGlob {
+    matcher: GlobMatcher,
+    by_name: bool,
+}
+
+impl PathGlob {
+    /// Compiles `pattern`.
+    pub fn new(pattern: &str) -> Result<Self, FileError> {
+        let by_name = !pattern.contains('/');
+        let anchored = pattern.strip_prefix('/').unwrap_or(pattern);
+        let glob = GlobBuilder::new(anchored)
+            .literal_separator(true)
+            .build()
+            .map_err(|error| FileError::Pattern {
+                pattern: pattern.to_string(),
+                reason: error.kind().to_string(),
+            })?;
+        Ok(PathGlob {
+            matcher: glob.compile_matcher(),
+            by_name,
+        })
+    }
+
+    /// Whether the file at `relative` (to the search root, `/` separated)
+    /// matches.
+    pub fn is_match(&self, relative: &Path) -> bool {
+        if self.by_name {
+            relative
+                .file_name()
+                .is_some_and(|name| self.matcher.is_match(name))
+        } else {
+            self.matcher.is_match(relative)
+        }
+    }
+}
+
+/// A file found by [`walk_files`].
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// Path relative to the walk root.
+    pub relative: PathBuf,
+    /// Modification time (the epoch when unknown).
+    pub modified: SystemTime,
+}
+
+/// The files under `root` (or `root` itself when it is a file) that are
+/// not ignored, in file-name order, and whether some entries could not be
+/// read. `keep_dir` may prune folders by their path relative to `root`;
+/// `cancelled` is polled between entries and stops the walk.
+pub(crate) fn walk_files(
+    root: &Path,
+    keep_dir: Arc<dyn Fn(&Path) -> bool + Send + Sync>,
+    cancelled: &dyn Fn() -> bool,
+) -> (Vec<Found>, bool) {
+    let mut found = Vec::new();
+    let mut errors = false;
+    let base = root.to_path_buf();
+    let walker = WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if !is_dir || entry.depth() == 0 {
+                return true;
+            }
+            if entry.file_name() == ".git" {
+                return false;
+            }
+            let relative = entry.path().strip_prefix(&base).unwrap_or(entry.path());
+            keep_dir(relative)
+        })
+        .build();
+    for entry in walker {
+        if cancelled() {
+            break;
+        }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                errors = true;
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path().to_path_buf();
+        let relative = match path.strip_prefix(root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+            _ => PathBuf::from(path.file_name().unwrap_or_default()),
+        };
+        let modified = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        found.push(Found {
+            path,
+            relative,
+            modified,
+        });
+    }
+    (found, errors)
+}
+
+/// Sorts newest first, then by path, so results are deterministic.
+pub(crate) fn sort_newest_first(found: &mut [Found]) {
+    found.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_rules() {
+        let by_name = PathGlob::new("*.rs").unwrap();
+        assert!(by_name.is_match(Path::new("a/b/c.rs")));
+        let anchored = PathGlob::new("src/*.rs").unwrap();
+        assert!(anchored.is_match(Path::new("src/a.rs")));
+        assert!(!anchored.is_match(Path::new("src/x/a.rs")));
+        let deep = PathGlob::new("**/*.ts").unwrap();
+        assert!(deep.is_match(Path::new("a.ts")));
+        assert!(deep.is_match(Path::new("x/y/a.ts")));
+        assert!(PathGlob::new("a[").is_err());
+    }
+}
