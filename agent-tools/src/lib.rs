@@ -20,6 +20,38 @@
 //! assert_eq!(scan.always, ["npm run build *", "tee *"]);
 //! assert_eq!(scan.path_args, ["sub"]);
 //! ```
+//!
+//! The file tools ([`ReadTool`], [`WriteTool`], [`EditTool`], [`GlobTool`],
+//! [`GrepTool`], [`ListTool`]) resolve paths against the context's directory,
+//! ask `external_directory` for paths outside the project (§7.3), then their
+//! own permission with a worktree-relative pattern; writes are atomic. Each
+//! exposes `requests(args, directory, worktree)`: what a call would ask,
+//! without running it. Here an edit found by the replacer cascade ([`replace`])
+//! despite different spacing:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use agent_tools::core::permission::{AllowAll, Permissions};
+//! use agent_tools::core::{Tool, ToolContext};
+//! use agent_tools::{EditTool, ReadTool};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let dir = std::env::temp_dir().join(format!("agent-tools-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! std::fs::write(dir.join("main.rs"), "fn main() {\n    let x = 1;\n}\n").unwrap();
+//! let permissions = Permissions::new();
+//! permissions.set_approver(Arc::new(AllowAll));
+//! let ctx = ToolContext::new("ses_1", "msg_1", "call_1", permissions)
+//!     .with_directories(dir.clone(), dir.clone());
+//!
+//! let edit = serde_json::json!({"filePath": "main.rs", "oldString": "x  =  1", "newString": "x = 2"});
+//! EditTool.execute(edit, &ctx).await.unwrap();
+//! let read = ReadTool.execute(serde_json::json!({"filePath": "main.rs"}), &ctx).await.unwrap();
+//! assert!(read.output.contains("2:     let x = 2;"));
+//! assert_eq!(read.title, "main.rs");
+//! std::fs::remove_dir_all(&dir).unwrap();
+//! # });
+//! ```
 
 pub use agent_core as core;
 
