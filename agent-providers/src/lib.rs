@@ -72,6 +72,8 @@ mod http;
 
 pub mod anthropic;
 pub mod error;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod gemini;
 pub mod openai;
 pub mod prompt;

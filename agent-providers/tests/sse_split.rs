@@ -1,7 +1,8 @@
 //! The SSE parser yields the same events however the fixtures are cut
 //! into chunks.
 
-use agent_providers::{SseEvent, SseParser};
+use agent_providers::{SseEvent, SseParser, sse_events};
+use futures::StreamExt;
 use proptest::prelude::*;
 
 const FIXTURES: &[&str] = &[
@@ -69,6 +70,29 @@ proptest! {
     ) {
         let text = FIXTURES[which].as_bytes();
         prop_assert_eq!(parse_split(text, &cuts), parse_whole(text));
+    }
+
+    #[test]
+    fn the_stream_adapter_gives_the_same_events(
+        which in 0..FIXTURES.len(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..40),
+    ) {
+        let text = FIXTURES[which].as_bytes();
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (text.len() + 1)).collect();
+        cuts.push(text.len());
+        cuts.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            chunks.push(Ok::<Vec<u8>, ()>(text[start..cut].to_vec()));
+            start = cut;
+        }
+        let events: Vec<SseEvent> = futures::executor::block_on(
+            sse_events(futures::stream::iter(chunks))
+                .map(|e| e.expect("no transport error"))
+                .collect(),
+        );
+        prop_assert_eq!(events, parse_whole(text));
     }
 
     #[test]
