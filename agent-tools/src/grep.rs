@@ -19,6 +19,8 @@ use crate::walk::{PathGlob, sort_newest_first, walk_files};
 
 /// Matching lines returned at most.
 pub const GREP_LIMIT: usize = 100;
+/// Matches stop being added once the output reaches this size (50 KB).
+pub const GREP_MAX_BYTES: usize = 50 * 1024;
 /// Longer matching lines are cut to this many characters.
 pub const GREP_MAX_LINE_LENGTH: usize = 2000;
 
@@ -41,7 +43,8 @@ pub struct GrepArgs {
 /// search path outside the project (as a folder or a file, as it exists).
 /// Files ignored by `.gitignore` and binary files are skipped. Matches are
 /// grouped by file, files newest first (then by path), lines in file order;
-/// at most 100 are shown, with a notice of how many were hidden.
+/// at most 100 (and about 50 KB) are shown, with a notice of how many were
+/// hidden.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrepTool;
 
@@ -153,20 +156,17 @@ impl TypedTool for GrepTool {
                 .with_metadata(json!({"matches": 0, "truncated": false})));
         }
         let total = matches.len();
-        let truncated = total > GREP_LIMIT;
-        let mut lines = vec![if truncated {
-            format!("Found {total} matches (showing first {GREP_LIMIT})")
-        } else {
-            format!("Found {total} matches")
-        }];
+        let mut body: Vec<String> = Vec::new();
+        let mut bytes = 0;
+        let mut shown = 0;
         let mut current: Option<&Path> = None;
         for found in matches.iter().take(GREP_LIMIT) {
+            let mut entry = Vec::new();
             if current != Some(found.path.as_path()) {
                 if current.is_some() {
-                    lines.push(String::new());
+                    entry.push(String::new());
                 }
-                current = Some(found.path.as_path());
-                lines.push(format!("{}:", found.path.display()));
+                entry.push(format!("{}:", found.path.display()));
             }
             let text = if found.text.chars().count() > GREP_MAX_LINE_LENGTH {
                 let cut: String = found.text.chars().take(GREP_MAX_LINE_LENGTH).collect();
@@ -174,13 +174,30 @@ impl TypedTool for GrepTool {
             } else {
                 found.text.clone()
             };
-            lines.push(format!("  Line {}: {text}", found.line));
+            entry.push(format!("  Line {}: {text}", found.line));
+            let size: usize = entry.iter().map(|l| l.len() + 1).sum();
+            // Stay under the loop's output cap, which does not apply to
+            // outputs that say whether they were truncated.
+            if shown > 0 && bytes + size > GREP_MAX_BYTES {
+                break;
+            }
+            bytes += size;
+            shown += 1;
+            current = Some(found.path.as_path());
+            body.extend(entry);
         }
+        let truncated = shown < total;
+        let mut lines = vec![if truncated {
+            format!("Found {total} matches (showing first {shown})")
+        } else {
+            format!("Found {total} matches")
+        }];
+        lines.extend(body);
         if truncated {
             lines.push(String::new());
             lines.push(format!(
-                "(Results truncated: showing {GREP_LIMIT} of {total} matches ({} hidden). Consider using a more specific path or pattern.)",
-                total - GREP_LIMIT
+                "(Results truncated: showing {shown} of {total} matches ({} hidden). Consider using a more specific path or pattern.)",
+                total - shown
             ));
         }
         if errors {

@@ -205,7 +205,15 @@ async fn read_dir(path: &Path, offset: usize, limit: usize) -> Result<Rendered, 
     }
     entries.sort();
     let start = offset - 1;
-    let shown: Vec<&String> = entries.iter().skip(start).take(limit).collect();
+    let mut shown: Vec<&String> = Vec::new();
+    let mut bytes = 0;
+    for entry in entries.iter().skip(start).take(limit) {
+        if !shown.is_empty() && bytes + entry.len() + 1 > MAX_READ_BYTES {
+            break;
+        }
+        bytes += entry.len() + 1;
+        shown.push(entry);
+    }
     let truncated = start + shown.len() < entries.len();
     let listing: Vec<&str> = shown.iter().map(|s| s.as_str()).collect();
     let footer = if truncated {

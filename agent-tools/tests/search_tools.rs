@@ -237,3 +237,21 @@ async fn list_renders_a_tree_without_ignored_folders() {
         vec![("list".into(), vec![dir.display().to_string()])]
     );
 }
+
+#[tokio::test]
+async fn grep_output_stays_under_50_kb() {
+    let dir = temp_dir("grep-big");
+    let line = format!("hit {}\n", "x".repeat(1500));
+    std::fs::write(dir.join("big.txt"), line.repeat(90)).unwrap();
+    let (ctx, _) = context(&dir, true);
+    let out = call(&GrepTool, json!({"pattern": "hit"}), &ctx)
+        .await
+        .unwrap();
+    assert!(out.len() < 52 * 1024, "{}", out.len());
+    assert!(
+        out.starts_with("Found 90 matches (showing first "),
+        "{}",
+        &out[..60]
+    );
+    assert!(out.contains("Consider using a more specific path or pattern."));
+}
