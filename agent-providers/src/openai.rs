@@ -295,6 +295,10 @@ fn encode_message(message: &ModelMessage, out: &mut Vec<Value>) {
                     _ => None,
                 })
                 .collect();
+            if text.is_empty() && calls.is_empty() {
+                // Reasoning-only turns: the API rejects an empty assistant message.
+                return;
+            }
             let mut msg = json!({
                 "role": "assistant",
                 "content": if text.is_empty() { Value::Null } else { Value::String(text) },
@@ -779,6 +783,22 @@ mod tests {
                 provider_metadata: None,
             }))
         );
+    }
+
+    #[test]
+    fn reasoning_only_assistant_turns_are_left_out() {
+        let mut out = Vec::new();
+        encode_message(
+            &ModelMessage {
+                role: ModelRole::Assistant,
+                content: vec![ContentPart::Reasoning {
+                    text: "thinking".into(),
+                    provider_metadata: None,
+                }],
+            },
+            &mut out,
+        );
+        assert!(out.is_empty());
     }
 
     #[test]
