@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::request::ToolRequest;
+
 /// The `todowrite` tool id and permission name.
 pub const TODOWRITE: &str = "todowrite";
 /// The `todoread` tool id.
@@ -110,6 +112,12 @@ pub struct TodoWriteTool {
 }
 
 impl TodoWriteTool {
+    /// The permission requests a call makes before changing the list:
+    /// `todowrite` with `*`, "always" approving `*`.
+    pub fn requests(_args: &TodoWriteArgs) -> Vec<ToolRequest> {
+        vec![ToolRequest::new(TODOWRITE, "*", "*").with_metadata(json!({}))]
+    }
+
     /// A `todowrite` tool writing to `store`.
     pub fn new(store: TodoStore) -> Self {
         TodoWriteTool { store }
@@ -131,7 +139,9 @@ impl TypedTool for TodoWriteTool {
     }
 
     async fn run(&self, args: TodoWriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        ctx.ask(TODOWRITE, ["*"], ["*"], json!({})).await?;
+        for request in Self::requests(&args) {
+            request.ask(ctx).await?;
+        }
         let (title, output) = render(&args.todos);
         let metadata = json!({ "todos": args.todos });
         self.store.set(&ctx.session_id, args.todos);

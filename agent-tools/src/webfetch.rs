@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::html;
+use crate::request::ToolRequest;
 
 /// The tool id and permission name.
 pub const WEBFETCH: &str = "webfetch";
@@ -106,6 +107,23 @@ pub struct WebFetchTool {
 }
 
 impl WebFetchTool {
+    /// The permission requests a call makes before fetching (§7.2):
+    /// `webfetch` with the URL, "always" approving `*`.
+    pub fn requests(args: &WebFetchArgs) -> Vec<ToolRequest> {
+        let timeout = args
+            .timeout
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_TIMEOUT)
+            .min(MAX_TIMEOUT);
+        vec![
+            ToolRequest::new(WEBFETCH, args.url.as_str(), "*").with_metadata(json!({
+                "url": args.url,
+                "format": format!("{:?}", args.format).to_lowercase(),
+                "timeout": timeout.as_secs(),
+            })),
+        ]
+    }
+
     /// A webfetch tool with its own HTTP client (rustls, no system OpenSSL).
     pub fn new() -> Result<Self, WebFetchError> {
         let client = reqwest::Client::builder()
@@ -207,13 +225,9 @@ impl TypedTool for WebFetchTool {
             .map(Duration::from_secs)
             .unwrap_or(DEFAULT_TIMEOUT)
             .min(MAX_TIMEOUT);
-        ctx.ask(
-            WEBFETCH,
-            [args.url.as_str()],
-            ["*"],
-            json!({"url": args.url, "format": format!("{:?}", args.format).to_lowercase(), "timeout": timeout.as_secs()}),
-        )
-        .await?;
+        for request in Self::requests(&args) {
+            request.ask(ctx).await?;
+        }
         let (content_type, body) = tokio::select! {
             result = self.fetch(&args, timeout) => result?,
             () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
