@@ -30,7 +30,9 @@ async fn server_with(response: ResponseTemplate) -> MockServer {
 }
 
 fn client(server: &MockServer) -> Anthropic {
-    Anthropic::new("claude-sonnet-4-5", "sk-ant-test").with_base_url(format!("{}/v1", server.uri()))
+    Anthropic::new("claude-sonnet-4-5", "sk-ant-test")
+        .with_base_url(format!("{}/v1", server.uri()))
+        .with_http_client(common::http())
 }
 
 fn signature(sig: &str) -> agent_providers::core::ProviderMetadata {

@@ -76,7 +76,8 @@ async fn two_steps_round_trip_thinking_tool_use_and_results() {
         .await;
 
     let model = Anthropic::new("claude-sonnet-4-5", "sk-ant-test")
-        .with_base_url(format!("{}/v1", server.uri()));
+        .with_base_url(format!("{}/v1", server.uri()))
+        .with_http_client(common::http());
     let rules: Ruleset =
         serde_json::from_str(r#"[{"permission":"*","pattern":"*","action":"allow"}]"#)
             .expect("rules");

@@ -32,7 +32,9 @@ async fn server_with(response: ResponseTemplate) -> MockServer {
 }
 
 fn client(server: &MockServer) -> Gemini {
-    Gemini::new("gemini-2.5-flash", "g-test").with_base_url(format!("{}/v1beta", server.uri()))
+    Gemini::new("gemini-2.5-flash", "g-test")
+        .with_base_url(format!("{}/v1beta", server.uri()))
+        .with_http_client(common::http())
 }
 
 fn google(key: &str, value: &str) -> ProviderMetadata {

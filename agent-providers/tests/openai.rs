@@ -28,6 +28,7 @@ async fn server_with(response: ResponseTemplate) -> MockServer {
 
 fn client(server: &MockServer) -> OpenAiCompatible {
     OpenAiCompatible::new("openai", "gpt-4.1", format!("{}/v1", server.uri()))
+        .with_http_client(common::http())
         .with_api_key("sk-test")
 }
 
@@ -93,7 +94,8 @@ async fn chat_fixture_parallel_tool_calls() {
 #[tokio::test]
 async fn ollama_fixture_whole_tool_call_and_reasoning() {
     let server = server_with(sse(OLLAMA)).await;
-    let model = OpenAiCompatible::new("ollama", "qwen3:8b", format!("{}/v1", server.uri()));
+    let model = OpenAiCompatible::new("ollama", "qwen3:8b", format!("{}/v1", server.uri()))
+        .with_http_client(common::http());
     let (events, error) = events_and_error(run(&model, ModelRequest::default()).await);
     assert!(error.is_none(), "{error:?}");
     let id = "call_k2v9x1qz";
@@ -363,7 +365,8 @@ async fn connection_refused_is_interrupted() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     drop(listener);
-    let model = OpenAiCompatible::new("vllm", "m", format!("http://127.0.0.1:{port}/v1"));
+    let model = OpenAiCompatible::new("vllm", "m", format!("http://127.0.0.1:{port}/v1"))
+        .with_http_client(common::http());
     let error = match model
         .stream(ModelRequest::default(), CancellationToken::new())
         .await

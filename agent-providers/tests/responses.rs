@@ -30,7 +30,9 @@ async fn server_with(response: ResponseTemplate) -> MockServer {
 }
 
 fn client(server: &MockServer) -> OpenAiResponses {
-    OpenAiResponses::new("gpt-5", "sk-test").with_base_url(format!("{}/v1", server.uri()))
+    OpenAiResponses::new("gpt-5", "sk-test")
+        .with_base_url(format!("{}/v1", server.uri()))
+        .with_http_client(common::http())
 }
 
 fn openai(pairs: &[(&str, &str)]) -> ProviderMetadata {

@@ -3,6 +3,8 @@
 
 #![allow(clippy::expect_used)]
 
+mod common;
+
 use std::time::Duration;
 
 use agent_providers::OpenAiCompatible;
@@ -36,8 +38,9 @@ async fn stalling_server() -> String {
 #[tokio::test]
 async fn idle_timeout_interrupts_a_silent_stream() {
     let base = stalling_server().await;
-    let model =
-        OpenAiCompatible::new("vllm", "m", base).with_idle_timeout(Duration::from_millis(200));
+    let model = OpenAiCompatible::new("vllm", "m", base)
+        .with_idle_timeout(Duration::from_millis(200))
+        .with_http_client(common::http());
     let stream = model
         .stream(ModelRequest::default(), CancellationToken::new())
         .await
@@ -57,7 +60,7 @@ async fn idle_timeout_interrupts_a_silent_stream() {
 #[tokio::test]
 async fn cancelling_mid_stream_ends_it_with_cancelled() {
     let base = stalling_server().await;
-    let model = OpenAiCompatible::new("vllm", "m", base);
+    let model = OpenAiCompatible::new("vllm", "m", base).with_http_client(common::http());
     let cancel = CancellationToken::new();
     let mut stream = model
         .stream(ModelRequest::default(), cancel.clone())

@@ -12,6 +12,18 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wiremock::ResponseTemplate;
 
+/// An HTTP client that never reuses a connection. The library shares one
+/// pooled client per process; across tests that would carry idle
+/// connections from one short-lived wiremock server to the next server
+/// started on the same port, and a request on such a dead connection fails
+/// at random ("error sending request").
+pub fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("test HTTP client")
+}
+
 /// A 200 response with this SSE body.
 pub fn sse(body: impl Into<Vec<u8>>) -> ResponseTemplate {
     ResponseTemplate::new(200)
