@@ -72,17 +72,22 @@ impl ApiError {
 
     /// A header by name, ignoring ASCII case.
     pub fn header(&self, name: &str) -> Option<&str> {
-        let headers = self.headers.as_ref()?;
-        headers
-            .get(name)
-            .or_else(|| {
-                headers
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| v)
-            })
-            .map(String::as_str)
+        header_in(self.headers.as_ref()?, name)
     }
+}
+
+/// A header of `headers` by name, ignoring ASCII case (HTTP header names
+/// are case-insensitive, and hosts may fill the map as the server wrote them).
+pub fn header_in<'a>(headers: &'a Headers, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .or_else(|| {
+            headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v)
+        })
+        .map(String::as_str)
 }
 
 /// Why a model call or its stream failed.

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Headers, ModelError};
+use crate::error::{Headers, ModelError, header_in};
 
 /// The largest delay, 2³¹−1 ms (what JavaScript timers accept).
 pub const MAX_DELAY_MS: u64 = 2_147_483_647;
@@ -142,10 +142,10 @@ pub fn delay_at(attempt: u32, headers: Option<&Headers>, now: SystemTime) -> u64
     let Some(headers) = headers else {
         return backoff.min(MAX_DELAY_NO_HEADERS_MS);
     };
-    if let Some(ms) = header(headers, "retry-after-ms").and_then(parse_number) {
+    if let Some(ms) = header_in(headers, "retry-after-ms").and_then(parse_number) {
         return cap(ms);
     }
-    if let Some(value) = header(headers, "retry-after") {
+    if let Some(value) = header_in(headers, "retry-after") {
         if let Some(seconds) = parse_number(value) {
             return cap(seconds * 1000.0);
         }
@@ -158,20 +158,6 @@ pub fn delay_at(attempt: u32, headers: Option<&Headers>, now: SystemTime) -> u64
         }
     }
     backoff.min(MAX_DELAY_MS)
-}
-
-/// A header by name, ignoring ASCII case (HTTP header names are
-/// case-insensitive, and hosts may fill the map as the server wrote them).
-fn header<'a>(headers: &'a Headers, name: &str) -> Option<&'a str> {
-    headers
-        .get(name)
-        .or_else(|| {
-            headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v)
-        })
-        .map(String::as_str)
 }
 
 /// `2000 × 2^(attempt−1)`, saturating.
