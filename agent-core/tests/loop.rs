@@ -653,3 +653,57 @@ async fn host_answers_permission_requests_from_the_engine_event_stream() {
     assert_eq!(*bash.ran.lock().unwrap(), ["make"]);
     assert_eq!(host.await.unwrap(), ["asked make", "replied Once"]);
 }
+
+/// A tool's long output reaches the model cut to the limits, with a pointer
+/// to a spill file that holds all of it (§7.1).
+#[tokio::test(start_paused = true)]
+async fn long_tool_output_is_truncated_with_the_full_text_kept() {
+    let full: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
+    let model = model([
+        Script::calls([("c1", "echo", json!({"text": full.clone()}))]),
+        Script::reply("seen"),
+    ]);
+    let spill = std::env::temp_dir().join(format!(
+        "agent-core-truncation-{}-{}",
+        std::process::id(),
+        agent_core::ids::ascending("t")
+    ));
+    let config = LoopConfig {
+        truncator: agent_core::Truncator {
+            spill_dir: spill.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (engine, session) = setup(model.clone(), |b| b.config(config).tool(Echo::default())).await;
+
+    engine.prompt(&session.id, "print it").await.unwrap();
+
+    let request = model.requests().pop().unwrap();
+    let (_, output, is_error) = &results(&request)[0];
+    assert!(!is_error);
+    assert!(output.starts_with("line 1\nline 2\n"), "head kept");
+    assert!(output.contains("line 2000\n"), "2000 lines kept");
+    assert!(!output.contains("line 2001\n"), "the rest cut");
+    assert!(
+        output.contains("...1000 lines"),
+        "{}",
+        &output[output.len() - 300..]
+    );
+    let saved = std::fs::read_dir(&spill)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(
+        output.contains(&saved.display().to_string()),
+        "points to the file"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&saved).unwrap(),
+        full,
+        "nothing lost"
+    );
+    std::fs::remove_dir_all(&spill).unwrap();
+}
