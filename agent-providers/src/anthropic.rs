@@ -51,6 +51,8 @@ pub struct Anthropic {
     idle_timeout: Option<std::time::Duration>,
 }
 
+crate::http::client_builders!(Anthropic);
+
 impl Anthropic {
     /// A client for `model` with this API key, against [`ANTHROPIC_BASE_URL`].
     pub fn new(model: impl Into<String>, api_key: impl Into<String>) -> Self {
@@ -87,47 +89,10 @@ impl Anthropic {
         )
     }
 
-    /// Replaces the base URL (up to and including `/v1`).
-    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into().trim_end_matches('/').to_string();
-        self
-    }
-
-    /// Adds a header to every request (e.g. `anthropic-beta`).
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
     /// Turns the §15 cache breakpoints on (the default) or off.
     pub fn with_prompt_caching(mut self, enabled: bool) -> Self {
         self.prompt_caching = enabled;
         self
-    }
-
-    /// Replaces the model description (limits, capabilities).
-    pub fn with_info(mut self, info: ModelInfo) -> Self {
-        self.info = info;
-        self
-    }
-
-    /// Uses this `reqwest` client (proxies, timeouts, connection pool).
-    pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
-        self.http = http;
-        self
-    }
-
-    /// Ends a stream with [`ModelError::Interrupted`] (which the loop
-    /// retries) when no bytes arrive for this long. Off by default:
-    /// reasoning models can be silent for minutes on some APIs.
-    pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.idle_timeout = Some(timeout);
-        self
-    }
-
-    /// The base URL requests go to.
-    pub fn base_url(&self) -> &str {
-        &self.base_url
     }
 
     /// The JSON body this client sends for `request`.

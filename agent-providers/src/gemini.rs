@@ -41,6 +41,8 @@ pub struct Gemini {
     idle_timeout: Option<std::time::Duration>,
 }
 
+crate::http::client_builders!(Gemini);
+
 impl Gemini {
     /// A client for `model` with this API key, against [`GEMINI_BASE_URL`].
     pub fn new(model: impl Into<String>, api_key: impl Into<String>) -> Self {
@@ -65,43 +67,6 @@ impl Gemini {
                 variable: "GOOGLE_GENERATIVE_AI_API_KEY (or GEMINI_API_KEY)".into(),
             })?;
         Ok(Gemini::new(model, key))
-    }
-
-    /// Replaces the base URL (up to and including the API version).
-    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into().trim_end_matches('/').to_string();
-        self
-    }
-
-    /// Adds a header to every request.
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Replaces the model description (limits, capabilities).
-    pub fn with_info(mut self, info: ModelInfo) -> Self {
-        self.info = info;
-        self
-    }
-
-    /// Uses this `reqwest` client (proxies, timeouts, connection pool).
-    pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
-        self.http = http;
-        self
-    }
-
-    /// Ends a stream with [`ModelError::Interrupted`] (which the loop
-    /// retries) when no bytes arrive for this long. Off by default:
-    /// reasoning models can be silent for minutes on some APIs.
-    pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.idle_timeout = Some(timeout);
-        self
-    }
-
-    /// The base URL requests go to.
-    pub fn base_url(&self) -> &str {
-        &self.base_url
     }
 
     /// The JSON body this client sends for `request`.

@@ -26,6 +26,59 @@ pub(crate) trait Decoder: Send + 'static {
     fn end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
 }
 
+/// The builder methods every client shares: base URL, extra headers, model
+/// description, HTTP client and idle timeout. The client type must have the
+/// fields `base_url`, `headers`, `info`, `http` and `idle_timeout`.
+macro_rules! client_builders {
+    ($client:ty) => {
+        impl $client {
+            /// Replaces the base URL (everything before the endpoint path,
+            /// e.g. `https://host/v1`); a trailing `/` is ignored.
+            pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+                self.base_url = base_url.into().trim_end_matches('/').to_string();
+                self
+            }
+
+            /// Adds a header to every request (a beta flag, an organisation id ...).
+            pub fn with_header(
+                mut self,
+                name: impl Into<String>,
+                value: impl Into<String>,
+            ) -> Self {
+                self.headers.push((name.into(), value.into()));
+                self
+            }
+
+            /// Replaces the model description (limits, capabilities).
+            pub fn with_info(mut self, info: agent_core::ModelInfo) -> Self {
+                self.info = info;
+                self
+            }
+
+            /// Uses this `reqwest` client (proxies, timeouts, connection
+            /// pool) instead of the process-wide shared one.
+            pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
+                self.http = http;
+                self
+            }
+
+            /// Ends a stream with `ModelError::Interrupted` (which the loop
+            /// retries) when no bytes arrive for this long. Off by default:
+            /// reasoning models can be silent for minutes on some APIs.
+            pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
+                self.idle_timeout = Some(timeout);
+                self
+            }
+
+            /// The base URL requests go to.
+            pub fn base_url(&self) -> &str {
+                &self.base_url
+            }
+        }
+    };
+}
+pub(crate) use client_builders;
+
 /// One `reqwest` client shared by every model client that was not given
 /// its own, so they share a connection pool.
 pub(crate) fn shared_client() -> reqwest::Client {

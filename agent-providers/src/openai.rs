@@ -64,6 +64,8 @@ fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+crate::http::client_builders!(OpenAiCompatible);
+
 impl OpenAiCompatible {
     /// A client for `model` served by `provider` at `base_url` (the URL up
     /// to and including `/v1`), without an API key.
@@ -147,47 +149,10 @@ impl OpenAiCompatible {
         self
     }
 
-    /// Replaces the base URL (up to and including `/v1`).
-    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into().trim_end_matches('/').to_string();
-        self
-    }
-
-    /// Adds a header to every request (e.g. OpenRouter's `HTTP-Referer`).
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
     /// Chooses the field that carries the output token cap.
     pub fn with_max_tokens_field(mut self, field: MaxTokensField) -> Self {
         self.max_tokens_field = field;
         self
-    }
-
-    /// Replaces the model description (limits, capabilities).
-    pub fn with_info(mut self, info: ModelInfo) -> Self {
-        self.info = info;
-        self
-    }
-
-    /// Uses this `reqwest` client (proxies, timeouts, connection pool).
-    pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
-        self.http = http;
-        self
-    }
-
-    /// Ends a stream with [`ModelError::Interrupted`] (which the loop
-    /// retries) when no bytes arrive for this long. Off by default:
-    /// reasoning models can be silent for minutes on some APIs.
-    pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.idle_timeout = Some(timeout);
-        self
-    }
-
-    /// The base URL requests go to.
-    pub fn base_url(&self) -> &str {
-        &self.base_url
     }
 
     /// The JSON body this client sends for `request`.

@@ -40,6 +40,8 @@ pub struct OpenAiResponses {
     idle_timeout: Option<std::time::Duration>,
 }
 
+crate::http::client_builders!(OpenAiResponses);
+
 impl OpenAiResponses {
     /// A client for `model` with this API key, against `OPENAI_BASE_URL`'s
     /// default ([`OPENAI_BASE_URL`]).
@@ -74,44 +76,6 @@ impl OpenAiResponses {
                 None => client,
             },
         )
-    }
-
-    /// Replaces the base URL (up to and including `/v1`).
-    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = base_url.into().trim_end_matches('/').to_string();
-        self
-    }
-
-    /// Adds a header to every request.
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Replaces the model description (limits, capabilities; reasoning
-    /// models get `include: ["reasoning.encrypted_content"]`).
-    pub fn with_info(mut self, info: ModelInfo) -> Self {
-        self.info = info;
-        self
-    }
-
-    /// Uses this `reqwest` client (proxies, timeouts, connection pool).
-    pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
-        self.http = http;
-        self
-    }
-
-    /// Ends a stream with [`ModelError::Interrupted`] (which the loop
-    /// retries) when no bytes arrive for this long. Off by default:
-    /// reasoning models can be silent for minutes on some APIs.
-    pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.idle_timeout = Some(timeout);
-        self
-    }
-
-    /// The base URL requests go to.
-    pub fn base_url(&self) -> &str {
-        &self.base_url
     }
 
     /// The JSON body this client sends for `request`.
