@@ -70,23 +70,12 @@ impl Anthropic {
     /// A client with the key from `ANTHROPIC_API_KEY` and the base URL
     /// from `ANTHROPIC_BASE_URL` when set.
     pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
-        let key = std::env::var("ANTHROPIC_API_KEY")
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-            .ok_or_else(|| ProviderError::MissingApiKey {
-                provider: PROVIDER.into(),
-                variable: "ANTHROPIC_API_KEY".into(),
-            })?;
+        let key = http::required_env(PROVIDER, "ANTHROPIC_API_KEY")?;
         let client = Anthropic::new(model, key);
-        Ok(
-            match std::env::var("ANTHROPIC_BASE_URL")
-                .ok()
-                .filter(|u| !u.trim().is_empty())
-            {
-                Some(url) => client.with_base_url(url),
-                None => client,
-            },
-        )
+        Ok(match http::env_nonempty("ANTHROPIC_BASE_URL") {
+            Some(url) => client.with_base_url(url),
+            None => client,
+        })
     }
 
     /// Turns the §15 cache breakpoints on (the default) or off.

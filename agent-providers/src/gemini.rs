@@ -61,7 +61,7 @@ impl Gemini {
     pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
         let key = ["GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"]
             .iter()
-            .find_map(|name| std::env::var(name).ok().filter(|k| !k.trim().is_empty()))
+            .find_map(|name| http::env_nonempty(name))
             .ok_or_else(|| ProviderError::MissingApiKey {
                 provider: PROVIDER.into(),
                 variable: "GOOGLE_GENERATIVE_AI_API_KEY (or GEMINI_API_KEY)".into(),

@@ -79,6 +79,22 @@ macro_rules! client_builders {
 }
 pub(crate) use client_builders;
 
+/// An environment variable's value, unless it is unset or blank.
+pub(crate) fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The API key in `variable`, or an error naming the variable to set.
+pub(crate) fn required_env(
+    provider: &str,
+    variable: &str,
+) -> Result<String, crate::error::ProviderError> {
+    env_nonempty(variable).ok_or_else(|| crate::error::ProviderError::MissingApiKey {
+        provider: provider.into(),
+        variable: variable.into(),
+    })
+}
+
 /// One `reqwest` client shared by every model client that was not given
 /// its own, so they share a connection pool.
 pub(crate) fn shared_client() -> reqwest::Client {

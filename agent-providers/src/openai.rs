@@ -60,10 +60,6 @@ pub struct OpenAiCompatible {
     idle_timeout: Option<std::time::Duration>,
 }
 
-fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
 crate::http::client_builders!(OpenAiCompatible);
 
 impl OpenAiCompatible {
@@ -90,11 +86,8 @@ impl OpenAiCompatible {
     /// `OPENAI_BASE_URL` or [`OPENAI_BASE_URL`]; the cap is sent as
     /// `max_completion_tokens`.
     pub fn openai(model: impl Into<String>) -> Result<Self, ProviderError> {
-        let key = env_nonempty("OPENAI_API_KEY").ok_or_else(|| ProviderError::MissingApiKey {
-            provider: "openai".into(),
-            variable: "OPENAI_API_KEY".into(),
-        })?;
-        let base = env_nonempty("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into());
+        let key = http::required_env("openai", "OPENAI_API_KEY")?;
+        let base = http::env_nonempty("OPENAI_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into());
         Ok(OpenAiCompatible::new("openai", model, base)
             .with_api_key(key)
             .with_max_tokens_field(MaxTokensField::MaxCompletionTokens))
@@ -103,7 +96,7 @@ impl OpenAiCompatible {
     /// A local Ollama server: `OLLAMA_HOST` (`host:port` or a URL) when
     /// set, else [`OLLAMA_BASE_URL`]. No key is needed.
     pub fn ollama(model: impl Into<String>) -> Self {
-        let base = env_nonempty("OLLAMA_HOST")
+        let base = http::env_nonempty("OLLAMA_HOST")
             .map(|host| ollama_base_url(&host))
             .unwrap_or_else(|| OLLAMA_BASE_URL.into());
         OpenAiCompatible::new("ollama", model, base)
@@ -112,9 +105,9 @@ impl OpenAiCompatible {
     /// A vLLM server: `VLLM_BASE_URL` or [`VLLM_BASE_URL`], with
     /// `VLLM_API_KEY` when set.
     pub fn vllm(model: impl Into<String>) -> Self {
-        let base = env_nonempty("VLLM_BASE_URL").unwrap_or_else(|| VLLM_BASE_URL.into());
+        let base = http::env_nonempty("VLLM_BASE_URL").unwrap_or_else(|| VLLM_BASE_URL.into());
         let client = OpenAiCompatible::new("vllm", model, base);
-        match env_nonempty("VLLM_API_KEY") {
+        match http::env_nonempty("VLLM_API_KEY") {
             Some(key) => client.with_api_key(key),
             None => client,
         }
@@ -123,9 +116,10 @@ impl OpenAiCompatible {
     /// LM Studio's local server: `LMSTUDIO_BASE_URL` or
     /// [`LMSTUDIO_BASE_URL`], with `LMSTUDIO_API_KEY` when set.
     pub fn lmstudio(model: impl Into<String>) -> Self {
-        let base = env_nonempty("LMSTUDIO_BASE_URL").unwrap_or_else(|| LMSTUDIO_BASE_URL.into());
+        let base =
+            http::env_nonempty("LMSTUDIO_BASE_URL").unwrap_or_else(|| LMSTUDIO_BASE_URL.into());
         let client = OpenAiCompatible::new("lmstudio", model, base);
-        match env_nonempty("LMSTUDIO_API_KEY") {
+        match http::env_nonempty("LMSTUDIO_API_KEY") {
             Some(key) => client.with_api_key(key),
             None => client,
         }
@@ -135,11 +129,7 @@ impl OpenAiCompatible {
     /// [`OPENROUTER_BASE_URL`]. The model is OpenRouter's id, e.g.
     /// `anthropic/claude-sonnet-4.5`.
     pub fn openrouter(model: impl Into<String>) -> Result<Self, ProviderError> {
-        let key =
-            env_nonempty("OPENROUTER_API_KEY").ok_or_else(|| ProviderError::MissingApiKey {
-                provider: "openrouter".into(),
-                variable: "OPENROUTER_API_KEY".into(),
-            })?;
+        let key = http::required_env("openrouter", "OPENROUTER_API_KEY")?;
         Ok(OpenAiCompatible::new("openrouter", model, OPENROUTER_BASE_URL).with_api_key(key))
     }
 
@@ -333,8 +323,9 @@ fn user_part(part: &ContentPart) -> Option<Value> {
     }
 }
 
-/// OpenAI-specific retry decisions on top of the status rules.
-fn classify(api: &mut ApiError, json: Option<&Value>) {
+/// OpenAI-specific retry decisions on top of the status rules (shared by
+/// Chat Completions and Responses): an exhausted quota is never retried.
+pub(crate) fn classify(api: &mut ApiError, json: Option<&Value>) {
     let code = json
         .and_then(|j| j.pointer("/error/code"))
         .and_then(Value::as_str);

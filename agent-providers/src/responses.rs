@@ -59,23 +59,12 @@ impl OpenAiResponses {
     /// A client with the key from `OPENAI_API_KEY` and the base URL from
     /// `OPENAI_BASE_URL` when set.
     pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
-        let key = std::env::var("OPENAI_API_KEY")
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-            .ok_or_else(|| ProviderError::MissingApiKey {
-                provider: PROVIDER.into(),
-                variable: "OPENAI_API_KEY".into(),
-            })?;
+        let key = http::required_env(PROVIDER, "OPENAI_API_KEY")?;
         let client = OpenAiResponses::new(model, key);
-        Ok(
-            match std::env::var("OPENAI_BASE_URL")
-                .ok()
-                .filter(|u| !u.trim().is_empty())
-            {
-                Some(url) => client.with_base_url(url),
-                None => client,
-            },
-        )
+        Ok(match http::env_nonempty("OPENAI_BASE_URL") {
+            Some(url) => client.with_base_url(url),
+            None => client,
+        })
     }
 
     /// The JSON body this client sends for `request`.
@@ -240,18 +229,6 @@ fn encode_message(role: ModelRole, parts: &[ContentPart], out: &mut Vec<Value>) 
     }
 }
 
-fn classify(api: &mut ApiError, json: Option<&Value>) {
-    let code = json
-        .and_then(|j| j.pointer("/error/code"))
-        .and_then(Value::as_str);
-    let kind = json
-        .and_then(|j| j.pointer("/error/type"))
-        .and_then(Value::as_str);
-    if code == Some("insufficient_quota") || kind == Some("insufficient_quota") {
-        api.is_retryable = false;
-    }
-}
-
 #[async_trait::async_trait]
 impl LanguageModel for OpenAiResponses {
     fn info(&self) -> &ModelInfo {
@@ -274,7 +251,7 @@ impl LanguageModel for OpenAiResponses {
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
-        let response = http::send(builder, &cancel, classify).await?;
+        let response = http::send(builder, &cancel, crate::openai::classify).await?;
         Ok(http::drive(
             response,
             ResponsesDecoder::default(),
