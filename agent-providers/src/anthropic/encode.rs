@@ -20,6 +20,8 @@ pub(crate) struct EncodeSettings<'a> {
     pub prompt_caching: bool,
     /// The cap sent when the request has none.
     pub default_max_tokens: u32,
+    /// The model's output limit (`0` when unknown).
+    pub output_limit: u64,
 }
 
 /// The typed request for `request`.
@@ -85,36 +87,52 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> M
         system,
         tools,
         tool_choice,
-        temperature: request.temperature.map(f64::from),
-        top_p: request.top_p.map(f64::from),
+        temperature: request.temperature.map(crate::sampling::exact),
+        top_p: request.top_p.map(crate::sampling::exact),
     }
 }
 
 /// The request body: the typed request with the pass-through options of
-/// `request.options["anthropic"]` merged over it.
+/// `request.options["anthropic"]` merged over it, then the thinking rules
+/// of the Claude family applied: extended thinking rejects `temperature`
+/// and `top_p` (dropped, as the AI SDK does), needs `max_tokens` above its
+/// `budget_tokens` (the budget is added on top of the requested output),
+/// and cannot be combined with a forced tool choice (thinking is dropped,
+/// the caller's tool choice kept).
 pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
     let typed = encode(request, settings);
+    let max_tokens = typed.max_tokens;
+    let forced = matches!(
+        typed.tool_choice,
+        Some(WireToolChoice::Any | WireToolChoice::Tool { .. })
+    );
     let mut body = serde_json::to_value(&typed).unwrap_or(Value::Null);
     crate::http::merge_options(&mut body, &request.options, PROVIDER);
-    // Extended thinking rejects sampling settings (as the AI SDK does,
-    // drop them rather than fail the call).
-    if thinking_enabled(&request.options)
-        && let Value::Object(map) = &mut body
+    let Value::Object(map) = &mut body else {
+        return body;
+    };
+    let budget = match map.get("thinking") {
+        Some(thinking) if thinking.get("type").and_then(Value::as_str) == Some("enabled") => {
+            thinking.get("budget_tokens").and_then(Value::as_u64)
+        }
+        _ => return body,
+    };
+    if forced {
+        map.remove("thinking");
+        return body;
+    }
+    map.remove("temperature");
+    map.remove("top_p");
+    if let Some(budget) = budget
+        && u64::from(max_tokens) <= budget
     {
-        map.remove("temperature");
-        map.remove("top_p");
+        let mut raised = budget.saturating_add(u64::from(max_tokens));
+        if settings.output_limit > budget {
+            raised = raised.min(settings.output_limit);
+        }
+        map.insert("max_tokens".into(), Value::from(raised));
     }
     body
-}
-
-/// Whether the pass-through options turn extended thinking on.
-fn thinking_enabled(options: &Map<String, Value>) -> bool {
-    options
-        .get(PROVIDER)
-        .and_then(|o| o.get("thinking"))
-        .and_then(|t| t.get("type"))
-        .and_then(Value::as_str)
-        == Some("enabled")
 }
 
 /// Puts a cache breakpoint on the last block that may carry one (thinking
