@@ -60,6 +60,7 @@ proptest! {
             Err(EditError::NotFound | EditError::MultipleMatches
                 | EditError::DisproportionateSpan | EditError::Identical
                 | EditError::EmptyOldString) => {}
+            Err(other) => prop_assert!(false, "unexpected error: {other:?}"),
         }
     }
 }

@@ -10,8 +10,7 @@
 //! also written in `docs/deviations.md`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "conformance/bash_cases.rs"]
-mod bash_cases;
+pub(crate) mod bash_cases;
 
 use std::path::Path;
 

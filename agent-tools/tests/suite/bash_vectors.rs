@@ -2,8 +2,7 @@
 //! (the full conformance test includes the same file).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "conformance/bash_cases.rs"]
-mod bash_cases;
+use super::conformance::bash_cases;
 
 #[test]
 fn bash_vectors_pass() {
