@@ -9,10 +9,11 @@ use serde_json::{Map, Value};
 
 use super::PROVIDER;
 use super::wire::{
-    CacheControl, ContentBlock, Message, MessagesRequest, Role, Source, Tool,
+    CacheControl, ContentBlock, Message, MessagesRequest, Role, Source, ThinkingOption, Tool,
     ToolChoice as WireToolChoice,
 };
 use crate::metadata::metadata_str;
+use serde::Deserialize;
 
 /// What the client contributes besides the request itself.
 pub(crate) struct EncodeSettings<'a> {
@@ -100,37 +101,44 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> M
 /// and cannot be combined with a forced tool choice (thinking is dropped,
 /// the caller's tool choice kept).
 pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
-    let typed = encode(request, settings);
-    let max_tokens = typed.max_tokens;
+    let mut typed = encode(request, settings);
+    let thinking = request
+        .options
+        .get(PROVIDER)
+        .and_then(|options| options.get("thinking"))
+        .and_then(|thinking| ThinkingOption::deserialize(thinking).ok())
+        .filter(|thinking| thinking.kind == "enabled");
     let forced = matches!(
         typed.tool_choice,
         Some(WireToolChoice::Any | WireToolChoice::Tool { .. })
     );
-    let mut body = serde_json::to_value(&typed).unwrap_or(Value::Null);
-    crate::http::merge_options(&mut body, &request.options, PROVIDER);
-    let Value::Object(map) = &mut body else {
-        return body;
-    };
-    let budget = match map.get("thinking") {
-        Some(thinking) if thinking.get("type").and_then(Value::as_str) == Some("enabled") => {
-            thinking.get("budget_tokens").and_then(Value::as_u64)
+    let mut drop_thinking = false;
+    if let Some(thinking) = thinking {
+        if forced {
+            drop_thinking = true;
+        } else {
+            typed.temperature = None;
+            typed.top_p = None;
+            if let Some(budget) = thinking.budget_tokens
+                && typed.max_tokens <= budget
+            {
+                let mut raised = budget.saturating_add(typed.max_tokens);
+                if u64::from(budget) < settings.output_limit {
+                    raised = raised.min(u32::try_from(settings.output_limit).unwrap_or(u32::MAX));
+                }
+                typed.max_tokens = raised;
+            }
         }
-        _ => return body,
-    };
-    if forced {
-        map.remove("thinking");
-        return body;
     }
-    map.remove("temperature");
-    map.remove("top_p");
-    if let Some(budget) = budget
-        && u64::from(max_tokens) <= budget
-    {
-        let mut raised = budget.saturating_add(u64::from(max_tokens));
-        if settings.output_limit > budget {
-            raised = raised.min(settings.output_limit);
+    let mut body = serde_json::to_value(&typed).unwrap_or(Value::Null);
+    if drop_thinking {
+        let mut options = request.options.clone();
+        if let Some(Value::Object(ours)) = options.get_mut(PROVIDER) {
+            ours.remove("thinking");
         }
-        map.insert("max_tokens".into(), Value::from(raised));
+        crate::http::merge_options(&mut body, &options, PROVIDER);
+    } else {
+        crate::http::merge_options(&mut body, &request.options, PROVIDER);
     }
     body
 }

@@ -140,6 +140,16 @@ pub(crate) enum ToolChoice {
     Tool { name: String },
 }
 
+/// The `thinking` pass-through option, as far as the request rules read
+/// it (`{"type": "enabled", "budget_tokens": N}`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct ThinkingOption {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub budget_tokens: Option<u32>,
+}
+
 // ---- stream -------------------------------------------------------------
 
 /// One `data:` payload of the Messages stream, tagged by `type`.
