@@ -235,6 +235,38 @@ async fn point4_nested_error_events_keep_message_retry_and_overflow() {
     assert!(error.is_context_overflow(), "{error:?}");
 }
 
+// ---- point 5: Responses items matched by output_index -------------------
+
+#[tokio::test]
+async fn point5_rotating_item_ids_keep_blocks_together() {
+    let server = server(sse(data("responses-copilot-id-rotation.sse"))).await;
+    let model = OpenAiResponses::new("gpt-5", "k")
+        .with_base_url(format!("{}/v1", server.uri()))
+        .with_http_client(super::common::http());
+    let (events, error) = events_and_error(run(&model, user("hi")).await);
+    assert!(error.is_none(), "{error:?}");
+    // Every delta belongs to the block that was opened, although GitHub
+    // Copilot's proxy gave each event its own item id.
+    let text_ids: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TextStart { id } | StreamEvent::TextDelta { id, .. } => Some(id.as_str()),
+            StreamEvent::TextEnd { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(text_ids.len() > 10, "{events:?}");
+    assert!(text_ids.iter().all(|id| *id == text_ids[0]), "{text_ids:?}");
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TextDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(text.len() > 100, "{text}");
+}
+
 // ---- point 6: pause_turn continues the turn ----------------------------
 
 #[tokio::test]
@@ -259,6 +291,63 @@ async fn point6_pause_turn_asks_the_loop_to_continue() {
             },
             provider_metadata: Some(meta("anthropic", &[("stopReason", "pause_turn")])),
         })
+    );
+}
+
+// ---- point 8: Mistral thinking chunks, Gemini streamed arguments --------
+
+#[tokio::test]
+async fn point8_mistral_thinking_chunks_are_reasoning() {
+    let server = server(sse(data("chat-mistral-reasoning.sse"))).await;
+    let model = OpenAiCompatible::new(
+        "mistral",
+        "magistral-medium-2507",
+        format!("{}/v1", server.uri()),
+    )
+    .with_http_client(super::common::http());
+    let (events, error) = events_and_error(run(&model, user("2+2?")).await);
+    assert!(error.is_none(), "{error:?}");
+    let reasoning: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ReasoningDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reasoning,
+        "The user is asking for 2+2. This is basic arithmetic. 2+2=4."
+    );
+    assert!(events.contains(&StreamEvent::TextDelta {
+        id: "text-1".into(),
+        delta: "2 + 2 = 4".into()
+    }));
+}
+
+#[tokio::test]
+async fn point8_gemini_streamed_arguments_make_named_calls() {
+    let server = server(sse(data("gemini-streamed-function-call-arguments.sse"))).await;
+    let model = Gemini::new("gemini-3.1-pro-preview", "k")
+        .with_base_url(format!("{}/v1beta", server.uri()))
+        .with_http_client(super::common::http());
+    let (events, error) = events_and_error(run(&model, user("weather?")).await);
+    assert!(error.is_none(), "{error:?}");
+    let calls: Vec<(String, Value)> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ToolCall(call) => Some((call.name.clone(), call.input.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("getWeather".to_string(), json!({"location": "Boston"})),
+            (
+                "getWeather".to_string(),
+                json!({"location": "San Francisco"})
+            ),
+        ]
     );
 }
 
