@@ -79,6 +79,7 @@ mod stream;
 mod tool;
 mod tool_context;
 mod tool_registry;
+mod truncate;
 mod usage;
 
 // The engine, built on the contracts.
@@ -117,6 +118,8 @@ pub use tool::{CallingAgent, Tool, ToolError, ToolOutput, TypedTool, decode_args
 pub use tool_context::{MetadataCallback, ToolContext};
 /// The tools a session can use.
 pub use tool_registry::ToolRegistry;
+/// Tool output truncation (§7.1), with the full output kept in a spill file.
+pub use truncate::{TruncationLimits, Truncator};
 
 // --- Agents: what the engine runs a turn for, and the catalog.
 /// The parts of an agent the engine uses.
@@ -136,14 +139,14 @@ pub use compaction::{CompactionConfig, history_for_model};
 /// The engine, its builder, settings and results.
 pub use engine::{
     COMPACTION_AGENT, DEFAULT_TOOL_GRACE, Engine, EngineBuilder, LoopConfig, PromptError,
-    STEP_LIMIT_ERROR, StopReason, TurnResult,
+    STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
 };
+/// The approver of an engine built without a permission gate.
+pub use engine::{NonInteractive, auto_reject_warning};
 /// Retries of failed model streams (§13).
 pub use engine::{RetryInfo, RetryPolicy};
 /// Sub-agents through the `task` tool (§10).
 pub use engine::{TaskArgs, TaskError, TaskSettings};
-/// Tool output truncation (§7.1).
-pub use engine::{TruncationLimits, Truncator};
 
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.

@@ -9,11 +9,12 @@ use std::sync::{Arc, Mutex, Weak};
 use agent_permission::Permissions;
 
 use super::facade::Engine;
+use super::non_interactive::NonInteractive;
 use super::settings::LoopConfig;
 use super::state::EngineState;
 use super::task_tool::{TaskSettings, TaskTool};
 use crate::agent_spec::AgentSpec;
-use crate::agents::Agents;
+use crate::agents::{AgentEnvironment, Agents};
 use crate::event::EventBus;
 use crate::model::{LanguageModel, ModelResolver};
 use crate::sessions::{MemorySessionStore, SessionStore};
@@ -33,6 +34,7 @@ pub struct EngineBuilder {
     catalog: Option<Agents>,
     task: Option<TaskSettings>,
     resolver: Option<Arc<dyn ModelResolver>>,
+    environment: Option<AgentEnvironment>,
 }
 
 impl EngineBuilder {
@@ -50,6 +52,7 @@ impl EngineBuilder {
             catalog: None,
             task: None,
             resolver: None,
+            environment: None,
         }
     }
 
@@ -79,7 +82,17 @@ impl EngineBuilder {
             self.agents
                 .insert(agent.name.clone(), Arc::new(AgentSpec::from(agent)));
         }
+        self.environment = Some(agents.environment().clone());
         self.catalog = Some(agents);
+        self
+    }
+
+    /// Sets the agent environment (also taken from [`agents`](Self::agents)):
+    /// truncated tool output spills to its
+    /// [`spill_dir`](AgentEnvironment::spill_dir), the directory the
+    /// built-in rules let every agent read without an ask.
+    pub fn environment(mut self, environment: AgentEnvironment) -> Self {
+        self.environment = Some(environment);
         self
     }
 
@@ -100,8 +113,14 @@ impl EngineBuilder {
         self
     }
 
-    /// Sets the permission gate (default: a fresh [`Permissions`] without
-    /// an approver, so asks wait for [`Permissions::reply`]).
+    /// Sets the permission gate. Attach an approver to it, or answer its
+    /// requests with [`Permissions::reply`] from the event stream; a gate
+    /// without either makes asks wait.
+    ///
+    /// Default: a fresh gate with the [`NonInteractive`] approver — no one
+    /// can answer, so every ask is rejected at once with opencode's
+    /// non-interactive warning (a `tracing` warning) and the turn stops
+    /// with `StopReason::Rejected`, never a silent wait.
     pub fn permissions(mut self, permissions: Permissions) -> Self {
         self.permissions = Some(permissions);
         self
@@ -150,7 +169,12 @@ impl EngineBuilder {
             catalog,
             task,
             resolver,
+            environment,
         } = self;
+        let mut config = config;
+        if let Some(environment) = &environment {
+            config.truncator.spill_dir = environment.spill_dir();
+        }
         let state = Arc::new_cyclic(|engine: &Weak<EngineState>| {
             if let Some(settings) = task {
                 tools.register(TaskTool::new(engine.clone(), catalog, settings));
@@ -158,7 +182,7 @@ impl EngineBuilder {
             EngineState {
                 model,
                 tools,
-                permissions: permissions.unwrap_or_default(),
+                permissions: permissions.unwrap_or_else(non_interactive_gate),
                 events: events.unwrap_or_default(),
                 config,
                 worktree,
@@ -171,4 +195,12 @@ impl EngineBuilder {
         });
         Engine::from_state(state)
     }
+}
+
+/// The gate of an engine built without one: nobody can answer, so every
+/// ask is rejected with a warning instead of waiting forever.
+fn non_interactive_gate() -> Permissions {
+    let permissions = Permissions::new();
+    permissions.set_approver(Arc::new(NonInteractive));
+    permissions
 }

@@ -9,7 +9,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::EngineBuilder;
-use super::outcome::{PromptError, TurnResult};
+use super::outcome::{PromptError, TurnError, TurnResult};
 use super::settings::LoopConfig;
 use super::state::{BusyGuard, EngineState, emit_message};
 use super::turn::Turn;
@@ -141,6 +141,18 @@ impl Engine {
     ) -> Result<TurnResult, PromptError> {
         self.prompt_with(session_id, vec![Part::text(text)], CancellationToken::new())
             .await
+    }
+
+    /// Prompts a session with text and fails unless the model answers: a
+    /// prompt that cannot run and a turn that stops without an answer
+    /// (rejected permission, step limit, cancellation, full context,
+    /// content filter, model error) are both an `Err`.
+    pub async fn run(
+        &self,
+        session_id: &str,
+        text: impl Into<String>,
+    ) -> Result<TurnResult, TurnError> {
+        self.prompt(session_id, text).await?.into_result()
     }
 
     /// Prompts a session with user parts; `cancel` stops the turn (the

@@ -7,3 +7,4 @@ mod engine_loop;
 mod layering;
 mod session_file;
 mod task;
+mod unattended;
