@@ -86,6 +86,7 @@ mod usage;
 mod agents;
 mod compaction;
 mod engine;
+mod prompts;
 mod sessions;
 
 #[cfg(feature = "test-util")]
@@ -128,14 +129,16 @@ pub use agent_spec::AgentSpec;
 pub use agents::{
     AGENT_DIRS, Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents,
     FrontMatterError, MODE_DIRS, MarkdownAgent, MarkdownAgentError, MarkdownDocument, MarkdownKind,
-    agent_name_from_path, default_permission, load_markdown_agents, load_markdown_agents_from,
-    merge_agent_config, parse_markdown, parse_markdown_agent, relative_path, sanitize_front_matter,
-    scan_markdown_agents,
+    agent_name_from_path, builtin_prompt, default_permission, load_markdown_agents,
+    load_markdown_agents_from, merge_agent_config, parse_markdown, parse_markdown_agent,
+    relative_path, sanitize_front_matter, scan_markdown_agents,
 };
 
 // --- The engine: running turns.
 /// Compaction of a full context (§14).
 pub use compaction::{CompactionConfig, history_for_model};
+/// How agent options and variants reach the provider request.
+pub use engine::provider_options;
 /// The engine, its builder, settings and results.
 pub use engine::{
     COMPACTION_AGENT, DEFAULT_TOOL_GRACE, Engine, EngineBuilder, LoopConfig, PromptError,
@@ -147,6 +150,11 @@ pub use engine::{NonInteractive, auto_reject_warning};
 pub use engine::{RetryInfo, RetryPolicy};
 /// Sub-agents through the `task` tool (§10).
 pub use engine::{TaskArgs, TaskError, TaskSettings};
+/// System prompt assembly (§15): family prompts, environment, instructions.
+pub use prompts::{
+    PROJECT_FILES, PromptFamily, SystemPrompts, environment_block, family_prompt,
+    instruction_files, is_git_repository, read_instructions,
+};
 
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.

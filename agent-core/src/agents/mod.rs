@@ -36,7 +36,7 @@ mod environment;
 mod markdown;
 
 pub use agent::{Agent, AgentMode};
-pub use builtin::{default_permission, relative_path};
+pub use builtin::{builtin_prompt, default_permission, relative_path};
 pub use catalog::{AgentError, Agents};
 pub use config::{AgentConfig, merge_agent_config};
 pub use environment::AgentEnvironment;

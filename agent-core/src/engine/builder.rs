@@ -17,6 +17,7 @@ use crate::agent_spec::AgentSpec;
 use crate::agents::{AgentEnvironment, Agents};
 use crate::event::EventBus;
 use crate::model::{LanguageModel, ModelResolver};
+use crate::prompts::SystemPrompts;
 use crate::sessions::{MemorySessionStore, SessionStore};
 use crate::tool::Tool;
 use crate::tool_registry::ToolRegistry;
@@ -35,6 +36,7 @@ pub struct EngineBuilder {
     task: Option<TaskSettings>,
     resolver: Option<Arc<dyn ModelResolver>>,
     environment: Option<AgentEnvironment>,
+    prompts: SystemPrompts,
 }
 
 impl EngineBuilder {
@@ -53,6 +55,7 @@ impl EngineBuilder {
             task: None,
             resolver: None,
             environment: None,
+            prompts: SystemPrompts::default(),
         }
     }
 
@@ -84,6 +87,16 @@ impl EngineBuilder {
         }
         self.environment = Some(agents.environment().clone());
         self.catalog = Some(agents);
+        self
+    }
+
+    /// Sets how system prompts are assembled (default
+    /// [`SystemPrompts::default`]: the agent's prompt or its model family's,
+    /// the environment block and the instruction files of the user's
+    /// global config and the project; [`SystemPrompts::disabled`] sends
+    /// the agent's sections only).
+    pub fn system_prompts(mut self, prompts: SystemPrompts) -> Self {
+        self.prompts = prompts;
         self
     }
 
@@ -170,6 +183,7 @@ impl EngineBuilder {
             task,
             resolver,
             environment,
+            prompts,
         } = self;
         let mut config = config;
         if let Some(environment) = &environment {
@@ -186,6 +200,7 @@ impl EngineBuilder {
                 events: events.unwrap_or_default(),
                 config,
                 worktree,
+                prompts,
                 agents,
                 store: store.unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
                 resolver,

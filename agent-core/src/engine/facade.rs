@@ -16,7 +16,7 @@ use super::turn::Turn;
 use crate::compaction::{history_for_model, is_overflow};
 use crate::event::{Event, SessionStatus};
 use crate::message::{Message, Part, Role};
-use crate::model::LanguageModel;
+use crate::model::{LanguageModel, ModelRef};
 use crate::sessions::{Session, SessionStore};
 use crate::tool_registry::ToolRegistry;
 
@@ -60,10 +60,24 @@ impl Engine {
         &self.state.config
     }
 
-    /// The model `session` runs on: the engine's, unless the session names
-    /// another one, which the [`ModelResolver`] must serve.
+    /// The model `session` runs on: the session's own model, else its
+    /// agent's configured model, else the engine's; a model other than the
+    /// engine's must be served by the [`ModelResolver`](crate::ModelResolver).
     pub fn model_for(&self, session: &Session) -> Result<Arc<dyn LanguageModel>, PromptError> {
-        let Some(wanted) = &session.model else {
+        let agent_model = self
+            .state
+            .agents
+            .get(&session.agent)
+            .and_then(|agent| agent.model.clone());
+        self.model_named(session.model.as_ref().or(agent_model.as_ref()))
+    }
+
+    /// The model `wanted` names (`None`: the engine's own).
+    fn model_named(
+        &self,
+        wanted: Option<&ModelRef>,
+    ) -> Result<Arc<dyn LanguageModel>, PromptError> {
+        let Some(wanted) = wanted else {
             return Ok(Arc::clone(&self.state.model));
         };
         let own = self.state.model.info();

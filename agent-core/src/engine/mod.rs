@@ -17,6 +17,7 @@
 mod builder;
 pub(crate) mod doom_loop;
 mod facade;
+mod model_options;
 mod non_interactive;
 mod outcome;
 mod processor;
@@ -32,6 +33,7 @@ mod turn_stream;
 
 pub use builder::EngineBuilder;
 pub use facade::Engine;
+pub use model_options::provider_options;
 pub use non_interactive::{NonInteractive, auto_reject_warning};
 pub use outcome::{PromptError, StopReason, TurnError, TurnResult};
 pub use retry::{RetryInfo, RetryPolicy};

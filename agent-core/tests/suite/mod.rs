@@ -6,5 +6,6 @@ mod conformance;
 mod engine_loop;
 mod layering;
 mod session_file;
+mod system_prompt;
 mod task;
 mod unattended;
