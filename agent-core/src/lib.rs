@@ -85,6 +85,7 @@ mod usage;
 // The engine, built on the contracts.
 mod agents;
 mod compaction;
+mod config;
 mod engine;
 mod prompts;
 mod sessions;
@@ -130,8 +131,15 @@ pub use agents::{
     AGENT_DIRS, Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents,
     FrontMatterError, MODE_DIRS, MarkdownAgent, MarkdownAgentError, MarkdownDocument, MarkdownKind,
     agent_name_from_path, builtin_prompt, default_permission, load_markdown_agents,
-    load_markdown_agents_from, merge_agent_config, parse_markdown, parse_markdown_agent,
-    relative_path, sanitize_front_matter, scan_markdown_agents,
+    load_markdown_agents_from, merge_agent_config, merge_value, parse_markdown,
+    parse_markdown_agent, relative_path, sanitize_front_matter, scan_markdown_agents,
+};
+
+// --- Configuration: opencode-format files as a library.
+/// Loading configuration (§3.3): discovery, precedence, substitution.
+pub use config::{
+    Config, ConfigError, ConfigLoader, ConfigWarning, EnvLookup, ProviderConfig, ProviderModel,
+    TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text, strip_jsonc, substitute,
 };
 
 // --- The engine: running turns.

@@ -6,9 +6,7 @@
 //! - [`permission_cli`]: `agent permission check | rules | lint | eval`, and
 //!   the config loading every command shares ([`permission_cli::Project`]:
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
-//! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
-//! - [`jsonc`]: reading `opencode.jsonc` (comments and trailing commas).
+//! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`.
 
 pub mod agents_cli;
-pub mod jsonc;
 pub mod permission_cli;

@@ -2,6 +2,7 @@
 
 mod common;
 mod compaction;
+mod config_loading;
 mod conformance;
 mod engine_loop;
 mod layering;
