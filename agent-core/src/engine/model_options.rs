@@ -3,16 +3,17 @@
 //! provider's request body), with opencode's option names mapped to the
 //! provider's wire names.
 //!
-//! | agent option / variant | OpenAI and OpenAI-compatible | Anthropic | others |
-//! |---|---|---|---|
-//! | `reasoningEffort` | `reasoning_effort` | as written | as written |
-//! | `textVerbosity` | `verbosity` | as written | as written |
-//! | `parallelToolCalls` | `parallel_tool_calls` | as written | as written |
-//! | `serviceTier` | `service_tier` | as written | as written |
-//! | `thinking: {type, budgetTokens}` | as written | `thinking: {type, budget_tokens}` | as written |
-//! | `variant` `minimal`/`low`/`medium`/`high` | `reasoning_effort` (unless set) | — | — |
-//! | `variant` `high` / `max` | — | `thinking` with a 16 000 / 31 999 token budget (unless set) | — |
-//! | any other key | as written | as written | as written |
+//! | agent option / variant | `openai` (Responses API) | OpenAI-compatible (Chat Completions: ollama, vllm, openrouter, ...) | `anthropic` | `google` |
+//! |---|---|---|---|---|
+//! | `reasoningEffort` | `reasoning: {effort}` | `reasoning_effort` | as written | as written |
+//! | `reasoningSummary` | `reasoning: {summary}` | as written | as written | as written |
+//! | `textVerbosity` | `text: {verbosity}` | `verbosity` | as written | as written |
+//! | `parallelToolCalls` | `parallel_tool_calls` | `parallel_tool_calls` | as written | as written |
+//! | `serviceTier` | `service_tier` | `service_tier` | as written | as written |
+//! | `thinking: {type, budgetTokens}` | as written | as written | `thinking: {type, budget_tokens}` | as written |
+//! | `variant` `minimal`/`low`/`medium`/`high` | reasoning effort (unless set) | reasoning effort (unless set) | — | — |
+//! | `variant` `high` / `max` | — | — | `thinking` with a 16 000 / 31 999 token budget (unless set) | — |
+//! | any other key | as written | as written | as written | as written |
 //!
 //! Temperature and top-p are request fields of their own
 //! (`ModelRequest::temperature`, `top_p`).
@@ -30,21 +31,57 @@ pub fn provider_options(
     variant: Option<&str>,
 ) -> Map<String, Value> {
     let anthropic = model.provider == "anthropic";
-    let openai_like = !anthropic && model.provider != "google";
+    let responses = model.provider == "openai";
+    let chat = !anthropic && !responses && model.provider != "google";
     let mut mapped = Map::new();
+    let nested = |mapped: &mut Map<String, Value>, outer: &str, inner: &str, value: &Value| {
+        let slot = mapped
+            .entry(outer.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(slot) = slot {
+            slot.insert(inner.to_string(), value.clone());
+        }
+    };
     for (key, value) in options {
-        let (name, value) = match key.as_str() {
-            "reasoningEffort" if openai_like => ("reasoning_effort", value.clone()),
-            "textVerbosity" if openai_like => ("verbosity", value.clone()),
-            "parallelToolCalls" if openai_like => ("parallel_tool_calls", value.clone()),
-            "serviceTier" if openai_like => ("service_tier", value.clone()),
-            "thinking" if anthropic => ("thinking", snake_thinking(value)),
-            other => (other, value.clone()),
-        };
-        mapped.insert(name.to_string(), value);
+        match key.as_str() {
+            "reasoningEffort" if responses => nested(&mut mapped, "reasoning", "effort", value),
+            "reasoningSummary" if responses => nested(&mut mapped, "reasoning", "summary", value),
+            "textVerbosity" if responses => nested(&mut mapped, "text", "verbosity", value),
+            "reasoningEffort" if chat => {
+                mapped.insert("reasoning_effort".into(), value.clone());
+            }
+            "textVerbosity" if chat => {
+                mapped.insert("verbosity".into(), value.clone());
+            }
+            "parallelToolCalls" if responses || chat => {
+                mapped.insert("parallel_tool_calls".into(), value.clone());
+            }
+            "serviceTier" if responses || chat => {
+                mapped.insert("service_tier".into(), value.clone());
+            }
+            "thinking" if anthropic => {
+                mapped.insert("thinking".into(), snake_thinking(value));
+            }
+            other => {
+                mapped.insert(other.to_string(), value.clone());
+            }
+        }
     }
     match variant {
-        Some(effort @ ("minimal" | "low" | "medium" | "high")) if openai_like => {
+        Some(effort @ ("minimal" | "low" | "medium" | "high")) if responses => {
+            let has_effort = mapped
+                .get("reasoning")
+                .is_some_and(|r| r.get("effort").is_some());
+            if !has_effort {
+                nested(
+                    &mut mapped,
+                    "reasoning",
+                    "effort",
+                    &Value::String(effort.into()),
+                );
+            }
+        }
+        Some(effort @ ("minimal" | "low" | "medium" | "high")) if chat => {
             mapped
                 .entry("reasoning_effort")
                 .or_insert_with(|| Value::String(effort.to_string()));
@@ -97,18 +134,24 @@ mod tests {
         let got = provider_options(
             &info,
             &options(json!({"reasoningEffort": "high", "store": false})),
-            None,
+            Some("low"),
         );
         assert_eq!(
             Value::Object(got),
-            json!({"openai": {"reasoning_effort": "high", "store": false}})
+            json!({"openai": {"reasoning": {"effort": "high"}, "store": false}})
         );
         let got = provider_options(&info, &Map::new(), Some("low"));
         assert_eq!(
             Value::Object(got),
-            json!({"openai": {"reasoning_effort": "low"}})
+            json!({"openai": {"reasoning": {"effort": "low"}}})
         );
         assert!(provider_options(&info, &Map::new(), None).is_empty());
+        let local = ModelInfo::new("ollama", "qwen3");
+        let got = provider_options(&local, &options(json!({"reasoningEffort": "high"})), None);
+        assert_eq!(
+            Value::Object(got),
+            json!({"ollama": {"reasoning_effort": "high"}})
+        );
     }
 
     #[test]

@@ -89,7 +89,7 @@ async fn the_build_agent_sends_its_prompt_environment_instructions_and_settings(
     assert_eq!(request.temperature, Some(0.3));
     assert_eq!(
         serde_json::Value::Object(request.options.clone()),
-        json!({"openai": {"reasoning_effort": "high"}}),
+        json!({"openai": {"reasoning": {"effort": "high"}}}),
         "the explicit option wins over the variant"
     );
     let _ = std::fs::remove_dir_all(&root);
