@@ -67,6 +67,16 @@
 
 /// The permission crate this one is built on (rules, the gate, approvers).
 pub use agent_permission as permission;
+/// Re-exported for implementing [`Tool`] and [`TypedTool`] without extra
+/// dependencies: `#[agent_core::async_trait]`, `agent_core::schemars`.
+pub use async_trait::async_trait;
+/// Re-exported: consume [`Engine::prompt_stream`] with `.next().await`.
+pub use futures::StreamExt;
+/// Re-exported for implementing [`Tool`] and [`TypedTool`] without extra
+/// dependencies.
+pub use schemars;
+/// Re-exported: cancels a prompt ([`Engine::prompt_with`]).
+pub use tokio_util::sync::CancellationToken;
 
 // Contracts: what providers and tools implement against.
 mod agent_spec;
@@ -152,6 +162,8 @@ pub use engine::{
     COMPACTION_AGENT, DEFAULT_TOOL_GRACE, Engine, EngineBuilder, LoopConfig, PromptError,
     STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
 };
+/// A coding agent for a directory in one call.
+pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError};
 /// The approver of an engine built without a permission gate.
 pub use engine::{NonInteractive, auto_reject_warning};
 /// Retries of failed model streams (§13).

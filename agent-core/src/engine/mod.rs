@@ -12,9 +12,11 @@
 //! - `retry.rs`, `doom_loop.rs`: the policies steps apply;
 //! - `turn_stream.rs`: a turn as a stream of events ending with its result;
 //! - `non_interactive.rs`: the approver of an engine without a gate;
+//! - `coding_agent.rs`: a whole coding agent for a directory in one call;
 //! - `task_tool.rs`: sub-agents (§10).
 
 mod builder;
+mod coding_agent;
 pub(crate) mod doom_loop;
 mod facade;
 mod model_options;
@@ -32,6 +34,7 @@ pub(crate) mod turn_rules;
 mod turn_stream;
 
 pub use builder::EngineBuilder;
+pub use coding_agent::{CodingAgent, CodingAgentBuilder, CodingAgentError};
 pub use facade::Engine;
 pub use model_options::provider_options;
 pub use non_interactive::{NonInteractive, auto_reject_warning};

@@ -1,5 +1,6 @@
 //! The test modules; shared helpers are in `common`.
 
+mod coding_agent;
 mod common;
 mod compaction;
 mod config_loading;
