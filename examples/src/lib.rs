@@ -10,3 +10,9 @@
 
 pub mod agents_cli;
 pub mod permission_cli;
+
+/// The code blocks of the repository's `README.md`, compiled and run as
+/// doctests so the README cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
