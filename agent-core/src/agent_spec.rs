@@ -4,6 +4,9 @@
 
 use agent_permission::Ruleset;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::model::ModelRef;
 
 /// The parts of an agent the loop uses: name, rules, step limit, system
 /// prompt and sampling.
@@ -22,6 +25,18 @@ pub struct AgentSpec {
     pub temperature: Option<f32>,
     /// Nucleus sampling.
     pub top_p: Option<f32>,
+    /// The model this agent runs on (`None`: the engine's, or the
+    /// session's own); for primary and sub-agent sessions alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+    /// Model variant (`low`, `medium`, `high`, ... for reasoning models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// Provider options as configured (`reasoningEffort`, `thinking`, ...);
+    /// mapped per provider into the request (see
+    /// [`provider_options`](crate::provider_options)).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub options: Map<String, Value>,
 }
 
 impl AgentSpec {
@@ -55,6 +70,24 @@ impl AgentSpec {
     /// Sets the sampling temperature.
     pub fn with_temperature(mut self, temperature: f32) -> Self {
         self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the model.
+    pub fn with_model(mut self, model: ModelRef) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Sets the variant.
+    pub fn with_variant(mut self, variant: impl Into<String>) -> Self {
+        self.variant = Some(variant.into());
+        self
+    }
+
+    /// Sets a provider option.
+    pub fn with_option(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.options.insert(key.into(), value);
         self
     }
 

@@ -165,6 +165,25 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The session the event is about.
+    pub fn session_id(&self) -> &str {
+        match self {
+            Event::SessionStatus { session_id, .. }
+            | Event::MessageCreated { session_id, .. }
+            | Event::MessageCompleted { session_id, .. }
+            | Event::PartCreated { session_id, .. }
+            | Event::PartUpdated { session_id, .. }
+            | Event::PartDelta { session_id, .. }
+            | Event::StepFinished { session_id, .. }
+            | Event::PermissionReplied { session_id, .. }
+            | Event::RetryScheduled { session_id, .. }
+            | Event::Error { session_id, .. } => session_id,
+            Event::PermissionAsked { request } => &request.session_id,
+        }
+    }
+}
+
 impl From<PermissionEvent> for Event {
     fn from(event: PermissionEvent) -> Self {
         match event {

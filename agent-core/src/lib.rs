@@ -67,6 +67,16 @@
 
 /// The permission crate this one is built on (rules, the gate, approvers).
 pub use agent_permission as permission;
+/// Re-exported for implementing [`Tool`] and [`TypedTool`] without extra
+/// dependencies: `#[agent_core::async_trait]`, `agent_core::schemars`.
+pub use async_trait::async_trait;
+/// Re-exported: consume [`Engine::prompt_stream`] with `.next().await`.
+pub use futures::StreamExt;
+/// Re-exported for implementing [`Tool`] and [`TypedTool`] without extra
+/// dependencies.
+pub use schemars;
+/// Re-exported: cancels a prompt ([`Engine::prompt_with`]).
+pub use tokio_util::sync::CancellationToken;
 
 // Contracts: what providers and tools implement against.
 mod agent_spec;
@@ -79,12 +89,15 @@ mod stream;
 mod tool;
 mod tool_context;
 mod tool_registry;
+mod truncate;
 mod usage;
 
 // The engine, built on the contracts.
 mod agents;
 mod compaction;
+mod config;
 mod engine;
+mod prompts;
 mod sessions;
 
 #[cfg(feature = "test-util")]
@@ -117,6 +130,8 @@ pub use tool::{CallingAgent, Tool, ToolError, ToolOutput, TypedTool, decode_args
 pub use tool_context::{MetadataCallback, ToolContext};
 /// The tools a session can use.
 pub use tool_registry::ToolRegistry;
+/// Tool output truncation (§7.1), with the full output kept in a spill file.
+pub use truncate::{TruncationLimits, Truncator};
 
 // --- Agents: what the engine runs a turn for, and the catalog.
 /// The parts of an agent the engine uses.
@@ -125,25 +140,41 @@ pub use agent_spec::AgentSpec;
 pub use agents::{
     AGENT_DIRS, Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents,
     FrontMatterError, MODE_DIRS, MarkdownAgent, MarkdownAgentError, MarkdownDocument, MarkdownKind,
-    agent_name_from_path, default_permission, load_markdown_agents, load_markdown_agents_from,
-    merge_agent_config, parse_markdown, parse_markdown_agent, relative_path, sanitize_front_matter,
-    scan_markdown_agents,
+    agent_name_from_path, builtin_prompt, default_permission, load_markdown_agents,
+    load_markdown_agents_from, merge_agent_config, merge_value, parse_markdown,
+    parse_markdown_agent, relative_path, sanitize_front_matter, scan_markdown_agents,
+};
+
+// --- Configuration: opencode-format files as a library.
+/// Loading configuration (§3.3): discovery, precedence, substitution.
+pub use config::{
+    Config, ConfigError, ConfigLoader, ConfigWarning, EnvLookup, ProviderConfig, ProviderModel,
+    TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text, strip_jsonc, substitute,
 };
 
 // --- The engine: running turns.
 /// Compaction of a full context (§14).
 pub use compaction::{CompactionConfig, history_for_model};
+/// How agent options and variants reach the provider request.
+pub use engine::provider_options;
 /// The engine, its builder, settings and results.
 pub use engine::{
     COMPACTION_AGENT, DEFAULT_TOOL_GRACE, Engine, EngineBuilder, LoopConfig, PromptError,
-    STEP_LIMIT_ERROR, StopReason, TurnResult,
+    STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
 };
+/// A coding agent for a directory in one call.
+pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError};
+/// The approver of an engine built without a permission gate.
+pub use engine::{NonInteractive, auto_reject_warning};
 /// Retries of failed model streams (§13).
 pub use engine::{RetryInfo, RetryPolicy};
 /// Sub-agents through the `task` tool (§10).
 pub use engine::{TaskArgs, TaskError, TaskSettings};
-/// Tool output truncation (§7.1).
-pub use engine::{TruncationLimits, Truncator};
+/// System prompt assembly (§15): family prompts, environment, instructions.
+pub use prompts::{
+    PROJECT_FILES, PromptFamily, SystemPrompts, environment_block, family_prompt,
+    instruction_files, is_git_repository, read_instructions,
+};
 
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.

@@ -8,6 +8,8 @@ use agent_permission::{AskRequest, PermissionError, Permissions, Ruleset};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::truncate::Truncator;
+
 /// Receives a tool's live title/metadata updates.
 pub type MetadataCallback = Arc<dyn Fn(Option<String>, Value) + Send + Sync>;
 
@@ -33,6 +35,7 @@ pub struct ToolContext {
     permissions: Permissions,
     ruleset: Arc<Ruleset>,
     on_metadata: Option<MetadataCallback>,
+    truncator: Truncator,
 }
 
 impl fmt::Debug for ToolContext {
@@ -71,6 +74,7 @@ impl ToolContext {
             permissions,
             ruleset: Arc::new(Ruleset::default()),
             on_metadata: None,
+            truncator: Truncator::default(),
         }
     }
 
@@ -104,6 +108,20 @@ impl ToolContext {
     pub fn on_metadata(mut self, callback: MetadataCallback) -> Self {
         self.on_metadata = Some(callback);
         self
+    }
+
+    /// Sets how output is truncated and where it spills (the engine passes
+    /// its own, whose spill directory every agent may read).
+    pub fn with_truncator(mut self, truncator: Truncator) -> Self {
+        self.truncator = truncator;
+        self
+    }
+
+    /// How a tool that truncates its own output (and sets
+    /// `metadata.truncated`) should do it, so the spill file lands where the
+    /// agents may read it.
+    pub fn truncator(&self) -> &Truncator {
+        &self.truncator
     }
 
     /// The ruleset requests are evaluated against.

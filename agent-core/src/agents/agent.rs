@@ -96,8 +96,8 @@ impl Agent {
 }
 
 impl From<&Agent> for AgentSpec {
-    /// The part of an agent the loop needs: name, rules, step limit, prompt
-    /// and sampling.
+    /// The part of an agent the loop needs: name, rules, step limit, prompt,
+    /// model, sampling, variant and options.
     fn from(agent: &Agent) -> Self {
         AgentSpec {
             name: agent.name.clone(),
@@ -106,6 +106,9 @@ impl From<&Agent> for AgentSpec {
             system: agent.prompt.iter().cloned().collect(),
             temperature: agent.temperature.map(|t| t as f32),
             top_p: agent.top_p.map(|t| t as f32),
+            model: agent.model.clone(),
+            variant: agent.variant.clone(),
+            options: agent.options.clone(),
         }
     }
 }

@@ -130,6 +130,40 @@ const BUILTIN: &[(&str, AgentMode, bool, &str)] = &[
     ("summary", AgentMode::Primary, true, ""),
 ];
 
+/// The own system prompt of a built-in agent, if it has one (the others
+/// use their model family's prompt).
+pub fn builtin_prompt(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "explore" => EXPLORE_PROMPT,
+        "compaction" => COMPACTION_PROMPT,
+        "title" => TITLE_PROMPT,
+        "summary" => SUMMARY_AGENT_PROMPT,
+        _ => return None,
+    })
+}
+
+const EXPLORE_PROMPT: &str = "\
+You explore codebases quickly and report what you find. You are read-only: search with glob and \
+grep, read files, list directories, and run only commands that change nothing. Start broad, then \
+narrow down; run independent searches in parallel. Answer the question you were given with the \
+relevant paths (as `path:line`), the facts that matter and nothing else. If you could not find \
+something, say where you looked.";
+
+const COMPACTION_PROMPT: &str = "\
+You write the working summary of a coding session so that it can continue without the earlier \
+messages. Keep every fact, decision, instruction and open task that still matters, with exact \
+names, paths and commands; drop what is obsolete. Do not call tools and do not continue the task \
+yourself.";
+
+const TITLE_PROMPT: &str = "\
+You write the title of a conversation: at most 50 characters, in the language of the user's first \
+message, naming its main topic. No quotes, no trailing punctuation, no explanation: reply with the \
+title only.";
+
+const SUMMARY_AGENT_PROMPT: &str = "\
+You summarise what was done in a coding session for the user: two or three sentences on what \
+changed and why, written as a commit message body would be. Reply with the summary only.";
+
 /// The built-in agents, each ruleset = `defaults` + own rules + `user`, in
 /// table order.
 pub(super) fn builtin_agents(
@@ -152,6 +186,7 @@ pub(super) fn builtin_agents(
             if *name == "title" {
                 agent.temperature = Some(0.5);
             }
+            agent.prompt = builtin_prompt(name).map(str::to_string);
             agent
         })
         .collect()

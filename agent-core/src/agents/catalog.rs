@@ -35,6 +35,8 @@ pub enum AgentError {
 pub struct Agents {
     agents: Vec<Agent>,
     default_agent: Option<String>,
+    #[serde(skip)]
+    environment: AgentEnvironment,
 }
 
 impl Agents {
@@ -108,7 +110,13 @@ impl Agents {
         Agents {
             agents,
             default_agent,
+            environment: env.clone(),
         }
+    }
+
+    /// The environment the agents' rules were built for.
+    pub fn environment(&self) -> &AgentEnvironment {
+        &self.environment
     }
 
     /// The agent called `name`.

@@ -241,9 +241,11 @@ pub fn merge_agent_config(base: &mut AgentConfig, over: &AgentConfig) {
     }
 }
 
-/// `mergeDeep` on JSON values: objects key by key, anything else replaces.
-/// The one deep merge of configuration values.
-pub(crate) fn merge_value(base: &mut Value, over: &Value) {
+/// `mergeDeep` on JSON values (remeda, as opencode merges its config
+/// layers): objects key by key (a key already in `base` keeps its
+/// position), anything else replaces. The one deep merge of configuration
+/// values.
+pub fn merge_value(base: &mut Value, over: &Value) {
     match (base, over) {
         (Value::Object(base), Value::Object(over)) => {
             for (key, value) in over {

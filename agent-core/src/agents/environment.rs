@@ -1,5 +1,7 @@
 //! [`AgentEnvironment`]: the directories the built-in rules mention.
 
+use std::path::{Path, PathBuf};
+
 use serde::{Deserialize, Serialize};
 
 use agent_permission::{PermissionConfig, Ruleset, from_config_with_home};
@@ -60,6 +62,13 @@ impl AgentEnvironment {
         );
         env.home = home;
         env
+    }
+
+    /// Where truncated tool output is spilled: `<data>/tool-output`. Every
+    /// agent may read it without an ask (§9.2), and an engine given these
+    /// agents spills there.
+    pub fn spill_dir(&self) -> PathBuf {
+        Path::new(&self.data_dir).join("tool-output")
     }
 
     /// `Truncate.GLOB`: the pattern of the tool-output spill directory.

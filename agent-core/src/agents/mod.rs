@@ -36,9 +36,9 @@ mod environment;
 mod markdown;
 
 pub use agent::{Agent, AgentMode};
-pub use builtin::{default_permission, relative_path};
+pub use builtin::{builtin_prompt, default_permission, relative_path};
 pub use catalog::{AgentError, Agents};
-pub use config::{AgentConfig, merge_agent_config};
+pub use config::{AgentConfig, merge_agent_config, merge_value};
 pub use environment::AgentEnvironment;
 pub use markdown::{
     AGENT_DIRS, FrontMatterError, MODE_DIRS, MarkdownAgent, MarkdownAgentError, MarkdownDocument,

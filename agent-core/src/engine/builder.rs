@@ -9,13 +9,15 @@ use std::sync::{Arc, Mutex, Weak};
 use agent_permission::Permissions;
 
 use super::facade::Engine;
+use super::non_interactive::NonInteractive;
 use super::settings::LoopConfig;
 use super::state::EngineState;
 use super::task_tool::{TaskSettings, TaskTool};
 use crate::agent_spec::AgentSpec;
-use crate::agents::Agents;
+use crate::agents::{AgentEnvironment, Agents};
 use crate::event::EventBus;
 use crate::model::{LanguageModel, ModelResolver};
+use crate::prompts::SystemPrompts;
 use crate::sessions::{MemorySessionStore, SessionStore};
 use crate::tool::Tool;
 use crate::tool_registry::ToolRegistry;
@@ -33,6 +35,8 @@ pub struct EngineBuilder {
     catalog: Option<Agents>,
     task: Option<TaskSettings>,
     resolver: Option<Arc<dyn ModelResolver>>,
+    environment: Option<AgentEnvironment>,
+    prompts: SystemPrompts,
 }
 
 impl EngineBuilder {
@@ -50,6 +54,8 @@ impl EngineBuilder {
             catalog: None,
             task: None,
             resolver: None,
+            environment: None,
+            prompts: SystemPrompts::default(),
         }
     }
 
@@ -79,7 +85,27 @@ impl EngineBuilder {
             self.agents
                 .insert(agent.name.clone(), Arc::new(AgentSpec::from(agent)));
         }
+        self.environment = Some(agents.environment().clone());
         self.catalog = Some(agents);
+        self
+    }
+
+    /// Sets how system prompts are assembled (default
+    /// [`SystemPrompts::default`]: the agent's prompt or its model family's,
+    /// the environment block and the instruction files of the user's
+    /// global config and the project; [`SystemPrompts::disabled`] sends
+    /// the agent's sections only).
+    pub fn system_prompts(mut self, prompts: SystemPrompts) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// Sets the agent environment (also taken from [`agents`](Self::agents)):
+    /// truncated tool output spills to its
+    /// [`spill_dir`](AgentEnvironment::spill_dir), the directory the
+    /// built-in rules let every agent read without an ask.
+    pub fn environment(mut self, environment: AgentEnvironment) -> Self {
+        self.environment = Some(environment);
         self
     }
 
@@ -100,8 +126,14 @@ impl EngineBuilder {
         self
     }
 
-    /// Sets the permission gate (default: a fresh [`Permissions`] without
-    /// an approver, so asks wait for [`Permissions::reply`]).
+    /// Sets the permission gate. Attach an approver to it, or answer its
+    /// requests with [`Permissions::reply`] from the event stream; a gate
+    /// without either makes asks wait.
+    ///
+    /// Default: a fresh gate with the [`NonInteractive`] approver — no one
+    /// can answer, so every ask is rejected at once with opencode's
+    /// non-interactive warning (a `tracing` warning) and the turn stops
+    /// with `StopReason::Rejected`, never a silent wait.
     pub fn permissions(mut self, permissions: Permissions) -> Self {
         self.permissions = Some(permissions);
         self
@@ -150,7 +182,13 @@ impl EngineBuilder {
             catalog,
             task,
             resolver,
+            environment,
+            prompts,
         } = self;
+        let mut config = config;
+        if let Some(environment) = &environment {
+            config.truncator.spill_dir = environment.spill_dir();
+        }
         let state = Arc::new_cyclic(|engine: &Weak<EngineState>| {
             if let Some(settings) = task {
                 tools.register(TaskTool::new(engine.clone(), catalog, settings));
@@ -158,10 +196,11 @@ impl EngineBuilder {
             EngineState {
                 model,
                 tools,
-                permissions: permissions.unwrap_or_default(),
+                permissions: permissions.unwrap_or_else(non_interactive_gate),
                 events: events.unwrap_or_default(),
                 config,
                 worktree,
+                prompts,
                 agents,
                 store: store.unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
                 resolver,
@@ -171,4 +210,12 @@ impl EngineBuilder {
         });
         Engine::from_state(state)
     }
+}
+
+/// The gate of an engine built without one: nobody can answer, so every
+/// ask is rejected with a warning instead of waiting forever.
+fn non_interactive_gate() -> Permissions {
+    let permissions = Permissions::new();
+    permissions.set_approver(Arc::new(NonInteractive));
+    permissions
 }

@@ -9,14 +9,14 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::builder::EngineBuilder;
-use super::outcome::{PromptError, TurnResult};
+use super::outcome::{PromptError, TurnError, TurnResult};
 use super::settings::LoopConfig;
 use super::state::{BusyGuard, EngineState, emit_message};
 use super::turn::Turn;
 use crate::compaction::{history_for_model, is_overflow};
 use crate::event::{Event, SessionStatus};
 use crate::message::{Message, Part, Role};
-use crate::model::LanguageModel;
+use crate::model::{LanguageModel, ModelRef};
 use crate::sessions::{Session, SessionStore};
 use crate::tool_registry::ToolRegistry;
 
@@ -60,10 +60,24 @@ impl Engine {
         &self.state.config
     }
 
-    /// The model `session` runs on: the engine's, unless the session names
-    /// another one, which the [`ModelResolver`] must serve.
+    /// The model `session` runs on: the session's own model, else its
+    /// agent's configured model, else the engine's; a model other than the
+    /// engine's must be served by the [`ModelResolver`](crate::ModelResolver).
     pub fn model_for(&self, session: &Session) -> Result<Arc<dyn LanguageModel>, PromptError> {
-        let Some(wanted) = &session.model else {
+        let agent_model = self
+            .state
+            .agents
+            .get(&session.agent)
+            .and_then(|agent| agent.model.clone());
+        self.model_named(session.model.as_ref().or(agent_model.as_ref()))
+    }
+
+    /// The model `wanted` names (`None`: the engine's own).
+    fn model_named(
+        &self,
+        wanted: Option<&ModelRef>,
+    ) -> Result<Arc<dyn LanguageModel>, PromptError> {
+        let Some(wanted) = wanted else {
             return Ok(Arc::clone(&self.state.model));
         };
         let own = self.state.model.info();
@@ -141,6 +155,18 @@ impl Engine {
     ) -> Result<TurnResult, PromptError> {
         self.prompt_with(session_id, vec![Part::text(text)], CancellationToken::new())
             .await
+    }
+
+    /// Prompts a session with text and fails unless the model answers: a
+    /// prompt that cannot run and a turn that stops without an answer
+    /// (rejected permission, step limit, cancellation, full context,
+    /// content filter, model error) are both an `Err`.
+    pub async fn run(
+        &self,
+        session_id: &str,
+        text: impl Into<String>,
+    ) -> Result<TurnResult, TurnError> {
+        self.prompt(session_id, text).await?.into_result()
     }
 
     /// Prompts a session with user parts; `cancel` stops the turn (the

@@ -55,6 +55,54 @@ impl TurnResult {
     pub fn text(&self) -> String {
         self.messages.last().map(Message::text).unwrap_or_default()
     }
+
+    /// Whether the model answered ([`StopReason::Done`]).
+    pub fn is_done(&self) -> bool {
+        matches!(self.stop, StopReason::Done { .. })
+    }
+
+    /// `Ok(self)` when the model answered, else the reason as a
+    /// [`TurnError::Stopped`]: a rejected permission, the step limit, a
+    /// cancellation, a full context, a content filter or a model error.
+    pub fn into_result(self) -> Result<TurnResult, TurnError> {
+        if self.is_done() {
+            Ok(self)
+        } else {
+            Err(TurnError::Stopped(Box::new(self)))
+        }
+    }
+}
+
+/// Why a prompt produced no answer: it could not run, or the turn stopped
+/// before the model answered. See [`Engine::run`](crate::Engine::run) and
+/// [`TurnResult::into_result`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TurnError {
+    /// The prompt could not run at all.
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    /// The turn ended without an answer; the result holds what happened.
+    #[error("the turn stopped without an answer: {}", describe(&.0.stop))]
+    Stopped(Box<TurnResult>),
+}
+
+fn describe(stop: &StopReason) -> String {
+    match stop {
+        StopReason::Done { .. } => "done".into(),
+        StopReason::Rejected => {
+            "a permission was rejected (with no approver, every ask is rejected)".into()
+        }
+        StopReason::StepLimit => {
+            "the step limit was reached while the model still called tools".into()
+        }
+        StopReason::Cancelled => "the prompt was cancelled".into(),
+        StopReason::ContextOverflow => {
+            "the context window is full; compact or start a new session".into()
+        }
+        StopReason::ContentFilter => "the output was blocked by a content filter".into(),
+        StopReason::Error { error } => format!("{} ({})", error.message, error.name),
+    }
 }
 
 /// Why a prompt could not run at all.

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use super::retry::RetryPolicy;
 use super::tool_calls::DEFAULT_TOOL_GRACE;
-use super::truncate::Truncator;
 use crate::compaction::CompactionConfig;
+use crate::truncate::Truncator;
 
 /// Loop settings.
 #[derive(Debug, Clone)]

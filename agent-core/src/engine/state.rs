@@ -13,6 +13,7 @@ use crate::agent_spec::AgentSpec;
 use crate::event::{Event, EventBus, SessionStatus};
 use crate::message::Message;
 use crate::model::{LanguageModel, ModelResolver};
+use crate::prompts::SystemPrompts;
 use crate::sessions::SessionStore;
 use crate::tool_registry::ToolRegistry;
 
@@ -24,6 +25,7 @@ pub(crate) struct EngineState {
     pub events: EventBus,
     pub config: LoopConfig,
     pub worktree: Option<PathBuf>,
+    pub prompts: SystemPrompts,
     pub agents: HashMap<String, Arc<AgentSpec>>,
     pub store: Arc<dyn SessionStore>,
     pub resolver: Option<Arc<dyn ModelResolver>>,

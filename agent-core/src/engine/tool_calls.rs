@@ -292,6 +292,7 @@ async fn run_call(
             .unwrap_or_else(|| input.directory.to_path_buf()),
     )
     .with_ruleset(Arc::clone(input.ruleset))
+    .with_truncator(engine.config.truncator.clone())
     .with_cancel(input.cancel.child_token())
     .on_metadata(Arc::new(move |title, metadata| {
         let mut guard = lock(&metadata_target);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use agent_permission::Ruleset;
 use tokio_util::sync::CancellationToken;
 
+use super::model_options::provider_options;
 use super::outcome::{PromptError, StopReason, TurnResult};
 use super::processor::{StepEnd, StepInput, run_step};
 use super::state::{EngineState, emit_message};
@@ -54,6 +55,16 @@ impl Turn<'_> {
             }
         }
         let tools = Arc::new(specs);
+        let info = self.model.info();
+        let worktree = state
+            .worktree
+            .clone()
+            .unwrap_or_else(|| self.session.directory.clone());
+        let system =
+            state
+                .prompts
+                .assemble(&self.agent.system, info, &self.session.directory, &worktree);
+        let options = provider_options(info, &self.agent.options, self.agent.variant.as_deref());
         let mut messages: Vec<Message> = Vec::new();
         let mut turn_calls: Vec<ToolPart> = Vec::new();
         let mut usage = Usage::default();
@@ -85,12 +96,13 @@ impl Turn<'_> {
                 break StopReason::Cancelled;
             }
             let mut request = ModelRequest {
-                system: self.agent.system.clone(),
+                system: system.clone(),
                 messages: Arc::clone(model_messages),
                 tools: Arc::clone(&tools),
                 tool_choice: ToolChoice::Auto,
                 temperature: self.agent.temperature,
                 top_p: self.agent.top_p,
+                options: options.clone(),
                 ..Default::default()
             };
             if mode == StepMode::Last {

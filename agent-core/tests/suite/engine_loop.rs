@@ -7,7 +7,7 @@ use agent_core::testing::Script;
 use agent_core::{
     ABORTED_ERROR, Event, FinishReason, LoopConfig, Part, StopReason, ToolChoice, ToolState,
 };
-use agent_permission::{PermissionError, Reply};
+use agent_permission::{PermissionError, Permissions, Reply};
 use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -528,7 +528,11 @@ async fn cancellation_while_a_tool_awaits_approval_is_an_interruption() {
         Script::reply("ok"),
     ]);
     let bash = Bash::default();
-    let (engine, session) = setup(model.clone(), |b| b.tool(bash.clone())).await;
+    // A gate without an approver: the ask waits (a host would reply).
+    let (engine, session) = setup(model.clone(), |b| {
+        b.tool(bash.clone()).permissions(Permissions::new())
+    })
+    .await;
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -620,7 +624,11 @@ async fn host_answers_permission_requests_from_the_engine_event_stream() {
         Script::reply("built"),
     ]);
     let bash = Bash::default();
-    let (engine, session) = setup(model.clone(), |b| b.tool(bash.clone())).await;
+    // The host answers from the event stream: a gate without an approver.
+    let (engine, session) = setup(model.clone(), |b| {
+        b.tool(bash.clone()).permissions(Permissions::new())
+    })
+    .await;
     let mut events = engine.subscribe();
     let permissions = engine.permissions().clone();
     let host = tokio::spawn(async move {

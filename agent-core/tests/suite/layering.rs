@@ -28,7 +28,14 @@ const CONTRACTS: &[&str] = &[
 ];
 
 /// Modules that form the engine.
-const ENGINE: &[&str] = &["agents", "compaction", "engine", "sessions"];
+const ENGINE: &[&str] = &[
+    "agents",
+    "compaction",
+    "config",
+    "engine",
+    "prompts",
+    "sessions",
+];
 
 /// The folder whose modules may import each other (the turn driver).
 const CYCLES_ALLOWED_IN: &str = "engine";

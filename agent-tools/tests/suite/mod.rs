@@ -9,5 +9,6 @@ mod file_tools;
 mod file_tools_in_loop;
 mod replace_props;
 mod search_tools;
+mod spill_read;
 mod todo_tools;
 mod webfetch_tool;

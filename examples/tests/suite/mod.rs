@@ -2,3 +2,4 @@
 
 mod agents_cli;
 mod cli;
+mod one_call;

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! let text = "{\n  // a comment\n  \"a\": \"//not a comment\", /* b */\n}";
-//! let json = agent_examples::jsonc::strip(text).unwrap();
+//! let json = agent_core::strip_jsonc(text).unwrap();
 //! let value: serde_json::Value = serde_json::from_str(&json).unwrap();
 //! assert_eq!(value["a"], "//not a comment");
 //! ```
@@ -40,7 +40,7 @@ impl std::error::Error for UnterminatedComment {}
 /// whitespace or comments before `]` or `}`) replaced by spaces. Text
 /// inside strings is never touched. Invalid JSON stays invalid, so that the
 /// JSON parser reports it at its original position.
-pub fn strip(text: &str) -> Result<String, UnterminatedComment> {
+pub fn strip_jsonc(text: &str) -> Result<String, UnterminatedComment> {
     let without_comments = strip_comments(text)?;
     Ok(strip_trailing_commas(&without_comments))
 }
@@ -161,7 +161,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> serde_json::Value {
-        serde_json::from_str(&strip(text).unwrap()).unwrap()
+        serde_json::from_str(&strip_jsonc(text).unwrap()).unwrap()
     }
 
     #[test]
@@ -184,13 +184,14 @@ mod tests {
     #[test]
     fn positions_survive() {
         let text = "{\n /* é */ \"a\": x\n}";
-        let err = serde_json::from_str::<serde_json::Value>(&strip(text).unwrap()).unwrap_err();
+        let err =
+            serde_json::from_str::<serde_json::Value>(&strip_jsonc(text).unwrap()).unwrap_err();
         assert_eq!(err.line(), 2);
     }
 
     #[test]
     fn unterminated_comment() {
-        let err = strip("{\n  /* open").unwrap_err();
+        let err = strip_jsonc("{\n  /* open").unwrap_err();
         assert_eq!((err.line, err.column), (2, 3));
     }
 
