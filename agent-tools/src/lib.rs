@@ -74,6 +74,8 @@ mod list;
 mod read;
 mod replace;
 mod request;
+mod shell_command;
+mod shell_word;
 mod todo;
 mod walk;
 mod webfetch;
