@@ -9,8 +9,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::FileError;
-use crate::external::external_request;
+use crate::external::external_requests;
 use crate::paths;
+use crate::read_rules::visible_files;
 use crate::request::ToolRequest;
 use crate::walk::{PathGlob, sort_newest_first, walk_files};
 
@@ -48,9 +49,7 @@ impl GlobTool {
             ToolRequest::new("glob", args.pattern.clone(), "*")
                 .with_metadata(json!({"pattern": args.pattern, "path": args.path})),
         ];
-        if let Some(external) = external_request(&search, true, directory, worktree) {
-            requests.push(external.to_planned());
-        }
+        requests.extend(external_requests(&search, true, directory, worktree));
         requests
     }
 }
@@ -94,6 +93,11 @@ impl TypedTool for GlobTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
+        // The `read` rules decide which files may be named.
+        let paths: Vec<std::path::PathBuf> = walked.iter().map(|f| f.path.clone()).collect();
+        let (visible, hidden) = visible_files(ctx, &paths).await?;
+        let mut walked = walked;
+        walked.retain(|f| visible.contains(&f.path));
         let truncated = walked.len() > GLOB_LIMIT;
         let shown: Vec<String> = walked
             .iter()
@@ -105,6 +109,11 @@ impl TypedTool for GlobTool {
         } else {
             shown.join("\n")
         };
+        if hidden > 0 {
+            output.push_str(&format!(
+                "\n\n({hidden} matching files are hidden by the read rules)"
+            ));
+        }
         if truncated {
             output.push_str(&format!(
                 "\n\n(Results are truncated: showing first {GLOB_LIMIT} of {} results. Consider using a more specific path or pattern.)",

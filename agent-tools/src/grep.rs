@@ -12,8 +12,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::FileError;
-use crate::external::external_request;
+use crate::external::external_requests;
 use crate::paths;
+use crate::read_rules::visible_files;
 use crate::request::ToolRequest;
 use crate::walk::{PathGlob, sort_newest_first, walk_files};
 
@@ -59,9 +60,7 @@ impl GrepTool {
                 json!({"pattern": args.pattern, "path": args.path, "include": args.include}),
             ),
         ];
-        if let Some(external) = external_request(&search, is_dir, directory, worktree) {
-            requests.push(external.to_planned());
-        }
+        requests.extend(external_requests(&search, is_dir, directory, worktree));
         requests
     }
 }
@@ -149,9 +148,24 @@ impl TypedTool for GrepTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
+        // The `read` rules decide which files' lines may be shown.
+        let mut files: Vec<PathBuf> = Vec::new();
+        for found in &matches {
+            if files.last() != Some(&found.path) && !files.contains(&found.path) {
+                files.push(found.path.clone());
+            }
+        }
+        let (visible, hidden) = visible_files(ctx, &files).await?;
+        let mut matches = matches;
+        matches.retain(|m| visible.contains(&m.path));
         let title = args.pattern.clone();
         if matches.is_empty() {
-            return Ok(ToolOutput::text("No files found")
+            let text = if hidden > 0 {
+                format!("No files found ({hidden} files hidden by the read rules)")
+            } else {
+                "No files found".to_string()
+            };
+            return Ok(ToolOutput::text(text)
                 .with_title(title)
                 .with_metadata(json!({"matches": 0, "truncated": false})));
         }
@@ -198,6 +212,12 @@ impl TypedTool for GrepTool {
             lines.push(format!(
                 "(Results truncated: showing {shown} of {total} matches ({} hidden). Consider using a more specific path or pattern.)",
                 total - shown
+            ));
+        }
+        if hidden > 0 {
+            lines.push(String::new());
+            lines.push(format!(
+                "({hidden} files with matches are hidden by the read rules)"
             ));
         }
         if errors {

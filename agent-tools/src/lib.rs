@@ -72,6 +72,7 @@ mod glob;
 mod grep;
 mod list;
 mod read;
+mod read_rules;
 mod replace;
 mod request;
 mod shell_command;
@@ -91,10 +92,10 @@ pub use request::ToolRequest;
 
 // The bash tool and its command-line scanner (§8).
 pub use bash::{
-    BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES,
+    BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES, BASH_MAX_TIMEOUT,
     BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool,
 };
-pub use bash_scan::{BashScan, ScanError, plan_requests, scan};
+pub use bash_scan::{BASH_OPAQUE, BashScan, ScanError, plan_requests, scan};
 
 // Reading files and folders (§19).
 pub use read::{

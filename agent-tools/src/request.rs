@@ -3,7 +3,7 @@
 //! without running it.
 
 use agent_core::ToolContext;
-use agent_core::permission::PermissionError;
+use agent_permission::PermissionError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
