@@ -122,8 +122,9 @@ pub use walk::PathGlob;
 
 // Fetching web pages (converted with [`html`]).
 pub use webfetch::{
-    FetchFormat, WEBFETCH, WEBFETCH_DEFAULT_TIMEOUT, WEBFETCH_MAX_RESPONSE_BYTES,
-    WEBFETCH_MAX_TIMEOUT, WebFetchArgs, WebFetchError, WebFetchTool,
+    FetchFormat, WEBFETCH, WEBFETCH_DEFAULT_TIMEOUT, WEBFETCH_MAX_REDIRECTS,
+    WEBFETCH_MAX_RESPONSE_BYTES, WEBFETCH_MAX_TIMEOUT, WebFetchArgs, WebFetchError, WebFetchTool,
+    url_patterns,
 };
 
 // The todo list tools and their per-session store.
