@@ -611,8 +611,11 @@ impl BashScan {
                 _ => PathBuf::from(arg),
             };
             let lexical = paths::resolve(cwd, &expanded);
+            // `dir/` names a folder even before it exists.
+            let folder = arg.ends_with('/');
             for path in paths::lexical_and_real(&lexical) {
-                if let Some(request) = external_request(&path, path.is_dir(), directory, worktree) {
+                let is_dir = folder || path.is_dir();
+                if let Some(request) = external_request(&path, is_dir, directory, worktree) {
                     let dir = PathBuf::from(request.metadata.parent_dir);
                     if !dirs.contains(&dir) {
                         dirs.push(dir);

@@ -18,7 +18,7 @@
 //! let scan = agent_tools::scan("cd sub && npm run build -- --watch | tee log").unwrap();
 //! assert_eq!(scan.patterns, ["npm run build -- --watch", "tee log"]);
 //! assert_eq!(scan.always, ["npm run build *", "tee *"]);
-//! assert_eq!(scan.path_args, ["sub"]);
+//! assert_eq!(scan.path_args, ["sub", "log"]);
 //! ```
 //!
 //! The file tools ([`ReadTool`], [`WriteTool`], [`EditTool`], [`GlobTool`],

@@ -108,7 +108,6 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
     }
     let name = base_name(&first.text);
     let args = &words[1..];
-    collect_paths(name, args, out);
     let inner = match name {
         "sudo" => {
             let i = skip_options(args, "uUgChprtTD", &LONG_SUDO);
@@ -269,6 +268,23 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
         }
         _ => None,
     };
+    // A wrapper's own arguments end where the command it runs starts (that
+    // command's paths are collected when it is analysed); find's paths end
+    // at its first `-exec`.
+    let own = match (name, inner) {
+        (_, Some(i)) => &args[..i.min(args.len())],
+        ("find", None) => {
+            let end = args
+                .iter()
+                .position(|w| matches!(w.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+                .unwrap_or(args.len());
+            &args[..end]
+        }
+        _ => args,
+    };
+    if !WRAPPERS.contains(&name) || name == "find" {
+        collect_paths(name, own, out);
+    }
     if let Some(i) = inner
         && i < args.len()
     {

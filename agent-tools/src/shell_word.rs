@@ -160,6 +160,12 @@ fn lex(raw: &str) -> Vec<Piece> {
                 out.push(Piece::Quote);
                 i = lex_double(&chars, i + 2, &mut out);
             }
+            '<' | '>' if chars.get(i + 1) == Some(&'(') => {
+                // A process substitution: a file name only known at run time.
+                let end = matching(&chars, i + 1, '(', ')');
+                out.push(Piece::Expansion(chars[i..end].iter().collect()));
+                i = end;
+            }
             '$' | '`' => match expansion_end(&chars, i) {
                 Some(end) => {
                     let text: String = chars[i..end].iter().collect();
