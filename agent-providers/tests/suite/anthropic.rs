@@ -2,22 +2,20 @@
 //! recorded-shape fixtures, plus cut, malformed and error responses, and
 //! the request body (system, tools, tool results, thinking, cache_control).
 
-mod common;
-
+use super::common::{conversation, events_and_error, run, sse};
 use agent_providers::Anthropic;
 use agent_providers::core::{
     FinishReason, LanguageModel, ModelError, ModelMessage, ModelRequest, StreamEvent, ToolCall,
     Usage,
 };
-use common::{conversation, events_and_error, run, sse};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const THINKING: &str = include_str!("fixtures/anthropic_messages_thinking_tool_use.sse");
-const STREAM_ERROR: &str = include_str!("fixtures/anthropic_stream_error.sse");
+const THINKING: &str = include_str!("../fixtures/anthropic_messages_thinking_tool_use.sse");
+const STREAM_ERROR: &str = include_str!("../fixtures/anthropic_stream_error.sse");
 
 async fn server_with(response: ResponseTemplate) -> MockServer {
     let server = MockServer::start().await;
@@ -32,7 +30,7 @@ async fn server_with(response: ResponseTemplate) -> MockServer {
 fn client(server: &MockServer) -> Anthropic {
     Anthropic::new("claude-sonnet-4-5", "sk-ant-test")
         .with_base_url(format!("{}/v1", server.uri()))
-        .with_http_client(common::http())
+        .with_http_client(super::common::http())
 }
 
 fn signature(sig: &str) -> agent_providers::core::ProviderMetadata {

@@ -6,12 +6,12 @@ use futures::StreamExt;
 use proptest::prelude::*;
 
 const FIXTURES: &[&str] = &[
-    include_str!("fixtures/anthropic_messages_thinking_tool_use.sse"),
-    include_str!("fixtures/anthropic_stream_error.sse"),
-    include_str!("fixtures/openai_chat_tool_calls.sse"),
-    include_str!("fixtures/ollama_openai_compat_tool_call.sse"),
-    include_str!("fixtures/openai_responses_function_call.sse"),
-    include_str!("fixtures/gemini_stream_function_call.sse"),
+    include_str!("../fixtures/anthropic_messages_thinking_tool_use.sse"),
+    include_str!("../fixtures/anthropic_stream_error.sse"),
+    include_str!("../fixtures/openai_chat_tool_calls.sse"),
+    include_str!("../fixtures/ollama_openai_compat_tool_call.sse"),
+    include_str!("../fixtures/openai_responses_function_call.sse"),
+    include_str!("../fixtures/gemini_stream_function_call.sse"),
 ];
 
 fn parse_whole(text: &[u8]) -> Vec<SseEvent> {

@@ -7,7 +7,6 @@
 //! differently on purpose; each is recognised by a named predicate below whose
 //! reason is also written in `docs/deviations.md`.
 
-#[path = "conformance/gate_cases.rs"]
 mod gate_cases;
 
 use agent_permission::{
@@ -44,7 +43,7 @@ struct Deviation {
 const DEVIATIONS: &[Deviation] = &[Deviation {
     name: "question_mark_on_astral_char",
     reason: "`?` matches one Unicode scalar value (char); opencode matches one UTF-16 code unit, \
-             so there an emoji or other astral character needs `??`",
+                 so there an emoji or other astral character needs `??`",
     applies: question_mark_on_astral_char,
 }];
 

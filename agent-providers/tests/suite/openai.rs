@@ -1,20 +1,18 @@
 //! The Chat Completions client against wiremock servers replaying the
 //! recorded-shape fixtures, plus cut, malformed and error responses.
 
-mod common;
-
+use super::common::{conversation, events_and_error, run, sse};
 use agent_providers::core::{
     FinishReason, LanguageModel, ModelError, ModelRequest, StreamEvent, ToolCall, ToolChoice, Usage,
 };
 use agent_providers::{MaxTokensField, OpenAiCompatible};
-use common::{conversation, events_and_error, run, sse};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const CHAT: &str = include_str!("fixtures/openai_chat_tool_calls.sse");
-const OLLAMA: &str = include_str!("fixtures/ollama_openai_compat_tool_call.sse");
+const CHAT: &str = include_str!("../fixtures/openai_chat_tool_calls.sse");
+const OLLAMA: &str = include_str!("../fixtures/ollama_openai_compat_tool_call.sse");
 
 async fn server_with(response: ResponseTemplate) -> MockServer {
     let server = MockServer::start().await;
@@ -28,7 +26,7 @@ async fn server_with(response: ResponseTemplate) -> MockServer {
 
 fn client(server: &MockServer) -> OpenAiCompatible {
     OpenAiCompatible::new("openai", "gpt-4.1", format!("{}/v1", server.uri()))
-        .with_http_client(common::http())
+        .with_http_client(super::common::http())
         .with_api_key("sk-test")
 }
 
@@ -95,7 +93,7 @@ async fn chat_fixture_parallel_tool_calls() {
 async fn ollama_fixture_whole_tool_call_and_reasoning() {
     let server = server_with(sse(OLLAMA)).await;
     let model = OpenAiCompatible::new("ollama", "qwen3:8b", format!("{}/v1", server.uri()))
-        .with_http_client(common::http());
+        .with_http_client(super::common::http());
     let (events, error) = events_and_error(run(&model, ModelRequest::default()).await);
     assert!(error.is_none(), "{error:?}");
     let id = "call_k2v9x1qz";
@@ -366,7 +364,7 @@ async fn connection_refused_is_interrupted() {
     let port = listener.local_addr().expect("addr").port();
     drop(listener);
     let model = OpenAiCompatible::new("vllm", "m", format!("http://127.0.0.1:{port}/v1"))
-        .with_http_client(common::http());
+        .with_http_client(super::common::http());
     let error = match model
         .stream(ModelRequest::default(), CancellationToken::new())
         .await

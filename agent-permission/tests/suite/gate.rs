@@ -5,7 +5,6 @@
 // expectation is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,42 +16,8 @@ use agent_permission::{
 };
 use async_trait::async_trait;
 use tokio::sync::{Notify, broadcast};
-use tokio::task::JoinHandle;
 
-type AskTask = JoinHandle<Result<(), PermissionError>>;
-
-/// Waits (without sleeping) until `cond` holds; fails after 10 s of real time.
-async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let waited = tokio::time::timeout(Duration::from_secs(10), async {
-        while !cond() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
-    assert!(waited.is_ok(), "timed out waiting until {what}");
-}
-
-fn pending_ids(permissions: &Permissions) -> Vec<String> {
-    permissions.pending().into_iter().map(|r| r.id).collect()
-}
-
-/// Spawns an ask with a fixed id and waits until it is pending.
-async fn ask_pending(permissions: &Permissions, request: AskRequest) -> AskTask {
-    let id = request.id.clone().expect("test requests carry ids");
-    let task = tokio::spawn(permissions.ask(request));
-    wait_until(&format!("{id} is pending"), || {
-        pending_ids(permissions).contains(&id)
-    })
-    .await;
-    task
-}
-
-async fn finished(task: AskTask) -> Result<(), PermissionError> {
-    tokio::time::timeout(Duration::from_secs(10), task)
-        .await
-        .expect("ask did not finish")
-        .expect("ask task panicked")
-}
+use super::common::{ask_pending, finished, pending_ids, temp_dir, wait_until, within};
 
 /// Every event received so far.
 fn drain(events: &mut broadcast::Receiver<PermissionEvent>) -> Vec<PermissionEvent> {
@@ -207,9 +172,11 @@ async fn always_resolves_exactly_the_siblings_the_new_approvals_alone_allow() {
     // even over its own deny rule (approvals come after the ruleset).
     let deny = Ruleset::from(vec![Rule::new("bash", "*", Action::Deny)]);
     assert_eq!(
-        permissions
-            .ask(AskRequest::new("t", "bash", ["git status"]).ruleset(deny))
-            .await,
+        within(
+            "an approved ask",
+            permissions.ask(AskRequest::new("t", "bash", ["git status"]).ruleset(deny))
+        )
+        .await,
         Ok(())
     );
     assert!(!b.is_finished() && !d.is_finished() && !f.is_finished());
@@ -341,7 +308,9 @@ async fn channel_approver_brings_the_ui_answer_to_the_asker() {
         .build()
         .unwrap();
     let ui = tokio::spawn(async move {
-        let pending = requests.recv().await.unwrap();
+        let pending = within("the UI sees the request", requests.recv())
+            .await
+            .unwrap();
         assert_eq!(pending.request.patterns, ["cargo test"]);
         assert_eq!(
             pending.request.answers(),
@@ -353,15 +322,17 @@ async fn channel_approver_brings_the_ui_answer_to_the_asker() {
         );
         assert!(pending.respond(Reply::Always));
     });
-    let result = permissions
-        .ask(
+    let result = within(
+        "ask",
+        permissions.ask(
             AskRequest::new("s", "bash", ["cargo test"])
                 .always(["cargo test *"])
                 .id("x"),
-        )
-        .await;
+        ),
+    )
+    .await;
     assert_eq!(result, Ok(()));
-    ui.await.unwrap();
+    within("the UI task", ui).await.unwrap();
     assert_eq!(
         permissions.approved().rules(),
         [Rule::new("bash", "cargo test *", Action::Allow)]
@@ -415,14 +386,16 @@ async fn shutdown_and_dropping_the_service_reject_every_pending_ask() {
     ));
     // After shutdown, prompts are refused at once; rules still decide.
     assert_eq!(
-        permissions.ask(AskRequest::new("s", "bash", ["ls"])).await,
+        within("ask", permissions.ask(AskRequest::new("s", "bash", ["ls"]))).await,
         Err(PermissionError::Rejected)
     );
     let allow = Ruleset::from(vec![Rule::new("*", "*", Action::Allow)]);
     assert_eq!(
-        permissions
-            .ask(AskRequest::new("s", "bash", ["ls"]).ruleset(allow))
-            .await,
+        within(
+            "ask",
+            permissions.ask(AskRequest::new("s", "bash", ["ls"]).ruleset(allow))
+        )
+        .await,
         Ok(())
     );
 
@@ -464,7 +437,7 @@ async fn ten_thousand_asks_and_cancels_leave_nothing_behind() {
                 tokio::task::yield_now().await;
             }
             task.abort();
-            let _ = task.await;
+            let _ = within("an aborted ask", task).await;
         }
     }
 
@@ -486,20 +459,6 @@ async fn ten_thousand_asks_and_cancels_leave_nothing_behind() {
     assert_eq!(kept.len(), 16);
     // No reply events were published for withdrawn requests.
     assert!(replies_only(kept).is_empty());
-}
-
-/// A fresh, empty directory under the system temp dir.
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!(
-        "agent-permission-{name}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -531,13 +490,15 @@ async fn json_store_survives_a_restart_and_revokes() {
         std::slice::from_ref(&approval)
     );
     assert_eq!(
-        permissions
-            .ask(AskRequest::new(
+        within(
+            "ask",
+            permissions.ask(AskRequest::new(
                 "other-session",
                 "bash",
                 ["git log --oneline"]
             ))
-            .await,
+        )
+        .await,
         Ok(()),
         "the remembered approval answers without a prompt"
     );
@@ -552,7 +513,7 @@ async fn json_store_survives_a_restart_and_revokes() {
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
-        .filter(|n| n.to_string_lossy().contains(".tmp-"))
+        .filter(|n| n.to_string_lossy().contains(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -629,7 +590,10 @@ async fn a_timeout_rejects_the_ask_and_removes_the_entry() {
     assert_eq!(pending_ids(&permissions), ["a"]);
 
     tokio::time::advance(Duration::from_secs(2)).await;
-    assert_eq!(task.await.unwrap(), Err(PermissionError::Rejected));
+    assert_eq!(
+        within("a timed-out ask", task).await.unwrap(),
+        Err(PermissionError::Rejected)
+    );
     assert!(permissions.pending().is_empty());
     assert_eq!(
         replies_only(drain(&mut events)),
@@ -643,7 +607,7 @@ async fn a_timeout_rejects_the_ask_and_removes_the_entry() {
     tokio::task::yield_now().await;
     assert!(!task.is_finished());
     permissions.reply("b", Reply::Once).unwrap();
-    assert_eq!(task.await.unwrap(), Ok(()));
+    assert_eq!(within("an answered ask", task).await.unwrap(), Ok(()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -653,7 +617,7 @@ async fn allow_all_and_deny_rules() {
         .build()
         .unwrap();
     assert_eq!(
-        permissions.ask(AskRequest::new("s", "bash", ["ls"])).await,
+        within("ask", permissions.ask(AskRequest::new("s", "bash", ["ls"]))).await,
         Ok(())
     );
     // Deny rules still deny, listing the caller's relevant rules only.
@@ -662,10 +626,12 @@ async fn allow_all_and_deny_rules() {
         Rule::new("read", "*", Action::Deny),
         Rule::new("bash", "rm *", Action::Deny),
     ]);
-    let error = permissions
-        .ask(AskRequest::new("s", "bash", ["ls", "rm -rf /"]).ruleset(rules))
-        .await
-        .unwrap_err();
+    let error = within(
+        "ask",
+        permissions.ask(AskRequest::new("s", "bash", ["ls", "rm -rf /"]).ruleset(rules)),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(
         error,
         PermissionError::Denied {
@@ -684,11 +650,11 @@ async fn generated_ids_ascend_and_events_stream() {
     let permissions = Permissions::new();
     let mut stream = Box::pin(permissions.events());
     let first = tokio::spawn(permissions.ask(AskRequest::new("s", "bash", ["a"])));
-    let Some(PermissionEvent::Asked(one)) = stream.next().await else {
+    let Some(PermissionEvent::Asked(one)) = within("first event", stream.next()).await else {
         panic!("expected an Asked event")
     };
     let second = tokio::spawn(permissions.ask(AskRequest::new("s", "bash", ["b"])));
-    let Some(PermissionEvent::Asked(two)) = stream.next().await else {
+    let Some(PermissionEvent::Asked(two)) = within("second event", stream.next()).await else {
         panic!("expected an Asked event")
     };
     assert!(
@@ -700,7 +666,7 @@ async fn generated_ids_ascend_and_events_stream() {
     assert_eq!(finished(first).await, Ok(()));
     assert_eq!(finished(second).await, Ok(()));
     permissions.shutdown();
-    let rest: Vec<_> = stream.collect().await;
+    let rest: Vec<_> = within("the stream ends", stream.collect()).await;
     assert_eq!(rest.len(), 2, "two replies, then the stream ends: {rest:?}");
 }
 

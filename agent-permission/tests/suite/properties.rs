@@ -113,10 +113,10 @@ proptest! {
 
     #[test]
     fn config_parsing_never_panics(text in any::<String>()) {
-        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
-            if let Ok(config) = PermissionConfig::from_value(&value, "permission") {
-                let _ = from_config_with_home(&config, "/h");
-            }
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
+            && let Ok(config) = PermissionConfig::from_value(&value, "permission")
+        {
+            let _ = from_config_with_home(&config, "/h");
         }
     }
 }

@@ -1,21 +1,19 @@
 //! The Gemini client against wiremock servers replaying the recorded-shape
 //! fixture (CRLF), plus cut streams, Google RPC errors and the request body.
 
-mod common;
-
+use super::common::{conversation, events_and_error, run, sse};
 use agent_providers::Gemini;
 use agent_providers::core::{
     ContentPart, FinishReason, LanguageModel, ModelError, ModelMessage, ModelRequest, ModelRole,
     ProviderMetadata, StreamEvent, ToolCall, Usage,
 };
-use common::{conversation, events_and_error, run, sse};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const FIXTURE: &str = include_str!("fixtures/gemini_stream_function_call.sse");
+const FIXTURE: &str = include_str!("../fixtures/gemini_stream_function_call.sse");
 
 async fn server_with(response: ResponseTemplate) -> MockServer {
     let server = MockServer::start().await;
@@ -34,7 +32,7 @@ async fn server_with(response: ResponseTemplate) -> MockServer {
 fn client(server: &MockServer) -> Gemini {
     Gemini::new("gemini-2.5-flash", "g-test")
         .with_base_url(format!("{}/v1beta", server.uri()))
-        .with_http_client(common::http())
+        .with_http_client(super::common::http())
 }
 
 fn google(key: &str, value: &str) -> ProviderMetadata {

@@ -5,21 +5,19 @@
 
 #![allow(clippy::expect_used)]
 
-mod common;
-
 use std::sync::Arc;
 
+use super::common::sse;
 use agent_providers::Anthropic;
 use agent_providers::core::permission::Ruleset;
 use agent_providers::core::{
     AgentSpec, Engine, Session, StopReason, Tool, ToolContext, ToolError, ToolOutput,
 };
-use common::sse;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer};
 
-const TOOL_STEP: &str = include_str!("fixtures/anthropic_messages_thinking_tool_use.sse");
+const TOOL_STEP: &str = include_str!("../fixtures/anthropic_messages_thinking_tool_use.sse");
 
 const ANSWER: &str = "event: message_start
 data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":40,\"cache_read_input_tokens\":2048,\"output_tokens\":1}}}
@@ -77,7 +75,7 @@ async fn two_steps_round_trip_thinking_tool_use_and_results() {
 
     let model = Anthropic::new("claude-sonnet-4-5", "sk-ant-test")
         .with_base_url(format!("{}/v1", server.uri()))
-        .with_http_client(common::http());
+        .with_http_client(super::common::http());
     let rules: Ruleset =
         serde_json::from_str(r#"[{"permission":"*","pattern":"*","action":"allow"}]"#)
             .expect("rules");

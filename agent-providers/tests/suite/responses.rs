@@ -2,21 +2,19 @@
 //! recorded-shape fixture, plus cut, failed and error streams and the
 //! request body.
 
-mod common;
-
+use super::common::{conversation, events_and_error, run, sse};
 use agent_providers::OpenAiResponses;
 use agent_providers::core::{
     ContentPart, FinishReason, LanguageModel, ModelError, ModelMessage, ModelRequest, ModelRole,
     ProviderMetadata, StreamEvent, ToolCall, Usage,
 };
-use common::{conversation, events_and_error, run, sse};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const FIXTURE: &str = include_str!("fixtures/openai_responses_function_call.sse");
+const FIXTURE: &str = include_str!("../fixtures/openai_responses_function_call.sse");
 
 async fn server_with(response: ResponseTemplate) -> MockServer {
     let server = MockServer::start().await;
@@ -32,7 +30,7 @@ async fn server_with(response: ResponseTemplate) -> MockServer {
 fn client(server: &MockServer) -> OpenAiResponses {
     OpenAiResponses::new("gpt-5", "sk-test")
         .with_base_url(format!("{}/v1", server.uri()))
-        .with_http_client(common::http())
+        .with_http_client(super::common::http())
 }
 
 fn openai(pairs: &[(&str, &str)]) -> ProviderMetadata {

@@ -174,6 +174,7 @@ impl Outcome {
             Outcome::Finished(Err(PermissionError::Corrected { .. })) => "corrected",
             Outcome::Finished(Err(PermissionError::Denied { .. })) => "denied",
             Outcome::Finished(Err(PermissionError::NotFound { .. })) => "not_found",
+            Outcome::Finished(Err(_)) => "other_error",
             Outcome::Pending => "pending",
             Outcome::Panicked(_) => "panicked",
         }

@@ -3,8 +3,6 @@
 
 #![allow(clippy::expect_used)]
 
-mod common;
-
 use std::time::Duration;
 
 use agent_providers::OpenAiCompatible;
@@ -40,7 +38,7 @@ async fn idle_timeout_interrupts_a_silent_stream() {
     let base = stalling_server().await;
     let model = OpenAiCompatible::new("vllm", "m", base)
         .with_idle_timeout(Duration::from_millis(200))
-        .with_http_client(common::http());
+        .with_http_client(super::common::http());
     let stream = model
         .stream(ModelRequest::default(), CancellationToken::new())
         .await
@@ -60,7 +58,7 @@ async fn idle_timeout_interrupts_a_silent_stream() {
 #[tokio::test]
 async fn cancelling_mid_stream_ends_it_with_cancelled() {
     let base = stalling_server().await;
-    let model = OpenAiCompatible::new("vllm", "m", base).with_http_client(common::http());
+    let model = OpenAiCompatible::new("vllm", "m", base).with_http_client(super::common::http());
     let cancel = CancellationToken::new();
     let mut stream = model
         .stream(ModelRequest::default(), cancel.clone())
