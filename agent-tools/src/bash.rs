@@ -17,7 +17,7 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-use crate::bash_scan::{ScanError, plan_requests};
+use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests};
 use crate::paths;
 
 /// The tool id and permission name.
@@ -240,7 +240,11 @@ impl TypedTool for BashTool {
         )
         .map_err(BashError::from)?;
         for request in &requests {
-            request.ask(ctx).await?;
+            if request.permission == BASH_OPAQUE {
+                request.ask_by_name(ctx).await?;
+            } else {
+                request.ask(ctx).await?;
+            }
         }
         if !cwd.is_dir() {
             return Err(BashError::Workdir(cwd.display().to_string()).into());

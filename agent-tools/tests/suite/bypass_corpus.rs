@@ -11,8 +11,8 @@ use std::path::Path;
 
 use agent_permission::{Action, PermissionConfig, Ruleset, evaluate, from_config_with_home, merge};
 use agent_tools::{
-    EditArgs, EditTool, GlobArgs, GlobTool, GrepArgs, GrepTool, ListArgs, ListTool, ReadArgs,
-    ReadTool, ScanError, ToolRequest, WebFetchArgs, WebFetchTool, WriteArgs, WriteTool,
+    BASH_OPAQUE, EditArgs, EditTool, GlobArgs, GlobTool, GrepArgs, GrepTool, ListArgs, ListTool,
+    ReadArgs, ReadTool, ScanError, ToolRequest, WebFetchArgs, WebFetchTool, WriteArgs, WriteTool,
     plan_requests,
 };
 use serde_json::{Value, json};
@@ -91,9 +91,25 @@ fn decision(requests: &[ToolRequest], rules: &Ruleset) -> &'static str {
     let actions: Vec<Action> = requests
         .iter()
         .flat_map(|r| {
+            // bash_opaque is judged by the rules that name it only.
+            let named;
+            let rules = if r.permission == BASH_OPAQUE {
+                named = Ruleset(
+                    rules
+                        .0
+                        .iter()
+                        .filter(|rule| rule.permission == BASH_OPAQUE)
+                        .cloned()
+                        .collect(),
+                );
+                &named
+            } else {
+                rules
+            };
             r.patterns
                 .iter()
-                .map(|p| evaluate(&r.permission, p, &[rules]).action)
+                .map(move |p| evaluate(&r.permission, p, &[rules]).action)
+                .collect::<Vec<_>>()
         })
         .collect();
     if actions.contains(&Action::Deny) {

@@ -387,3 +387,27 @@ async fn resources_are_bounded() {
     assert!(out.contains("exceeding timeout 300 ms"), "{out}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// Classes 1-2: what cannot be seen through is asked as `bash_opaque`
+/// even when a rule allows every permission (`"*": "allow"`, as the agent
+/// defaults do); only a rule naming `bash_opaque` lets it run.
+#[tokio::test]
+async fn opaque_lines_are_asked_even_under_allow_everything() {
+    let world = World::new("opaque");
+    let line = "X=rm; $X -f x";
+    let ctx = world.context(
+        &json!({"*": "allow"}),
+        Arc::new(RejectAll::new(std::io::sink())),
+    );
+    let result = run(&BashTool::new(), json!({"command": line}), &ctx).await;
+    assert!(result.is_err(), "{result:?}");
+    assert!(world.project.join("x").exists());
+    let ctx = world.context(
+        &json!({"*": "allow", "bash_opaque": "allow"}),
+        Arc::new(RejectAll::new(std::io::sink())),
+    );
+    run(&BashTool::new(), json!({"command": line}), &ctx)
+        .await
+        .unwrap();
+    assert!(!world.project.join("x").exists());
+}
