@@ -613,9 +613,10 @@ impl BashScan {
             let lexical = paths::resolve(cwd, &expanded);
             // `dir/` names a folder even before it exists.
             let folder = arg.ends_with('/');
-            for path in paths::lexical_and_real(&lexical) {
-                let is_dir = folder || path.is_dir();
-                if let Some(request) = external_request(&path, is_dir, directory, worktree) {
+            for view in paths::views(&lexical, directory, worktree) {
+                let is_dir = folder || view.target.is_dir();
+                let found = external_request(&view.target, is_dir, &view.directory, &view.worktree);
+                if let Some(request) = found {
                     let dir = PathBuf::from(request.metadata.parent_dir);
                     if !dirs.contains(&dir) {
                         dirs.push(dir);
@@ -645,9 +646,10 @@ pub fn plan_requests(
     let scanned = scan(command)?;
     let cwd = paths::resolve(directory, workdir.unwrap_or(directory));
     let mut dirs = Vec::new();
-    for cwd in paths::lexical_and_real(&cwd) {
-        if !is_inside(&cwd, directory, worktree) && !dirs.contains(&cwd) {
-            dirs.push(cwd);
+    for view in paths::views(&cwd, directory, worktree) {
+        if !is_inside(&view.target, &view.directory, &view.worktree) && !dirs.contains(&view.target)
+        {
+            dirs.push(view.target);
         }
     }
     for dir in scanned.external_directories(&cwd, directory, worktree) {

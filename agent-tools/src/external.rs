@@ -132,11 +132,12 @@ pub fn file_requests(
     directory: &Path,
     worktree: &Path,
 ) -> Vec<ToolRequest> {
-    let targets = paths::lexical_and_real(path);
+    let views = paths::views(path, directory, worktree);
     let mut requests = Vec::new();
     let mut external: Option<ToolRequest> = None;
-    for target in &targets {
-        if let Some(request) = external_request(target, is_dir, directory, worktree) {
+    for view in &views {
+        let found = external_request(&view.target, is_dir, &view.directory, &view.worktree);
+        if let Some(request) = found {
             match &mut external {
                 None => external = Some(request.to_planned()),
                 Some(first) => {
@@ -152,8 +153,8 @@ pub fn file_requests(
     }
     requests.extend(external);
     let mut own = ToolRequest::new(permission, paths::worktree_pattern(worktree, path), "*");
-    for target in &targets[1..] {
-        let pattern = paths::worktree_pattern(worktree, target);
+    for view in &views[1..] {
+        let pattern = paths::worktree_pattern(&view.worktree, &view.target);
         if !own.patterns.contains(&pattern) {
             own.patterns.push(pattern);
         }

@@ -5,7 +5,7 @@
 //! Everything here is lexical (nothing touches the file system, `..` is
 //! folded against the preceding component, never above the root, so
 //! `/../out/secret` is `/out/secret` as for Node's `path.resolve`), except
-//! [`real_path`] and [`lexical_and_real`], which resolve symlinks so the
+//! [`real_path`] and [`views`], which resolve symlinks so the
 //! permission checks also see where a link leads.
 
 use std::path::{Component, Path, PathBuf};
@@ -120,16 +120,39 @@ pub fn real_path(path: &Path) -> PathBuf {
     }
 }
 
-/// `path` and, when a symlink makes it lead elsewhere, [`real_path`] too:
-/// the paths a permission check must look at.
-pub fn lexical_and_real(path: &Path) -> Vec<PathBuf> {
-    let lexical = normalize(path);
-    let real = real_path(&lexical);
-    if real == lexical {
-        vec![lexical]
-    } else {
-        vec![lexical, real]
+/// A path as a permission check sees it, with the project it is judged
+/// against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathView {
+    /// The path.
+    pub target: PathBuf,
+    /// The project directory, in the same terms (lexical or resolved).
+    pub directory: PathBuf,
+    /// The worktree, in the same terms.
+    pub worktree: PathBuf,
+}
+
+/// The views a permission check must look at: `path` as written against
+/// the project as given, and, when a symlink makes it lead elsewhere,
+/// where it leads ([`real_path`]) against the project's own resolved
+/// location (so a project opened through a symlinked folder is still
+/// inside itself).
+pub fn views(path: &Path, directory: &Path, worktree: &Path) -> Vec<PathView> {
+    let lexical = PathView {
+        target: normalize(path),
+        directory: normalize(directory),
+        worktree: normalize(worktree),
+    };
+    let real = real_path(&lexical.target);
+    if real == lexical.target {
+        return vec![lexical];
     }
+    let real = PathView {
+        target: real,
+        directory: real_path(&lexical.directory),
+        worktree: real_path(&lexical.worktree),
+    };
+    vec![lexical, real]
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub(crate) async fn visible_files(
     let mut ask_patterns: Vec<String> = Vec::new();
     let mut hidden = 0;
     for file in files {
-        let patterns = read_patterns(&ctx.worktree, file);
+        let patterns = read_patterns(file, &ctx.directory, &ctx.worktree);
         let actions: Vec<Action> = patterns
             .iter()
             .map(|pattern| evaluate(READ, pattern, &rulesets).action)
@@ -68,10 +68,10 @@ pub(crate) async fn visible_files(
 
 /// The `read` patterns of `file`: worktree-relative, as written and where
 /// a symlink leads.
-fn read_patterns(worktree: &Path, file: &Path) -> Vec<String> {
+fn read_patterns(file: &Path, directory: &Path, worktree: &Path) -> Vec<String> {
     let mut patterns: Vec<String> = Vec::new();
-    for target in paths::lexical_and_real(file) {
-        let pattern = paths::worktree_pattern(worktree, &target);
+    for view in paths::views(file, directory, worktree) {
+        let pattern = paths::worktree_pattern(&view.worktree, &view.target);
         if !patterns.contains(&pattern) {
             patterns.push(pattern);
         }

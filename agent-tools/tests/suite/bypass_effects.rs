@@ -411,3 +411,35 @@ async fn opaque_lines_are_asked_even_under_allow_everything() {
         .unwrap();
     assert!(!world.project.join("x").exists());
 }
+
+/// Checking where links lead must not make a project opened through a
+/// symlinked folder (`/tmp` on macOS, a linked home) outside of itself.
+#[test]
+fn a_project_opened_through_a_link_is_inside_itself() {
+    let world = World::new("linked-project");
+    let linked = world.root.join("linked");
+    std::os::unix::fs::symlink(&world.project, &linked).unwrap();
+    let read = agent_tools::ReadArgs {
+        file_path: "README.md".into(),
+        offset: None,
+        limit: None,
+    };
+    let requests = ReadTool.requests(&read, &linked, &linked);
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0].patterns, ["README.md"]);
+    let planned =
+        agent_tools::plan_requests("cat README.md sub/../x", None, &linked, &linked).unwrap();
+    assert!(
+        planned.iter().all(|r| r.permission == "bash"),
+        "{planned:?}"
+    );
+    // A link inside it that leads out is still seen.
+    std::os::unix::fs::symlink(&world.out, world.project.join("outdir")).unwrap();
+    let read = agent_tools::ReadArgs {
+        file_path: "outdir/s".into(),
+        offset: None,
+        limit: None,
+    };
+    let requests = ReadTool.requests(&read, &linked, &linked);
+    assert_eq!(requests[0].permission, "external_directory", "{requests:?}");
+}
