@@ -149,7 +149,14 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             }
             Some(skip_assignments(args, i))
         }
-        "command" => Some(skip_options(args, "", &[])),
+        "command" => {
+            let i = skip_options(args, "", &[]);
+            // `command -v NAME` / `-V` only looks the name up.
+            let lookup = args[..i]
+                .iter()
+                .any(|w| w.text != "--" && w.text.starts_with('-') && w.text.contains(['v', 'V']));
+            (!lookup).then_some(i)
+        }
         "builtin" | "nohup" | "busybox" => {
             Some(usize::from(args.first().is_some_and(|w| w.text == "--")))
         }
@@ -416,15 +423,24 @@ fn shell_script(args: &[Word], out: &mut Analysis) {
     }
 }
 
-/// Whether `text` looks like a path whatever the command: absolute, from
-/// home, or climbing out with `..`.
+/// Whether `text` looks like a path whatever the command: absolute (under
+/// a top-level folder that exists, so `grep '/api/v1'` or
+/// `awk '/x/ {print}'` are not taken for paths), from home, or climbing out
+/// with `..`.
 fn path_like(text: &str) -> bool {
-    text.starts_with('/')
+    (text.starts_with('/') && top_level_exists(text))
         || text.starts_with('~')
         || text == ".."
         || text.starts_with("../")
         || text.contains("/../")
         || text.ends_with("/..")
+}
+
+/// Whether the first component of the absolute path `text` exists (`/`
+/// itself counts).
+fn top_level_exists(text: &str) -> bool {
+    let first = text.trim_start_matches('/').split('/').next().unwrap_or("");
+    first.is_empty() || std::path::Path::new("/").join(first).exists()
 }
 
 fn collect_paths(name: &str, args: &[Word], out: &mut Analysis) {
@@ -503,6 +519,7 @@ mod tests {
         assert_eq!(commands("xargs -0 -n1 rm -f")[1], "rm -f");
         assert_eq!(commands("find . -name a -exec rm {} ;")[1], "rm {}");
         assert_eq!(commands("command -p rm x")[1], "rm x");
+        assert_eq!(commands("command -v rm"), ["command -v rm"]);
         assert_eq!(commands("exec -a name rm x")[1], "rm x");
         assert_eq!(commands("busybox rm x")[1], "rm x");
     }
@@ -531,7 +548,9 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(texts("cat a /b"), ["a", "/b"]);
-        assert_eq!(texts("grep -r x /etc --file=/out/p"), ["/etc", "/out/p"]);
+        assert_eq!(texts("grep -r x /etc --file=/tmp/p"), ["/etc", "/tmp/p"]);
+        assert!(texts("grep /api/v1 f").is_empty());
+        assert_eq!(texts("cat /api/v1"), ["/api/v1"]);
         assert_eq!(texts("cd"), ["~"]);
         assert_eq!(texts("tee -a /out/log"), ["/out/log"]);
         assert_eq!(texts("ls ../x y"), ["../x"]);
