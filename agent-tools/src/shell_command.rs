@@ -289,9 +289,7 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
         }
         _ => args,
     };
-    if !WRAPPERS.contains(&name) || name == "find" {
-        collect_paths(name, own, out);
-    }
+    collect_paths(name, own, out);
     if let Some(i) = inner
         && i < args.len()
     {
@@ -554,5 +552,6 @@ mod tests {
         assert_eq!(texts("cd"), ["~"]);
         assert_eq!(texts("tee -a /out/log"), ["/out/log"]);
         assert_eq!(texts("ls ../x y"), ["../x"]);
+        assert_eq!(texts("time -o /tmp/t sudo /bin/rm -f x"), ["/tmp/t", "x"]);
     }
 }
