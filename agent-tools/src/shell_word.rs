@@ -495,7 +495,13 @@ fn sequence(inner: &[Piece]) -> Option<Vec<String>> {
         let mut n = a;
         while out.len() < cap && ((a <= b && n <= b) || (a > b && n >= b)) {
             out.push(n.to_string());
-            n = if a <= b { n + step } else { n - step };
+            let next = if a <= b {
+                n.checked_add(step)
+            } else {
+                n.checked_sub(step)
+            };
+            let Some(next) = next else { break };
+            n = next;
         }
         return Some(out);
     }
@@ -754,6 +760,11 @@ mod tests {
         assert_eq!(texts("{r..r}m"), ["rm"]);
         assert_eq!(texts("x{1..3}"), ["x1", "x2", "x3"]);
         assert_eq!(texts("{a,}"), ["a"]);
+        assert_eq!(texts("{1..2..9223372036854775807}"), ["1"]);
+        assert_eq!(
+            texts("{9223372036854775806..9223372036854775807}"),
+            ["9223372036854775806", "9223372036854775807"]
+        );
         let many = words_of("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}");
         assert_eq!(many.len(), 1);
         assert!(many[0].dynamic);

@@ -44,7 +44,6 @@ fn command_of(args: &Value) -> String {
 /// The requests a case's tool call makes, or the scan error's name.
 fn requests(case: &Value, directory: &Path, worktree: &Path) -> Result<Vec<ToolRequest>, String> {
     let args = case["args"].clone();
-    let parse = |v: Value| v;
     Ok(match case["tool"].as_str().unwrap() {
         "bash" => match plan_requests(&command_of(&args), None, directory, worktree) {
             Ok(requests) => requests,
@@ -53,7 +52,7 @@ fn requests(case: &Value, directory: &Path, worktree: &Path) -> Result<Vec<ToolR
             Err(other) => return Err(other.to_string()),
         },
         "read" => {
-            let args: ReadArgs = serde_json::from_value(parse(args)).unwrap();
+            let args: ReadArgs = serde_json::from_value(args).unwrap();
             ReadTool.requests(&args, directory, worktree)
         }
         "write" => {
