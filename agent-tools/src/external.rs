@@ -133,25 +133,7 @@ pub fn file_requests(
     worktree: &Path,
 ) -> Vec<ToolRequest> {
     let views = paths::views(path, directory, worktree);
-    let mut requests = Vec::new();
-    let mut external: Option<ToolRequest> = None;
-    for view in &views {
-        let found = external_request(&view.target, is_dir, &view.directory, &view.worktree);
-        if let Some(request) = found {
-            match &mut external {
-                None => external = Some(request.to_planned()),
-                Some(first) => {
-                    for pattern in request.patterns {
-                        if !first.patterns.contains(&pattern) {
-                            first.patterns.push(pattern.clone());
-                            first.always.push(pattern);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    requests.extend(external);
+    let mut requests: Vec<ToolRequest> = external_for(&views, is_dir).into_iter().collect();
     let mut own = ToolRequest::new(permission, paths::worktree_pattern(worktree, path), "*");
     for view in &views[1..] {
         let pattern = paths::worktree_pattern(&view.worktree, &view.target);
@@ -165,16 +147,38 @@ pub fn file_requests(
 
 /// The `external_directory` request for a search or listing root:
 /// `target` as written and, through a symlink, where it leads (at most one
-/// request, with the patterns of both). Empty when both are inside.
+/// request, with the patterns of both). `None` when both are inside.
 pub fn external_requests(
     target: &Path,
     target_is_dir: bool,
     directory: &Path,
     worktree: &Path,
 ) -> Option<ToolRequest> {
-    let mut requests = file_requests("", target, target_is_dir, directory, worktree);
-    requests.pop();
-    requests.pop()
+    external_for(&paths::views(target, directory, worktree), target_is_dir)
+}
+
+/// One `external_directory` request covering every view that is outside
+/// its project, the first view's metadata.
+fn external_for(views: &[paths::PathView], is_dir: bool) -> Option<ToolRequest> {
+    let mut external: Option<ToolRequest> = None;
+    for view in views {
+        let Some(request) = external_request(&view.target, is_dir, &view.directory, &view.worktree)
+        else {
+            continue;
+        };
+        match &mut external {
+            None => external = Some(request.to_planned()),
+            Some(first) => {
+                for pattern in request.patterns {
+                    if !first.patterns.contains(&pattern) {
+                        first.patterns.push(pattern.clone());
+                        first.always.push(pattern);
+                    }
+                }
+            }
+        }
+    }
+    external
 }
 
 /// Asks `external_directory` through `ctx` when `target` is outside the

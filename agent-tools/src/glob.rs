@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::error::FileError;
 use crate::external::external_requests;
 use crate::paths;
-use crate::read_rules::visible_files;
+use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 use crate::walk::{PathGlob, sort_newest_first, walk_files};
 
@@ -93,11 +93,12 @@ impl TypedTool for GlobTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        // The `read` rules decide which files may be named.
-        let paths: Vec<std::path::PathBuf> = walked.iter().map(|f| f.path.clone()).collect();
-        let (visible, hidden) = visible_files(ctx, &paths).await?;
+        // Only files the read rules allow are named.
+        let read_rules = ReadRules::of(ctx);
         let mut walked = walked;
-        walked.retain(|f| visible.contains(&f.path));
+        let before = walked.len();
+        walked.retain(|f| read_rules.allows(&f.path));
+        let hidden = before - walked.len();
         let truncated = walked.len() > GLOB_LIMIT;
         let shown: Vec<String> = walked
             .iter()
@@ -111,7 +112,7 @@ impl TypedTool for GlobTool {
         };
         if hidden > 0 {
             output.push_str(&format!(
-                "\n\n({hidden} matching files are hidden by the read rules)"
+                "\n\n({hidden} matching files are not shown: the read rules do not allow reading them)"
             ));
         }
         if truncated {

@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::error::FileError;
 use crate::external::external_requests;
 use crate::paths;
-use crate::read_rules::visible_files;
+use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 use crate::walk::{PathGlob, sort_newest_first, walk_files};
 
@@ -107,7 +107,8 @@ impl TypedTool for GrepTool {
         })?;
         let include = args.include.as_deref().map(PathGlob::new).transpose()?;
         let cancel = ctx.cancel.clone();
-        let (matches, errors) = tokio::task::spawn_blocking(move || {
+        let read_rules = ReadRules::of(ctx);
+        let (matches, errors, hidden) = tokio::task::spawn_blocking(move || {
             let (mut files, mut errors) =
                 walk_files(&search, std::sync::Arc::new(|_: &Path| true), &|| {
                     cancel.is_cancelled()
@@ -115,6 +116,11 @@ impl TypedTool for GrepTool {
             if let Some(include) = &include {
                 files.retain(|f| include.is_match(&f.relative));
             }
+            // Only files the read rules allow are searched, decided before
+            // searching so the answer never depends on their content.
+            let before = files.len();
+            files.retain(|f| read_rules.allows(&f.path));
+            let hidden = before - files.len();
             sort_newest_first(&mut files);
             let mut searcher = SearcherBuilder::new()
                 .binary_detection(BinaryDetection::quit(0))
@@ -141,27 +147,19 @@ impl TypedTool for GrepTool {
                     errors = true;
                 }
             }
-            (matches, errors)
+            (matches, errors, hidden)
         })
         .await
         .map_err(|e| ToolError::failed(format!("The search stopped unexpectedly: {e}")))?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        // The `read` rules decide which files' lines may be shown.
-        let mut files: Vec<PathBuf> = Vec::new();
-        for found in &matches {
-            if files.last() != Some(&found.path) && !files.contains(&found.path) {
-                files.push(found.path.clone());
-            }
-        }
-        let (visible, hidden) = visible_files(ctx, &files).await?;
-        let mut matches = matches;
-        matches.retain(|m| visible.contains(&m.path));
         let title = args.pattern.clone();
         if matches.is_empty() {
             let text = if hidden > 0 {
-                format!("No files found ({hidden} files hidden by the read rules)")
+                format!(
+                    "No files found ({hidden} files in the search path were not searched: the read rules do not allow reading them)"
+                )
             } else {
                 "No files found".to_string()
             };
@@ -217,7 +215,7 @@ impl TypedTool for GrepTool {
         if hidden > 0 {
             lines.push(String::new());
             lines.push(format!(
-                "({hidden} files with matches are hidden by the read rules)"
+                "({hidden} files in the search path were not searched: the read rules do not allow reading them)"
             ));
         }
         if errors {
