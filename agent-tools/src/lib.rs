@@ -64,6 +64,7 @@ pub mod paths;
 
 mod atomic;
 mod bash;
+mod builtin;
 mod diff;
 mod edit;
 mod error;
@@ -81,6 +82,9 @@ mod todo;
 mod walk;
 mod webfetch;
 mod write;
+
+// Every built-in tool in one registry.
+pub use builtin::builtin;
 
 // Permission requests: what a call would ask ([`ToolRequest`]) and the
 // external-directory check every file tool makes first (§7.3).
