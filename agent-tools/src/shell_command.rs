@@ -9,7 +9,8 @@ use crate::shell_word::Word;
 /// Commands that run the command given after their options.
 pub const WRAPPERS: &[&str] = &[
     "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "timeout", "nice",
-    "ionice", "stdbuf", "setsid", "xargs", "busybox", "watch", "find",
+    "ionice", "stdbuf", "setsid", "xargs", "busybox", "watch", "find", "coproc", "unbuffer",
+    "taskset", "flock", "su", "runuser", "script",
 ];
 
 /// Shells whose `-c` script, or heredoc / here-string input, is parsed.
@@ -157,7 +158,47 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
                 .any(|w| w.text != "--" && w.text.starts_with('-') && w.text.contains(['v', 'V']));
             (!lookup).then_some(i)
         }
-        "builtin" | "nohup" | "busybox" => {
+        "taskset" => {
+            // `taskset MASK cmd` or `taskset -c LIST cmd`; `-p` acts on a pid.
+            let i = skip_options(args, "c", &["--cpu-list"]);
+            let list = args[..i]
+                .iter()
+                .any(|w| w.text.starts_with("-c") || w.text == "--cpu-list");
+            Some(if list { i } else { i + 1 })
+        }
+        "flock" => {
+            let i = skip_options(
+                args,
+                "wEc",
+                &["--timeout", "--conflict-exit-code", "--command"],
+            );
+            command_option(args, i, out);
+            // `flock FILE cmd …` or `flock FILE -c STRING`.
+            match args.get(i + 1) {
+                Some(w) if w.text == "-c" || w.text == "--command" => {
+                    command_option(args, i + 3, out);
+                    None
+                }
+                _ => Some(i + 1),
+            }
+        }
+        "su" | "runuser" | "script" => {
+            let i = skip_options(
+                args,
+                "cgGsuwlLT",
+                &[
+                    "--command",
+                    "--group",
+                    "--supp-group",
+                    "--shell",
+                    "--user",
+                    "--log-out",
+                ],
+            );
+            command_option(args, i, out);
+            None
+        }
+        "builtin" | "nohup" | "busybox" | "coproc" | "unbuffer" => {
             Some(usize::from(args.first().is_some_and(|w| w.text == "--")))
         }
         "exec" => Some(skip_options(args, "a", &[])),
@@ -294,6 +335,21 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
         && i < args.len()
     {
         analyze_into(&args[i..], depth + 1, out);
+    }
+}
+
+/// The value of a `-c STRING` / `--command STRING` option among the first
+/// `end` arguments: a script the program hands to a shell.
+fn command_option(args: &[Word], end: usize, out: &mut Analysis) {
+    for (k, word) in args[..end.min(args.len())].iter().enumerate() {
+        let value = if word.text == "-c" || word.text == "--command" {
+            args.get(k + 1).map(|w| w.text.clone())
+        } else {
+            word.text.strip_prefix("--command=").map(str::to_string)
+        };
+        if let Some(script) = value {
+            out.scripts.push(script);
+        }
     }
 }
 
@@ -520,6 +576,14 @@ mod tests {
         assert_eq!(commands("command -v rm"), ["command -v rm"]);
         assert_eq!(commands("exec -a name rm x")[1], "rm x");
         assert_eq!(commands("busybox rm x")[1], "rm x");
+        assert_eq!(commands("coproc rm x")[1], "rm x");
+        assert_eq!(commands("taskset -c 1 rm x")[1], "rm x");
+        assert_eq!(commands("taskset 0x1 rm x")[1], "rm x");
+        assert_eq!(commands("flock -w 5 /tmp/l rm x")[1], "rm x");
+        assert_eq!(analyzed("flock -c rm /tmp/l").scripts, ["rm"]);
+        assert_eq!(analyzed("flock /tmp/l -c rm").scripts, ["rm"]);
+        assert_eq!(analyzed("su -c rm root").scripts, ["rm"]);
+        assert_eq!(analyzed("script -q -c rm /dev/null").scripts, ["rm"]);
     }
 
     #[test]
