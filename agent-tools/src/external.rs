@@ -148,7 +148,7 @@ pub fn file_requests(
 /// The `external_directory` request for a search or listing root:
 /// `target` as written and, through a symlink, where it leads (at most one
 /// request, with the patterns of both). `None` when both are inside.
-pub fn external_requests(
+pub(crate) fn external_requests(
     target: &Path,
     target_is_dir: bool,
     directory: &Path,

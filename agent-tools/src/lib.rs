@@ -21,6 +21,18 @@
 //! assert_eq!(scan.path_args, ["sub", "log"]);
 //! ```
 //!
+//! The scan judges what bash will execute, not how the line is spelled:
+//! quotes, escapes, braces, wrappers and `bash -c` scripts are seen through,
+//! and what cannot be seen through is asked as [`BASH_OPAQUE`]. What the
+//! rules guarantee, and what they cannot see, is in the repository's
+//! `docs/security.md`.
+//!
+//! ```
+//! let scan = agent_tools::scan("sudo env FOO=1 /bin/r'm' -f x").unwrap();
+//! assert!(scan.patterns.contains(&"rm -f x".to_string()));
+//! assert!(agent_tools::scan("$CMD -f x").unwrap().opaque.len() == 1);
+//! ```
+//!
 //! The file tools ([`ReadTool`], [`WriteTool`], [`EditTool`], [`GlobTool`],
 //! [`GrepTool`], [`ListTool`]) resolve paths against the context's directory,
 //! ask `external_directory` for paths outside the project (§7.3), then their
@@ -90,7 +102,7 @@ pub use builtin::builtin;
 // external-directory check every file tool makes first (§7.3).
 pub use external::{
     EXTERNAL_DIRECTORY, ExternalMetadata, ExternalRequest, ask_external_directory,
-    external_request, is_inside,
+    external_request, file_requests, is_inside,
 };
 pub use request::ToolRequest;
 
@@ -103,7 +115,8 @@ pub use bash_scan::{BASH_OPAQUE, BashScan, ScanError, plan_requests, scan};
 
 // Reading files and folders (§19).
 pub use read::{
-    DEFAULT_READ_LIMIT, MAX_READ_BYTES, READ_MAX_LINE_LENGTH, ReadArgs, ReadTool, is_binary,
+    DEFAULT_READ_LIMIT, MAX_FILE_BYTES, MAX_READ_BYTES, READ_MAX_LINE_LENGTH, ReadArgs, ReadTool,
+    is_binary,
 };
 
 // Writing and editing files: the tools, the replacer cascade (§17), atomic
