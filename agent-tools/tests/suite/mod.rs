@@ -4,6 +4,8 @@ mod bash_in_loop;
 mod bash_scan_props;
 mod bash_tool;
 mod bash_vectors;
+mod bypass_corpus;
+mod bypass_effects;
 mod conformance;
 mod file_tools;
 mod file_tools_in_loop;
