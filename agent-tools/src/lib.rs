@@ -61,6 +61,13 @@ pub use bash_scan::{BashScan, ScanError, plan_requests, scan};
 pub mod bash;
 pub use bash::{BashArgs, BashError, BashTool};
 
+mod sandbox;
+pub use sandbox::{
+    CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter, EnvInherit,
+    Guard, OnUnsupported, PreparedCommand, SECRET_PATHS, Sandbox, SandboxDenial, SandboxError,
+    SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode, approved_directories,
+};
+
 pub mod html;
 
 pub mod webfetch;
