@@ -336,5 +336,9 @@ async fn background_job_does_not_hold_the_call() {
     // (the sandbox's PID namespace; the pid printed is the host's).
     let pids = pids(&out.output);
     assert_eq!(pids.len(), 1, "{}", out.output);
-    assert!(is_gone(pids[0]), "background pid {} survived the call", pids[0]);
+    assert!(
+        is_gone(pids[0]),
+        "background pid {} survived the call",
+        pids[0]
+    );
 }

@@ -43,7 +43,9 @@ impl SandboxDenial {
             DenialKind::Write => {
                 format!("write outside the workspace was blocked by the sandbox: {path}")
             }
-            DenialKind::Read => format!("read of a protected path was blocked by the sandbox: {path}"),
+            DenialKind::Read => {
+                format!("read of a protected path was blocked by the sandbox: {path}")
+            }
             DenialKind::Network => {
                 "network access was blocked by the sandbox (the network is off for commands)"
                     .to_string()

@@ -52,9 +52,7 @@ impl std::fmt::Display for SandboxMode {
 
 /// A mode name that is not one of the three.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown sandbox mode `{0}`: use read-only, workspace-write or danger-full-access"
-)]
+#[error("unknown sandbox mode `{0}`: use read-only, workspace-write or danger-full-access")]
 pub struct UnknownSandboxMode(pub String);
 
 impl std::str::FromStr for SandboxMode {
@@ -225,9 +223,7 @@ mod tests {
         let default: SandboxPolicy = serde_json::from_value(serde_json::json!({})).unwrap();
         assert_eq!(default.mode, SandboxMode::WorkspaceWrite);
         assert!(default.network_allowed());
-        assert!(
-            serde_json::from_value::<SandboxPolicy>(serde_json::json!({"mdoe": "x"})).is_err()
-        );
+        assert!(serde_json::from_value::<SandboxPolicy>(serde_json::json!({"mdoe": "x"})).is_err());
     }
 
     #[test]
@@ -237,7 +233,10 @@ mod tests {
             expand_home(Path::new("~/.ssh"), Some(home)),
             Path::new("/home/u/.ssh")
         );
-        assert_eq!(expand_home(Path::new("/etc"), Some(home)), Path::new("/etc"));
+        assert_eq!(
+            expand_home(Path::new("/etc"), Some(home)),
+            Path::new("/etc")
+        );
         assert_eq!(expand_home(Path::new("~/.ssh"), None), Path::new("~/.ssh"));
     }
 }

@@ -61,7 +61,10 @@ pub fn approved_directories(requests: &[ToolRequest]) -> Vec<PathBuf> {
         .flat_map(|request| request.patterns.iter())
         .map(|pattern| {
             let dir = pattern.strip_suffix('*').unwrap_or(pattern);
-            let dir = dir.strip_suffix('/').filter(|d| !d.is_empty()).unwrap_or(dir);
+            let dir = dir
+                .strip_suffix('/')
+                .filter(|d| !d.is_empty())
+                .unwrap_or(dir);
             PathBuf::from(dir)
         })
         .collect()
@@ -399,7 +402,11 @@ fn writable_roots(
             .approved
             .iter()
             .filter_map(|dir| dir.canonicalize().ok())
-            .filter(|dir| !denied.iter().any(|d| d.starts_with(dir) || dir.starts_with(d))),
+            .filter(|dir| {
+                !denied
+                    .iter()
+                    .any(|d| d.starts_with(dir) || dir.starts_with(d))
+            }),
     );
     let mut roots: Vec<PathBuf> = Vec::new();
     for candidate in candidates {

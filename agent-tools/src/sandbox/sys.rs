@@ -248,7 +248,8 @@ pub(super) fn set_signal(signal: c_int, disposition: Disposition) {
 pub(super) fn bring_up_loopback() -> io::Result<()> {
     // SAFETY: socket takes integers only.
     #[allow(unsafe_code)]
-    let fd = check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    let fd =
+        check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
     // SAFETY: a zeroed ifreq is valid; the name "lo" fits IFNAMSIZ with its
     // NUL; `request` outlives both ioctls, which read and write only it.
     #[allow(unsafe_code)]

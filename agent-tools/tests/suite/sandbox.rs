@@ -20,10 +20,8 @@ use serde_json::json;
 fn fresh_dir(name: &str) -> PathBuf {
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "sandbox-{name}-{}-{n}",
-        std::process::id()
-    ));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sandbox-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.canonicalize().unwrap()
@@ -62,7 +60,7 @@ impl Drop for Project {
     }
 }
 
-fn tool(policy: SandboxPolicy) -> BashTool {
+fn sandboxed(policy: SandboxPolicy) -> BashTool {
     let sandbox = Sandbox::new(policy);
     let status = sandbox.status();
     // This machine (and CI) has Landlock and user namespaces; a test that
@@ -78,7 +76,7 @@ fn tool(policy: SandboxPolicy) -> BashTool {
 }
 
 fn workspace_write() -> BashTool {
-    tool(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
+    sandboxed(SandboxPolicy::new(SandboxMode::WorkspaceWrite))
 }
 
 fn has_python() -> bool {
@@ -97,8 +95,14 @@ fn status_reports_what_is_enforced() {
         matches!(&status.filesystem, Guard::Enforced { by } if by.contains("landlock")),
         "{status:?}"
     );
-    assert!(matches!(status.network, Guard::Enforced { .. }), "{status:?}");
-    assert!(matches!(status.descendants, Guard::Enforced { .. }), "{status:?}");
+    assert!(
+        matches!(status.network, Guard::Enforced { .. }),
+        "{status:?}"
+    );
+    assert!(
+        matches!(status.descendants, Guard::Enforced { .. }),
+        "{status:?}"
+    );
     let open = Sandbox::new(SandboxPolicy::new(SandboxMode::DangerFullAccess));
     assert_eq!(open.status().filesystem, Guard::NotRequested);
     assert_eq!(open.status().network, Guard::NotRequested);
@@ -113,7 +117,10 @@ async fn python_writing_outside_the_project_is_blocked_inside_works() {
     let out = p
         .run(
             &tool,
-            &format!("python3 -c \"open('{}', 'w').write('x')\"", target.display()),
+            &format!(
+                "python3 -c \"open('{}', 'w').write('x')\"",
+                target.display()
+            ),
         )
         .await;
     assert!(!target.exists(), "the write outside went through");
@@ -128,10 +135,31 @@ async fn python_writing_outside_the_project_is_blocked_inside_works() {
     assert_eq!(out.metadata["sandbox"]["denials"][0]["kind"], "write");
 
     let out = p
-        .run(&tool, "python3 -c \"open('inside.txt', 'w').write('x')\" && cat inside.txt")
+        .run(
+            &tool,
+            "python3 -c \"open('inside.txt', 'w').write('x')\" && cat inside.txt",
+        )
         .await;
-    assert_eq!(std::fs::read_to_string(p.dir.join("inside.txt")).unwrap(), "x");
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("inside.txt")).unwrap(),
+        "x"
+    );
     assert!(!out.output.contains("<sandbox>"), "{}", out.output);
+
+    // Control: without the sandbox the same write goes through, so the
+    // failure above is the sandbox's doing.
+    let open = BashTool::new().with_sandbox(Sandbox::new(SandboxPolicy::new(
+        SandboxMode::DangerFullAccess,
+    )));
+    p.run(
+        &open,
+        &format!(
+            "python3 -c \"open('{}', 'w').write('x')\"",
+            target.display()
+        ),
+    )
+    .await;
+    assert!(target.exists(), "the control write failed");
 }
 
 #[tokio::test]
@@ -158,8 +186,13 @@ async fn a_script_written_then_run_cannot_write_outside() {
 #[tokio::test]
 async fn read_only_mode_blocks_writes_in_the_project_too() {
     let p = Project::new("read-only");
-    let tool = tool(SandboxPolicy::new(SandboxMode::ReadOnly));
-    let out = p.run(&tool, "echo x > inside.txt; cat /etc/hostname >/dev/null && echo read-ok").await;
+    let tool = sandboxed(SandboxPolicy::new(SandboxMode::ReadOnly));
+    let out = p
+        .run(
+            &tool,
+            "echo x > inside.txt; cat /etc/hostname >/dev/null && echo read-ok",
+        )
+        .await;
     assert!(!p.dir.join("inside.txt").exists(), "{}", out.output);
     assert!(out.output.contains("read-ok"), "{}", out.output);
 }
@@ -171,7 +204,7 @@ async fn denied_paths_cannot_be_read_their_siblings_can() {
     std::fs::create_dir_all(&secrets).unwrap();
     std::fs::write(secrets.join("key"), "TOPSECRET").unwrap();
     std::fs::write(p.outside.join("public.txt"), "public-content").unwrap();
-    let tool = tool(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_deny_read(&secrets));
+    let tool = sandboxed(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_deny_read(&secrets));
     let out = p
         .run(
             &tool,
@@ -199,11 +232,11 @@ async fn loopback_socket_fails_with_network_off_and_works_with_it_on() {
     let p = Project::new("network");
     let command = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
 
-    let off = tool(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(false));
+    let off = sandboxed(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(false));
     let out = p.run(&off, &command).await;
     assert!(!out.output.contains("connected"), "{}", out.output);
 
-    let on = tool(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(true));
+    let on = sandboxed(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(true));
     let out = p.run(&on, &command).await;
     assert!(out.output.contains("connected"), "{}", out.output);
     drop(listener);
@@ -213,6 +246,16 @@ async fn loopback_socket_fails_with_network_off_and_works_with_it_on() {
 async fn setsid_and_double_forked_survivors_are_ended_with_the_call() {
     let p = Project::new("survivors");
     let tool = workspace_write();
+    // Control: the same line run by a plain shell leaves survivors behind,
+    // so the test can see one.
+    let control = fresh_dir("survivors-control");
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("setsid sh -c 'sleep 1; touch m' & (sh -c 'sleep 1; touch m2' &)")
+        .current_dir(&control)
+        .status()
+        .unwrap();
+    assert!(status.success());
     let started = Instant::now();
     let out = p
         .run(
@@ -221,11 +264,22 @@ async fn setsid_and_double_forked_survivors_are_ended_with_the_call() {
         )
         .await;
     assert!(out.output.contains("started"), "{}", out.output);
-    assert!(started.elapsed() < Duration::from_secs(1), "the call waited");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "the call waited"
+    );
     // Real processes: give them twice their sleep to (fail to) write.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert!(!p.dir.join("m").exists(), "the setsid'd process survived the call");
-    assert!(!p.dir.join("m2").exists(), "the double-forked process survived the call");
+    assert!(
+        !p.dir.join("m").exists(),
+        "the setsid'd process survived the call"
+    );
+    assert!(
+        !p.dir.join("m2").exists(),
+        "the double-forked process survived the call"
+    );
+    assert!(control.join("m").exists() && control.join("m2").exists());
+    let _ = std::fs::remove_dir_all(&control);
 }
 
 #[tokio::test]
@@ -241,7 +295,10 @@ async fn setsid_survivor_is_ended_on_timeout() {
         .unwrap();
     assert!(out.output.contains("exceeding timeout"), "{}", out.output);
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(!p.dir.join("m").exists(), "the setsid'd process survived the timeout");
+    assert!(
+        !p.dir.join("m").exists(),
+        "the setsid'd process survived the timeout"
+    );
 }
 
 #[tokio::test]
