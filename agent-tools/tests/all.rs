@@ -1,4 +1,4 @@
-//! The one integration test binary of agent-tools (more suites move here).
+//! agent-tools' integration tests in one binary (see `suite/mod.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod suite;

@@ -322,3 +322,25 @@ async fn provider_keys_and_secrets_do_not_reach_commands() {
     assert!(!out.output.contains("sk-leak"), "{}", out.output);
     assert!(out.output.contains("KEEP_ME=kept-value"), "{}", out.output);
 }
+
+#[tokio::test]
+async fn everyday_commands_work_under_the_sandbox() {
+    let p = Project::new("everyday");
+    let tool = workspace_write();
+    let out = p
+        .run(
+            &tool,
+            "echo to-stderr > /dev/stderr; t=$(mktemp) && echo temp-ok > \"$t\" && cat \"$t\" \
+             && rm \"$t\"; ls / > /dev/null && echo listed; mkdir -p sub/dir && mv sub/dir sub/moved \
+             && rm -r sub && echo moved; id -u >/dev/null && echo id-ok",
+        )
+        .await;
+    for expected in ["to-stderr", "temp-ok", "listed", "moved", "id-ok"] {
+        assert!(out.output.contains(expected), "{expected}: {}", out.output);
+    }
+    assert!(!out.output.contains("<sandbox>"), "{}", out.output);
+    assert_eq!(
+        out.metadata["sandbox"]["status"]["filesystem"]["state"],
+        "enforced"
+    );
+}
