@@ -2,7 +2,9 @@
 //! blocked write surfaces in a command's output only as "Permission
 //! denied", "Operation not permitted" or "Read-only file system"; when the
 //! path in that line lies outside the writable set (or inside a denied
-//! path), the tool adds a note saying the sandbox blocked it.
+//! path), the tool adds a note saying the sandbox blocked it. A path the
+//! agent itself could not write either (file permissions, not the sandbox)
+//! is left alone.
 
 use std::path::{Path, PathBuf};
 
@@ -65,6 +67,9 @@ pub(crate) struct Boundary<'a> {
     pub denied: &'a [PathBuf],
     /// Whether the network is off.
     pub network_off: bool,
+    /// Whether the (unsandboxed) agent could write `path`, or create it:
+    /// only then was the sandbox what stopped the command.
+    pub could_write: fn(&Path) -> bool,
 }
 
 const FS_MARKERS: &[&str] = &[
@@ -111,7 +116,10 @@ pub(crate) fn find_denials(output: &str, boundary: &Boundary<'_>) -> Vec<Sandbox
                     path: Some(path),
                 });
             } else if let Some(writable) = boundary.writable {
-                if !writable.iter().any(|w| path.starts_with(w)) && !is_device(&path) {
+                if !writable.iter().any(|w| path.starts_with(w))
+                    && !is_device(&path)
+                    && (boundary.could_write)(&path)
+                {
                     push(SandboxDenial {
                         kind: DenialKind::Write,
                         path: Some(path),
@@ -183,6 +191,7 @@ mod tests {
             writable: Some(writable),
             denied,
             network_off: true,
+            could_write: |path| !path.starts_with("/nonexistent-readonly"),
         }
     }
 
@@ -194,6 +203,7 @@ touch: cannot touch '/nonexistent-outside/a': Permission denied
 PermissionError: [Errno 13] Permission denied: '/nonexistent-outside/b'
 bash: ../nonexistent-elsewhere/c: Read-only file system
 bash: ./inside: Permission denied
+cat: /nonexistent-readonly/shadow: Permission denied
 curl: (7) Failed to connect to 127.0.0.1 port 1: Network is unreachable
 ";
         let denials = find_denials(output, &boundary(&writable, &[]));

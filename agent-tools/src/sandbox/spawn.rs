@@ -267,6 +267,7 @@ impl PreparedCommand {
                 writable: self.writable.as_deref(),
                 denied: &self.denied,
                 network_off: self.network_off,
+                could_write: agent_could_write,
             },
         )
     }
@@ -294,6 +295,21 @@ impl PreparedCommand {
             "status": serde_json::to_value(&self.status).unwrap_or(Value::Null),
             "denials": serde_json::to_value(denials).unwrap_or(Value::Null),
         })
+    }
+}
+
+/// Whether this (unsandboxed) process could write `path`, or create it in
+/// its nearest existing ancestor.
+fn agent_could_write(path: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let existing = path.ancestors().find(|p| p.exists());
+        existing.is_some_and(super::sys::can_write)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        true
     }
 }
 

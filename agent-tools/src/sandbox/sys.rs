@@ -39,6 +39,19 @@ pub(super) fn getegid() -> u32 {
     }
 }
 
+/// Whether the caller may write `path` (`access(W_OK)`, by its real ids).
+/// Not for the forked child: it allocates the C string.
+pub(super) fn can_write(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is a valid NUL-terminated string for the call.
+    #[allow(unsafe_code)]
+    let ret = unsafe { libc::access(path.as_ptr(), libc::W_OK) };
+    ret == 0
+}
+
 /// Starts a new session (and process group) led by the caller.
 pub(super) fn setsid() -> io::Result<()> {
     // SAFETY: setsid takes no pointers; it only changes the caller's session.
