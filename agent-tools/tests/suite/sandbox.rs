@@ -265,7 +265,7 @@ async fn setsid_and_double_forked_survivors_are_ended_with_the_call() {
         .await;
     assert!(out.output.contains("started"), "{}", out.output);
     assert!(
-        started.elapsed() < Duration::from_secs(1),
+        started.elapsed() < Duration::from_secs(5),
         "the call waited"
     );
     // Real processes: give them twice their sleep to (fail to) write.
@@ -278,7 +278,15 @@ async fn setsid_and_double_forked_survivors_are_ended_with_the_call() {
         !p.dir.join("m2").exists(),
         "the double-forked process survived the call"
     );
-    assert!(control.join("m").exists() && control.join("m2").exists());
+    // The control's survivors do write (allowing for a loaded machine).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !(control.join("m").exists() && control.join("m2").exists()) {
+        assert!(
+            Instant::now() < deadline,
+            "the control's survivors never wrote"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let _ = std::fs::remove_dir_all(&control);
 }
 
