@@ -168,17 +168,26 @@ async fn always_resolves_exactly_the_siblings_the_new_approvals_alone_allow() {
         ]
     );
 
-    // A new ask in another session is allowed at once by the approval,
-    // even over its own deny rule (approvals come after the ruleset).
-    let deny = Ruleset::from(vec![Rule::new("bash", "*", Action::Deny)]);
+    // A new ask in another session is allowed at once by the approval ...
     assert_eq!(
         within(
             "an approved ask",
-            permissions.ask(AskRequest::new("t", "bash", ["git status"]).ruleset(deny))
+            permissions.ask(AskRequest::new("t", "bash", ["git status"]))
         )
         .await,
         Ok(())
     );
+    // ... but never over its own deny rule (a deviation from opencode,
+    // where approvals come after the ruleset and win).
+    let deny = Ruleset::from(vec![Rule::new("bash", "*", Action::Deny)]);
+    assert!(matches!(
+        within(
+            "a denied ask",
+            permissions.ask(AskRequest::new("t", "bash", ["git status"]).ruleset(deny))
+        )
+        .await,
+        Err(PermissionError::Denied { .. })
+    ));
     assert!(!b.is_finished() && !d.is_finished() && !f.is_finished());
     permissions.shutdown();
     for task in [b, d, f] {
