@@ -7,8 +7,11 @@
 //!   the config loading every command shares ([`permission_cli::Project`]:
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
 //! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
+//! - [`demo_model`]: the offline demo model `agent run` uses when no
+//!   provider is configured;
 //! - [`jsonc`]: reading `opencode.jsonc` (comments and trailing commas).
 
 pub mod agents_cli;
+pub mod demo_model;
 pub mod jsonc;
 pub mod permission_cli;

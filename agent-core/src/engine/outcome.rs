@@ -1,0 +1,78 @@
+//! What a prompt gives back: [`TurnResult`] with its [`StopReason`], or a
+//! [`PromptError`] when the turn could not run at all.
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{Message, MessageError};
+use crate::sessions::SessionStoreError;
+use crate::stream::FinishReason;
+use crate::usage::Usage;
+
+/// Why a turn ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model answered without calling tools (§12 step 2).
+    Done {
+        /// Its finish reason.
+        finish: FinishReason,
+    },
+    /// A permission was rejected without feedback (§11.1), or the
+    /// doom-loop ask failed (§11.2).
+    Rejected,
+    /// The step limit was reached and the model still called tools.
+    StepLimit,
+    /// The prompt was cancelled; every open call was closed (§11.3).
+    Cancelled,
+    /// The context is full: compact the history before prompting again.
+    ContextOverflow,
+    /// The output was blocked by a content filter.
+    ContentFilter,
+    /// The model call failed for good (not retryable, or out of retries).
+    Error {
+        /// What went wrong.
+        error: MessageError,
+    },
+}
+
+/// The result of a prompt.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TurnResult {
+    /// Why the turn ended.
+    pub stop: StopReason,
+    /// The turn's assistant messages, in order (one per step).
+    pub messages: Vec<Message>,
+    /// Steps run.
+    pub steps: u32,
+    /// Tokens used by all steps.
+    pub usage: Usage,
+}
+
+impl TurnResult {
+    /// The last assistant message's text (the answer).
+    pub fn text(&self) -> String {
+        self.messages.last().map(Message::text).unwrap_or_default()
+    }
+}
+
+/// Why a prompt could not run at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PromptError {
+    /// The store failed or does not know the session.
+    #[error(transparent)]
+    Store(#[from] SessionStoreError),
+    /// Another prompt of the session is running.
+    #[error("session {0:?} is busy with another prompt: wait for it or cancel it first")]
+    Busy(String),
+    /// The session names an agent the engine does not know.
+    #[error("unknown agent {0:?}: register it with EngineBuilder::agent")]
+    UnknownAgent(String),
+    /// The session names a model the engine cannot serve.
+    #[error(
+        "model {0:?} is not available: register a ModelResolver with EngineBuilder::model_resolver that serves it"
+    )]
+    UnknownModel(String),
+}

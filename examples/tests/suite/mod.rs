@@ -1,0 +1,4 @@
+//! The test modules, one per command group.
+
+mod agents_cli;
+mod cli;
