@@ -701,3 +701,35 @@ async fn reusing_a_pending_id_replaces_the_old_request_which_is_rejected() {
     permissions.reply("y", Reply::Once).unwrap();
     assert_eq!(finished(other).await, Ok(()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_approver_takes_pending_requests_and_clear_approver_stops_new_ones() {
+    let permissions = Permissions::new();
+    // Pending before any approver exists.
+    let early = ask_pending(
+        &permissions,
+        AskRequest::new("s", "bash", ["ls"]).id("early"),
+    )
+    .await;
+    permissions.set_approver(Arc::new(AllowAll));
+    assert_eq!(finished(early).await, Ok(()));
+    // Asked while the approver is attached: answered by it.
+    assert_eq!(
+        within(
+            "approved ask",
+            permissions.ask(AskRequest::new("s", "bash", ["pwd"]))
+        )
+        .await,
+        Ok(())
+    );
+    // Detached: new requests wait for a reply.
+    permissions.clear_approver();
+    let late = ask_pending(
+        &permissions,
+        AskRequest::new("s", "bash", ["df"]).id("late"),
+    )
+    .await;
+    assert_eq!(pending_ids(&permissions), ["late"]);
+    permissions.reply("late", Reply::reject()).unwrap();
+    assert_eq!(finished(late).await, Err(PermissionError::Rejected));
+}

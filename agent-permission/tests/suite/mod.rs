@@ -14,3 +14,4 @@ mod deny_wins;
 #[cfg(feature = "gate")]
 mod gate;
 mod properties;
+mod survivors;
