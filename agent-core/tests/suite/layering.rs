@@ -260,3 +260,32 @@ fn the_checker_sees_imports() {
     assert!(graph["agents::catalog"].contains("agents::config"));
     assert!(graph["message"].contains("model"));
 }
+
+/// The same mutual-import check over the workspace's other library crates
+/// (read from the repository beside this crate; skipped where a crate is
+/// not there, as in a published package).
+#[test]
+fn no_two_modules_import_each_other_in_the_sibling_crates() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut cycles = Vec::new();
+    let mut checked = 0;
+    for crate_dir in ["agent-permission", "agent-providers", "agent-tools"] {
+        let src = root.join(crate_dir).join("src");
+        if !src.join("lib.rs").is_file() {
+            continue;
+        }
+        checked += 1;
+        let graph = import_graph(&src);
+        for (a, targets) in &graph {
+            for b in targets {
+                if a < b && graph.get(b).is_some_and(|t| t.contains(a)) {
+                    cycles.push(format!("{crate_dir}: {a} <-> {b}"));
+                }
+            }
+        }
+    }
+    if checked == 0 {
+        eprintln!("no sibling crates beside agent-core; nothing to check");
+    }
+    assert!(cycles.is_empty(), "modules import each other: {cycles:#?}");
+}
