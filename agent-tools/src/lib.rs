@@ -104,3 +104,8 @@ pub use glob::{GlobArgs, GlobTool};
 pub use grep::{GrepArgs, GrepTool};
 pub use list::{ListArgs, ListTool};
 pub use walk::PathGlob;
+
+#[cfg(feature = "mcp")]
+pub mod mcp;
+#[cfg(feature = "mcp")]
+pub use mcp::{McpConfig, McpError, McpManager, McpServerConfig, McpStatus, McpTool};
