@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{McpServerConfig, McpTimeouts, McpTransport};
 use super::error::McpError;
+use super::legacy_sse::LegacySseTransport;
 use super::stderr_tail::StderrTail;
 
 /// One tool a server offers, as listed.
@@ -137,13 +138,28 @@ impl Connection {
                         .map_err(|e| e.to_string())
                 }
                 McpTransport::Remote { url, headers } => {
+                    let headers = http_headers(headers)?;
                     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(http_headers(headers)?);
+                        .custom_headers(headers.clone());
                     let transport = StreamableHttpClientTransport::from_config(config);
-                    handler
-                        .serve_with_ct(transport, shutdown.clone())
-                        .await
-                        .map_err(|e| e.to_string())
+                    let streamable = match handler.serve_with_ct(transport, shutdown.clone()).await
+                    {
+                        Ok(running) => return Ok(running),
+                        Err(e) => e.to_string(),
+                    };
+                    // opencode's fallback: the older HTTP+SSE transport.
+                    let handler = Handler {
+                        on_change: Arc::clone(&on_change),
+                    };
+                    let header_map = headers.into_iter().collect();
+                    let sse = match LegacySseTransport::connect(url, header_map).await {
+                        Ok(transport) => handler
+                            .serve_with_ct(transport, shutdown.clone())
+                            .await
+                            .map_err(|e| e.to_string()),
+                        Err(e) => Err(e),
+                    };
+                    sse.map_err(|sse| format!("streamable HTTP: {streamable}; SSE: {sse}"))
                 }
             }
         };

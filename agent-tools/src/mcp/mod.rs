@@ -47,6 +47,7 @@ mod connection;
 mod content;
 mod error;
 mod instructions;
+mod legacy_sse;
 mod manager;
 mod naming;
 mod resource_tools;

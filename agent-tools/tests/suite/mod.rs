@@ -7,4 +7,6 @@ mod mcp_failures;
 #[cfg(feature = "mcp")]
 mod mcp_http;
 #[cfg(feature = "mcp")]
+mod mcp_sse;
+#[cfg(feature = "mcp")]
 mod mcp_stdio;
