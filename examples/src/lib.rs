@@ -7,8 +7,10 @@
 //!   the config loading every command shares ([`permission_cli::Project`]:
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
 //! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
-//! - [`jsonc`]: reading `opencode.jsonc` (comments and trailing commas).
+//! - [`jsonc`]: reading `opencode.jsonc` (comments and trailing commas);
+//! - [`mcp_cli`]: `agent mcp list`.
 
 pub mod agents_cli;
 pub mod jsonc;
+pub mod mcp_cli;
 pub mod permission_cli;
