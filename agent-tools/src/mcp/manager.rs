@@ -376,7 +376,9 @@ impl Servers {
             } if *current == generation => Arc::clone(connection),
             _ => return,
         };
-        if let Err(error) = connection.refresh_tools().await {
+        // A failed re-listing keeps the previous tools unless the
+        // connection is gone (then the server is failed, as on a crash).
+        if let Err(error @ McpError::Closed { .. }) = connection.refresh_tools().await {
             let mut state = slot.lock();
             if matches!(&*state, SlotState::Connected { generation: g, .. } if *g == generation) {
                 connection.shutdown();
