@@ -200,7 +200,7 @@ impl AgentEnvironment {
     /// `$XDG_DATA_HOME/<app>` (else `~/.local/share/<app>`), temporary files
     /// in `<os temp dir>/<app>`.
     pub fn detect(app: &str, worktree: impl Into<String>) -> Self {
-        let home = agent_permission::config::home_dir();
+        let home = agent_permission::home_dir();
         let data_root = std::env::var("XDG_DATA_HOME")
             .ok()
             .filter(|d| !d.is_empty())
@@ -427,7 +427,7 @@ fn err(path: &str, expected: &str, found: &Value) -> ConfigError {
     ConfigError {
         path: path.to_string(),
         expected: expected.to_string(),
-        found: agent_permission::config::describe_value(found),
+        found: agent_permission::describe_value(found),
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::anthropic::MessagesDecoder;
 use crate::gemini::GenerateDecoder;
 use crate::http::Decoder;
-use crate::openai::ChatDecoder;
+use crate::openai_chat::ChatDecoder;
 use crate::responses::ResponsesDecoder;
 use crate::sse::{SseEvent, SseParser};
 

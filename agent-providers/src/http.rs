@@ -1,17 +1,19 @@
-//! The HTTP plumbing shared by the clients: sending a request, mapping an
-//! error response to a [`ModelError`], and driving a provider decoder over
-//! the server-sent events of a 200 response.
+//! The HTTP plumbing shared by the clients: sending a request (error
+//! responses mapped by [`crate::error_body`]), and driving a provider
+//! decoder over the server-sent events of a 200 response.
 //!
 //! Nothing here retries: the agent loop owns retries (§13), so errors are
 //! mapped faithfully (status, headers, `x-should-retry`) and returned.
 
 use std::collections::VecDeque;
 
-use agent_core::{ApiError, EventStream, Headers, ModelError, StreamEvent};
+use agent_core::{EventStream, Headers, ModelError, StreamEvent};
 use futures::StreamExt;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::error_body::{Classify, map_error_response};
 use crate::sse::{SseEvent, sse_events};
 
 /// A provider's stream state machine: turns SSE events into
@@ -84,17 +86,6 @@ pub(crate) fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The API key in `variable`, or an error naming the variable to set.
-pub(crate) fn required_env(
-    provider: &str,
-    variable: &str,
-) -> Result<String, crate::error::ProviderError> {
-    env_nonempty(variable).ok_or_else(|| crate::error::ProviderError::MissingApiKey {
-        provider: provider.into(),
-        variable: variable.into(),
-    })
-}
-
 /// One `reqwest` client shared by every model client that was not given
 /// its own, so they share a connection pool.
 pub(crate) fn shared_client() -> reqwest::Client {
@@ -106,7 +97,7 @@ pub(crate) fn shared_client() -> reqwest::Client {
 pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     cancel: &CancellationToken,
-    classify: fn(&mut ApiError, Option<&Value>),
+    classify: Classify,
 ) -> Result<reqwest::Response, ModelError> {
     let response = tokio::select! {
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
@@ -145,82 +136,6 @@ fn lowercase_headers(headers: &reqwest::header::HeaderMap) -> Headers {
             Some((name.as_str().to_ascii_lowercase(), value.to_string()))
         })
         .collect()
-}
-
-/// The provider's error message from a JSON error body in any of the
-/// shapes seen in the wild: `{"error":{"message":…}}`, `{"error":"…"}`,
-/// `{"message":…}`, `{"detail":…}`.
-pub(crate) fn error_message(json: &Value) -> Option<String> {
-    let error = json.get("error");
-    let text = error
-        .and_then(|e| e.get("message"))
-        .or_else(|| error.filter(|e| e.is_string()))
-        .or_else(|| json.get("message"))
-        .or_else(|| json.get("detail"))?;
-    Some(match text {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    })
-}
-
-/// Whether an error message or code says the prompt did not fit the context
-/// window (OpenAI `context_length_exceeded`, Anthropic "prompt is too long",
-/// vLLM / OpenAI-compatible "maximum context length", Gemini token count).
-pub(crate) fn is_overflow(code: Option<&str>, message: &str) -> bool {
-    if code == Some("context_length_exceeded") {
-        return true;
-    }
-    let lower = message.to_ascii_lowercase();
-    [
-        "prompt is too long",
-        "maximum context length",
-        "context_length_exceeded",
-        "exceeds the context window",
-        "context window exceeds",
-        "input is too long for requested model",
-    ]
-    .iter()
-    .any(|p| lower.contains(p))
-        || (lower.contains("input token count") && lower.contains("exceeds the maximum"))
-}
-
-/// Maps an HTTP error response: context overflow, else an [`ApiError`]
-/// with status, headers, body and a retry decision (408/409/429/≥500,
-/// overridden by `x-should-retry`, then adjusted by `classify` for
-/// provider-specific error types such as `insufficient_quota`).
-pub(crate) fn map_error_response(
-    status: u16,
-    headers: Headers,
-    body: String,
-    classify: fn(&mut ApiError, Option<&Value>),
-) -> ModelError {
-    let json: Option<Value> = serde_json::from_str(&body).ok();
-    let message = json
-        .as_ref()
-        .and_then(error_message)
-        .or_else(|| (!body.trim().is_empty()).then(|| body.trim().to_string()))
-        .unwrap_or_else(|| format!("HTTP {status} with an empty body"));
-    let code = json
-        .as_ref()
-        .and_then(|j| j.pointer("/error/code"))
-        .and_then(Value::as_str);
-    if (400..500).contains(&status) && is_overflow(code, &message) {
-        return ModelError::ContextOverflow { message };
-    }
-    let should_retry = headers.get("x-should-retry").cloned();
-    let mut api = ApiError::new(status, message);
-    api.headers = Some(headers);
-    api.body = Some(body);
-    // The provider may refine the decision (and add headers, such as a
-    // Gemini `retryDelay` turned into `retry-after-ms`) ...
-    classify(&mut api, json.as_ref());
-    // ... but the server's explicit `x-should-retry` has the last word.
-    match should_retry.as_deref() {
-        Some("true") => api.is_retryable = true,
-        Some("false") => api.is_retryable = false,
-        _ => {}
-    }
-    ModelError::Api(api)
 }
 
 /// Drives `decoder` over the SSE body of `response`, stopping promptly
@@ -309,9 +224,13 @@ async fn next_or_idle<S: futures::Stream + Unpin>(
     }
 }
 
-/// Parses a JSON `data:` payload; a malformed line is an error naming the
+/// Parses a JSON `data:` payload into the provider's typed event; a
+/// malformed line (or one of an unexpected shape) is an error naming the
 /// provider, never a panic.
-pub(crate) fn parse_json(provider: &str, data: &str) -> Result<Value, ModelError> {
+pub(crate) fn parse_event<T: DeserializeOwned>(
+    provider: &str,
+    data: &str,
+) -> Result<T, ModelError> {
     serde_json::from_str(data).map_err(|e| {
         let mut snippet: String = data.chars().take(200).collect();
         if snippet.len() < data.len() {
@@ -332,11 +251,6 @@ pub(crate) fn parse_arguments(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
 }
 
-/// A `u64` at a JSON pointer, when present.
-pub(crate) fn u64_at(value: &Value, pointer: &str) -> Option<u64> {
-    value.pointer(pointer).and_then(Value::as_u64)
-}
-
 /// Merges the provider options of `request.options[key]` (an object) into
 /// a request body, overriding what the client set.
 pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, Value>, key: &str) {
@@ -350,35 +264,6 @@ pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn no_classify(_: &mut ApiError, _: Option<&Value>) {}
-
-    #[test]
-    fn x_should_retry_overrides_status() {
-        let mut headers = Headers::new();
-        headers.insert("x-should-retry".into(), "false".into());
-        let error = map_error_response(503, headers, "{}".into(), no_classify);
-        let ModelError::Api(api) = error else {
-            panic!("expected an API error")
-        };
-        assert!(!api.is_retryable);
-        let mut headers = Headers::new();
-        headers.insert("x-should-retry".into(), "true".into());
-        let ModelError::Api(api) = map_error_response(400, headers, String::new(), no_classify)
-        else {
-            panic!("expected an API error")
-        };
-        assert!(api.is_retryable);
-        assert_eq!(api.message, "HTTP 400 with an empty body");
-    }
-
-    #[test]
-    fn error_message_shapes() {
-        let v: Value = serde_json::json!({"error": "boom"});
-        assert_eq!(error_message(&v).as_deref(), Some("boom"));
-        let v: Value = serde_json::json!({"object": "error", "message": "m", "code": 400});
-        assert_eq!(error_message(&v).as_deref(), Some("m"));
-    }
 
     #[test]
     fn arguments_parse_or_pass_through() {

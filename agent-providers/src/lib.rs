@@ -66,31 +66,48 @@
 //! # }
 //! ```
 
-pub use agent_core as core;
-
-mod http;
-
-pub mod anthropic;
-pub mod error;
+// Modules are private: this list is the crate's public API.
+mod anthropic;
+mod error;
+mod error_body;
 #[cfg(test)]
 mod fuzz_tests;
-pub mod gemini;
-pub mod openai;
-pub mod prompt;
-pub mod registry;
-pub mod responses;
-pub mod sse;
+mod gemini;
+mod http;
+mod metadata;
+mod model_info;
+mod openai_chat;
+mod prompt;
+mod providers;
+mod registry;
+mod responses;
+mod sse;
 
+/// The agent-core contracts the clients implement, re-exported so an
+/// embedder needs one import path.
+pub use agent_core as core;
+
+/// The clients, one per API, with their default endpoints.
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
-pub use error::ProviderError;
 pub use gemini::{GEMINI_BASE_URL, Gemini};
-pub use openai::{
+pub use openai_chat::{
     LMSTUDIO_BASE_URL, MaxTokensField, OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL,
     OpenAiCompatible, VLLM_BASE_URL,
 };
-pub use prompt::provider_prompt;
-pub use registry::{
-    EnvModelResolver, PROVIDERS, model_for_ref, model_from_env, model_info, parse_model_name,
-};
 pub use responses::OpenAiResponses;
+
+/// The provider table and building clients from `provider/model` names.
+pub use providers::{Api, BaseUrlFrom, PROVIDERS, Provider, find_provider};
+pub use registry::{EnvModelResolver, model_for_ref, model_from_env, parse_model_name};
+
+/// What is known about well-known models.
+pub use model_info::model_info;
+
+/// opencode's provider system-prompt choice (§15).
+pub use prompt::provider_prompt;
+
+/// Why a client could not be built.
+pub use error::ProviderError;
+
+/// The server-sent-events parser under every client.
 pub use sse::{SseError, SseEvent, SseParser, sse_events};

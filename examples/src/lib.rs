@@ -7,10 +7,13 @@
 //!   the config loading every command shares ([`permission_cli::Project`]:
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
 //! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
+//! - [`demo_model`]: the offline demo model `agent run` uses when no
+//!   provider is configured;
 //! - [`jsonc`]: reading `opencode.jsonc` (comments and trailing commas);
 //! - [`mcp_cli`]: `agent mcp list`.
 
 pub mod agents_cli;
+pub mod demo_model;
 pub mod jsonc;
 pub mod mcp_cli;
 pub mod permission_cli;
