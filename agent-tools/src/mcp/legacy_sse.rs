@@ -65,6 +65,14 @@ impl LegacySseTransport {
         let endpoint = base
             .join(&endpoint)
             .map_err(|e| format!("invalid endpoint {endpoint:?}: {e}"))?;
+        // The configured headers (a bearer token) go to the server's own
+        // origin only.
+        if endpoint.origin() != base.origin() {
+            reader.abort();
+            return Err(format!(
+                "the endpoint {endpoint} is not on the origin of {url}: refused"
+            ));
+        }
         Ok(LegacySseTransport {
             client,
             endpoint: endpoint.as_str().into(),
