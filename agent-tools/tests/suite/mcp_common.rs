@@ -196,6 +196,8 @@ fn tool_list(extra: bool) -> Vec<Tool> {
 pub struct LoggingServer {
     /// `tools/call` names received, in order.
     pub calls: Arc<Mutex<Vec<String>>>,
+    /// The `Authorization` header of each call, if any.
+    pub authorizations: Arc<Mutex<Vec<Option<String>>>>,
     extra: Arc<Mutex<bool>>,
 }
 
@@ -226,6 +228,13 @@ impl ServerHandler for LoggingServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.calls.lock().unwrap().push(request.name.to_string());
+        let authorization = context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("authorization"))
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string);
+        self.authorizations.lock().unwrap().push(authorization);
         let args = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
             "echo" => {

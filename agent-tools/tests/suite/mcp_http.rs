@@ -319,3 +319,28 @@ async fn a_stopped_http_server_fails_its_calls_and_others_go_on() {
         .unwrap();
     assert_eq!(ok.output, "echo: y");
 }
+
+#[tokio::test]
+async fn configured_headers_with_env_placeholders_reach_the_server() {
+    let server = LoggingServer::default();
+    let (url, _stop) = serve_http(server.clone()).await;
+    let config = McpConfig::from_value(&json!({
+        "local": {
+            "type": "remote",
+            "url": url,
+            "headers": {"Authorization": "Bearer {env:AGENT_MCP_TEST_TOKEN}"}
+        }
+    }))
+    .substitute_env(&|name| (name == "AGENT_MCP_TEST_TOKEN").then(|| "t0ken".to_string()));
+    let manager = McpManager::new(config, std::env::temp_dir());
+    let tools = manager.tools().await;
+    let ctx = context(std::sync::Arc::new(AllowAll), Ruleset::default());
+    tool(&tools, "local_echo")
+        .execute(json!({"text": "auth"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(
+        *server.authorizations.lock().unwrap(),
+        [Some("Bearer t0ken".to_string())]
+    );
+}
