@@ -196,6 +196,8 @@ fn tool_list(extra: bool) -> Vec<Tool> {
 pub struct LoggingServer {
     /// `tools/call` names received, in order.
     pub calls: Arc<Mutex<Vec<String>>>,
+    /// How many `tools/list` requests arrived.
+    pub lists: Arc<Mutex<usize>>,
     /// The `Authorization` header of each call, if any.
     pub authorizations: Arc<Mutex<Vec<Option<String>>>>,
     extra: Arc<Mutex<bool>>,
@@ -217,6 +219,7 @@ impl ServerHandler for LoggingServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        *self.lists.lock().unwrap() += 1;
         Ok(ListToolsResult::with_all_items(tool_list(
             *self.extra.lock().unwrap(),
         )))

@@ -344,3 +344,33 @@ async fn configured_headers_with_env_placeholders_reach_the_server() {
         [Some("Bearer t0ken".to_string())]
     );
 }
+
+#[tokio::test]
+async fn servers_start_on_first_use_and_once() {
+    let first = LoggingServer::default();
+    let second = LoggingServer::default();
+    let (url_a, _stop_a) = serve_http(first.clone()).await;
+    let (url_b, _stop_b) = serve_http(second.clone()).await;
+    let config = McpConfig::new()
+        .with_server("a", McpServerConfig::remote(&url_a))
+        .with_server("b", McpServerConfig::remote(&url_b));
+    let manager = McpManager::new(config, std::env::temp_dir());
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(
+        (*first.lists.lock().unwrap(), *second.lists.lock().unwrap()),
+        (0, 0)
+    );
+    let (tools, status) = tokio::join!(manager.tools(), manager.status());
+    assert_eq!(
+        tools.iter().filter(|t| t.id().ends_with("_echo")).count(),
+        2
+    );
+    assert!(status.iter().all(|s| s.status == McpStatus::Connected));
+    manager.start().await;
+    assert_eq!(
+        (*first.lists.lock().unwrap(), *second.lists.lock().unwrap()),
+        (1, 1)
+    );
+}
