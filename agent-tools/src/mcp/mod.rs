@@ -4,8 +4,9 @@
 //! An [`McpManager`] takes opencode's `mcp` configuration ([`McpConfig`]):
 //! `local` servers run as child processes over stdio, `remote` servers are
 //! reached over streamable HTTP with the configured headers (`{env:VAR}`
-//! substituted). Servers start lazily — on the first call that needs
-//! them — and concurrently, each within its startup timeout.
+//! substituted), falling back to the older HTTP+SSE transport as opencode
+//! does. Servers start lazily — on the first call that needs them — and
+//! concurrently, each within its startup timeout.
 //!
 //! Each server tool becomes an agent-core `Tool` named `<server>_<tool>`
 //! (opencode's sanitising, [`mcp_tool_name`]) that asks its own name with
