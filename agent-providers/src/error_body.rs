@@ -160,12 +160,20 @@ pub(crate) fn is_overflow(code: Option<&str>, message: &str) -> bool {
 
 /// Lowercase phrases that mean "the prompt does not fit", per provider.
 const OVERFLOW_PHRASES: &[&str] = &[
+    // Anthropic, when the prompt alone is too long ...
     "prompt is too long",
+    // ... and when prompt plus `max_tokens` exceed the window.
+    "input length and `max_tokens` exceed context limit",
+    // OpenAI Chat Completions, vLLM and most compatible servers.
     "maximum context length",
     "context_length_exceeded",
+    // OpenAI Responses.
     "exceeds the context window",
     "context window exceeds",
+    // Bedrock.
     "input is too long for requested model",
+    // xAI.
+    "maximum prompt length is",
 ];
 
 /// A provider's own retry refinement, applied after the status rules.

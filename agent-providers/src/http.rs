@@ -86,22 +86,47 @@ pub(crate) fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// How long a connection attempt may take before the call fails with
+/// `Interrupted` (a dead host must not hang a turn for minutes).
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// One `reqwest` client shared by every model client that was not given
 /// its own, so they share a connection pool.
 pub(crate) fn shared_client() -> reqwest::Client {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    CLIENT.get_or_init(reqwest::Client::new).clone()
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .build()
+                .unwrap_or_default()
+        })
+        .clone()
 }
 
-/// Sends a request; a non-2xx response becomes a mapped [`ModelError`].
+/// Sends a request; a non-2xx response becomes a mapped [`ModelError`]
+/// whose message names the URL it came from.
 pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     cancel: &CancellationToken,
     classify: Classify,
 ) -> Result<reqwest::Response, ModelError> {
+    let (client, request) = request.build_split();
+    let request = request.map_err(|e| {
+        ModelError::other(format!(
+            "invalid base URL: {}; it must be an http:// or https:// URL",
+            error_chain(&e)
+        ))
+    })?;
+    let target = format!("{} {}", request.method(), without_query(request.url()));
+    if !matches!(request.url().scheme(), "http" | "https") {
+        return Err(ModelError::other(format!(
+            "invalid base URL for {target}: it must start with http:// or https://"
+        )));
+    }
     let response = tokio::select! {
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
-        response = request.send() => response.map_err(transport_error)?,
+        response = client.execute(request) => response.map_err(|e| send_error(e, &target))?,
     };
     let status = response.status();
     if status.is_success() {
@@ -112,20 +137,76 @@ pub(crate) async fn send(
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
         body = response.text() => body.unwrap_or_default(),
     };
-    Err(map_error_response(status.as_u16(), headers, body, classify))
+    Err(
+        match map_error_response(status.as_u16(), headers, body, classify) {
+            ModelError::Api(mut api) => {
+                api.message = format!("{} ({target})", api.message);
+                ModelError::Api(api)
+            }
+            other => other,
+        },
+    )
 }
 
-/// A connection-level failure (refused, reset, timeout).
-pub(crate) fn transport_error(error: reqwest::Error) -> ModelError {
+/// The URL without its query string (which may carry a key on some
+/// gateways), for messages.
+fn without_query(url: &reqwest::Url) -> String {
+    let mut url = url.clone();
+    url.set_query(None);
+    url.to_string()
+}
+
+/// A failure to get a response. A host that refuses the connection or does
+/// not resolve is a configuration error, reported at once and not retried
+/// (retrying a wrong base URL would keep a turn silent for minutes); a
+/// timeout or a reset connection is `Interrupted`, which the loop retries.
+fn send_error(error: reqwest::Error, target: &str) -> ModelError {
+    if error.is_connect() && !error.is_timeout() {
+        return ModelError::other(format!(
+            "could not connect to {target}: {}; check the base URL (`with_base_url` or the \
+             provider's base URL variable) and that the server is running",
+            error_chain(&error)
+        ));
+    }
+    if error.is_builder() {
+        return ModelError::other(format!(
+            "invalid base URL for {target}: {}",
+            error_chain(&error)
+        ));
+    }
     let kind = if error.is_timeout() {
         "timed out"
-    } else if error.is_connect() {
-        "could not connect"
     } else {
         "request failed"
     };
-    // Connection failures are retried by the loop like a cut stream.
-    ModelError::interrupted(format!("{kind}: {error}"))
+    ModelError::interrupted(format!("{kind}: {target}: {}", error_chain(&error)))
+}
+
+/// An error and its sources, `: `-separated (reqwest's own message leaves
+/// out the cause, such as "Connection refused").
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// A failure while reading the body of a 200 response (reset, timeout).
+pub(crate) fn transport_error(error: reqwest::Error) -> ModelError {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else {
+        "request failed"
+    };
+    // A cut body is retried by the loop like a cut stream.
+    ModelError::interrupted(format!("{kind}: {}", error_chain(&error)))
 }
 
 fn lowercase_headers(headers: &reqwest::header::HeaderMap) -> Headers {
@@ -252,18 +333,51 @@ pub(crate) fn parse_arguments(text: &str) -> Value {
 }
 
 /// Merges the provider options of `request.options[key]` (an object) into
-/// a request body, overriding what the client set.
+/// a request body, overriding what the client set: objects are merged key
+/// by key (so `{"generationConfig": {"thinkingConfig": …}}` keeps the
+/// client's `maxOutputTokens`), anything else replaces.
 pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, Value>, key: &str) {
-    if let (Some(Value::Object(extra)), Value::Object(body)) = (options.get(key), body) {
-        for (k, v) in extra {
-            body.insert(k.clone(), v.clone());
+    if let Some(extra @ Value::Object(_)) = options.get(key) {
+        deep_merge(body, extra);
+    }
+}
+
+fn deep_merge(into: &mut Value, from: &Value) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (k, v) in from {
+                match into.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => {
+                        deep_merge(existing, v)
+                    }
+                    _ => {
+                        into.insert(k.clone(), v.clone());
+                    }
+                }
+            }
         }
+        (into, from) => *into = from.clone(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_merge_objects_key_by_key() {
+        let mut body = serde_json::json!({"a": {"x": 1, "y": 2}, "b": 1});
+        let mut options = serde_json::Map::new();
+        options.insert(
+            "p".into(),
+            serde_json::json!({"a": {"y": 3, "z": 4}, "b": [1]}),
+        );
+        merge_options(&mut body, &options, "p");
+        assert_eq!(
+            body,
+            serde_json::json!({"a": {"x": 1, "y": 3, "z": 4}, "b": [1]})
+        );
+    }
 
     #[test]
     fn arguments_parse_or_pass_through() {

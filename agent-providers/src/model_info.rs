@@ -10,7 +10,6 @@ struct Known {
     output: u64,
     reasoning: bool,
     images: bool,
-    temperature: bool,
 }
 
 const fn known(prefix: &'static str, context: u64, output: u64) -> Known {
@@ -21,17 +20,11 @@ const fn known(prefix: &'static str, context: u64, output: u64) -> Known {
         output,
         reasoning: false,
         images: true,
-        temperature: true,
     }
 }
 
 const fn reasoning(mut k: Known) -> Known {
     k.reasoning = true;
-    k
-}
-
-const fn no_temperature(mut k: Known) -> Known {
-    k.temperature = false;
     k
 }
 
@@ -52,15 +45,12 @@ const KNOWN: &[Known] = &[
     reasoning(known("claude-3-7-sonnet", 200_000, 64_000)),
     known("claude-3-5-haiku", 200_000, 8_192),
     known("claude-3-5-sonnet", 200_000, 8_192),
-    no_temperature(reasoning(with_input(
-        known("gpt-5", 400_000, 128_000),
-        272_000,
-    ))),
+    reasoning(with_input(known("gpt-5", 400_000, 128_000), 272_000)),
     known("gpt-4-1", 1_047_576, 32_768),
     known("gpt-4o", 128_000, 16_384),
-    no_temperature(reasoning(known("o4-mini", 200_000, 100_000))),
-    no_temperature(reasoning(known("o3", 200_000, 100_000))),
-    no_temperature(reasoning(known("o1", 200_000, 100_000))),
+    reasoning(known("o4-mini", 200_000, 100_000)),
+    reasoning(known("o3", 200_000, 100_000)),
+    reasoning(known("o1", 200_000, 100_000)),
     reasoning(known("gemini-3", 1_048_576, 65_536)),
     reasoning(known("gemini-2-5", 1_048_576, 65_536)),
 ];
@@ -93,7 +83,7 @@ pub fn model_info(provider: &str, model: &str) -> ModelInfo {
             tools: true,
             reasoning: k.reasoning,
             images: k.images,
-            temperature: k.temperature,
+            temperature: true,
         };
     } else if provider == "anthropic" || last.starts_with("claude") {
         info.limits = ModelLimits {
@@ -106,6 +96,9 @@ pub fn model_info(provider: &str, model: &str) -> ModelInfo {
     } else {
         info.capabilities.temperature = true;
     }
+    // Whether sampling may be set is a request rule of the model family,
+    // which also covers models this table does not list.
+    info.capabilities.temperature = crate::families::model_family(provider, model).temperature;
     info
 }
 
@@ -125,5 +118,12 @@ mod tests {
         let info = model_info("ollama", "qwen3:8b");
         assert_eq!(info.limits, ModelLimits::default());
         assert!(info.capabilities.tools);
+        assert!(info.capabilities.temperature);
+        // Unlisted OpenAI models follow their family's rule.
+        assert!(
+            !model_info("openai", "gpt-6-preview")
+                .capabilities
+                .temperature
+        );
     }
 }

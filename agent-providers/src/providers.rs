@@ -92,6 +92,42 @@ pub const PROVIDERS: &[Provider] = &[
         default_base_url: crate::openai_chat::OPENROUTER_BASE_URL,
     },
     Provider {
+        id: "deepseek",
+        aliases: &[],
+        api: Api::ChatCompletions,
+        key_env: &["DEEPSEEK_API_KEY"],
+        key_required: true,
+        base_url_from: BaseUrlFrom::Fixed,
+        default_base_url: "https://api.deepseek.com/v1",
+    },
+    Provider {
+        id: "mistral",
+        aliases: &[],
+        api: Api::ChatCompletions,
+        key_env: &["MISTRAL_API_KEY"],
+        key_required: true,
+        base_url_from: BaseUrlFrom::Fixed,
+        default_base_url: "https://api.mistral.ai/v1",
+    },
+    Provider {
+        id: "groq",
+        aliases: &[],
+        api: Api::ChatCompletions,
+        key_env: &["GROQ_API_KEY"],
+        key_required: true,
+        base_url_from: BaseUrlFrom::Fixed,
+        default_base_url: "https://api.groq.com/openai/v1",
+    },
+    Provider {
+        id: "xai",
+        aliases: &[],
+        api: Api::ChatCompletions,
+        key_env: &["XAI_API_KEY"],
+        key_required: true,
+        base_url_from: BaseUrlFrom::Fixed,
+        default_base_url: "https://api.x.ai/v1",
+    },
+    Provider {
         id: "ollama",
         aliases: &[],
         api: Api::ChatCompletions,
@@ -218,7 +254,7 @@ mod tests {
         }
         assert_eq!(
             provider_list(),
-            "anthropic, openai, google (or gemini), openrouter, ollama, vllm, lmstudio"
+            "anthropic, openai, google (or gemini), openrouter, deepseek, mistral, groq, xai, ollama, vllm, lmstudio"
         );
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use agent_core::truncate::Truncator;
+use agent_core::Truncator;
 use agent_core::{ToolContext, ToolError, ToolOutput, TypedTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -17,13 +17,16 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-use crate::bash_scan::{ScanError, plan_requests};
+use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests};
 use crate::paths;
 
 /// The tool id and permission name.
 pub const BASH: &str = "bash";
 /// Default timeout when the call gives none (§8.4: 2 minutes).
 pub const BASH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest timeout a call may ask for (10 minutes); larger ones are
+/// lowered to it (see [`BashTool::with_max_timeout`]).
+pub const BASH_MAX_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a process group gets between SIGTERM and SIGKILL (§8.4: 3 s).
 pub const BASH_KILL_GRACE: Duration = Duration::from_secs(3);
 /// At most this much of the output's tail goes into each live metadata
@@ -35,7 +38,7 @@ pub const BASH_MAX_CAPTURE_BYTES: usize = 8 * 1024 * 1024;
 
 const DESCRIPTION: &str = "Runs a shell command with bash (sh where bash is missing) in the \
 project directory or `workdir`, and returns its combined stdout and stderr. Commands time out \
-after `timeout` milliseconds (default 120000); a timed-out or cancelled command is killed with \
+after `timeout` milliseconds (default 120000, at most 600000); a timed-out or cancelled command is killed with \
 everything it started. Prefer the dedicated tools for reading, searching and editing files.";
 
 /// The arguments of the `bash` tool.
@@ -43,7 +46,7 @@ everything it started. Prefer the dedicated tools for reading, searching and edi
 pub struct BashArgs {
     /// The command line to run.
     pub command: String,
-    /// Timeout in milliseconds (default 120000).
+    /// Timeout in milliseconds (default 120000, at most 600000).
     #[serde(default)]
     pub timeout: Option<i64>,
     /// The directory to run in (default: the project directory); relative
@@ -93,6 +96,7 @@ impl From<BashError> for ToolError {
 #[derive(Debug, Clone)]
 pub struct BashTool {
     default_timeout: Duration,
+    max_timeout: Duration,
     kill_grace: Duration,
     truncator: Truncator,
     shell: Option<PathBuf>,
@@ -102,6 +106,7 @@ impl Default for BashTool {
     fn default() -> Self {
         BashTool {
             default_timeout: BASH_DEFAULT_TIMEOUT,
+            max_timeout: BASH_MAX_TIMEOUT,
             kill_grace: BASH_KILL_GRACE,
             truncator: Truncator::default(),
             shell: None,
@@ -118,6 +123,13 @@ impl BashTool {
     /// Sets the timeout used when a call gives none.
     pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = timeout;
+        self
+    }
+
+    /// Sets the longest timeout a call may ask for; larger `timeout`
+    /// arguments are lowered to it.
+    pub fn with_max_timeout(mut self, timeout: Duration) -> Self {
+        self.max_timeout = timeout;
         self
     }
 
@@ -213,7 +225,8 @@ impl TypedTool for BashTool {
             Some(ms) if ms < 0 => return Err(BashError::NegativeTimeout(ms).into()),
             Some(ms) => Duration::from_millis(ms.unsigned_abs()),
             None => self.default_timeout,
-        };
+        }
+        .min(self.max_timeout);
         let cwd = match &args.workdir {
             Some(workdir) => paths::resolve(&ctx.directory, Path::new(workdir)),
             None => paths::resolve(&ctx.directory, Path::new(".")),
@@ -227,7 +240,11 @@ impl TypedTool for BashTool {
         )
         .map_err(BashError::from)?;
         for request in &requests {
-            request.ask(ctx).await?;
+            if request.permission == BASH_OPAQUE {
+                request.ask_by_name(ctx).await?;
+            } else {
+                request.ask(ctx).await?;
+            }
         }
         if !cwd.is_dir() {
             return Err(BashError::Workdir(cwd.display().to_string()).into());

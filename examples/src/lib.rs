@@ -9,11 +9,15 @@
 //! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
 //! - [`demo_model`]: the offline demo model `agent run` uses when no
 //!   provider is configured;
-//! - [`jsonc`]: reading `opencode.jsonc` (comments and trailing commas);
 //! - [`mcp_cli`]: `agent mcp list`.
 
 pub mod agents_cli;
 pub mod demo_model;
-pub mod jsonc;
 pub mod mcp_cli;
 pub mod permission_cli;
+
+/// The code blocks of the repository's `README.md`, compiled and run as
+/// doctests so the README cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

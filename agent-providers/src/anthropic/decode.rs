@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use agent_core::{FinishReason, ModelError, ProviderMetadata, StreamEvent, ToolCall, Usage};
+use serde_json::Value;
 
 use super::PROVIDER;
 use super::wire::{self, Delta, StartBlock, WireUsage};
@@ -28,8 +29,14 @@ enum Block {
         id: String,
         name: String,
         json: String,
+        /// The input sent whole with the start, if any.
+        input: Option<Value>,
     },
 }
+
+/// Block indexes for content that arrives inside `message_start`, far
+/// from the stream's own (which count from 0).
+const START_CONTENT_INDEX: u64 = 1 << 32;
 
 /// The Messages stream state machine.
 #[derive(Debug, Default)]
@@ -152,7 +159,7 @@ impl MessagesDecoder {
                 });
                 Block::Redacted { id }
             }
-            StartBlock::ToolUse { id, name } => {
+            StartBlock::ToolUse { id, name, input } => {
                 out.push(StreamEvent::ToolInputStart {
                     id: id.clone(),
                     name: name.clone(),
@@ -161,6 +168,7 @@ impl MessagesDecoder {
                     id,
                     name,
                     json: String::new(),
+                    input: input.filter(|i| i.as_object().is_some_and(|o| !o.is_empty())),
                 }
             }
             StartBlock::Other => return,
@@ -216,10 +224,19 @@ impl MessagesDecoder {
                 id,
                 provider_metadata: None,
             }),
-            Some(Block::Tool { id, name, json }) => out.push(StreamEvent::ToolCall(ToolCall {
+            Some(Block::Tool {
                 id,
                 name,
-                input: http::parse_arguments(&json),
+                json,
+                input,
+            }) => out.push(StreamEvent::ToolCall(ToolCall {
+                id,
+                name,
+                // Streamed input wins; else the input sent with the start.
+                input: match input {
+                    Some(input) if json.trim().is_empty() => input,
+                    _ => http::parse_arguments(&json),
+                },
                 provider_metadata: None,
             })),
             None => {}
@@ -231,7 +248,9 @@ impl MessagesDecoder {
         let reason = match raw.as_deref() {
             Some("end_turn" | "stop_sequence") => FinishReason::Stop,
             Some("max_tokens" | "model_context_window_exceeded") => FinishReason::Length,
-            Some("tool_use") => FinishReason::ToolCalls,
+            // `pause_turn`: a long server-tool turn paused; sending the
+            // conversation back continues it, so the loop must go on.
+            Some("tool_use" | "pause_turn") => FinishReason::ToolCalls,
             Some("refusal") => FinishReason::ContentFilter,
             Some(_) => FinishReason::Other,
             None => FinishReason::Unknown,
@@ -241,6 +260,7 @@ impl MessagesDecoder {
             usage: self.usage,
             provider_metadata: match (reason, raw) {
                 (FinishReason::Other, Some(raw)) => Some(metadata("stopReason", &raw)),
+                (_, Some(raw)) if raw == "pause_turn" => Some(metadata("stopReason", &raw)),
                 _ => None,
             },
         });
@@ -255,6 +275,16 @@ impl Decoder for MessagesDecoder {
                 self.started = true;
                 if let Some(usage) = &message.usage {
                     read_usage(usage, &mut self.usage);
+                }
+                if message.stop_reason.is_some() {
+                    self.stop_reason = message.stop_reason;
+                }
+                // Content delivered whole: each block opens and closes at
+                // once, after any block indexes the stream may use.
+                for (i, block) in message.content.into_iter().enumerate() {
+                    let index = START_CONTENT_INDEX + i as u64;
+                    self.block_start(index, block, out);
+                    self.block_stop(index, out);
                 }
             }
             wire::StreamEvent::ContentBlockStart {

@@ -9,10 +9,11 @@ use serde_json::{Map, Value};
 
 use super::PROVIDER;
 use super::wire::{
-    CacheControl, ContentBlock, Message, MessagesRequest, Role, Source, Tool,
+    CacheControl, ContentBlock, Message, MessagesRequest, Role, Source, ThinkingOption, Tool,
     ToolChoice as WireToolChoice,
 };
 use crate::metadata::metadata_str;
+use serde::Deserialize;
 
 /// What the client contributes besides the request itself.
 pub(crate) struct EncodeSettings<'a> {
@@ -20,6 +21,8 @@ pub(crate) struct EncodeSettings<'a> {
     pub prompt_caching: bool,
     /// The cap sent when the request has none.
     pub default_max_tokens: u32,
+    /// The model's output limit (`0` when unknown).
+    pub output_limit: u64,
 }
 
 /// The typed request for `request`.
@@ -85,36 +88,59 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> M
         system,
         tools,
         tool_choice,
-        temperature: request.temperature.map(f64::from),
-        top_p: request.top_p.map(f64::from),
+        temperature: request.temperature.map(crate::sampling::exact),
+        top_p: request.top_p.map(crate::sampling::exact),
     }
 }
 
 /// The request body: the typed request with the pass-through options of
-/// `request.options["anthropic"]` merged over it.
+/// `request.options["anthropic"]` merged over it, then the thinking rules
+/// of the Claude family applied: extended thinking rejects `temperature`
+/// and `top_p` (dropped, as the AI SDK does), needs `max_tokens` above its
+/// `budget_tokens` (the budget is added on top of the requested output),
+/// and cannot be combined with a forced tool choice (thinking is dropped,
+/// the caller's tool choice kept).
 pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
-    let typed = encode(request, settings);
+    let mut typed = encode(request, settings);
+    let thinking = request
+        .options
+        .get(PROVIDER)
+        .and_then(|options| options.get("thinking"))
+        .and_then(|thinking| ThinkingOption::deserialize(thinking).ok())
+        .filter(|thinking| thinking.kind == "enabled");
+    let forced = matches!(
+        typed.tool_choice,
+        Some(WireToolChoice::Any | WireToolChoice::Tool { .. })
+    );
+    let mut drop_thinking = false;
+    if let Some(thinking) = thinking {
+        if forced {
+            drop_thinking = true;
+        } else {
+            typed.temperature = None;
+            typed.top_p = None;
+            if let Some(budget) = thinking.budget_tokens
+                && typed.max_tokens <= budget
+            {
+                let mut raised = budget.saturating_add(typed.max_tokens);
+                if u64::from(budget) < settings.output_limit {
+                    raised = raised.min(u32::try_from(settings.output_limit).unwrap_or(u32::MAX));
+                }
+                typed.max_tokens = raised;
+            }
+        }
+    }
     let mut body = serde_json::to_value(&typed).unwrap_or(Value::Null);
-    crate::http::merge_options(&mut body, &request.options, PROVIDER);
-    // Extended thinking rejects sampling settings (as the AI SDK does,
-    // drop them rather than fail the call).
-    if thinking_enabled(&request.options)
-        && let Value::Object(map) = &mut body
-    {
-        map.remove("temperature");
-        map.remove("top_p");
+    if drop_thinking {
+        let mut options = request.options.clone();
+        if let Some(Value::Object(ours)) = options.get_mut(PROVIDER) {
+            ours.remove("thinking");
+        }
+        crate::http::merge_options(&mut body, &options, PROVIDER);
+    } else {
+        crate::http::merge_options(&mut body, &request.options, PROVIDER);
     }
     body
-}
-
-/// Whether the pass-through options turn extended thinking on.
-fn thinking_enabled(options: &Map<String, Value>) -> bool {
-    options
-        .get(PROVIDER)
-        .and_then(|o| o.get("thinking"))
-        .and_then(|t| t.get("type"))
-        .and_then(Value::as_str)
-        == Some("enabled")
 }
 
 /// Puts a cache breakpoint on the last block that may carry one (thinking

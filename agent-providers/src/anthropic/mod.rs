@@ -92,6 +92,7 @@ impl Anthropic {
                 model: &self.info.id,
                 prompt_caching: self.prompt_caching,
                 default_max_tokens,
+                output_limit: self.info.limits.output,
             },
         )
     }

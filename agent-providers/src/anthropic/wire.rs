@@ -140,6 +140,16 @@ pub(crate) enum ToolChoice {
     Tool { name: String },
 }
 
+/// The `thinking` pass-through option, as far as the request rules read
+/// it (`{"type": "enabled", "budget_tokens": N}`).
+#[derive(Debug, Deserialize)]
+pub(crate) struct ThinkingOption {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub budget_tokens: Option<u32>,
+}
+
 // ---- stream -------------------------------------------------------------
 
 /// One `data:` payload of the Messages stream, tagged by `type`.
@@ -179,11 +189,16 @@ pub(crate) enum StreamEvent {
     Other,
 }
 
-/// The message announced by `message_start`.
+/// The message announced by `message_start`. Programmatic tool calling
+/// sends whole messages here: content and stop reason already filled in.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct MessageStart {
     #[serde(default)]
     pub usage: Option<WireUsage>,
+    #[serde(default)]
+    pub content: Vec<StartBlock>,
+    #[serde(default)]
+    pub stop_reason: Option<String>,
 }
 
 /// A block opened by `content_block_start`.
@@ -209,6 +224,10 @@ pub(crate) enum StartBlock {
         id: String,
         #[serde(default)]
         name: String,
+        /// The whole input, when it is not streamed (programmatic tool
+        /// calling); `{}` when deltas follow. Free-form JSON.
+        #[serde(default)]
+        input: Option<Value>,
     },
     /// Server tools, their results, ...: not part of this model.
     #[serde(other)]

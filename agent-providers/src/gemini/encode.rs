@@ -69,8 +69,8 @@ pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest {
         tools,
         tool_config,
         generation_config: GenerationConfig {
-            temperature: request.temperature.map(f64::from),
-            top_p: request.top_p.map(f64::from),
+            temperature: request.temperature.map(crate::sampling::exact),
+            top_p: request.top_p.map(crate::sampling::exact),
             max_output_tokens: request.max_output_tokens,
             extra: Default::default(),
         },

@@ -198,8 +198,12 @@ pub(crate) struct ResponsePart {
     pub function_call: Option<ResponseFunctionCall>,
 }
 
-/// A function call as streamed.
+/// A function call as streamed. Whole (`name` and `args`), or — with
+/// streamed function-call arguments — opened by `name` with
+/// `willContinue`, filled by `partialArgs`, and closed by a call part with
+/// neither.
 #[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct ResponseFunctionCall {
     #[serde(default)]
     pub id: Option<String>,
@@ -208,6 +212,28 @@ pub(crate) struct ResponseFunctionCall {
     /// The arguments: free-form JSON.
     #[serde(default)]
     pub args: Option<Value>,
+    #[serde(default)]
+    pub will_continue: Option<bool>,
+    #[serde(default)]
+    pub partial_args: Option<Vec<PartialArg>>,
+}
+
+/// One streamed argument value at a JSON path (`$.a.b[0]`); string values
+/// arrive in pieces that are appended.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PartialArg {
+    #[serde(default)]
+    pub json_path: String,
+    #[serde(default)]
+    pub string_value: Option<String>,
+    #[serde(default)]
+    pub number_value: Option<serde_json::Number>,
+    #[serde(default)]
+    pub bool_value: Option<bool>,
+    /// Present (any value) for a JSON `null`.
+    #[serde(default)]
+    pub null_value: Option<Value>,
 }
 
 /// Token counts.

@@ -9,7 +9,7 @@
 use agent_core::{FinishReason, ModelError, StreamEvent, ToolCall, Usage};
 use serde_json::Value;
 
-use super::wire::{Chunk, ChunkUsage, ToolCallDelta};
+use super::wire::{Chunk, ChunkUsage, ContentChunk, DeltaContent, ToolCallDelta};
 use crate::error_body::{Code, ErrorField, Text, is_overflow, stream_api_error};
 use crate::http::{self, Decoder};
 use crate::metadata::provider_metadata;
@@ -304,10 +304,28 @@ impl Decoder for ChatDecoder {
             {
                 self.reasoning(&text, out);
             }
-            for text in [delta.content, delta.refusal].into_iter().flatten() {
-                if !text.is_empty() {
-                    self.text(&text, out);
+            match delta.content {
+                Some(DeltaContent::Text(text)) if !text.is_empty() => self.text(&text, out),
+                Some(DeltaContent::Chunks(chunks)) => {
+                    for chunk in chunks {
+                        match chunk {
+                            ContentChunk::Text { text } if !text.is_empty() => {
+                                self.text(&text, out)
+                            }
+                            ContentChunk::Thinking { thinking } => {
+                                let text: String = thinking.into_iter().map(|t| t.text).collect();
+                                if !text.is_empty() {
+                                    self.reasoning(&text, out);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                 }
+                _ => {}
+            }
+            if let Some(text) = delta.refusal.filter(|t| !t.is_empty()) {
+                self.text(&text, out);
             }
             if let Some(calls) = delta.tool_calls {
                 self.close_reasoning(out);

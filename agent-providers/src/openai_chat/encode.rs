@@ -3,17 +3,19 @@
 use agent_core::{ContentPart, ModelMessage, ModelRequest, ModelRole, ToolChoice};
 use serde_json::Value;
 
-use super::MaxTokensField;
 use super::wire::{
     ChatRequest, FileData, FunctionCall, FunctionDefinition, FunctionName, ImageUrl, Message,
     StreamOptions, Tool, ToolCall, ToolChoice as WireToolChoice, UserContent, UserPart,
 };
+use crate::families::{MaxTokensField, ModelFamily, Reasoning};
 
 /// What the client contributes besides the request itself.
 pub(crate) struct EncodeSettings<'a> {
     pub model: &'a str,
     /// The key of the pass-through options (the provider id).
     pub provider: &'a str,
+    /// The model family's request rules.
+    pub family: &'a ModelFamily,
     pub max_tokens_field: MaxTokensField,
 }
 
@@ -25,8 +27,9 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> C
         .filter(|s| !s.is_empty())
         .map(|s| Message::System { content: s.clone() })
         .collect();
+    let echo_reasoning = settings.family.reasoning == Reasoning::ReasoningContentEcho;
     for message in request.messages.iter() {
-        encode_message(message, &mut messages);
+        encode_message(message, echo_reasoning, &mut messages);
     }
     let (tools, tool_choice) = if request.tools.is_empty() {
         (Vec::new(), None)
@@ -67,8 +70,14 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> C
         },
         tools,
         tool_choice,
-        temperature: request.temperature.map(f64::from),
-        top_p: request.top_p.map(f64::from),
+        temperature: request
+            .temperature
+            .filter(|_| settings.family.temperature)
+            .map(crate::sampling::exact),
+        top_p: request
+            .top_p
+            .filter(|_| settings.family.top_p)
+            .map(crate::sampling::exact),
         max_tokens,
         max_completion_tokens,
     }
@@ -82,7 +91,11 @@ pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>
     body
 }
 
-pub(crate) fn encode_message(message: &ModelMessage, out: &mut Vec<Message>) {
+/// Appends the wire messages of `message`. With `echo_reasoning` (DeepSeek
+/// thinking mode), an assistant turn that called tools carries its
+/// reasoning back in `reasoning_content`, which that API requires; other
+/// turns never do (the same API rejects it there).
+pub(crate) fn encode_message(message: &ModelMessage, echo_reasoning: bool, out: &mut Vec<Message>) {
     match message.role {
         ModelRole::User => {
             let simple = message
@@ -119,10 +132,21 @@ pub(crate) fn encode_message(message: &ModelMessage, out: &mut Vec<Message>) {
                 // Reasoning-only turns: the API rejects an empty assistant message.
                 return;
             }
+            let reasoning: String = message
+                .content
+                .iter()
+                .filter_map(|p| match p {
+                    ContentPart::Reasoning { text, .. } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let reasoning_content = (echo_reasoning && !tool_calls.is_empty())
+                .then_some(reasoning)
+                .filter(|r| !r.is_empty());
             out.push(Message::Assistant {
                 content: (!text.is_empty()).then_some(text),
                 tool_calls,
-                reasoning_content: None,
+                reasoning_content,
             });
         }
         ModelRole::Tool => {
@@ -207,6 +231,7 @@ mod tests {
                     provider_metadata: None,
                 }],
             },
+            true,
             &mut out,
         );
         assert!(out.is_empty());

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ProviderError;
 use crate::error_body::ErrorBody;
+use crate::families::{MaxTokensField, ModelFamily, model_family};
 use crate::http;
 use crate::providers::{Provider, provider};
 
@@ -30,18 +31,6 @@ pub const VLLM_BASE_URL: &str = "http://localhost:8000/v1";
 pub const LMSTUDIO_BASE_URL: &str = "http://localhost:1234/v1";
 /// OpenRouter's API.
 pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
-
-/// Which request field carries the output token cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum MaxTokensField {
-    /// `max_tokens`: understood by every compatible server (Ollama ignores
-    /// `max_completion_tokens` in older builds).
-    #[default]
-    MaxTokens,
-    /// `max_completion_tokens`: what OpenAI requires for reasoning models.
-    MaxCompletionTokens,
-}
 
 /// A streaming Chat Completions client (`POST {base_url}/chat/completions`).
 ///
@@ -58,7 +47,9 @@ pub struct OpenAiCompatible {
     base_url: String,
     api_key: Option<String>,
     headers: Vec<(String, String)>,
-    max_tokens_field: MaxTokensField,
+    /// The cap's field when set explicitly; else the model family's.
+    max_tokens_field: Option<MaxTokensField>,
+    family: &'static ModelFamily,
     http: reqwest::Client,
     idle_timeout: Option<std::time::Duration>,
 }
@@ -75,11 +66,12 @@ impl OpenAiCompatible {
     ) -> Self {
         let info = crate::model_info::model_info(&provider.into(), &model.into());
         OpenAiCompatible {
+            family: model_family(&info.provider, &info.id),
             info,
             base_url: base_url.into().trim_end_matches('/').to_string(),
             api_key: None,
             headers: Vec::new(),
-            max_tokens_field: MaxTokensField::MaxTokens,
+            max_tokens_field: None,
             http: http::shared_client(),
             idle_timeout: None,
         }
@@ -148,9 +140,10 @@ impl OpenAiCompatible {
         self
     }
 
-    /// Chooses the field that carries the output token cap.
+    /// Chooses the field that carries the output token cap (by default
+    /// the model family's, see [`crate::model_family`]).
     pub fn with_max_tokens_field(mut self, field: MaxTokensField) -> Self {
-        self.max_tokens_field = field;
+        self.max_tokens_field = Some(field);
         self
     }
 
@@ -161,7 +154,8 @@ impl OpenAiCompatible {
             &encode::EncodeSettings {
                 model: &self.info.id,
                 provider: &self.info.provider,
-                max_tokens_field: self.max_tokens_field,
+                family: self.family,
+                max_tokens_field: self.max_tokens_field.unwrap_or(self.family.token_field),
             },
         )
     }

@@ -169,7 +169,7 @@ pub(crate) struct Choice {
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Delta {
     #[serde(default)]
-    pub content: Option<String>,
+    pub content: Option<DeltaContent>,
     #[serde(default)]
     pub refusal: Option<String>,
     /// DeepSeek, vLLM.
@@ -180,6 +180,39 @@ pub(crate) struct Delta {
     pub reasoning: Option<String>,
     #[serde(default)]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+/// `delta.content`: text, or (Mistral) a list of typed chunks, where
+/// reasoning arrives as `thinking` chunks.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum DeltaContent {
+    Text(String),
+    Chunks(Vec<ContentChunk>),
+}
+
+/// One chunk of a list-valued `delta.content`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ContentChunk {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: Vec<ThinkingChunk>,
+    },
+    /// Images, references and later chunk types.
+    #[serde(other)]
+    Other,
+}
+
+/// A piece of a `thinking` chunk.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ThinkingChunk {
+    #[serde(default)]
+    pub text: String,
 }
 
 /// A fragment of a tool call, matched by `index`.

@@ -14,18 +14,42 @@ use crate::http::{self, Decoder};
 use crate::metadata::provider_metadata;
 use crate::sse::SseEvent;
 
-/// An output item that has been announced and not yet finished.
+/// What an output item is.
 #[derive(Debug)]
-enum Item {
+enum Kind {
     Message,
     Reasoning { summary_index: Option<u64> },
     Call { call_id: String, name: String },
 }
 
+/// An output item that has been announced and not yet finished, with the
+/// id its events are reported under (the one it was announced with).
+#[derive(Debug)]
+struct Item {
+    id: String,
+    kind: Kind,
+}
+
+/// How events find their item: by `output_index`, which proxies that
+/// rotate item ids (GitHub Copilot) keep stable; by item id when a server
+/// leaves the index out.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Index(u64),
+    Id(String),
+}
+
+fn key(output_index: Option<u64>, item_id: &str) -> Key {
+    match output_index {
+        Some(index) => Key::Index(index),
+        None => Key::Id(item_id.to_string()),
+    }
+}
+
 /// The Responses stream state machine.
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesDecoder {
-    items: HashMap<String, Item>,
+    items: HashMap<Key, Item>,
     calls: usize,
     done: bool,
 }
@@ -71,23 +95,23 @@ fn response_error(code: Option<&str>, message: Option<&str>, raw: &str) -> Model
 }
 
 impl ResponsesDecoder {
-    fn item_added(&mut self, item: OutputItem, out: &mut Vec<StreamEvent>) {
-        match item {
+    fn item_added(&mut self, index: Option<u64>, item: OutputItem, out: &mut Vec<StreamEvent>) {
+        let (id, kind) = match item {
             OutputItem::Message { id } => {
                 out.push(StreamEvent::TextStart { id: id.clone() });
-                self.items.insert(id, Item::Message);
+                (id, Kind::Message)
             }
             OutputItem::Reasoning { id, .. } => {
                 out.push(StreamEvent::ReasoningStart {
                     id: id.clone(),
                     provider_metadata: Some(meta(&[("itemId", &id)])),
                 });
-                self.items.insert(
+                (
                     id,
-                    Item::Reasoning {
+                    Kind::Reasoning {
                         summary_index: None,
                     },
-                );
+                )
             }
             OutputItem::FunctionCall {
                 id, call_id, name, ..
@@ -96,14 +120,16 @@ impl ResponsesDecoder {
                     id: call_id.clone(),
                     name: name.clone(),
                 });
-                self.items.insert(id, Item::Call { call_id, name });
+                (id, Kind::Call { call_id, name })
             }
-            OutputItem::Other => {}
-        }
+            OutputItem::Other => return,
+        };
+        self.items.insert(key(index, &id), Item { id, kind });
     }
 
-    fn item_done(&mut self, item: OutputItem, out: &mut Vec<StreamEvent>) {
-        let (id, encrypted, arguments) = match item {
+    fn item_done(&mut self, index: Option<u64>, item: OutputItem, out: &mut Vec<StreamEvent>) {
+        // The finished item's own id is the one to send back.
+        let (item_id, encrypted, arguments) = match item {
             OutputItem::Message { id } => (id, None, String::new()),
             OutputItem::Reasoning {
                 id,
@@ -112,13 +138,16 @@ impl ResponsesDecoder {
             OutputItem::FunctionCall { id, arguments, .. } => (id, None, arguments),
             OutputItem::Other => return,
         };
-        match self.items.remove(&id) {
-            Some(Item::Message) => out.push(StreamEvent::TextEnd {
+        let Some(Item { id, kind }) = self.items.remove(&key(index, &item_id)) else {
+            return;
+        };
+        match kind {
+            Kind::Message => out.push(StreamEvent::TextEnd {
                 id,
                 provider_metadata: None,
             }),
-            Some(Item::Reasoning { .. }) => {
-                let mut pairs = vec![("itemId", id.as_str())];
+            Kind::Reasoning { .. } => {
+                let mut pairs = vec![("itemId", item_id.as_str())];
                 if let Some(encrypted) = encrypted.as_deref() {
                     pairs.push(("encryptedContent", encrypted));
                 }
@@ -128,16 +157,15 @@ impl ResponsesDecoder {
                     provider_metadata,
                 })
             }
-            Some(Item::Call { call_id, name }) => {
+            Kind::Call { call_id, name } => {
                 self.calls += 1;
                 out.push(StreamEvent::ToolCall(ToolCall {
                     id: call_id,
                     name,
                     input: http::parse_arguments(&arguments),
-                    provider_metadata: Some(meta(&[("itemId", &id)])),
+                    provider_metadata: Some(meta(&[("itemId", &item_id)])),
                 }))
             }
-            None => {}
         }
     }
 
@@ -180,35 +208,65 @@ impl Decoder for ResponsesDecoder {
                     });
                 }
             }
-            wire::StreamEvent::ItemAdded { item, .. } => self.item_added(item, out),
-            wire::StreamEvent::ItemDone { item, .. } => self.item_done(item, out),
-            wire::StreamEvent::TextDelta { item_id, delta, .. } => {
-                if !delta.is_empty() {
-                    out.push(StreamEvent::TextDelta { id: item_id, delta });
+            wire::StreamEvent::ItemAdded { output_index, item } => {
+                self.item_added(output_index, item, out)
+            }
+            wire::StreamEvent::ItemDone { output_index, item } => {
+                self.item_done(output_index, item, out)
+            }
+            wire::StreamEvent::TextDelta {
+                item_id,
+                output_index,
+                delta,
+            } => {
+                if let Some(Item {
+                    id,
+                    kind: Kind::Message,
+                }) = self.items.get(&key(output_index, &item_id))
+                    && !delta.is_empty()
+                {
+                    out.push(StreamEvent::TextDelta {
+                        id: id.clone(),
+                        delta,
+                    });
                 }
             }
             wire::StreamEvent::ReasoningSummaryDelta {
                 item_id,
+                output_index,
                 summary_index: index,
                 delta,
-                ..
             } => {
-                if let Some(Item::Reasoning { summary_index }) = self.items.get_mut(&item_id) {
+                if let Some(Item {
+                    id,
+                    kind: Kind::Reasoning { summary_index },
+                }) = self.items.get_mut(&key(output_index, &item_id))
+                {
                     // Summary parts of one item are separated by a blank line.
                     if summary_index.is_some() && *summary_index != index {
                         out.push(StreamEvent::ReasoningDelta {
-                            id: item_id.clone(),
+                            id: id.clone(),
                             delta: "\n\n".into(),
                         });
                     }
                     *summary_index = index;
-                }
-                if !delta.is_empty() {
-                    out.push(StreamEvent::ReasoningDelta { id: item_id, delta });
+                    if !delta.is_empty() {
+                        out.push(StreamEvent::ReasoningDelta {
+                            id: id.clone(),
+                            delta,
+                        });
+                    }
                 }
             }
-            wire::StreamEvent::ArgumentsDelta { item_id, delta, .. } => {
-                if let Some(Item::Call { call_id, .. }) = self.items.get(&item_id)
+            wire::StreamEvent::ArgumentsDelta {
+                item_id,
+                output_index,
+                delta,
+            } => {
+                if let Some(Item {
+                    kind: Kind::Call { call_id, .. },
+                    ..
+                }) = self.items.get(&key(output_index, &item_id))
                     && !delta.is_empty()
                 {
                     out.push(StreamEvent::ToolInputDelta {
@@ -228,9 +286,12 @@ impl Decoder for ResponsesDecoder {
                 ));
             }
             wire::StreamEvent::Error(error) => {
+                let nested = error.error.unwrap_or_default();
+                let code = nested.code.or(nested.kind).or(error.code);
+                let message = nested.message.or(error.message);
                 return Err(response_error(
-                    error.code.as_deref(),
-                    error.message.as_deref(),
+                    code.as_deref(),
+                    message.as_deref(),
                     &event.data,
                 ));
             }

@@ -9,23 +9,21 @@ use super::wire::{
     ContentPart as WirePart, InputItem, Item, ResponsesRequest, SummaryText, Tool,
     ToolChoice as WireToolChoice,
 };
+use crate::families::{ModelFamily, Reasoning};
 use crate::metadata::metadata_str;
 
 /// What the client contributes besides the request itself.
 pub(crate) struct EncodeSettings<'a> {
     pub model: &'a str,
-    /// A reasoning model: system prompts go as `developer`, encrypted
-    /// reasoning is requested.
-    pub reasoning: bool,
+    /// The model family's request rules: a reasoning family gets system
+    /// prompts as `developer` and its encrypted reasoning requested.
+    pub family: &'a ModelFamily,
 }
 
 /// The typed request for `request`.
 pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> ResponsesRequest {
-    let system_role = if settings.reasoning {
-        "developer"
-    } else {
-        "system"
-    };
+    let reasoning = settings.family.reasoning == Reasoning::OpenAiEffort;
+    let system_role = if reasoning { "developer" } else { "system" };
     let mut input: Vec<InputItem> = request
         .system
         .iter()
@@ -68,15 +66,21 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> R
         input,
         stream: true,
         store: false,
-        include: if settings.reasoning {
+        include: if reasoning {
             vec!["reasoning.encrypted_content"]
         } else {
             Vec::new()
         },
         tools,
         tool_choice,
-        temperature: request.temperature.map(f64::from),
-        top_p: request.top_p.map(f64::from),
+        temperature: request
+            .temperature
+            .filter(|_| settings.family.temperature)
+            .map(crate::sampling::exact),
+        top_p: request
+            .top_p
+            .filter(|_| settings.family.top_p)
+            .map(crate::sampling::exact),
         max_output_tokens: request.max_output_tokens,
     }
 }
@@ -143,9 +147,14 @@ fn encode_message(role: ModelRole, parts: &[ContentPart], out: &mut Vec<InputIte
                         text,
                         provider_metadata,
                     } => {
-                        // Only reasoning this API produced can go back.
+                        // Only reasoning this API produced can go back, and
+                        // with `store: false` only with its encrypted
+                        // content: by id alone the server cannot find it.
                         let meta = provider_metadata.as_ref();
-                        let Some(id) = metadata_str(meta, PROVIDER, "itemId") else {
+                        let (Some(id), Some(encrypted)) = (
+                            metadata_str(meta, PROVIDER, "itemId"),
+                            metadata_str(meta, PROVIDER, "encryptedContent"),
+                        ) else {
                             continue;
                         };
                         let summary = if text.is_empty() {
@@ -159,8 +168,7 @@ fn encode_message(role: ModelRole, parts: &[ContentPart], out: &mut Vec<InputIte
                         out.push(InputItem::Item(Item::Reasoning {
                             id: id.to_string(),
                             summary,
-                            encrypted_content: metadata_str(meta, PROVIDER, "encryptedContent")
-                                .map(str::to_string),
+                            encrypted_content: Some(encrypted.to_string()),
                         }));
                     }
                     ContentPart::ToolCall {

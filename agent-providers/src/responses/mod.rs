@@ -70,7 +70,7 @@ impl OpenAiResponses {
             request,
             &encode::EncodeSettings {
                 model: &self.info.id,
-                reasoning: self.info.capabilities.reasoning,
+                family: crate::families::model_family(PROVIDER, &self.info.id),
             },
         )
     }

@@ -117,13 +117,23 @@ pub(crate) enum StreamEvent {
         response: Response,
     },
     #[serde(rename = "response.output_item.added")]
-    ItemAdded { item: OutputItem },
+    ItemAdded {
+        #[serde(default)]
+        output_index: Option<u64>,
+        item: OutputItem,
+    },
     #[serde(rename = "response.output_item.done")]
-    ItemDone { item: OutputItem },
+    ItemDone {
+        #[serde(default)]
+        output_index: Option<u64>,
+        item: OutputItem,
+    },
     #[serde(rename = "response.output_text.delta")]
     TextDelta {
         #[serde(default)]
         item_id: String,
+        #[serde(default)]
+        output_index: Option<u64>,
         #[serde(default)]
         delta: String,
     },
@@ -131,6 +141,8 @@ pub(crate) enum StreamEvent {
     ReasoningSummaryDelta {
         #[serde(default)]
         item_id: String,
+        #[serde(default)]
+        output_index: Option<u64>,
         #[serde(default)]
         summary_index: Option<u64>,
         #[serde(default)]
@@ -140,6 +152,8 @@ pub(crate) enum StreamEvent {
     ArgumentsDelta {
         #[serde(default)]
         item_id: String,
+        #[serde(default)]
+        output_index: Option<u64>,
         #[serde(default)]
         delta: String,
     },
@@ -194,11 +208,17 @@ pub(crate) struct ResponseError {
     pub code: Option<String>,
     #[serde(default)]
     pub message: Option<String>,
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
 }
 
-/// An `error` event: fields at the top level.
+/// An `error` event. The API nests the fields
+/// (`{"type":"error","error":{"code","message"}}`); older documentation
+/// and some proxies put them at the top level.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ErrorEvent {
+    #[serde(default)]
+    pub error: Option<ResponseError>,
     #[serde(default)]
     pub code: Option<String>,
     #[serde(default)]

@@ -192,6 +192,8 @@ data: {"type":"message_stop"}"#,
     assert!(error.is_none(), "{error:?}");
     let mut redacted = serde_json::Map::new();
     redacted.insert("anthropic".into(), json!({"redactedData": "opaque"}));
+    // `pause_turn` continues the turn (issue 12, point 6): the loop goes on
+    // after a `tool-calls` finish; the raw reason stays in the metadata.
     let mut stop = serde_json::Map::new();
     stop.insert("anthropic".into(), json!({"stopReason": "pause_turn"}));
     assert_eq!(
@@ -206,7 +208,7 @@ data: {"type":"message_stop"}"#,
                 provider_metadata: None
             },
             StreamEvent::Finish {
-                reason: FinishReason::Other,
+                reason: FinishReason::ToolCalls,
                 usage: Usage {
                     input: 10,
                     output: 9,
@@ -271,7 +273,14 @@ async fn overloaded_529() {
         panic!("expected an API error, got {error:?}")
     };
     assert_eq!(api.status, Some(529));
-    assert_eq!(api.message, "Overloaded");
+    // The message names where it came from (issue 8, point 5).
+    assert!(
+        api.message
+            .starts_with("Overloaded (POST http://127.0.0.1:")
+            && api.message.ends_with("/v1/messages)"),
+        "{}",
+        api.message
+    );
     assert!(api.is_retryable);
 }
 

@@ -22,3 +22,16 @@ fn provider_guide_names_every_provider_and_key() {
         }
     }
 }
+
+#[test]
+fn provider_guide_lists_every_model_family() {
+    let path = format!("{}/../docs/providers.md", env!("CARGO_MANIFEST_DIR"));
+    let guide = std::fs::read_to_string(&path).expect("docs/providers.md");
+    for family in agent_providers::MODEL_FAMILIES {
+        assert!(
+            guide.contains(&format!("| {} |", family.name)),
+            "{path} has no family row for {:?}",
+            family.name
+        );
+    }
+}

@@ -7,6 +7,8 @@ mod docs;
 mod engine;
 mod gemini;
 mod openai;
+mod recorded_fixes;
+mod replay;
 mod responses;
 mod sse_split;
 mod stalled;

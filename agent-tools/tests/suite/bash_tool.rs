@@ -112,7 +112,10 @@ async fn runs_a_command_and_returns_its_output() {
     let seen = s.seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].permission, "bash");
-    assert_eq!(seen[0].patterns, ["echo hello", "echo oops >&2"]);
+    assert_eq!(
+        seen[0].patterns,
+        ["echo hello", "echo oops >&2", "echo oops"]
+    );
     assert_eq!(seen[0].always, ["echo *"]);
     assert_eq!(
         seen[0].metadata,
@@ -287,7 +290,11 @@ async fn shell_c_script_is_asked_for() {
     let seen = s.seen.lock().unwrap();
     assert_eq!(
         seen[0].patterns,
-        ["bash -c 'git push --force'", "git push --force"]
+        [
+            "bash -c 'git push --force'",
+            "bash -c git push --force",
+            "git push --force"
+        ]
     );
     assert_eq!(seen[0].always, ["bash *", "git push *"]);
 }

@@ -1,0 +1,13 @@
+//! The test modules; shared helpers are in `common`.
+
+mod coding_agent;
+mod common;
+mod compaction;
+mod config_loading;
+mod conformance;
+mod engine_loop;
+mod layering;
+mod session_file;
+mod system_prompt;
+mod task;
+mod unattended;
