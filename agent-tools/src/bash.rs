@@ -4,6 +4,10 @@
 //! streaming its output to the call's live metadata. On timeout or
 //! cancellation the **whole process group** is ended (SIGTERM, then SIGKILL
 //! after a grace), so background children do not outlive the call.
+//!
+//! The child runs under the tool's [`Sandbox`] (see `sandbox`): a filtered
+//! environment, and on Linux its own PID namespace (every descendant ends
+//! with the call), Landlock and, with the network off, a network namespace.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -19,6 +23,7 @@ use tokio::sync::mpsc;
 
 use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests};
 use crate::paths;
+use crate::sandbox::{CallScope, Sandbox, approved_directories};
 
 /// The tool id and permission name.
 pub const BASH: &str = "bash";
@@ -100,6 +105,7 @@ pub struct BashTool {
     kill_grace: Duration,
     truncator: Truncator,
     shell: Option<PathBuf>,
+    sandbox: Sandbox,
 }
 
 impl Default for BashTool {
@@ -110,6 +116,7 @@ impl Default for BashTool {
             kill_grace: BASH_KILL_GRACE,
             truncator: Truncator::default(),
             shell: None,
+            sandbox: Sandbox::default(),
         }
     }
 }
@@ -150,6 +157,19 @@ impl BashTool {
     pub fn with_shell(mut self, shell: impl Into<PathBuf>) -> Self {
         self.shell = Some(shell.into());
         self
+    }
+
+    /// Runs commands under this sandbox (default: `workspace-write`, see
+    /// [`SandboxPolicy`](crate::SandboxPolicy)).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The sandbox commands run under; its
+    /// [`status`](Sandbox::status) says what this machine enforces.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
     }
 
     fn shell(&self) -> PathBuf {
@@ -259,6 +279,19 @@ impl TypedTool for BashTool {
             json!({"output": "", "description": description}),
         );
 
+        let scope = CallScope {
+            session_id: ctx.session_id.clone(),
+            directory: paths::resolve(&ctx.directory, Path::new(".")),
+            worktree: paths::resolve(&ctx.worktree, Path::new(".")),
+            cwd: cwd.clone(),
+            tool_output: Some(self.truncator.spill_dir.clone()),
+            approved: approved_directories(&requests),
+        };
+        let mut sandbox = self
+            .sandbox
+            .prepare(&scope)
+            .map_err(|error| ToolError::Failed(error.to_string()))?;
+
         let shell = self.shell();
         let mut command = tokio::process::Command::new(&shell);
         command
@@ -269,8 +302,7 @@ impl TypedTool for BashTool {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
+        sandbox.apply(&mut command);
         let mut child = command.spawn().map_err(|error| BashError::Spawn {
             shell: shell.display().to_string(),
             reason: error.to_string(),
@@ -353,13 +385,18 @@ impl TypedTool for BashTool {
         if let Some(note) = &note {
             output.push_str(&format!("\n\n<shell_metadata>\n{note}\n</shell_metadata>"));
         }
+        let denials = sandbox.denials(&output);
+        if let Some(note) = sandbox.note(&denials) {
+            output.push_str(&format!("\n\n<sandbox>\n{note}\n</sandbox>"));
+        }
+        let sandbox_metadata = sandbox.metadata(&denials);
         let exit = match ending {
             Ending::Exited(code) => json!(code),
             _ => serde_json::Value::Null,
         };
         ctx.metadata(
             Some(&title),
-            json!({"output": output, "description": description, "exit": exit}),
+            json!({"output": output, "description": description, "exit": exit, "sandbox": sandbox_metadata}),
         );
         if ending == Ending::Cancelled {
             return Err(ToolError::Cancelled);
@@ -373,6 +410,7 @@ impl TypedTool for BashTool {
                 "exit": exit,
                 "description": description,
                 "truncated": truncated,
+                "sandbox": sandbox_metadata,
             })))
     }
 }

@@ -88,6 +88,7 @@ mod read;
 mod read_rules;
 mod replace;
 mod request;
+mod sandbox;
 mod shell_command;
 mod shell_word;
 mod todo;
@@ -112,6 +113,14 @@ pub use bash::{
     BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool,
 };
 pub use bash_scan::{BASH_OPAQUE, BashScan, ScanError, plan_requests, scan};
+
+// The OS sandbox under spawned commands (Landlock, namespaces, the reaper,
+// the environment filter) and its policy, the `sandbox` config key.
+pub use sandbox::{
+    CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter, EnvInherit,
+    Guard, OnUnsupported, PreparedCommand, SECRET_PATHS, Sandbox, SandboxDenial, SandboxError,
+    SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode, approved_directories,
+};
 
 // Reading files and folders (§19).
 pub use read::{

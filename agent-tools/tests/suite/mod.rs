@@ -10,6 +10,7 @@ mod conformance;
 mod file_tools;
 mod file_tools_in_loop;
 mod replace_props;
+mod sandbox;
 mod search_tools;
 mod spill_read;
 mod todo_tools;
