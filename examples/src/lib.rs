@@ -8,10 +8,12 @@
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
 //! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
 //! - [`demo_model`]: the offline demo model `agent run` uses when no
-//!   provider is configured.
+//!   provider is configured;
+//! - [`mcp_cli`]: `agent mcp list`.
 
 pub mod agents_cli;
 pub mod demo_model;
+pub mod mcp_cli;
 pub mod permission_cli;
 
 /// The code blocks of the repository's `README.md`, compiled and run as
