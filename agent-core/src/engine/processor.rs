@@ -41,6 +41,8 @@ pub(super) enum StepEnd {
     Finished,
     /// A permission was rejected (a tool's ask, or the doom-loop ask).
     Blocked,
+    /// A rule denied the doom-loop ask (§11.2).
+    Denied(String),
     /// The prompt's token fired.
     Cancelled,
     /// The model call failed for good.
@@ -421,6 +423,7 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
         match execute_calls(&run, message, &calls).await {
             CallsEnd::Finished => StepEnd::Finished,
             CallsEnd::Blocked => StepEnd::Blocked,
+            CallsEnd::Denied(message) => StepEnd::Denied(message),
             CallsEnd::Cancelled => StepEnd::Cancelled,
         }
     };
