@@ -67,6 +67,7 @@ struct Group {
 }
 
 /// The outcome of [`CompiledRuleset::evaluate`], borrowing the deciding rule.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision<'a> {
     /// The decided action (`ask` when no rule matched).

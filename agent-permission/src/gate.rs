@@ -1,126 +1,6 @@
 //! The approval gate (opencode §6): the [`Permissions`] service that tools
 //! `await` before a side effect, and the [`PermissionEvent`]s it publishes.
-//!
-//! - [`Permissions::ask`] evaluates every pattern against the caller's
-//!   ruleset followed by the approved rules; a `deny` fails at once with
-//!   [`PermissionError::Denied`], all-`allow` succeeds at once, anything
-//!   else publishes [`PermissionEvent::Asked`] and waits for an answer.
-//! - [`Permissions::reply`] answers a pending request with the cascades of
-//!   §6.3: `reject` fails every other pending request of the same session;
-//!   `always` approves the request's `always` patterns for the whole project
-//!   and resolves the same session's pending requests that the approvals
-//!   alone now allow.
-//! - Answers come from the host calling `reply` (following
-//!   [`Permissions::subscribe`]) or from an attached
-//!   [`Approver`].
-//!
-//! Lifetimes: dropping an `ask` future (the session was cancelled) removes
-//! its request silently; a later `reply` to it gets
-//! [`PermissionError::NotFound`]. [`Permissions::shutdown`], or dropping the
-//! last handle, fails every pending `ask` with [`PermissionError::Rejected`]
-//! without publishing events; afterwards, requests that would prompt fail
-//! with `Rejected` at once.
-//!
-//! Beyond opencode: an [`AskRequest::timeout`](crate::request::AskRequest)
-//! fails the ask with `Rejected` (publishing a plain `reject` reply event so
-//! UIs can dismiss the prompt), and approvals can live in a persistent
-//! [`ApprovalStore`] and be revoked.
-//!
-//! # A complete host
-//!
-//! The host plugs its UI in as an [`Approver`]; tools only `await`
-//! [`Permissions::ask`] and turn an error into a tool result for the model.
-//!
-//! ```
-//! use std::sync::Arc;
-//!
-//! use agent_permission::{
-//!     Action, Approver, AskRequest, PermissionError, PermissionRequest, Permissions, Reply, Rule,
-//!     Ruleset,
-//! };
-//! use async_trait::async_trait;
-//!
-//! /// The host's approval UI. A real one would show the request and wait for
-//! /// a click; this one approves git commands for good and refuses the rest
-//! /// with advice for the model.
-//! struct GitOnly;
-//!
-//! #[async_trait]
-//! impl Approver for GitOnly {
-//!     async fn approve(&self, request: &PermissionRequest) -> Reply {
-//!         if request.patterns.iter().all(|p| p.starts_with("git ")) {
-//!             Reply::Always
-//!         } else {
-//!             Reply::correct(format!("use git instead of {}", request.patterns.join(", ")))
-//!         }
-//!     }
-//! }
-//!
-//! /// A tool-like caller: asks before its side effect, and only then acts.
-//! async fn bash(
-//!     permissions: &Permissions,
-//!     session: &str,
-//!     command: &str,
-//!     always: &str,
-//! ) -> Result<String, PermissionError> {
-//!     let rules = Ruleset::from(vec![
-//!         Rule::new("bash", "*", Action::Ask),
-//!         Rule::new("bash", "rm *", Action::Deny),
-//!     ]);
-//!     let request = AskRequest::new(session, "bash", [command])
-//!         .always([always])
-//!         .ruleset(rules);
-//!     permissions.ask(request).await?;
-//!     Ok(format!("ran {command}"))
-//! }
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let permissions = Permissions::builder().approver(Arc::new(GitOnly)).build()?;
-//!
-//! // The approver's `always` reaches the caller as success ...
-//! assert_eq!(bash(&permissions, "s1", "git log -1", "git log *").await?, "ran git log -1");
-//! // ... and is remembered for every session of the project.
-//! assert_eq!(permissions.approved().rules(), [Rule::new("bash", "git log *", Action::Allow)]);
-//! assert_eq!(bash(&permissions, "s2", "git log --stat", "git log *").await?, "ran git log --stat");
-//!
-//! // A refusal with feedback reaches the caller as `Corrected`: the model
-//! // sees the feedback and can try again.
-//! let refused = bash(&permissions, "s1", "make clean", "make clean *").await.unwrap_err();
-//! assert_eq!(refused, PermissionError::Corrected { feedback: "use git instead of make clean".into() });
-//!
-//! // Deny rules never reach the approver.
-//! let denied = bash(&permissions, "s1", "rm -rf /", "rm *").await.unwrap_err();
-//! assert!(matches!(denied, PermissionError::Denied { .. }));
-//! assert!(permissions.pending().is_empty());
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! # Driving `reply` from events
-//!
-//! Without an approver, follow the events and answer with `reply`:
-//!
-//! ```
-//! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! use agent_permission::{AskRequest, PermissionError, PermissionEvent, Permissions, Reply};
-//!
-//! let permissions = Permissions::new();
-//! let mut events = permissions.subscribe();
-//! let asking = tokio::spawn({
-//!     let permissions = permissions.clone();
-//!     async move { permissions.ask(AskRequest::new("s1", "bash", ["rm -rf build"])).await }
-//! });
-//! // A host UI follows the events and answers.
-//! let Ok(PermissionEvent::Asked(request)) = events.recv().await else { panic!() };
-//! assert_eq!(request.patterns, ["rm -rf build"]);
-//! permissions.reply(&request.id, Reply::correct("use cargo clean")).unwrap();
-//! assert_eq!(
-//!     asking.await.unwrap(),
-//!     Err(PermissionError::Corrected { feedback: "use cargo clean".into() })
-//! );
-//! # }
-//! ```
+//! The user-facing documentation is on [`Permissions`].
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -315,6 +195,129 @@ impl Drop for Handle {
 ///
 /// Dropping the last clone shuts the service down (see
 /// [`shutdown`](Self::shutdown)).
+///
+///
+/// - [`Permissions::ask`] evaluates every pattern against the caller's
+///   ruleset followed by the approved rules; a `deny` fails at once with
+///   [`PermissionError::Denied`], all-`allow` succeeds at once, anything
+///   else publishes [`PermissionEvent::Asked`] and waits for an answer.
+/// - [`Permissions::reply`] answers a pending request with the cascades of
+///   §6.3: `reject` fails every other pending request of the same session;
+///   `always` approves the request's `always` patterns for the whole project
+///   and resolves the same session's pending requests that the approvals
+///   alone now allow.
+/// - Answers come from the host calling `reply` (following
+///   [`Permissions::subscribe`]) or from an attached
+///   [`Approver`].
+///
+/// Lifetimes: dropping an `ask` future (the session was cancelled) removes
+/// its request silently; a later `reply` to it gets
+/// [`PermissionError::NotFound`]. [`Permissions::shutdown`], or dropping the
+/// last handle, fails every pending `ask` with [`PermissionError::Rejected`]
+/// without publishing events; afterwards, requests that would prompt fail
+/// with `Rejected` at once.
+///
+/// Beyond opencode: an [`AskRequest::timeout`](crate::AskRequest)
+/// fails the ask with `Rejected` (publishing a plain `reject` reply event so
+/// UIs can dismiss the prompt), and approvals can live in a persistent
+/// [`ApprovalStore`] and be revoked.
+///
+/// # A complete host
+///
+/// The host plugs its UI in as an [`Approver`]; tools only `await`
+/// [`Permissions::ask`] and turn an error into a tool result for the model.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_permission::{
+///     Action, Approver, AskRequest, PermissionError, PermissionRequest, Permissions, Reply, Rule,
+///     Ruleset,
+/// };
+/// use async_trait::async_trait;
+///
+/// /// The host's approval UI. A real one would show the request and wait for
+/// /// a click; this one approves git commands for good and refuses the rest
+/// /// with advice for the model.
+/// struct GitOnly;
+///
+/// #[async_trait]
+/// impl Approver for GitOnly {
+///     async fn approve(&self, request: &PermissionRequest) -> Reply {
+///         if request.patterns.iter().all(|p| p.starts_with("git ")) {
+///             Reply::Always
+///         } else {
+///             Reply::correct(format!("use git instead of {}", request.patterns.join(", ")))
+///         }
+///     }
+/// }
+///
+/// /// A tool-like caller: asks before its side effect, and only then acts.
+/// async fn bash(
+///     permissions: &Permissions,
+///     session: &str,
+///     command: &str,
+///     always: &str,
+/// ) -> Result<String, PermissionError> {
+///     let rules = Ruleset::from(vec![
+///         Rule::new("bash", "*", Action::Ask),
+///         Rule::new("bash", "rm *", Action::Deny),
+///     ]);
+///     let request = AskRequest::new(session, "bash", [command])
+///         .always([always])
+///         .ruleset(rules);
+///     permissions.ask(request).await?;
+///     Ok(format!("ran {command}"))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let permissions = Permissions::builder().approver(Arc::new(GitOnly)).build()?;
+///
+/// // The approver's `always` reaches the caller as success ...
+/// assert_eq!(bash(&permissions, "s1", "git log -1", "git log *").await?, "ran git log -1");
+/// // ... and is remembered for every session of the project.
+/// assert_eq!(permissions.approved().rules(), [Rule::new("bash", "git log *", Action::Allow)]);
+/// assert_eq!(bash(&permissions, "s2", "git log --stat", "git log *").await?, "ran git log --stat");
+///
+/// // A refusal with feedback reaches the caller as `Corrected`: the model
+/// // sees the feedback and can try again.
+/// let refused = bash(&permissions, "s1", "make clean", "make clean *").await.unwrap_err();
+/// assert_eq!(refused, PermissionError::Corrected { feedback: "use git instead of make clean".into() });
+///
+/// // Deny rules never reach the approver.
+/// let denied = bash(&permissions, "s1", "rm -rf /", "rm *").await.unwrap_err();
+/// assert!(matches!(denied, PermissionError::Denied { .. }));
+/// assert!(permissions.pending().is_empty());
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Driving `reply` from events
+///
+/// Without an approver, follow the events and answer with `reply`:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use agent_permission::{AskRequest, PermissionError, PermissionEvent, Permissions, Reply};
+///
+/// let permissions = Permissions::new();
+/// let mut events = permissions.subscribe();
+/// let asking = tokio::spawn({
+///     let permissions = permissions.clone();
+///     async move { permissions.ask(AskRequest::new("s1", "bash", ["rm -rf build"])).await }
+/// });
+/// // A host UI follows the events and answers.
+/// let Ok(PermissionEvent::Asked(request)) = events.recv().await else { panic!() };
+/// assert_eq!(request.patterns, ["rm -rf build"]);
+/// permissions.reply(&request.id, Reply::correct("use cargo clean")).unwrap();
+/// assert_eq!(
+///     asking.await.unwrap(),
+///     Err(PermissionError::Corrected { feedback: "use cargo clean".into() })
+/// );
+/// # }
+/// ```
+///
 #[derive(Clone)]
 pub struct Permissions {
     handle: Arc<Handle>,

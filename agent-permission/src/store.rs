@@ -3,10 +3,10 @@
 //!
 //! Approvals are keyed by *project* (opencode's "instance", one project
 //! directory): every session of a project shares them, and two projects
-//! never do. A [`Permissions`](crate::gate::Permissions) service loads its
+//! never do. A [`Permissions`](crate::Permissions) service loads its
 //! project's approvals once, at construction, appends to the store on every
 //! `always` answer and removes from it on
-//! [`Permissions::revoke`](crate::gate::Permissions::revoke).
+//! [`Permissions::revoke`](crate::Permissions::revoke).
 //!
 //! The trait is synchronous on purpose: approvals change at human speed, a
 //! few rules at a time, so a short blocking write is cheaper than the
@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::rule::{Rule, Ruleset};
 
 /// Why an [`ApprovalStore`] could not load or save approvals.
+#[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// Reading or writing a file failed.

@@ -119,12 +119,12 @@ fn glob(input: &str, pattern: &str, ci: bool) -> bool {
                     }
                 }
                 _ => {
-                    if let Some(ic) = char_at(input, i) {
-                        if fold(ic, ci) == fold(pc, ci) {
-                            i += ic.len_utf8();
-                            p += pc.len_utf8();
-                            continue;
-                        }
+                    if let Some(ic) = char_at(input, i)
+                        && fold(ic, ci) == fold(pc, ci)
+                    {
+                        i += ic.len_utf8();
+                        p += pc.len_utf8();
+                        continue;
                     }
                 }
             }

@@ -23,15 +23,15 @@ use crate::paths;
 /// The tool id and permission name.
 pub const BASH: &str = "bash";
 /// Default timeout when the call gives none (§8.4: 2 minutes).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub const BASH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a process group gets between SIGTERM and SIGKILL (§8.4: 3 s).
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(3);
+pub const BASH_KILL_GRACE: Duration = Duration::from_secs(3);
 /// At most this much of the output's tail goes into each live metadata
 /// update.
-pub const METADATA_OUTPUT_BYTES: usize = 30_000;
+pub const BASH_METADATA_OUTPUT_BYTES: usize = 30_000;
 /// At most this much output is kept in memory; the rest is dropped with a
 /// note (the model sees a truncated head anyway).
-pub const MAX_CAPTURE_BYTES: usize = 8 * 1024 * 1024;
+pub const BASH_MAX_CAPTURE_BYTES: usize = 8 * 1024 * 1024;
 
 const DESCRIPTION: &str = "Runs a shell command with bash (sh where bash is missing) in the \
 project directory or `workdir`, and returns its combined stdout and stderr. Commands time out \
@@ -57,6 +57,7 @@ pub struct BashArgs {
 
 /// Why a bash call failed before or while running its command.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BashError {
     /// The `timeout` argument was negative.
     #[error("Invalid timeout value: {0}. Timeout must be a positive number of milliseconds.")]
@@ -100,8 +101,8 @@ pub struct BashTool {
 impl Default for BashTool {
     fn default() -> Self {
         BashTool {
-            default_timeout: DEFAULT_TIMEOUT,
-            kill_grace: DEFAULT_KILL_GRACE,
+            default_timeout: BASH_DEFAULT_TIMEOUT,
+            kill_grace: BASH_KILL_GRACE,
             truncator: Truncator::default(),
             shell: None,
         }
@@ -172,7 +173,7 @@ struct Captured {
 
 impl Captured {
     fn push(&mut self, chunk: &[u8]) {
-        let room = MAX_CAPTURE_BYTES.saturating_sub(self.bytes.len());
+        let room = BASH_MAX_CAPTURE_BYTES.saturating_sub(self.bytes.len());
         let take = room.min(chunk.len());
         self.bytes.extend_from_slice(&chunk[..take]);
         self.dropped += chunk.len() - take;
@@ -190,7 +191,7 @@ impl Captured {
     }
 
     fn tail(&self) -> String {
-        let start = self.bytes.len().saturating_sub(METADATA_OUTPUT_BYTES);
+        let start = self.bytes.len().saturating_sub(BASH_METADATA_OUTPUT_BYTES);
         String::from_utf8_lossy(&self.bytes[start..]).into_owned()
     }
 }

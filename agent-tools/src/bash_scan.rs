@@ -103,6 +103,7 @@ pub struct BashScan {
 
 /// Why a command line could not be scanned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScanError {
     /// The bash grammar did not load: a build problem of agent-tools.
     #[error(

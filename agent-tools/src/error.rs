@@ -10,6 +10,7 @@ use crate::replace::EditError;
 
 /// A file tool's failure (other than a permission answer).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileError {
     /// The path does not exist; `suggestions` are similar names in its folder.
     #[error("File not found: {}{}", path.display(), suggest(suggestions))]

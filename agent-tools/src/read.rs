@@ -16,7 +16,7 @@ use crate::request::ToolRequest;
 /// Lines returned when no `limit` is given.
 pub const DEFAULT_READ_LIMIT: usize = 2000;
 /// Longer lines are cut to this many characters.
-pub const MAX_LINE_LENGTH: usize = 2000;
+pub const READ_MAX_LINE_LENGTH: usize = 2000;
 /// At most this many bytes of file content are returned per call (50 KB).
 pub const MAX_READ_BYTES: usize = 50 * 1024;
 
@@ -255,8 +255,8 @@ fn read_text(path: &Path, text: &str, offset: usize, limit: usize) -> Result<Ren
     let mut capped = false;
     for line in lines.iter().skip(offset - 1).take(limit) {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let line = if line.chars().count() > MAX_LINE_LENGTH {
-            let cut: String = line.chars().take(MAX_LINE_LENGTH).collect();
+        let line = if line.chars().count() > READ_MAX_LINE_LENGTH {
+            let cut: String = line.chars().take(READ_MAX_LINE_LENGTH).collect();
             format!("{cut}{LINE_SUFFIX}")
         } else {
             line.to_string()

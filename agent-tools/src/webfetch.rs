@@ -15,11 +15,11 @@ use crate::request::ToolRequest;
 /// The tool id and permission name.
 pub const WEBFETCH: &str = "webfetch";
 /// Largest response body accepted (5 MB).
-pub const MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
+pub const WEBFETCH_MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
 /// Timeout when the call gives none.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const WEBFETCH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest timeout a call may ask for.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(120);
+pub const WEBFETCH_MAX_TIMEOUT: Duration = Duration::from_secs(120);
 
 const DESCRIPTION: &str = "Fetches a URL (http or https) and returns its content as markdown \
 (default), plain text or raw HTML. Responses larger than 5 MB are refused; `timeout` is in \
@@ -53,6 +53,7 @@ pub struct WebFetchArgs {
 
 /// Why a fetch failed. Messages say what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WebFetchError {
     /// The URL is not http(s).
     #[error("The URL must start with http:// or https:// (got {0:?}).")]
@@ -86,7 +87,7 @@ pub enum WebFetchError {
         /// The HTTP status code.
         status: u16,
     },
-    /// The body is larger than [`MAX_RESPONSE_BYTES`].
+    /// The body is larger than [`WEBFETCH_MAX_RESPONSE_BYTES`].
     #[error("Response too large (exceeds 5MB limit): {url}. Fetch a more specific page.")]
     TooLarge {
         /// The URL.
@@ -113,8 +114,8 @@ impl WebFetchTool {
         let timeout = args
             .timeout
             .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_TIMEOUT)
-            .min(MAX_TIMEOUT);
+            .unwrap_or(WEBFETCH_DEFAULT_TIMEOUT)
+            .min(WEBFETCH_MAX_TIMEOUT);
         vec![
             ToolRequest::new(WEBFETCH, args.url.as_str(), "*").with_metadata(json!({
                 "url": args.url,
@@ -183,7 +184,7 @@ impl WebFetchTool {
         }
         if response
             .content_length()
-            .is_some_and(|length| length > MAX_RESPONSE_BYTES as u64)
+            .is_some_and(|length| length > WEBFETCH_MAX_RESPONSE_BYTES as u64)
         {
             return Err(WebFetchError::TooLarge { url: url.clone() });
         }
@@ -195,7 +196,7 @@ impl WebFetchTool {
             .to_string();
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(map)? {
-            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            if body.len() + chunk.len() > WEBFETCH_MAX_RESPONSE_BYTES {
                 return Err(WebFetchError::TooLarge { url: url.clone() });
             }
             body.extend_from_slice(&chunk);
@@ -223,8 +224,8 @@ impl TypedTool for WebFetchTool {
         let timeout = args
             .timeout
             .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_TIMEOUT)
-            .min(MAX_TIMEOUT);
+            .unwrap_or(WEBFETCH_DEFAULT_TIMEOUT)
+            .min(WEBFETCH_MAX_TIMEOUT);
         for request in Self::requests(&args) {
             request.ask(ctx).await?;
         }

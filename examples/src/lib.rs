@@ -6,9 +6,12 @@
 //! - [`permission_cli`]: `agent permission check | rules | lint | eval`, and
 //!   the config loading every command shares ([`permission_cli::Project`]:
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
-//! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`.
+//! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
+//! - [`demo_model`]: the offline demo model `agent run` uses when no
+//!   provider is configured.
 
 pub mod agents_cli;
+pub mod demo_model;
 pub mod permission_cli;
 
 /// The code blocks of the repository's `README.md`, compiled and run as

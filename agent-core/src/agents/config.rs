@@ -63,7 +63,7 @@ fn err(path: &str, expected: &str, found: &Value) -> ConfigError {
     ConfigError {
         path: path.to_string(),
         expected: expected.to_string(),
-        found: agent_permission::config::describe_value(found),
+        found: agent_permission::describe_value(found),
     }
 }
 

@@ -47,7 +47,7 @@ impl AgentEnvironment {
     /// `$XDG_DATA_HOME/<app>` (else `~/.local/share/<app>`), temporary files
     /// in `<os temp dir>/<app>`.
     pub fn detect(app: &str, worktree: impl Into<String>) -> Self {
-        let home = agent_permission::config::home_dir();
+        let home = agent_permission::home_dir();
         let data_root = std::env::var("XDG_DATA_HOME")
             .ok()
             .filter(|d| !d.is_empty())

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_permission::PermissionConfig;
-use agent_permission::config::describe_value;
+use agent_permission::describe_value;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
@@ -95,7 +95,7 @@ impl ConfigLoader {
         ConfigLoader {
             directory: directory.into(),
             worktree: None,
-            home: agent_permission::config::home_dir().map(PathBuf::from),
+            home: agent_permission::home_dir().map(PathBuf::from),
             global_dir: None,
             env: Arc::new(|name| std::env::var(name).ok()),
         }

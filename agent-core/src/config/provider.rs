@@ -1,7 +1,7 @@
 //! [`ProviderConfig`]: a `provider.<id>` entry of the configuration — base
 //! URL, API key, headers, other options and per-model limits.
 
-use agent_permission::config::describe_value;
+use agent_permission::describe_value;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 

@@ -33,7 +33,7 @@ pub struct SystemPrompts {
 impl Default for SystemPrompts {
     /// Enabled, with the global directory and home of the current user.
     fn default() -> Self {
-        let home = agent_permission::config::home_dir().map(PathBuf::from);
+        let home = agent_permission::home_dir().map(PathBuf::from);
         let config_root = std::env::var_os("XDG_CONFIG_HOME")
             .filter(|d| !d.is_empty())
             .map(PathBuf::from)

@@ -1,3 +1,14 @@
-//! The test modules.
+//! The integration tests of agent-tools, one module per area.
 
+mod bash_in_loop;
+mod bash_scan_props;
+mod bash_tool;
+mod bash_vectors;
+mod conformance;
+mod file_tools;
+mod file_tools_in_loop;
+mod replace_props;
+mod search_tools;
 mod spill_read;
+mod todo_tools;
+mod webfetch_tool;

@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use agent_permission::PermissionConfig;
-use agent_permission::config::describe_value;
+use agent_permission::describe_value;
 use serde_json::{Map, Value};
 
 /// The file names looked up in the current directory when no `--config`
@@ -188,7 +188,7 @@ pub fn load(explicit: Option<&Path>, dir: &Path) -> Result<Option<ConfigFile>, C
 /// The home directory used for `~` / `$HOME` expansion, or an error that
 /// says how to set it.
 pub fn home() -> Result<String, CliError> {
-    agent_permission::config::home_dir().ok_or_else(|| {
+    agent_permission::home_dir().ok_or_else(|| {
         CliError("cannot expand ~ in permission patterns: set the HOME environment variable".into())
     })
 }

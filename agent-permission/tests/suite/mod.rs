@@ -1,0 +1,12 @@
+//! One module per subject; `conformance` prints the
+//! `conformance[agent-permission]: …` line.
+
+#[cfg(feature = "gate")]
+mod common;
+mod compiled_alloc;
+mod compiled_equivalence;
+#[cfg(feature = "gate")]
+mod conformance;
+#[cfg(feature = "gate")]
+mod gate;
+mod properties;

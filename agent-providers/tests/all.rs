@@ -1,0 +1,3 @@
+//! agent-providers integration tests: one binary, modules in `suite/`.
+
+mod suite;

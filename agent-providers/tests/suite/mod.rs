@@ -1,0 +1,14 @@
+//! The integration test modules (see `tests/all.rs`).
+
+mod anthropic;
+mod common;
+mod conformance;
+mod docs;
+mod engine;
+mod gemini;
+mod openai;
+mod recorded_fixes;
+mod replay;
+mod responses;
+mod sse_split;
+mod stalled;
