@@ -368,7 +368,13 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
                     });
                     return StepEnd::Failed(error);
                 };
-                tracing::debug!(attempt = retry_number, ?wait, %error, "retrying model stream");
+                tracing::info!(
+                    session_id = %input.session_id,
+                    attempt = retry_number,
+                    ?wait,
+                    %error,
+                    "retrying the model stream"
+                );
                 let delay_ms = wait.as_millis() as u64;
                 input.engine.events.emit(|| Event::RetryScheduled {
                     session_id: input.session_id.to_string(),

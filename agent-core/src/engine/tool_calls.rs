@@ -336,6 +336,7 @@ async fn run_call(
         }
     }));
 
+    tracing::debug!(session_id = %session_id, tool = %name, call_id = %call_id, "running tool");
     let execution = tool.execute(args, &ctx);
     tokio::pin!(execution);
     let result = tokio::select! {
