@@ -18,7 +18,19 @@
 //! let scan = agent_tools::scan("cd sub && npm run build -- --watch | tee log").unwrap();
 //! assert_eq!(scan.patterns, ["npm run build -- --watch", "tee log"]);
 //! assert_eq!(scan.always, ["npm run build *", "tee *"]);
-//! assert_eq!(scan.path_args, ["sub"]);
+//! assert_eq!(scan.path_args, ["sub", "log"]);
+//! ```
+//!
+//! The scan judges what bash will execute, not how the line is spelled:
+//! quotes, escapes, braces, wrappers and `bash -c` scripts are seen through,
+//! and what cannot be seen through is asked as [`BASH_OPAQUE`]. What the
+//! rules guarantee, and what they cannot see, is in the repository's
+//! `docs/security.md`.
+//!
+//! ```
+//! let scan = agent_tools::scan("sudo env FOO=1 /bin/r'm' -f x").unwrap();
+//! assert!(scan.patterns.contains(&"rm -f x".to_string()));
+//! assert!(agent_tools::scan("$CMD -f x").unwrap().opaque.len() == 1);
 //! ```
 //!
 //! The file tools ([`ReadTool`], [`WriteTool`], [`EditTool`], [`GlobTool`],
@@ -73,8 +85,12 @@ mod glob;
 mod grep;
 mod list;
 mod read;
+mod read_rules;
 mod replace;
 mod request;
+mod sandbox;
+mod shell_command;
+mod shell_word;
 mod todo;
 mod walk;
 mod webfetch;
@@ -87,20 +103,29 @@ pub use builtin::builtin;
 // external-directory check every file tool makes first (§7.3).
 pub use external::{
     EXTERNAL_DIRECTORY, ExternalMetadata, ExternalRequest, ask_external_directory,
-    external_request, is_inside,
+    external_request, file_requests, is_inside,
 };
 pub use request::ToolRequest;
 
 // The bash tool and its command-line scanner (§8).
 pub use bash::{
-    BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES,
+    BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES, BASH_MAX_TIMEOUT,
     BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool,
 };
-pub use bash_scan::{BashScan, ScanError, plan_requests, scan};
+pub use bash_scan::{BASH_OPAQUE, BashScan, ScanError, plan_requests, scan};
+
+// The OS sandbox under spawned commands (Landlock, namespaces, the reaper,
+// the environment filter) and its policy, the `sandbox` config key.
+pub use sandbox::{
+    CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter, EnvInherit,
+    Guard, OnUnsupported, PreparedCommand, SECRET_PATHS, Sandbox, SandboxDenial, SandboxError,
+    SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode, approved_directories,
+};
 
 // Reading files and folders (§19).
 pub use read::{
-    DEFAULT_READ_LIMIT, MAX_READ_BYTES, READ_MAX_LINE_LENGTH, ReadArgs, ReadTool, is_binary,
+    DEFAULT_READ_LIMIT, MAX_FILE_BYTES, MAX_READ_BYTES, READ_MAX_LINE_LENGTH, ReadArgs, ReadTool,
+    is_binary,
 };
 
 // Writing and editing files: the tools, the replacer cascade (§17), atomic
@@ -123,8 +148,9 @@ pub use walk::PathGlob;
 
 // Fetching web pages (converted with [`html`]).
 pub use webfetch::{
-    FetchFormat, WEBFETCH, WEBFETCH_DEFAULT_TIMEOUT, WEBFETCH_MAX_RESPONSE_BYTES,
-    WEBFETCH_MAX_TIMEOUT, WebFetchArgs, WebFetchError, WebFetchTool,
+    FetchFormat, WEBFETCH, WEBFETCH_DEFAULT_TIMEOUT, WEBFETCH_MAX_REDIRECTS,
+    WEBFETCH_MAX_RESPONSE_BYTES, WEBFETCH_MAX_TIMEOUT, WebFetchArgs, WebFetchError, WebFetchTool,
+    url_patterns,
 };
 
 // The todo list tools and their per-session store.

@@ -39,7 +39,7 @@ async fn cancelled_turn_kills_the_group_and_keeps_partial_output() {
         Script::calls([(
             "c1",
             "bash",
-            json!({"command": "echo started; sleep 30 & echo pid=$!; sleep 30"}),
+            json!({"command": "echo started; sh -c 'read -r p _ </proc/self/stat; echo pid=$p; exec sleep 30' & sleep 30"}),
         )]),
         Script::reply("never reached"),
     ]));

@@ -55,7 +55,25 @@ fn deep_nesting_does_not_overflow() {
         ("bash -c '", "'"),
     ] {
         let command = format!("{}ls{}", open.repeat(1000), close.repeat(1000));
-        let scan = agent_tools::scan(&command).unwrap();
-        assert!(!scan.patterns.is_empty(), "{open}");
+        // Either scanned, or refused as too deeply nested: never a crash,
+        // never a silent pass.
+        match agent_tools::scan(&command) {
+            Ok(scan) => assert!(!scan.patterns.is_empty(), "{open}"),
+            Err(error) => assert_eq!(error, agent_tools::ScanError::TooComplex, "{open}"),
+        }
     }
+}
+
+#[test]
+fn nested_substitutions_are_refused_quickly() {
+    // 80 KB of nested `$(` used to take 15 s and 400 MB (quadratic
+    // patterns); it is now refused at the nesting cap.
+    let command = format!("{}ls{}", "echo $(".repeat(11_000), ")".repeat(11_000));
+    assert!(command.len() > 80_000);
+    let start = std::time::Instant::now();
+    let result = agent_tools::scan(&command);
+    let took = start.elapsed();
+    assert_eq!(result, Err(agent_tools::ScanError::TooComplex));
+    println!("nested $( x11000 ({} bytes): {took:?}", command.len());
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
 }

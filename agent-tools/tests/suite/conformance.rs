@@ -29,13 +29,37 @@ struct Deviation {
     applies: fn(&Value) -> bool,
 }
 
-const DEVIATIONS: &[Deviation] = &[Deviation {
-    name: "worktree_pattern_points_elsewhere",
-    reason: "the vector's worktree-relative pattern does not lead from the worktree to the file \
-             (it has too few `..`); the SDK computes Node's path.relative(worktree, file), which \
-             is what opencode runs, so the pattern names the file actually touched",
-    applies: worktree_pattern_points_elsewhere,
-}];
+const DEVIATIONS: &[Deviation] = &[
+    Deviation {
+        name: "worktree_pattern_points_elsewhere",
+        reason: "the vector's worktree-relative pattern does not lead from the worktree to the file \
+                 (it has too few `..`); the SDK computes Node's path.relative(worktree, file), which \
+                 is what opencode runs, so the pattern names the file actually touched",
+        applies: worktree_pattern_points_elsewhere,
+    },
+    Deviation {
+        name: "webfetch_normalised_url",
+        reason: "the URL as the fetch will use it (WHATWG normalised: host spelling, IPv4 forms, \
+                 default port, trailing slash) is a pattern too, after the URL as given, so host \
+                 rules cannot be dodged by another spelling",
+        applies: webfetch_normalised_url,
+    },
+];
+
+/// A `webfetch` case whose URL has a normalised form different from its
+/// text: the expected patterns must be exactly the URL as given, which our
+/// patterns start with.
+fn webfetch_normalised_url(case: &Value) -> bool {
+    if case["tool"].as_str() != Some("webfetch") {
+        return false;
+    }
+    let Some(url) = case["args"]["url"].as_str() else {
+        return false;
+    };
+    let ours = agent_tools::url_patterns(url);
+    let expected = &case["expect_requests"][0]["patterns"];
+    ours.len() > 1 && expected == &serde_json::json!([url]) && ours[0] == url
+}
 
 /// A `tool_request` case for a file tool whose expected `read`/`edit`
 /// pattern, resolved against the worktree, is not the file named by

@@ -262,7 +262,7 @@ async fn edit_rejection_leaves_file_untouched() {
         requests[0].metadata["diff"]
             .as_str()
             .unwrap()
-            .contains("+fn b() {}")
+            .contains("+b()")
     );
 }
 

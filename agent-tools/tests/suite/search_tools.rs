@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use agent_core::permission::{Approver, PermissionRequest, Permissions, Reply};
 use agent_core::{Tool, ToolContext, ToolError};
+use agent_permission::{Action, Approver, PermissionRequest, Permissions, Reply, Rule, Ruleset};
 use agent_tools::{GlobTool, GrepTool, ListTool};
 use serde_json::{Value, json};
 
@@ -48,8 +48,12 @@ fn context(dir: &Path, allow: bool) -> (ToolContext, Arc<Mutex<Vec<PermissionReq
         allow,
         seen: Arc::clone(&seen),
     }));
+    // Reading is allowed, as in the agent defaults: the searches' own
+    // requests are what these tests look at.
+    let rules = Ruleset(vec![Rule::new("read", "*", Action::Allow)]);
     let ctx = ToolContext::new("ses_test", "msg_test", "call_test", permissions)
-        .with_directories(dir.to_path_buf(), dir.to_path_buf());
+        .with_directories(dir.to_path_buf(), dir.to_path_buf())
+        .with_ruleset(Arc::new(rules));
     (ctx, seen)
 }
 

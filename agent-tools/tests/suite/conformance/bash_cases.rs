@@ -44,6 +44,8 @@ pub fn bash_case_deviation(case: &Value) -> Option<&'static str> {
         Some("deviation_shell_c")
     } else if deviation_syntax_error(&scan) {
         Some("deviation_syntax_error")
+    } else if deviation_seen_through(&scan) {
+        Some("deviation_seen_through")
     } else {
         None
     }
@@ -75,6 +77,14 @@ fn deviation_syntax_error(scan: &BashScan) -> bool {
     scan.syntax_error
 }
 
+/// Deviation (docs/deviations.md "agent-tools: bash"): a command whose
+/// words as bash runs them (quotes removed, assignments dropped, program
+/// base name, wrapped commands) differ from its text adds those forms as
+/// patterns after opencode's.
+fn deviation_seen_through(scan: &BashScan) -> bool {
+    scan.seen_through
+}
+
 /// Whether `expected` appears in `actual` in the same relative order.
 fn is_subsequence(expected: &[String], actual: &[String]) -> bool {
     let mut rest = actual.iter();
@@ -91,7 +101,7 @@ fn compare(
     if expected == actual {
         return Ok(());
     }
-    if (deviation_shell_c(command) || deviation_syntax_error(scan))
+    if (deviation_shell_c(command) || deviation_syntax_error(scan) || deviation_seen_through(scan))
         && is_subsequence(expected, actual)
     {
         return Ok(());
