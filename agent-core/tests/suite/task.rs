@@ -491,3 +491,45 @@ async fn a_doom_loop_denied_in_a_child_is_reported_and_the_parent_goes_on() {
     assert!(output.contains("state=\"completed\""), "{output}");
     assert!(output.contains("The subagent was stopped"), "{output}");
 }
+
+/// `prompt_stream` carries the sub-agent's events too, tagged with the
+/// child session, before the parent's result.
+#[tokio::test(start_paused = true)]
+async fn prompt_stream_includes_the_child_session_events() {
+    use agent_core::{StreamExt, TurnEvent};
+    let model = model([
+        task("t1", "explore", "look"),
+        Script::reply("child says hi"),
+        Script::reply("parent done"),
+    ]);
+    let (engine, session) = engine(
+        model.clone(),
+        agents(r#"{"task": "allow"}"#),
+        LoopConfig::default(),
+        "build",
+    )
+    .await;
+    let items: Vec<TurnEvent> = engine
+        .prompt_stream(
+            &session.id,
+            vec![Part::text("go")],
+            CancellationToken::new(),
+        )
+        .collect()
+        .await;
+    let child = &children(&engine, &session.id).await[0];
+    let child_text: String = items
+        .iter()
+        .filter_map(|item| match item {
+            TurnEvent::Event(Event::PartDelta {
+                session_id, delta, ..
+            }) if session_id == &child.id => Some(delta.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(child_text, "child says hi");
+    match items.last() {
+        Some(TurnEvent::Finished(Ok(turn))) => assert_eq!(turn.text(), "parent done"),
+        other => panic!("the result comes last, got {other:?}"),
+    }
+}
