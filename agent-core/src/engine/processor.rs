@@ -258,18 +258,16 @@ impl<'a> Attempt<'a> {
                 }
             }
             StreamEvent::ToolInputDelta { id, delta } => {
-                if let Some(index) = self.tool(&id) {
-                    if let Part::Tool(ToolPart {
+                if let Some(index) = self.tool(&id)
+                    && let Part::Tool(ToolPart {
                         state: ToolState::Pending { raw, .. },
                         ..
                     }) = &mut message.parts[index]
-                    {
-                        raw.push_str(&delta);
-                        if self.engine.events.has_subscribers() {
-                            let event =
-                                self.delta_event(message, index, DeltaField::ToolInput, &delta);
-                            self.out(|| event);
-                        }
+                {
+                    raw.push_str(&delta);
+                    if self.engine.events.has_subscribers() {
+                        let event = self.delta_event(message, index, DeltaField::ToolInput, &delta);
+                        self.out(|| event);
                     }
                 }
             }

@@ -172,10 +172,9 @@ async fn parent_delegates_to_explore_and_gets_its_last_text_back() {
             field: DeltaField::Text,
             ..
         } = event
+            && session_id == child.id
         {
-            if session_id == child.id {
-                child_deltas.push(delta);
-            }
+            child_deltas.push(delta);
         }
     }
     assert_eq!(child_deltas, ["Let me summarise.", "config is in /etc/app"]);
