@@ -21,3 +21,20 @@ pub mod permission_cli;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The code blocks of `docs/*.md`, compiled and run as doctests.
+#[cfg(doctest)]
+pub mod docs {
+    /// `docs/agent-loop.md`.
+    #[doc = include_str!("../../docs/agent-loop.md")]
+    pub struct AgentLoop;
+    /// `docs/approver.md`.
+    #[doc = include_str!("../../docs/approver.md")]
+    pub struct Approver;
+    /// `docs/providers.md`.
+    #[doc = include_str!("../../docs/providers.md")]
+    pub struct Providers;
+    /// `docs/writing-a-tool.md`.
+    #[doc = include_str!("../../docs/writing-a-tool.md")]
+    pub struct WritingATool;
+}

@@ -111,22 +111,22 @@ fn paths_after(code: &str, prefix: &str) -> Vec<Vec<String>> {
             .map(str::to_string)
             .collect();
         let after = &rest[path.len()..];
-        if path.is_empty() || path.ends_with("::") {
-            if let Some(group) = after.strip_prefix('{') {
-                let end = group.find('}').unwrap_or(group.len());
-                for item in group[..end].split(',') {
-                    let item: Vec<String> = item
-                        .trim()
-                        .split("::")
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect();
-                    if !item.is_empty() {
-                        out.push(head.iter().cloned().chain(item).collect());
-                    }
+        if (path.is_empty() || path.ends_with("::"))
+            && let Some(group) = after.strip_prefix('{')
+        {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let item: Vec<String> = item
+                    .trim()
+                    .split("::")
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                if !item.is_empty() {
+                    out.push(head.iter().cloned().chain(item).collect());
                 }
-                continue;
             }
+            continue;
         }
         if !head.is_empty() {
             out.push(head);
