@@ -52,6 +52,7 @@ mod legacy_sse;
 mod manager;
 mod naming;
 mod resource_tools;
+mod servers;
 mod stderr_tail;
 mod tool;
 

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::connection::{Connection, RequestError};
 use super::content;
-use super::manager::Servers;
+use super::servers::Servers;
 
 /// The permission the resource tools ask.
 const READ: &str = "read";

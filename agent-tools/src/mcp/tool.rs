@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::connection::{McpToolInfo, RequestError};
 use super::content;
-use super::manager::Servers;
 use super::naming::mcp_tool_name;
+use super::servers::Servers;
 
 /// A tool of an MCP server. Calls go to whichever connection the server
 /// has when the call runs: a server that crashed or was shut down fails the
