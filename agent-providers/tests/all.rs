@@ -1,0 +1,6 @@
+//! agent-providers' integration tests, in one binary (`cargo test -p
+//! agent-providers --test all`); each module of `suite/` is one topic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;
