@@ -1,0 +1,25 @@
+//! `agent_tools::replace` (the edit tool's replacer chain) on arbitrary
+//! `content \0 old \0 new`: never panics; an exact, unique `old` is
+//! replaced exactly.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut parts = text.splitn(3, '\0');
+    let (Some(content), Some(old), Some(new)) = (parts.next(), parts.next(), parts.next()) else {
+        return;
+    };
+    let all = content.len() % 2 == 0;
+    let result = agent_tools::replace(content, old, new, all);
+    if !old.is_empty() && old != new && content.matches(old).count() == 1 {
+        assert_eq!(
+            result.as_deref().ok(),
+            Some(content.replacen(old, new, 1).as_str()),
+            "replace({content:?}, {old:?}, {new:?}, {all})"
+        );
+    }
+});
