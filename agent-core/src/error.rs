@@ -92,7 +92,7 @@ pub fn header_in<'a>(headers: &'a Headers, name: &str) -> Option<&'a str> {
 
 /// Why a model call or its stream failed.
 ///
-/// The loop retries some of these (see [`crate::retry::retryable`]); the
+/// The loop retries some of these (see [`RetryPolicy`](crate::RetryPolicy)); the
 /// rest end the turn with the error recorded on the assistant message.
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -12,6 +12,7 @@ use crate::usage::Usage;
 /// What a session is doing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum SessionStatus {
     /// Waiting for a prompt.
     Idle,
@@ -21,7 +22,7 @@ pub enum SessionStatus {
     Retry {
         /// The retry number (from 1).
         attempt: u32,
-        /// Why (see [`crate::retry::RetryInfo`]).
+        /// Why (see [`RetryInfo`](crate::RetryInfo)).
         message: String,
         /// When the retry starts, in ms since the Unix epoch.
         next: u64,
@@ -44,6 +45,7 @@ pub enum DeltaField {
 /// `"message.part.updated"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum Event {
     /// A session's status changed.
     #[serde(rename = "session.status")]
@@ -161,6 +163,25 @@ pub enum Event {
         /// What went wrong.
         error: MessageError,
     },
+}
+
+impl Event {
+    /// The session the event is about.
+    pub fn session_id(&self) -> &str {
+        match self {
+            Event::SessionStatus { session_id, .. }
+            | Event::MessageCreated { session_id, .. }
+            | Event::MessageCompleted { session_id, .. }
+            | Event::PartCreated { session_id, .. }
+            | Event::PartUpdated { session_id, .. }
+            | Event::PartDelta { session_id, .. }
+            | Event::StepFinished { session_id, .. }
+            | Event::PermissionReplied { session_id, .. }
+            | Event::RetryScheduled { session_id, .. }
+            | Event::Error { session_id, .. } => session_id,
+            Event::PermissionAsked { request } => &request.session_id,
+        }
+    }
 }
 
 impl From<PermissionEvent> for Event {

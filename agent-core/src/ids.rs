@@ -10,12 +10,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A fresh ascending id such as `msg_0000019abc12ef000001`.
-///
-/// ```
-/// let a = agent_core::ids::ascending("prt");
-/// let b = agent_core::ids::ascending("prt");
-/// assert!(a.starts_with("prt_") && a < b);
-/// ```
 pub fn ascending(prefix: &str) -> String {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     // The counter keeps ids unique and ordered within a process even when
@@ -35,4 +29,14 @@ pub fn now_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_ascend_within_a_process() {
+        let a = super::ascending("prt");
+        let b = super::ascending("prt");
+        assert!(a.starts_with("prt_") && a < b);
+    }
 }

@@ -5,13 +5,24 @@
 //! sessions and the step/stream loop ([`Engine`]). It depends on
 //! [`agent_permission`] for every permission decision.
 //!
-//! Sub-agents run through the `task` tool ([`task`], enabled with
+//! Sub-agents run through the `task` tool (enabled with
 //! [`EngineBuilder::agents`] and [`EngineBuilder::task_tool`]) in child
 //! sessions of the same engine; a full context is compacted into a summary
-//! ([`compaction`]); [`FileSessionStore`] keeps sessions across restarts.
-//! The guide `docs/agent-loop.md` describes the loop for SDK users.
+//! ([`CompactionConfig`]); [`FileSessionStore`] keeps sessions across
+//! restarts. The guide `docs/agent-loop.md` describes the loop for SDK users.
 //!
-//! A session driven by [`testing::ScriptedModel`] with one tool: the model
+//! The crate has two layers. The **contracts** — messages and parts, the
+//! model interface and its stream events, the tool interface and its
+//! context, usage, errors, [`AgentSpec`] and [`ModelRef`] — are what
+//! providers and tools implement against; they import nothing from the
+//! **engine** above them (the turn driver, the step processor, compaction,
+//! the `task` tool, the agents catalog and sessions). A test
+//! (`tests/suite/layering.rs`) keeps it so.
+//!
+//! Cargo feature `test-util`: the `testing` module (`ScriptedModel`, a
+//! `LanguageModel` that replays scripts and records requests).
+//!
+//! A session driven by `testing::ScriptedModel` with one tool: the model
 //! calls `echo`, gets its result, then answers.
 //!
 //! ```
@@ -54,58 +65,121 @@
 //! # });
 //! ```
 
+/// The permission crate this one is built on (rules, the gate, approvers).
 pub use agent_permission as permission;
+/// Re-exported for implementing [`Tool`] and [`TypedTool`] without extra
+/// dependencies: `#[agent_core::async_trait]`, `agent_core::schemars`.
+pub use async_trait::async_trait;
+/// Re-exported: consume [`Engine::prompt_stream`] with `.next().await`.
+pub use futures::StreamExt;
+/// Re-exported for implementing [`Tool`] and [`TypedTool`] without extra
+/// dependencies.
+pub use schemars;
+/// Re-exported: cancels a prompt ([`Engine::prompt_with`]).
+pub use tokio_util::sync::CancellationToken;
 
-pub mod agent;
-pub mod agent_markdown;
-pub mod compaction;
-pub mod context;
-pub mod doom_loop;
-pub mod error;
-pub mod event;
-pub mod ids;
-pub mod message;
-pub mod model;
-pub mod overflow;
-pub mod processor;
-pub mod registry;
-pub mod retry;
-pub mod session;
-pub mod session_file;
-pub mod step_loop;
-pub mod steps;
-pub mod stream;
-pub mod task;
+// Contracts: what providers and tools implement against.
+mod agent_spec;
+mod error;
+mod event;
+mod ids;
+mod message;
+mod model;
+mod stream;
+mod tool;
+mod tool_context;
+mod tool_registry;
+mod truncate;
+mod usage;
+
+// The engine, built on the contracts.
+mod agents;
+mod compaction;
+mod config;
+mod engine;
+mod prompts;
+mod sessions;
+
+#[cfg(feature = "test-util")]
 pub mod testing;
-pub mod tool;
-pub mod truncate;
-pub mod usage;
 
-pub use agent::{Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents, ModelRef};
-pub use agent_markdown::{
-    MarkdownAgent, MarkdownAgentError, MarkdownKind, load_markdown_agents,
-    load_markdown_agents_from,
-};
-pub use context::{MetadataCallback, ToolContext};
-pub use error::{ApiError, Headers, ModelError};
-pub use event::{DeltaField, Event, EventBus, SessionStatus};
+// --- Messages: the transcript and its conversion to model input.
+/// Transcript types, result texts and the conversion to model messages.
 pub use message::{
     ABORTED_ERROR, CLEARED_RESULT, INTERRUPTED_RESULT, Message, MessageError, Part, Role, Timing,
-    ToolPart, ToolState, to_model_messages,
+    ToolPart, ToolState, append_model_messages, to_model_messages, tool_result,
 };
+
+// --- Models: the provider-agnostic interface and what streams back.
+/// Why a model call failed.
+pub use error::{ApiError, Headers, ModelError};
+/// The model interface, requests and model descriptions.
 pub use model::{
     ContentPart, EventStream, LanguageModel, ModelCapabilities, ModelInfo, ModelLimits,
-    ModelMessage, ModelRequest, ModelResolver, ModelRole, ToolChoice, ToolSpec,
+    ModelMessage, ModelRef, ModelRequest, ModelResolver, ModelRole, ToolChoice, ToolSpec,
 };
-pub use registry::ToolRegistry;
-pub use retry::{RetryInfo, RetryPolicy};
-pub use session::{MemorySessionStore, Session, SessionStore, StoreError};
-pub use session_file::FileSessionStore;
-pub use step_loop::{
-    AgentSpec, Engine, EngineBuilder, LoopConfig, PromptError, StopReason, TurnResult,
-};
+/// What a model stream yields.
 pub use stream::{FinishReason, ProviderMetadata, StreamEvent, ToolCall};
-pub use task::{TaskArgs, TaskError, TaskSettings};
-pub use tool::{Tool, ToolError, ToolOutput, TypedTool};
-pub use truncate::{TruncationLimits, Truncator};
+/// Token accounting.
 pub use usage::Usage;
+
+// --- Tools: the interface, its context and the registry.
+/// The tool interface and what a call returns.
+pub use tool::{CallingAgent, Tool, ToolError, ToolOutput, TypedTool, decode_args, schema_of};
+/// What a running tool knows and can do.
+pub use tool_context::{MetadataCallback, ToolContext};
+/// The tools a session can use.
+pub use tool_registry::ToolRegistry;
+/// Tool output truncation (§7.1), with the full output kept in a spill file.
+pub use truncate::{TruncationLimits, Truncator};
+
+// --- Agents: what the engine runs a turn for, and the catalog.
+/// The parts of an agent the engine uses.
+pub use agent_spec::AgentSpec;
+/// Agents: definitions, the built-in table, configuration, markdown files.
+pub use agents::{
+    AGENT_DIRS, Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents,
+    FrontMatterError, MODE_DIRS, MarkdownAgent, MarkdownAgentError, MarkdownDocument, MarkdownKind,
+    agent_name_from_path, builtin_prompt, default_permission, load_markdown_agents,
+    load_markdown_agents_from, merge_agent_config, merge_value, parse_markdown,
+    parse_markdown_agent, relative_path, sanitize_front_matter, scan_markdown_agents,
+};
+
+// --- Configuration: opencode-format files as a library.
+/// Loading configuration (§3.3): discovery, precedence, substitution.
+pub use config::{
+    Config, ConfigError, ConfigLoader, ConfigWarning, EnvLookup, ProviderConfig, ProviderModel,
+    TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text, strip_jsonc, substitute,
+};
+
+// --- The engine: running turns.
+/// Compaction of a full context (§14).
+pub use compaction::{CompactionConfig, history_for_model};
+/// How agent options and variants reach the provider request.
+pub use engine::provider_options;
+/// The engine, its builder, settings and results.
+pub use engine::{
+    COMPACTION_AGENT, DEFAULT_TOOL_GRACE, Engine, EngineBuilder, LoopConfig, PromptError,
+    STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
+};
+/// A coding agent for a directory in one call.
+pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError};
+/// The approver of an engine built without a permission gate.
+pub use engine::{NonInteractive, auto_reject_warning};
+/// Retries of failed model streams (§13).
+pub use engine::{RetryInfo, RetryPolicy};
+/// Sub-agents through the `task` tool (§10).
+pub use engine::{TaskArgs, TaskError, TaskSettings};
+/// System prompt assembly (§15): family prompts, environment, instructions.
+pub use prompts::{
+    PROJECT_FILES, PromptFamily, SystemPrompts, environment_block, family_prompt,
+    instruction_files, is_git_repository, read_instructions,
+};
+
+// --- Sessions and events.
+/// Every state change of a session, on a broadcast channel.
+pub use event::{DeltaField, Event, EventBus, SessionStatus};
+/// Sessions and their stores.
+pub use sessions::{
+    FileSessionStore, MemorySessionStore, Session, SessionStore, SessionStoreError,
+};

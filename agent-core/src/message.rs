@@ -196,7 +196,7 @@ pub enum Part {
         /// Requested because the context overflowed.
         overflow: bool,
         /// Ids of the messages kept verbatim after the summary (the recent
-        /// tail, see [`crate::compaction`]).
+        /// tail; see compaction in the engine).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         kept: Vec<String>,
     },
@@ -285,7 +285,7 @@ pub struct Message {
     pub provider_metadata: Option<ProviderMetadata>,
     /// A compaction summary (assistant messages): once complete, it stands
     /// for every message before it except the kept tail when history is
-    /// sent (see [`crate::compaction`]).
+    /// sent (see compaction in the engine).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub summary: bool,
 }
@@ -381,11 +381,10 @@ pub(crate) fn interrupted_state(state: &ToolState, now: u64) -> Option<ToolState
     })
 }
 
-/// Converts a transcript into model input (opencode `message-v2.ts`):
+/// Converts messages into model input (opencode `message-v2.ts`), every
+/// message as given (the engine first picks what a compacted transcript
+/// shows, see [`history_for_model`](crate::history_for_model)):
 ///
-/// - after a compaction, only the latest complete summary (as a question
-///   and answer pair), the messages it kept and the messages after it are
-///   sent ([`crate::compaction::visible_history`]);
 /// - user text parts become a user message; step, compaction and subtask
 ///   parts are not sent;
 /// - each assistant message becomes an assistant message (text, reasoning
@@ -396,13 +395,9 @@ pub(crate) fn interrupted_state(state: &ToolState, now: u64) -> Option<ToolState
 ///   metadata holds a string `output` (partial output), which is sent as a
 ///   successful result; a call still pending or running reads
 ///   [`INTERRUPTED_RESULT`] (§11.3).
-pub fn to_model_messages(history: &[Message]) -> Vec<ModelMessage> {
-    let (summary, visible) = crate::compaction::visible_history(history);
-    let mut out = Vec::with_capacity(visible.len() * 2 + 2);
-    if let Some(summary) = summary {
-        crate::compaction::append_summary(summary, &mut out);
-    }
-    for message in visible {
+pub fn to_model_messages(messages: &[Message]) -> Vec<ModelMessage> {
+    let mut out = Vec::with_capacity(messages.len() * 2);
+    for message in messages {
         append_model_messages(message, &mut out);
     }
     out

@@ -15,6 +15,36 @@ use crate::stream::{ProviderMetadata, StreamEvent};
 /// after a [`StreamEvent::Finish`] or with an error.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ModelError>> + Send>>;
 
+/// A `provider/model` reference.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ModelRef {
+    /// Provider id, e.g. `anthropic`.
+    pub provider_id: String,
+    /// Model id within the provider, e.g. `claude-sonnet-4-5`.
+    pub model_id: String,
+}
+
+impl ModelRef {
+    /// Parses `provider/model` (the model id may itself contain `/`).
+    /// `None` when there is no `/` or either side is empty.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (provider, model) = text.split_once('/')?;
+        if provider.is_empty() || model.is_empty() {
+            return None;
+        }
+        Some(ModelRef {
+            provider_id: provider.to_string(),
+            model_id: model.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for ModelRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.provider_id, self.model_id)
+    }
+}
+
 /// Token limits of a model. `0` means "not declared".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelLimits {
@@ -222,7 +252,7 @@ pub struct ModelRequest {
 }
 
 /// A streaming language model. Implemented by provider adapters (and by
-/// [`crate::testing::ScriptedModel`]).
+/// the `testing::ScriptedModel` double of the `test-util` feature).
 ///
 /// `stream` resolves once the response has started (an HTTP error before
 /// that is an `Err`); events then arrive on the returned stream. A provider
@@ -244,7 +274,7 @@ pub trait LanguageModel: Send + Sync {
 
 /// Finds the [`LanguageModel`] for a `provider/model` reference, for
 /// sessions that do not run on the engine's own model (sub-agents with a
-/// configured model, see [`crate::task`]).
+/// configured model, see the `task` tool).
 ///
 /// An [`Engine`](crate::Engine) holds one model; a host serving several
 /// registers a resolver with
@@ -252,5 +282,5 @@ pub trait LanguageModel: Send + Sync {
 pub trait ModelResolver: Send + Sync {
     /// The model for `model`, or `None` when the host does not serve it
     /// (the prompt then fails with [`PromptError::UnknownModel`](crate::PromptError::UnknownModel)).
-    fn resolve(&self, model: &crate::agent::ModelRef) -> Option<Arc<dyn LanguageModel>>;
+    fn resolve(&self, model: &ModelRef) -> Option<Arc<dyn LanguageModel>>;
 }

@@ -20,6 +20,7 @@ pub type ProviderMetadata = serde_json::Map<String, serde_json::Value>;
 /// [`FinishReason::Unknown`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum FinishReason {
     /// A natural end (`end_turn`, `stop`, Gemini `STOP`).
     Stop,
@@ -83,6 +84,7 @@ pub struct ToolCall {
 /// [`crate::ModelError::Interrupted`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum StreamEvent {
     /// A text block begins.
     TextStart {

@@ -7,9 +7,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::ToolContext;
-use crate::step_loop::AgentSpec;
-use agent_permission::PermissionError;
+use crate::tool_context::ToolContext;
+use agent_permission::{PermissionError, Ruleset};
 
 /// What a successful tool call returns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -50,6 +49,7 @@ impl ToolOutput {
 /// sees as the call's error result; none of them ends the loop except
 /// [`PermissionError::Rejected`] (§11.1).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The arguments did not match the tool's schema (§7.1's exact text).
     #[error(
@@ -85,6 +85,23 @@ impl ToolError {
     }
 }
 
+/// The agent a tool is offered to, as [`Tool::description_for`] sees it.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct CallingAgent<'a> {
+    /// The agent's name.
+    pub name: &'a str,
+    /// The agent's rules (without session rules).
+    pub permission: &'a Ruleset,
+}
+
+impl<'a> CallingAgent<'a> {
+    /// The agent `name` with rules `permission`.
+    pub fn new(name: &'a str, permission: &'a Ruleset) -> Self {
+        CallingAgent { name, permission }
+    }
+}
+
 /// A tool the model can call.
 ///
 /// Implement it directly for full control over the schema and decoding,
@@ -103,7 +120,7 @@ pub trait Tool: Send + Sync {
     /// The description offered to `agent`'s model when it depends on the
     /// calling agent (the `task` tool lists the sub-agents that agent may
     /// call). `None`, the default, offers [`description`](Tool::description).
-    fn description_for(&self, agent: &AgentSpec) -> Option<String> {
+    fn description_for(&self, agent: &CallingAgent<'_>) -> Option<String> {
         let _ = agent;
         None
     }

@@ -69,7 +69,10 @@ pub fn truncate(text: &str, limits: &TruncationLimits) -> Option<Truncated> {
 pub struct Truncator {
     /// The limits.
     pub limits: TruncationLimits,
-    /// Where full outputs are written (default: `<temp>/agent-sdk/tool-output`).
+    /// Where full outputs are written (default: `<temp>/agent-sdk/tool-output`;
+    /// an engine given agents or an environment uses the environment's
+    /// [`spill_dir`](crate::AgentEnvironment::spill_dir), which every agent
+    /// may read without an ask).
     pub spill_dir: PathBuf,
 }
 
@@ -83,6 +86,14 @@ impl Default for Truncator {
 }
 
 impl Truncator {
+    /// Default limits, spilling to `spill_dir`.
+    pub fn in_dir(spill_dir: impl Into<PathBuf>) -> Self {
+        Truncator {
+            limits: TruncationLimits::default(),
+            spill_dir: spill_dir.into(),
+        }
+    }
+
     /// `output` as the model should see it: unchanged when it fits, else its
     /// head followed by a note saying how much was cut and where the full
     /// output was saved (`tool` names the spill file).

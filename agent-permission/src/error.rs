@@ -7,6 +7,7 @@ const REJECTED: &str = "The user rejected permission to use this specific tool c
 
 /// Why a permission request failed. The `Display` texts are opencode's,
 /// word for word, because models are prompted with them.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PermissionError {
     /// A `deny` rule matched. `rules` lists every rule of the caller's

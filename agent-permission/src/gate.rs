@@ -1,126 +1,6 @@
 //! The approval gate (opencode §6): the [`Permissions`] service that tools
 //! `await` before a side effect, and the [`PermissionEvent`]s it publishes.
-//!
-//! - [`Permissions::ask`] evaluates every pattern against the caller's
-//!   ruleset followed by the approved rules; a `deny` fails at once with
-//!   [`PermissionError::Denied`], all-`allow` succeeds at once, anything
-//!   else publishes [`PermissionEvent::Asked`] and waits for an answer.
-//! - [`Permissions::reply`] answers a pending request with the cascades of
-//!   §6.3: `reject` fails every other pending request of the same session;
-//!   `always` approves the request's `always` patterns for the whole project
-//!   and resolves the same session's pending requests that the approvals
-//!   alone now allow.
-//! - Answers come from the host calling `reply` (following
-//!   [`Permissions::subscribe`]) or from an attached
-//!   [`Approver`].
-//!
-//! Lifetimes: dropping an `ask` future (the session was cancelled) removes
-//! its request silently; a later `reply` to it gets
-//! [`PermissionError::NotFound`]. [`Permissions::shutdown`], or dropping the
-//! last handle, fails every pending `ask` with [`PermissionError::Rejected`]
-//! without publishing events; afterwards, requests that would prompt fail
-//! with `Rejected` at once.
-//!
-//! Beyond opencode: an [`AskRequest::timeout`](crate::request::AskRequest)
-//! fails the ask with `Rejected` (publishing a plain `reject` reply event so
-//! UIs can dismiss the prompt), and approvals can live in a persistent
-//! [`ApprovalStore`] and be revoked.
-//!
-//! # A complete host
-//!
-//! The host plugs its UI in as an [`Approver`]; tools only `await`
-//! [`Permissions::ask`] and turn an error into a tool result for the model.
-//!
-//! ```
-//! use std::sync::Arc;
-//!
-//! use agent_permission::{
-//!     Action, Approver, AskRequest, PermissionError, PermissionRequest, Permissions, Reply, Rule,
-//!     Ruleset,
-//! };
-//! use async_trait::async_trait;
-//!
-//! /// The host's approval UI. A real one would show the request and wait for
-//! /// a click; this one approves git commands for good and refuses the rest
-//! /// with advice for the model.
-//! struct GitOnly;
-//!
-//! #[async_trait]
-//! impl Approver for GitOnly {
-//!     async fn approve(&self, request: &PermissionRequest) -> Reply {
-//!         if request.patterns.iter().all(|p| p.starts_with("git ")) {
-//!             Reply::Always
-//!         } else {
-//!             Reply::correct(format!("use git instead of {}", request.patterns.join(", ")))
-//!         }
-//!     }
-//! }
-//!
-//! /// A tool-like caller: asks before its side effect, and only then acts.
-//! async fn bash(
-//!     permissions: &Permissions,
-//!     session: &str,
-//!     command: &str,
-//!     always: &str,
-//! ) -> Result<String, PermissionError> {
-//!     let rules = Ruleset::from(vec![
-//!         Rule::new("bash", "*", Action::Ask),
-//!         Rule::new("bash", "rm *", Action::Deny),
-//!     ]);
-//!     let request = AskRequest::new(session, "bash", [command])
-//!         .always([always])
-//!         .ruleset(rules);
-//!     permissions.ask(request).await?;
-//!     Ok(format!("ran {command}"))
-//! }
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let permissions = Permissions::builder().approver(Arc::new(GitOnly)).build()?;
-//!
-//! // The approver's `always` reaches the caller as success ...
-//! assert_eq!(bash(&permissions, "s1", "git log -1", "git log *").await?, "ran git log -1");
-//! // ... and is remembered for every session of the project.
-//! assert_eq!(permissions.approved().rules(), [Rule::new("bash", "git log *", Action::Allow)]);
-//! assert_eq!(bash(&permissions, "s2", "git log --stat", "git log *").await?, "ran git log --stat");
-//!
-//! // A refusal with feedback reaches the caller as `Corrected`: the model
-//! // sees the feedback and can try again.
-//! let refused = bash(&permissions, "s1", "make clean", "make clean *").await.unwrap_err();
-//! assert_eq!(refused, PermissionError::Corrected { feedback: "use git instead of make clean".into() });
-//!
-//! // Deny rules never reach the approver.
-//! let denied = bash(&permissions, "s1", "rm -rf /", "rm *").await.unwrap_err();
-//! assert!(matches!(denied, PermissionError::Denied { .. }));
-//! assert!(permissions.pending().is_empty());
-//! # Ok(())
-//! # }
-//! ```
-//!
-//! # Driving `reply` from events
-//!
-//! Without an approver, follow the events and answer with `reply`:
-//!
-//! ```
-//! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! use agent_permission::{AskRequest, PermissionError, PermissionEvent, Permissions, Reply};
-//!
-//! let permissions = Permissions::new();
-//! let mut events = permissions.subscribe();
-//! let asking = tokio::spawn({
-//!     let permissions = permissions.clone();
-//!     async move { permissions.ask(AskRequest::new("s1", "bash", ["rm -rf build"])).await }
-//! });
-//! // A host UI follows the events and answers.
-//! let Ok(PermissionEvent::Asked(request)) = events.recv().await else { panic!() };
-//! assert_eq!(request.patterns, ["rm -rf build"]);
-//! permissions.reply(&request.id, Reply::correct("use cargo clean")).unwrap();
-//! assert_eq!(
-//!     asking.await.unwrap(),
-//!     Err(PermissionError::Corrected { feedback: "use cargo clean".into() })
-//! );
-//! # }
-//! ```
+//! The user-facing documentation is on [`Permissions`].
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -263,7 +143,13 @@ impl Pending {
 /// Everything behind the mutex. Never held across an `.await`.
 struct State {
     pending: IndexMap<String, Pending>,
+    /// The approvals as last read from the store, plus `unpersisted`.
     approved: Ruleset,
+    /// Approvals the store failed to save: they hold until the service ends.
+    unpersisted: Ruleset,
+    /// Bumped on every change this service makes to `approved`, so a
+    /// re-read that raced with a change does not undo it.
+    generation: u64,
     approver: Option<Arc<dyn Approver>>,
     /// `None` once shut down.
     events: Option<broadcast::Sender<PermissionEvent>>,
@@ -315,6 +201,128 @@ impl Drop for Handle {
 ///
 /// Dropping the last clone shuts the service down (see
 /// [`shutdown`](Self::shutdown)).
+///
+/// - [`Permissions::ask`] evaluates every pattern against the caller's
+///   ruleset followed by the approved rules (a `deny` of the caller's
+///   ruleset wins over any approval); a `deny` fails at once with
+///   [`PermissionError::Denied`], all-`allow` succeeds at once, anything
+///   else publishes [`PermissionEvent::Asked`] and waits for an answer.
+/// - [`Permissions::reply`] answers a pending request with the cascades of
+///   §6.3: `reject` fails every other pending request of the same session;
+///   `always` approves the request's `always` patterns for the whole project
+///   and resolves the same session's pending requests that the approvals
+///   alone now allow.
+/// - Answers come from the host calling `reply` (following
+///   [`Permissions::subscribe`]) or from an attached
+///   [`Approver`].
+///
+/// Lifetimes: dropping an `ask` future (the session was cancelled) removes
+/// its request silently; a later `reply` to it gets
+/// [`PermissionError::NotFound`]. [`Permissions::shutdown`], or dropping the
+/// last handle, fails every pending `ask` with [`PermissionError::Rejected`]
+/// without publishing events; afterwards, requests that would prompt fail
+/// with `Rejected` at once.
+///
+/// Beyond opencode: an [`AskRequest::timeout`](crate::AskRequest)
+/// fails the ask with `Rejected` (publishing a plain `reject` reply event so
+/// UIs can dismiss the prompt), and approvals can live in a persistent
+/// [`ApprovalStore`] and be revoked.
+///
+/// # A complete host
+///
+/// The host plugs its UI in as an [`Approver`]; tools only `await`
+/// [`Permissions::ask`] and turn an error into a tool result for the model.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agent_permission::{
+///     Action, Approver, AskRequest, PermissionError, PermissionRequest, Permissions, Reply, Rule,
+///     Ruleset,
+/// };
+/// use async_trait::async_trait;
+///
+/// /// The host's approval UI. A real one would show the request and wait for
+/// /// a click; this one approves git commands for good and refuses the rest
+/// /// with advice for the model.
+/// struct GitOnly;
+///
+/// #[async_trait]
+/// impl Approver for GitOnly {
+///     async fn approve(&self, request: &PermissionRequest) -> Reply {
+///         if request.patterns.iter().all(|p| p.starts_with("git ")) {
+///             Reply::Always
+///         } else {
+///             Reply::correct(format!("use git instead of {}", request.patterns.join(", ")))
+///         }
+///     }
+/// }
+///
+/// /// A tool-like caller: asks before its side effect, and only then acts.
+/// async fn bash(
+///     permissions: &Permissions,
+///     session: &str,
+///     command: &str,
+///     always: &str,
+/// ) -> Result<String, PermissionError> {
+///     let rules = Ruleset::from(vec![
+///         Rule::new("bash", "*", Action::Ask),
+///         Rule::new("bash", "rm *", Action::Deny),
+///     ]);
+///     let request = AskRequest::new(session, "bash", [command])
+///         .always([always])
+///         .ruleset(rules);
+///     permissions.ask(request).await?;
+///     Ok(format!("ran {command}"))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let permissions = Permissions::builder().approver(Arc::new(GitOnly)).build()?;
+///
+/// // The approver's `always` reaches the caller as success ...
+/// assert_eq!(bash(&permissions, "s1", "git log -1", "git log *").await?, "ran git log -1");
+/// // ... and is remembered for every session of the project.
+/// assert_eq!(permissions.approved().rules(), [Rule::new("bash", "git log *", Action::Allow)]);
+/// assert_eq!(bash(&permissions, "s2", "git log --stat", "git log *").await?, "ran git log --stat");
+///
+/// // A refusal with feedback reaches the caller as `Corrected`: the model
+/// // sees the feedback and can try again.
+/// let refused = bash(&permissions, "s1", "make clean", "make clean *").await.unwrap_err();
+/// assert_eq!(refused, PermissionError::Corrected { feedback: "use git instead of make clean".into() });
+///
+/// // Deny rules never reach the approver.
+/// let denied = bash(&permissions, "s1", "rm -rf /", "rm *").await.unwrap_err();
+/// assert!(matches!(denied, PermissionError::Denied { .. }));
+/// assert!(permissions.pending().is_empty());
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Driving `reply` from events
+///
+/// Without an approver, follow the events and answer with `reply`:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use agent_permission::{AskRequest, PermissionError, PermissionEvent, Permissions, Reply};
+///
+/// let permissions = Permissions::new();
+/// let mut events = permissions.subscribe();
+/// let asking = tokio::spawn({
+///     let permissions = permissions.clone();
+///     async move { permissions.ask(AskRequest::new("s1", "bash", ["rm -rf build"])).await }
+/// });
+/// // A host UI follows the events and answers.
+/// let Ok(PermissionEvent::Asked(request)) = events.recv().await else { panic!() };
+/// assert_eq!(request.patterns, ["rm -rf build"]);
+/// permissions.reply(&request.id, Reply::correct("use cargo clean")).unwrap();
+/// assert_eq!(
+///     asking.await.unwrap(),
+///     Err(PermissionError::Corrected { feedback: "use cargo clean".into() })
+/// );
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Permissions {
     handle: Arc<Handle>,
@@ -419,6 +427,8 @@ impl Permissions {
             state: Mutex::new(State {
                 pending: IndexMap::new(),
                 approved,
+                unpersisted: Ruleset::new(),
+                generation: 0,
                 approver,
                 events: Some(events),
                 next_token: 0,
@@ -463,8 +473,12 @@ impl Permissions {
     /// Asks for permission (§6.2) and waits for the answer.
     ///
     /// Each of `request.patterns` is evaluated against `request.ruleset`
-    /// followed by the approved rules (so an approval beats even a deny of
-    /// the caller's ruleset). The first `deny` fails with
+    /// alone first: a `deny` there is final, even when an approval would
+    /// match (unlike opencode, where an approval beats a deny of the
+    /// caller's ruleset; see `docs/deviations.md`). Patterns the ruleset
+    /// leaves at `ask` are then evaluated against the ruleset followed by
+    /// the approved rules, re-read from the store first so that approvals
+    /// revoked or granted by another process count. The first `deny` fails with
     /// [`PermissionError::Denied`] listing every rule of the caller's
     /// ruleset whose permission matches; if every pattern is allowed (or
     /// there are none) this returns `Ok(())` at once. Otherwise a
@@ -527,8 +541,10 @@ impl Permissions {
         let inner = self.inner();
         let mut state = inner.lock();
         let stored = inner.store.revoke(&inner.project, rule)?;
+        state.generation += 1;
         let before = state.approved.len();
         state.approved.0.retain(|r| r != rule);
+        state.unpersisted.0.retain(|r| r != rule);
         Ok(stored || state.approved.len() != before)
     }
 
@@ -609,6 +625,23 @@ impl Inner {
     }
 
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<(), PermissionError> {
+        // The caller's ruleset first, alone: its `deny` is final, whatever
+        // was approved (an approval never overrides a configured deny).
+        let mut settled = true;
+        for pattern in &req.patterns {
+            match decide(&req.permission, pattern, &[&req.ruleset]) {
+                Action::Deny => return Err(denied(&req)),
+                Action::Allow => {}
+                Action::Ask => settled = false,
+            }
+        }
+        if settled {
+            return Ok(());
+        }
+        // Something would be asked: read the approvals again, so that one
+        // revoked or granted elsewhere (another process sharing the store)
+        // counts now.
+        this.refresh_approved();
         let (id_of_entry, token, receiver) = {
             let mut state = this.lock();
             let mut needs_prompt = false;
@@ -616,15 +649,7 @@ impl Inner {
                 let action = find_last(&req.permission, pattern, &[&req.ruleset, &state.approved])
                     .map_or(Action::Ask, |rule| rule.action);
                 match action {
-                    Action::Deny => {
-                        let rules = req
-                            .ruleset
-                            .iter()
-                            .filter(|rule| wildcard::matches(&req.permission, &rule.permission))
-                            .cloned()
-                            .collect();
-                        return Err(PermissionError::Denied { rules });
-                    }
+                    Action::Deny => return Err(denied(&req)),
                     Action::Allow => {}
                     Action::Ask => needs_prompt = true,
                 }
@@ -699,6 +724,32 @@ impl Inner {
         outcome.unwrap_or(Err(PermissionError::Rejected))
     }
 
+    /// Replaces the approvals in memory with the store's current list (plus
+    /// the approvals this service could not persist), unless this service
+    /// changed its approvals while the store was being read. A store that
+    /// cannot be read leaves the list in memory as it was.
+    fn refresh_approved(&self) {
+        let generation = self.lock().generation;
+        match self.store.load(&self.project) {
+            Ok(mut loaded) => {
+                let mut state = self.lock();
+                if state.generation == generation {
+                    for rule in state.unpersisted.iter() {
+                        if !loaded.contains(rule) {
+                            loaded.push(rule.clone());
+                        }
+                    }
+                    state.approved = loaded;
+                }
+            }
+            Err(err) => tracing::warn!(
+                %err,
+                project = %self.project,
+                "could not re-read the approvals; using the ones in memory"
+            ),
+        }
+    }
+
     /// The timeout of the entry with `token` elapsed: fail it with
     /// `Rejected` and tell UIs, unless something resolved it meanwhile.
     fn expire(&self, id: &str, token: u64) {
@@ -764,6 +815,7 @@ impl Inner {
                 let rules = entry.request.always_rules();
                 entry.finish(Ok(()));
                 if !rules.is_empty() {
+                    state.generation += 1;
                     state.approved.extend(rules.iter().cloned());
                     if let Err(err) = self.store.append(&self.project, &rules) {
                         tracing::error!(
@@ -771,6 +823,7 @@ impl Inner {
                             project = %self.project,
                             "could not persist an \"always\" approval; it holds until the service ends"
                         );
+                        state.unpersisted.extend(rules.iter().cloned());
                     }
                 }
                 let allowed: Vec<String> = state
@@ -832,6 +885,18 @@ impl Drop for PendingGuard {
     fn drop(&mut self) {
         self.inner.withdraw(&self.id, self.token);
     }
+}
+
+/// The error for a denied request: every rule of the caller's ruleset whose
+/// permission matches the requested one (approvals are never listed).
+fn denied(req: &AskRequest) -> PermissionError {
+    let rules = req
+        .ruleset
+        .iter()
+        .filter(|rule| wildcard::matches(&req.permission, &rule.permission))
+        .cloned()
+        .collect();
+    PermissionError::Denied { rules }
 }
 
 /// Starts the approver task for `request`, if a tokio runtime is around.

@@ -72,6 +72,7 @@ impl fmt::Display for RuleRef {
 }
 
 /// Why a request got its action.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Explanation {
     /// The requested permission.

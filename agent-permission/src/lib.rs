@@ -10,8 +10,10 @@
 //! - the [`Permissions`] gate makes tools `await` an answer when a rule says
 //!   `ask`, from an [`Approver`] (the host's UI) or from `reply` calls driven
 //!   by [`PermissionEvent`]s, with "always" approvals kept in an
-//!   [`ApprovalStore`]. The [`gate`] module docs show a complete host as a
-//!   runnable example.
+//!   [`ApprovalStore`]. The [`Permissions`] docs show a complete host as a
+//!   runnable example. The gate, the approvers and the stores are the
+//!   default-on `gate` cargo feature; without it the crate is the pure rules
+//!   engine and needs no async runtime (serde and little else).
 //!
 //! Beyond opencode, the engine explains itself and goes fast:
 //!
@@ -43,33 +45,70 @@
 //! assert_eq!(evaluate("read", "src/lib.rs", &[&rules]).action, Action::Allow);
 //! ```
 
-pub mod approver;
+// Private modules, one job each; the items users need are re-exported below
+// (this list is the crate's API). `wildcard` and `arity` stay namespaces.
+#[cfg(feature = "gate")]
+mod approver;
 pub mod arity;
-pub mod compiled;
-pub mod config;
-pub mod error;
-pub mod gate;
-pub mod layered;
-pub mod lint;
+mod compiled;
+mod config;
+mod error;
+#[cfg(feature = "gate")]
+mod gate;
+mod layered;
+mod lint;
 mod radix;
-pub mod request;
-pub mod rule;
-pub mod ruleset;
-pub mod store;
-pub mod subagent;
+mod request;
+mod rule;
+mod ruleset;
+#[cfg(feature = "gate")]
+mod store;
+mod subagent;
 pub mod wildcard;
 
-pub use approver::{AllowAll, ApprovalRequest, Approver, ChannelApprover, RejectAll};
-pub use compiled::{CompiledRuleset, Decision};
-pub use config::{
-    ConfigError, PermissionConfig, PermissionValue, from_config, from_config_with_home,
-};
-pub use error::PermissionError;
-pub use gate::{PermissionEvent, Permissions, PermissionsBuilder};
-pub use layered::{Explanation, Layer, Layered, RuleRef};
-pub use lint::{BUILTIN_PERMISSIONS, Finding, FindingKind, covers, lint};
-pub use request::{AskRequest, PermissionRequest, Reply, ReplyKind, ToolCallRef};
+/// The data model: rules, actions and ordered rulesets (§1).
 pub use rule::{Action, ParseActionError, Rule, Ruleset};
+
+/// Merging, evaluating (last match wins) and tool disabling (§4, §5).
 pub use ruleset::{decide, disabled, evaluate, find_last, is_disabled, merge, tool_permission};
-pub use store::{ApprovalStore, JsonFileStore, MemoryStore, StoreError};
+
+/// opencode's `permission` config and its translation into rules (§3).
+pub use config::{
+    ConfigError, PermissionConfig, PermissionValue, describe_value, expand_home, from_config,
+    from_config_with_home, home_dir,
+};
+
+/// Rules kept with their origin, and the explanation of a decision.
+pub use layered::{Explanation, Layer, Layered, RuleRef};
+
+/// Findings about rules that can never decide or are out of order.
+pub use lint::{BUILTIN_PERMISSIONS, Finding, FindingKind, covers, lint};
+
+/// The indexed, allocation-free evaluator.
+pub use compiled::{CompiledRuleset, Decision};
+
+/// Permissions of sub-agent sessions (§10).
 pub use subagent::{derive_subagent_permission, task_child_permission};
+
+/// Requests, replies and why a request failed (§1, §6).
+pub use error::PermissionError;
+/// Request and reply data shared by the gate and its hosts.
+pub use request::{
+    AskRequest, PermissionRequest, Reply, ReplyKind, ToolCallRef, is_storable_always_pattern,
+};
+
+/// The async approval gate (§6), behind the `gate` feature.
+#[cfg(feature = "gate")]
+pub use gate::{
+    DEFAULT_EVENT_CAPACITY, DEFAULT_PROJECT, PermissionEvent, Permissions, PermissionsBuilder,
+};
+
+/// Approval UIs plugged into the gate, behind the `gate` feature.
+#[cfg(feature = "gate")]
+pub use approver::{
+    AllowAll, ApprovalRequest, Approver, ChannelApprover, RejectAll, auto_reject_line,
+};
+
+/// Where "always" approvals are kept, behind the `gate` feature.
+#[cfg(feature = "gate")]
+pub use store::{ApprovalStore, JsonFileStore, MemoryStore, StoreError};

@@ -54,6 +54,7 @@ pub const BUILTIN_PERMISSIONS: &[&str] = &[
 ];
 
 /// What kind of problem a [`Finding`] reports.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
@@ -67,6 +68,7 @@ pub enum FindingKind {
 }
 
 /// One lint finding.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// The kind of problem.

@@ -26,7 +26,8 @@ pub enum ProviderError {
     },
     /// No client is known for this provider id.
     #[error(
-        "unknown provider {provider:?}: known providers are anthropic, openai, google (or gemini), openrouter, ollama, vllm, lmstudio"
+        "unknown provider {provider:?}: known providers are {}",
+        crate::providers::provider_list()
     )]
     UnknownProvider {
         /// The provider id given.

@@ -1,5 +1,6 @@
 //! No decoder panics, whatever the server sends: random bytes, fixtures
-//! with bytes cut out, and fixtures whose JSON values changed type.
+//! and recordings with bytes cut out, and fixtures and recordings whose
+//! JSON values changed type.
 
 use agent_core::StreamEvent;
 use proptest::prelude::*;
@@ -8,7 +9,7 @@ use serde_json::Value;
 use crate::anthropic::MessagesDecoder;
 use crate::gemini::GenerateDecoder;
 use crate::http::Decoder;
-use crate::openai::ChatDecoder;
+use crate::openai_chat::ChatDecoder;
 use crate::responses::ResponsesDecoder;
 use crate::sse::{SseEvent, SseParser};
 
@@ -19,6 +20,39 @@ const FIXTURES: &[&str] = &[
     include_str!("../tests/fixtures/ollama_openai_compat_tool_call.sse"),
     include_str!("../tests/fixtures/openai_responses_function_call.sse"),
     include_str!("../tests/fixtures/gemini_stream_function_call.sse"),
+    // The recorded corpus (tests/data/SOURCES.md).
+    include_str!("../tests/data/anthropic-clear-thinking.sse"),
+    include_str!("../tests/data/anthropic-json-tool.sse"),
+    include_str!("../tests/data/anthropic-mcp.sse"),
+    include_str!("../tests/data/anthropic-message-delta-input-tokens.sse"),
+    include_str!("../tests/data/anthropic-programmatic-tool-calling.1.sse"),
+    include_str!("../tests/data/anthropic-programmatic-tool-calling.2.sse"),
+    include_str!("../tests/data/anthropic-refusal.sse"),
+    include_str!("../tests/data/anthropic-text.sse"),
+    include_str!("../tests/data/anthropic-tool-no-args.sse"),
+    include_str!("../tests/data/anthropic-web-fetch.sse"),
+    include_str!("../tests/data/chat-azure-model-router.sse"),
+    include_str!("../tests/data/chat-deepseek-tool-call.sse"),
+    include_str!("../tests/data/chat-groq-tool-call.sse"),
+    include_str!("../tests/data/chat-mistral-incremental-tool-call.sse"),
+    include_str!("../tests/data/chat-mistral-reasoning.sse"),
+    include_str!("../tests/data/chat-mistral-text.sse"),
+    include_str!("../tests/data/chat-mistral-tool-call.sse"),
+    include_str!("../tests/data/chat-xai-text.sse"),
+    include_str!("../tests/data/chat-xai-tool-call.sse"),
+    include_str!("../tests/data/gemini-reasoning-gemini3.sse"),
+    include_str!("../tests/data/gemini-reasoning.sse"),
+    include_str!("../tests/data/gemini-streamed-function-call-arguments.sse"),
+    include_str!("../tests/data/gemini-streamed-no-args-tool-call.sse"),
+    include_str!("../tests/data/gemini-text.sse"),
+    include_str!("../tests/data/gemini-tool-call-gemini3.sse"),
+    include_str!("../tests/data/gemini-tool-call.sse"),
+    include_str!("../tests/data/responses-azure-text.sse"),
+    include_str!("../tests/data/responses-azure-tool-call.sse"),
+    include_str!("../tests/data/responses-copilot-id-rotation.sse"),
+    include_str!("../tests/data/responses-custom-tool.sse"),
+    include_str!("../tests/data/responses-error-event.sse"),
+    include_str!("../tests/data/responses-reasoning-encrypted-content.sse"),
 ];
 
 fn decoders() -> Vec<Box<dyn Decoder>> {

@@ -1,17 +1,19 @@
-//! The HTTP plumbing shared by the clients: sending a request, mapping an
-//! error response to a [`ModelError`], and driving a provider decoder over
-//! the server-sent events of a 200 response.
+//! The HTTP plumbing shared by the clients: sending a request (error
+//! responses mapped by [`crate::error_body`]), and driving a provider
+//! decoder over the server-sent events of a 200 response.
 //!
 //! Nothing here retries: the agent loop owns retries (§13), so errors are
 //! mapped faithfully (status, headers, `x-should-retry`) and returned.
 
 use std::collections::VecDeque;
 
-use agent_core::{ApiError, EventStream, Headers, ModelError, StreamEvent};
+use agent_core::{EventStream, Headers, ModelError, StreamEvent};
 use futures::StreamExt;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::error_body::{Classify, map_error_response};
 use crate::sse::{SseEvent, sse_events};
 
 /// A provider's stream state machine: turns SSE events into
@@ -84,33 +86,47 @@ pub(crate) fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The API key in `variable`, or an error naming the variable to set.
-pub(crate) fn required_env(
-    provider: &str,
-    variable: &str,
-) -> Result<String, crate::error::ProviderError> {
-    env_nonempty(variable).ok_or_else(|| crate::error::ProviderError::MissingApiKey {
-        provider: provider.into(),
-        variable: variable.into(),
-    })
-}
+/// How long a connection attempt may take before the call fails with
+/// `Interrupted` (a dead host must not hang a turn for minutes).
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// One `reqwest` client shared by every model client that was not given
 /// its own, so they share a connection pool.
 pub(crate) fn shared_client() -> reqwest::Client {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    CLIENT.get_or_init(reqwest::Client::new).clone()
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .build()
+                .unwrap_or_default()
+        })
+        .clone()
 }
 
-/// Sends a request; a non-2xx response becomes a mapped [`ModelError`].
+/// Sends a request; a non-2xx response becomes a mapped [`ModelError`]
+/// whose message names the URL it came from.
 pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     cancel: &CancellationToken,
-    classify: fn(&mut ApiError, Option<&Value>),
+    classify: Classify,
 ) -> Result<reqwest::Response, ModelError> {
+    let (client, request) = request.build_split();
+    let request = request.map_err(|e| {
+        ModelError::other(format!(
+            "invalid base URL: {}; it must be an http:// or https:// URL",
+            error_chain(&e)
+        ))
+    })?;
+    let target = format!("{} {}", request.method(), without_query(request.url()));
+    if !matches!(request.url().scheme(), "http" | "https") {
+        return Err(ModelError::other(format!(
+            "invalid base URL for {target}: it must start with http:// or https://"
+        )));
+    }
     let response = tokio::select! {
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
-        response = request.send() => response.map_err(transport_error)?,
+        response = client.execute(request) => response.map_err(|e| send_error(e, &target))?,
     };
     let status = response.status();
     if status.is_success() {
@@ -121,20 +137,76 @@ pub(crate) async fn send(
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
         body = response.text() => body.unwrap_or_default(),
     };
-    Err(map_error_response(status.as_u16(), headers, body, classify))
+    Err(
+        match map_error_response(status.as_u16(), headers, body, classify) {
+            ModelError::Api(mut api) => {
+                api.message = format!("{} ({target})", api.message);
+                ModelError::Api(api)
+            }
+            other => other,
+        },
+    )
 }
 
-/// A connection-level failure (refused, reset, timeout).
-pub(crate) fn transport_error(error: reqwest::Error) -> ModelError {
+/// The URL without its query string (which may carry a key on some
+/// gateways), for messages.
+fn without_query(url: &reqwest::Url) -> String {
+    let mut url = url.clone();
+    url.set_query(None);
+    url.to_string()
+}
+
+/// A failure to get a response. A host that refuses the connection or does
+/// not resolve is a configuration error, reported at once and not retried
+/// (retrying a wrong base URL would keep a turn silent for minutes); a
+/// timeout or a reset connection is `Interrupted`, which the loop retries.
+fn send_error(error: reqwest::Error, target: &str) -> ModelError {
+    if error.is_connect() && !error.is_timeout() {
+        return ModelError::other(format!(
+            "could not connect to {target}: {}; check the base URL (`with_base_url` or the \
+             provider's base URL variable) and that the server is running",
+            error_chain(&error)
+        ));
+    }
+    if error.is_builder() {
+        return ModelError::other(format!(
+            "invalid base URL for {target}: {}",
+            error_chain(&error)
+        ));
+    }
     let kind = if error.is_timeout() {
         "timed out"
-    } else if error.is_connect() {
-        "could not connect"
     } else {
         "request failed"
     };
-    // Connection failures are retried by the loop like a cut stream.
-    ModelError::interrupted(format!("{kind}: {error}"))
+    ModelError::interrupted(format!("{kind}: {target}: {}", error_chain(&error)))
+}
+
+/// An error and its sources, `: `-separated (reqwest's own message leaves
+/// out the cause, such as "Connection refused").
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// A failure while reading the body of a 200 response (reset, timeout).
+pub(crate) fn transport_error(error: reqwest::Error) -> ModelError {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else {
+        "request failed"
+    };
+    // A cut body is retried by the loop like a cut stream.
+    ModelError::interrupted(format!("{kind}: {}", error_chain(&error)))
 }
 
 fn lowercase_headers(headers: &reqwest::header::HeaderMap) -> Headers {
@@ -145,82 +217,6 @@ fn lowercase_headers(headers: &reqwest::header::HeaderMap) -> Headers {
             Some((name.as_str().to_ascii_lowercase(), value.to_string()))
         })
         .collect()
-}
-
-/// The provider's error message from a JSON error body in any of the
-/// shapes seen in the wild: `{"error":{"message":…}}`, `{"error":"…"}`,
-/// `{"message":…}`, `{"detail":…}`.
-pub(crate) fn error_message(json: &Value) -> Option<String> {
-    let error = json.get("error");
-    let text = error
-        .and_then(|e| e.get("message"))
-        .or_else(|| error.filter(|e| e.is_string()))
-        .or_else(|| json.get("message"))
-        .or_else(|| json.get("detail"))?;
-    Some(match text {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    })
-}
-
-/// Whether an error message or code says the prompt did not fit the context
-/// window (OpenAI `context_length_exceeded`, Anthropic "prompt is too long",
-/// vLLM / OpenAI-compatible "maximum context length", Gemini token count).
-pub(crate) fn is_overflow(code: Option<&str>, message: &str) -> bool {
-    if code == Some("context_length_exceeded") {
-        return true;
-    }
-    let lower = message.to_ascii_lowercase();
-    [
-        "prompt is too long",
-        "maximum context length",
-        "context_length_exceeded",
-        "exceeds the context window",
-        "context window exceeds",
-        "input is too long for requested model",
-    ]
-    .iter()
-    .any(|p| lower.contains(p))
-        || (lower.contains("input token count") && lower.contains("exceeds the maximum"))
-}
-
-/// Maps an HTTP error response: context overflow, else an [`ApiError`]
-/// with status, headers, body and a retry decision (408/409/429/≥500,
-/// overridden by `x-should-retry`, then adjusted by `classify` for
-/// provider-specific error types such as `insufficient_quota`).
-pub(crate) fn map_error_response(
-    status: u16,
-    headers: Headers,
-    body: String,
-    classify: fn(&mut ApiError, Option<&Value>),
-) -> ModelError {
-    let json: Option<Value> = serde_json::from_str(&body).ok();
-    let message = json
-        .as_ref()
-        .and_then(error_message)
-        .or_else(|| (!body.trim().is_empty()).then(|| body.trim().to_string()))
-        .unwrap_or_else(|| format!("HTTP {status} with an empty body"));
-    let code = json
-        .as_ref()
-        .and_then(|j| j.pointer("/error/code"))
-        .and_then(Value::as_str);
-    if (400..500).contains(&status) && is_overflow(code, &message) {
-        return ModelError::ContextOverflow { message };
-    }
-    let should_retry = headers.get("x-should-retry").cloned();
-    let mut api = ApiError::new(status, message);
-    api.headers = Some(headers);
-    api.body = Some(body);
-    // The provider may refine the decision (and add headers, such as a
-    // Gemini `retryDelay` turned into `retry-after-ms`) ...
-    classify(&mut api, json.as_ref());
-    // ... but the server's explicit `x-should-retry` has the last word.
-    match should_retry.as_deref() {
-        Some("true") => api.is_retryable = true,
-        Some("false") => api.is_retryable = false,
-        _ => {}
-    }
-    ModelError::Api(api)
 }
 
 /// Drives `decoder` over the SSE body of `response`, stopping promptly
@@ -309,9 +305,13 @@ async fn next_or_idle<S: futures::Stream + Unpin>(
     }
 }
 
-/// Parses a JSON `data:` payload; a malformed line is an error naming the
+/// Parses a JSON `data:` payload into the provider's typed event; a
+/// malformed line (or one of an unexpected shape) is an error naming the
 /// provider, never a panic.
-pub(crate) fn parse_json(provider: &str, data: &str) -> Result<Value, ModelError> {
+pub(crate) fn parse_event<T: DeserializeOwned>(
+    provider: &str,
+    data: &str,
+) -> Result<T, ModelError> {
     serde_json::from_str(data).map_err(|e| {
         let mut snippet: String = data.chars().take(200).collect();
         if snippet.len() < data.len() {
@@ -332,18 +332,31 @@ pub(crate) fn parse_arguments(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
 }
 
-/// A `u64` at a JSON pointer, when present.
-pub(crate) fn u64_at(value: &Value, pointer: &str) -> Option<u64> {
-    value.pointer(pointer).and_then(Value::as_u64)
+/// Merges the provider options of `request.options[key]` (an object) into
+/// a request body, overriding what the client set: objects are merged key
+/// by key (so `{"generationConfig": {"thinkingConfig": …}}` keeps the
+/// client's `maxOutputTokens`), anything else replaces.
+pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, Value>, key: &str) {
+    if let Some(extra @ Value::Object(_)) = options.get(key) {
+        deep_merge(body, extra);
+    }
 }
 
-/// Merges the provider options of `request.options[key]` (an object) into
-/// a request body, overriding what the client set.
-pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, Value>, key: &str) {
-    if let (Some(Value::Object(extra)), Value::Object(body)) = (options.get(key), body) {
-        for (k, v) in extra {
-            body.insert(k.clone(), v.clone());
+fn deep_merge(into: &mut Value, from: &Value) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (k, v) in from {
+                match into.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => {
+                        deep_merge(existing, v)
+                    }
+                    _ => {
+                        into.insert(k.clone(), v.clone());
+                    }
+                }
+            }
         }
+        (into, from) => *into = from.clone(),
     }
 }
 
@@ -351,33 +364,19 @@ pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, 
 mod tests {
     use super::*;
 
-    fn no_classify(_: &mut ApiError, _: Option<&Value>) {}
-
     #[test]
-    fn x_should_retry_overrides_status() {
-        let mut headers = Headers::new();
-        headers.insert("x-should-retry".into(), "false".into());
-        let error = map_error_response(503, headers, "{}".into(), no_classify);
-        let ModelError::Api(api) = error else {
-            panic!("expected an API error")
-        };
-        assert!(!api.is_retryable);
-        let mut headers = Headers::new();
-        headers.insert("x-should-retry".into(), "true".into());
-        let ModelError::Api(api) = map_error_response(400, headers, String::new(), no_classify)
-        else {
-            panic!("expected an API error")
-        };
-        assert!(api.is_retryable);
-        assert_eq!(api.message, "HTTP 400 with an empty body");
-    }
-
-    #[test]
-    fn error_message_shapes() {
-        let v: Value = serde_json::json!({"error": "boom"});
-        assert_eq!(error_message(&v).as_deref(), Some("boom"));
-        let v: Value = serde_json::json!({"object": "error", "message": "m", "code": 400});
-        assert_eq!(error_message(&v).as_deref(), Some("m"));
+    fn options_merge_objects_key_by_key() {
+        let mut body = serde_json::json!({"a": {"x": 1, "y": 2}, "b": 1});
+        let mut options = serde_json::Map::new();
+        options.insert(
+            "p".into(),
+            serde_json::json!({"a": {"y": 3, "z": 4}, "b": [1]}),
+        );
+        merge_options(&mut body, &options, "p");
+        assert_eq!(
+            body,
+            serde_json::json!({"a": {"x": 1, "y": 3, "z": 4}, "b": [1]})
+        );
     }
 
     #[test]

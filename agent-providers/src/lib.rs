@@ -16,7 +16,11 @@
 //! * [`OpenAiCompatible`]: Chat Completions for OpenAI and every compatible
 //!   server, with presets for Ollama, vLLM, LM Studio and OpenRouter.
 //! * [`model_from_env`]: a `provider/model` name to a client, keys from the
-//!   usual environment variables; [`model_info`] knows common limits.
+//!   usual environment variables, for every provider of [`PROVIDERS`];
+//!   [`model_info`] knows common limits.
+//! * [`MODEL_FAMILIES`] / [`model_family`]: what each model family accepts
+//!   (sampling parameters, output-cap field, reasoning round-trip) as data,
+//!   applied by every client.
 //! * [`provider_prompt`]: opencode's provider system-prompt choice.
 //! * [`SseParser`]: the incremental event-stream parser under them all.
 //!
@@ -66,31 +70,52 @@
 //! # }
 //! ```
 
-pub use agent_core as core;
-
-mod http;
-
-pub mod anthropic;
-pub mod error;
+// Modules are private: this list is the crate's public API.
+mod anthropic;
+mod error;
+mod error_body;
+mod families;
 #[cfg(test)]
 mod fuzz_tests;
-pub mod gemini;
-pub mod openai;
-pub mod prompt;
-pub mod registry;
-pub mod responses;
-pub mod sse;
+mod gemini;
+mod http;
+mod metadata;
+mod model_info;
+mod openai_chat;
+mod prompt;
+mod providers;
+mod registry;
+mod responses;
+mod sampling;
+mod sse;
 
+/// The agent-core contracts the clients implement, re-exported so an
+/// embedder needs one import path.
+pub use agent_core as core;
+
+/// The clients, one per API, with their default endpoints.
 pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
-pub use error::ProviderError;
 pub use gemini::{GEMINI_BASE_URL, Gemini};
-pub use openai::{
-    LMSTUDIO_BASE_URL, MaxTokensField, OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL,
-    OpenAiCompatible, VLLM_BASE_URL,
-};
-pub use prompt::provider_prompt;
-pub use registry::{
-    EnvModelResolver, PROVIDERS, model_for_ref, model_from_env, model_info, parse_model_name,
+pub use openai_chat::{
+    LMSTUDIO_BASE_URL, OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL, OpenAiCompatible,
+    VLLM_BASE_URL,
 };
 pub use responses::OpenAiResponses;
+
+/// The provider table and building clients from `provider/model` names.
+pub use providers::{Api, BaseUrlFrom, PROVIDERS, Provider, find_provider};
+pub use registry::{EnvModelResolver, model_for_ref, model_from_env, parse_model_name};
+
+/// What is known about well-known models, and what each model family
+/// accepts (the request rules every client applies).
+pub use families::{MODEL_FAMILIES, MaxTokensField, ModelFamily, Reasoning, model_family};
+pub use model_info::model_info;
+
+/// opencode's provider system-prompt choice (§15).
+pub use prompt::provider_prompt;
+
+/// Why a client could not be built.
+pub use error::ProviderError;
+
+/// The server-sent-events parser under every client.
 pub use sse::{SseError, SseEvent, SseParser, sse_events};

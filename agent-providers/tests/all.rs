@@ -1,6 +1,3 @@
-//! agent-providers' integration tests, in one binary (`cargo test -p
-//! agent-providers --test all`); each module of `suite/` is one topic.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! agent-providers integration tests: one binary, modules in `suite/`.
 
 mod suite;

@@ -4,12 +4,16 @@
 //! streaming its output to the call's live metadata. On timeout or
 //! cancellation the **whole process group** is ended (SIGTERM, then SIGKILL
 //! after a grace), so background children do not outlive the call.
+//!
+//! The child runs under the tool's [`Sandbox`] (see `sandbox`): a filtered
+//! environment, and on Linux its own PID namespace (every descendant ends
+//! with the call), Landlock and, with the network off, a network namespace.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use agent_core::truncate::Truncator;
+use agent_core::Truncator;
 use agent_core::{ToolContext, ToolError, ToolOutput, TypedTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -17,25 +21,29 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-use crate::bash_scan::{ScanError, plan_requests};
+use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests};
 use crate::paths;
+use crate::sandbox::{CallScope, Sandbox, approved_directories};
 
 /// The tool id and permission name.
 pub const BASH: &str = "bash";
 /// Default timeout when the call gives none (§8.4: 2 minutes).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub const BASH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest timeout a call may ask for (10 minutes); larger ones are
+/// lowered to it (see [`BashTool::with_max_timeout`]).
+pub const BASH_MAX_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long a process group gets between SIGTERM and SIGKILL (§8.4: 3 s).
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(3);
+pub const BASH_KILL_GRACE: Duration = Duration::from_secs(3);
 /// At most this much of the output's tail goes into each live metadata
 /// update.
-pub const METADATA_OUTPUT_BYTES: usize = 30_000;
+pub const BASH_METADATA_OUTPUT_BYTES: usize = 30_000;
 /// At most this much output is kept in memory; the rest is dropped with a
 /// note (the model sees a truncated head anyway).
-pub const MAX_CAPTURE_BYTES: usize = 8 * 1024 * 1024;
+pub const BASH_MAX_CAPTURE_BYTES: usize = 8 * 1024 * 1024;
 
 const DESCRIPTION: &str = "Runs a shell command with bash (sh where bash is missing) in the \
 project directory or `workdir`, and returns its combined stdout and stderr. Commands time out \
-after `timeout` milliseconds (default 120000); a timed-out or cancelled command is killed with \
+after `timeout` milliseconds (default 120000, at most 600000); a timed-out or cancelled command is killed with \
 everything it started. Prefer the dedicated tools for reading, searching and editing files.";
 
 /// The arguments of the `bash` tool.
@@ -43,7 +51,7 @@ everything it started. Prefer the dedicated tools for reading, searching and edi
 pub struct BashArgs {
     /// The command line to run.
     pub command: String,
-    /// Timeout in milliseconds (default 120000).
+    /// Timeout in milliseconds (default 120000, at most 600000).
     #[serde(default)]
     pub timeout: Option<i64>,
     /// The directory to run in (default: the project directory); relative
@@ -57,6 +65,7 @@ pub struct BashArgs {
 
 /// Why a bash call failed before or while running its command.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BashError {
     /// The `timeout` argument was negative.
     #[error("Invalid timeout value: {0}. Timeout must be a positive number of milliseconds.")]
@@ -92,18 +101,22 @@ impl From<BashError> for ToolError {
 #[derive(Debug, Clone)]
 pub struct BashTool {
     default_timeout: Duration,
+    max_timeout: Duration,
     kill_grace: Duration,
     truncator: Truncator,
     shell: Option<PathBuf>,
+    sandbox: Sandbox,
 }
 
 impl Default for BashTool {
     fn default() -> Self {
         BashTool {
-            default_timeout: DEFAULT_TIMEOUT,
-            kill_grace: DEFAULT_KILL_GRACE,
+            default_timeout: BASH_DEFAULT_TIMEOUT,
+            max_timeout: BASH_MAX_TIMEOUT,
+            kill_grace: BASH_KILL_GRACE,
             truncator: Truncator::default(),
             shell: None,
+            sandbox: Sandbox::default(),
         }
     }
 }
@@ -117,6 +130,13 @@ impl BashTool {
     /// Sets the timeout used when a call gives none.
     pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = timeout;
+        self
+    }
+
+    /// Sets the longest timeout a call may ask for; larger `timeout`
+    /// arguments are lowered to it.
+    pub fn with_max_timeout(mut self, timeout: Duration) -> Self {
+        self.max_timeout = timeout;
         self
     }
 
@@ -137,6 +157,19 @@ impl BashTool {
     pub fn with_shell(mut self, shell: impl Into<PathBuf>) -> Self {
         self.shell = Some(shell.into());
         self
+    }
+
+    /// Runs commands under this sandbox (default: `workspace-write`, see
+    /// [`SandboxPolicy`](crate::SandboxPolicy)).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The sandbox commands run under; its
+    /// [`status`](Sandbox::status) says what this machine enforces.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
     }
 
     fn shell(&self) -> PathBuf {
@@ -172,7 +205,7 @@ struct Captured {
 
 impl Captured {
     fn push(&mut self, chunk: &[u8]) {
-        let room = MAX_CAPTURE_BYTES.saturating_sub(self.bytes.len());
+        let room = BASH_MAX_CAPTURE_BYTES.saturating_sub(self.bytes.len());
         let take = room.min(chunk.len());
         self.bytes.extend_from_slice(&chunk[..take]);
         self.dropped += chunk.len() - take;
@@ -190,7 +223,7 @@ impl Captured {
     }
 
     fn tail(&self) -> String {
-        let start = self.bytes.len().saturating_sub(METADATA_OUTPUT_BYTES);
+        let start = self.bytes.len().saturating_sub(BASH_METADATA_OUTPUT_BYTES);
         String::from_utf8_lossy(&self.bytes[start..]).into_owned()
     }
 }
@@ -212,7 +245,8 @@ impl TypedTool for BashTool {
             Some(ms) if ms < 0 => return Err(BashError::NegativeTimeout(ms).into()),
             Some(ms) => Duration::from_millis(ms.unsigned_abs()),
             None => self.default_timeout,
-        };
+        }
+        .min(self.max_timeout);
         let cwd = match &args.workdir {
             Some(workdir) => paths::resolve(&ctx.directory, Path::new(workdir)),
             None => paths::resolve(&ctx.directory, Path::new(".")),
@@ -226,7 +260,11 @@ impl TypedTool for BashTool {
         )
         .map_err(BashError::from)?;
         for request in &requests {
-            request.ask(ctx).await?;
+            if request.permission == BASH_OPAQUE {
+                request.ask_by_name(ctx).await?;
+            } else {
+                request.ask(ctx).await?;
+            }
         }
         if !cwd.is_dir() {
             return Err(BashError::Workdir(cwd.display().to_string()).into());
@@ -241,6 +279,19 @@ impl TypedTool for BashTool {
             json!({"output": "", "description": description}),
         );
 
+        let scope = CallScope {
+            session_id: ctx.session_id.clone(),
+            directory: paths::resolve(&ctx.directory, Path::new(".")),
+            worktree: paths::resolve(&ctx.worktree, Path::new(".")),
+            cwd: cwd.clone(),
+            tool_output: Some(self.truncator.spill_dir.clone()),
+            approved: approved_directories(&requests),
+        };
+        let mut sandbox = self
+            .sandbox
+            .prepare(&scope)
+            .map_err(|error| ToolError::Failed(error.to_string()))?;
+
         let shell = self.shell();
         let mut command = tokio::process::Command::new(&shell);
         command
@@ -251,8 +302,7 @@ impl TypedTool for BashTool {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
+        sandbox.apply(&mut command);
         let mut child = command.spawn().map_err(|error| BashError::Spawn {
             shell: shell.display().to_string(),
             reason: error.to_string(),
@@ -335,13 +385,18 @@ impl TypedTool for BashTool {
         if let Some(note) = &note {
             output.push_str(&format!("\n\n<shell_metadata>\n{note}\n</shell_metadata>"));
         }
+        let denials = sandbox.denials(&output);
+        if let Some(note) = sandbox.note(&denials) {
+            output.push_str(&format!("\n\n<sandbox>\n{note}\n</sandbox>"));
+        }
+        let sandbox_metadata = sandbox.metadata(&denials);
         let exit = match ending {
             Ending::Exited(code) => json!(code),
             _ => serde_json::Value::Null,
         };
         ctx.metadata(
             Some(&title),
-            json!({"output": output, "description": description, "exit": exit}),
+            json!({"output": output, "description": description, "exit": exit, "sandbox": sandbox_metadata}),
         );
         if ending == Ending::Cancelled {
             return Err(ToolError::Cancelled);
@@ -355,6 +410,7 @@ impl TypedTool for BashTool {
                 "exit": exit,
                 "description": description,
                 "truncated": truncated,
+                "sandbox": sandbox_metadata,
             })))
     }
 }

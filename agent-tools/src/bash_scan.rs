@@ -1,22 +1,40 @@
-//! Parsing a bash command line into what the bash tool asks for (§8.1):
-//! one pattern per command, the "always" patterns from the arity table, and
-//! the path arguments of file commands for the external-directory check.
+//! Parsing a bash command line into what the bash tool asks for (§8.1),
+//! judged on what bash will execute rather than on how it is spelled.
 //!
-//! The command is parsed with tree-sitter and the bash grammar (0.25, the
+//! The line is parsed with tree-sitter and the bash grammar (0.25, the
 //! version opencode pins). Every `command` node is visited in document
-//! order, so commands inside lists, pipelines, subshells, loops and
-//! command substitutions all count.
+//! order, so commands inside lists, pipelines, subshells, loops, functions
+//! and substitutions all count. For each command the scan asks for:
 //!
-//! Two documented deviations from opencode (see `docs/deviations.md`),
-//! each behind a named predicate:
+//! - opencode's pattern: the command's text (with its redirections) and the
+//!   "always" pattern from the arity table;
+//! - the command as bash runs it: words after quote removal, escapes and
+//!   brace expansion, assignments dropped, joined by single spaces
+//!   (`'r'm<TAB>-f x` → `rm -f x`), and with the program's base name
+//!   (`/bin/rm -f x` → `rm -f x`);
+//! - every command a wrapper runs (`sudo`, `env`, `command`, `builtin`,
+//!   `exec`, `nohup`, `time`, `timeout`, `nice`, `xargs`, `find -exec` …),
+//!   and the commands of scripts given as text: `bash -c` / `sh -c` (any
+//!   options), `eval`, `trap`, heredocs and here-strings fed to a shell,
+//!   backticks nested in backticks.
 //!
-//! - [`shell_c_script`]: the script of `bash -c '...'` / `sh -c "..."` is
-//!   parsed too (one level of quotes removed), so `bash -c "rm -rf /"`
-//!   also asks for `rm -rf /` (always `rm *`), not only `bash *`.
-//! - [`BashScan::syntax_error`]: a command line tree-sitter cannot parse
-//!   cleanly also asks for its whole text, so a parse error can never hide
-//!   a command from the permission request.
+//! What cannot be seen through — a syntax error, a program or script only
+//! known at run time (`$X -f`, `eval "$S"`, `curl … | sh`) — is listed in
+//! [`BashScan::opaque`]; the bash tool then also asks
+//! [`BASH_OPAQUE`] for the whole line, a permission no `bash` rule
+//! allows. On a syntax error every command that can be recovered is a
+//! pattern too (tree-sitter's recovery plus a lexical split of the line).
+//!
+//! Paths are checked on what the file system will use: the arguments of
+//! file commands, of `cd`/`pushd`, `tee` and `ln`, redirection targets, and
+//! any absolute, `~` or `..` argument of any command; words with variables
+//! or `~user` count as outside the project.
+//!
+//! Each difference from opencode is a documented deviation (see
+//! `docs/deviations.md` and `docs/security.md`) with a named predicate:
+//! [`BashScan::seen_through`], [`shell_c_script`], [`BashScan::syntax_error`].
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use agent_permission::arity;
@@ -25,55 +43,39 @@ use tree_sitter::{Node, Parser};
 use crate::external::{EXTERNAL_DIRECTORY, external_request, is_inside};
 use crate::paths;
 use crate::request::ToolRequest;
+use crate::shell_command::{self, Analysis, base_name, join};
+use crate::shell_word::{self, Token, Word, for_tree_sitter, join_continuations};
 
-/// Directory-changing commands: they never produce a bash pattern (§8.1).
-pub const CD_COMMANDS: &[&str] = &[
-    "cd",
-    "chdir",
-    "popd",
-    "pushd",
-    "push-location",
-    "set-location",
+pub use crate::shell_command::{CD_COMMANDS, FILE_COMMANDS, SHELLS, WRAPPERS};
+pub use crate::shell_word::{MAX_BRACE_WORDS, Word as ShellWord, words_of};
+
+/// The permission asked, with the whole command line as its pattern, when
+/// part of the line cannot be seen through (see [`BashScan::opaque`]).
+pub const BASH_OPAQUE: &str = "bash_opaque";
+
+/// Longest command line scanned (128 KiB); longer ones are refused.
+pub const MAX_COMMAND_BYTES: usize = 128 * 1024;
+
+/// Deepest nesting of command substitutions, subshells and scripts
+/// (`bash -c`, `eval` …) scanned; deeper lines are refused.
+pub const MAX_NESTING: usize = 32;
+
+/// Most bytes of patterns one command line may produce; beyond it the line
+/// is refused (so nested substitutions cannot make the scan quadratic).
+pub const MAX_PATTERN_BYTES: usize = 1024 * 1024;
+
+/// Paths under `/dev` every command may use without an external-directory
+/// check.
+pub const SAFE_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
 ];
-
-/// Commands whose arguments are paths checked for `external_directory`
-/// (§8.1, the bash and PowerShell names).
-pub const FILE_COMMANDS: &[&str] = &[
-    "cd",
-    "chdir",
-    "popd",
-    "pushd",
-    "push-location",
-    "set-location",
-    "rm",
-    "cp",
-    "mv",
-    "mkdir",
-    "touch",
-    "chmod",
-    "chown",
-    "cat",
-    "get-content",
-    "set-content",
-    "add-content",
-    "copy-item",
-    "move-item",
-    "remove-item",
-    "new-item",
-    "rename-item",
-];
-
-/// Shells whose `-c` script [`shell_c_script`] recognises.
-pub const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh"];
-
-/// Commands that run the command after them: `sudo bash -c '...'` is
-/// looked into like `bash -c '...'`.
-pub const WRAPPERS: &[&str] = &[
-    "sudo", "doas", "env", "nohup", "exec", "command", "time", "nice",
-];
-
-/// How deep `bash -c "bash -c '...'"` nesting is followed.
-pub const SHELL_C_MAX_DEPTH: usize = 4;
 
 /// Node kinds whose text is a command token (§8.1).
 const TOKEN_KINDS: &[&str] = &[
@@ -84,25 +86,48 @@ const TOKEN_KINDS: &[&str] = &[
     "concatenation",
 ];
 
+/// Child kinds of a `command` node that are not its words.
+const NOT_WORDS: &[&str] = &[
+    "variable_assignment",
+    "file_redirect",
+    "heredoc_redirect",
+    "herestring_redirect",
+    "comment",
+];
+
+/// Node kinds that nest a command line inside another.
+const NESTING_KINDS: &[&str] = &["command_substitution", "process_substitution", "subshell"];
+
 /// What a command line asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BashScan {
-    /// The bash patterns: each command's source text (with its
-    /// redirections), trimmed, without duplicates, in document order.
+    /// The bash patterns, without duplicates, in document order: for each
+    /// command opencode's text, then the command as bash runs it.
     pub patterns: Vec<String>,
-    /// The "always" patterns: arity prefix + `" *"`, without duplicates.
+    /// The "always" patterns: arity prefix + `" *"`, without duplicates;
+    /// never one whose prefix holds a `*` or `?` of the command.
     pub always: Vec<String>,
-    /// Path arguments of file commands (quotes stripped, cut at the first
-    /// glob character, dynamic ones left out), not yet resolved: see
+    /// Literal paths the commands use (quotes removed, cut at the first
+    /// glob character), not yet resolved: see
     /// [`external_directories`](Self::external_directories).
     pub path_args: Vec<String>,
+    /// Paths only known at run time (`$D`, `~bob/x`): always outside.
+    pub dynamic_paths: Vec<String>,
+    /// What could not be seen through, one reason each; non-empty means
+    /// the tool also asks [`BASH_OPAQUE`].
+    pub opaque: Vec<String>,
     /// Whether tree-sitter found a syntax error; the whole command line is
-    /// then one of the patterns too (a deviation, see the module docs).
+    /// then one of the patterns too.
     pub syntax_error: bool,
+    /// Whether a command as bash runs it differs from its text (so the
+    /// scan adds patterns opencode does not): a deviation predicate.
+    pub seen_through: bool,
 }
 
 /// Why a command line could not be scanned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScanError {
     /// The bash grammar did not load: a build problem of agent-tools.
     #[error(
@@ -112,36 +137,60 @@ pub enum ScanError {
     /// tree-sitter returned no tree.
     #[error("the command could not be parsed; rewrite it as simpler shell commands")]
     Parse,
+    /// The line is longer than [`MAX_COMMAND_BYTES`].
+    #[error(
+        "the command is {0} bytes long, more than the {MAX_COMMAND_BYTES} bytes that can be checked; write long content with the write tool and run shorter commands"
+    )]
+    TooLong(usize),
+    /// Substitutions or scripts nest deeper than [`MAX_NESTING`], or the
+    /// patterns would exceed [`MAX_PATTERN_BYTES`].
+    #[error(
+        "the command nests substitutions or scripts too deeply to be checked (at most {MAX_NESTING} levels, {MAX_PATTERN_BYTES} bytes of patterns); split it into simpler commands"
+    )]
+    TooComplex,
 }
 
-/// Scans `command` per §8.1 (plus the deviations in the module docs).
+/// Scans `command` (see the module docs).
 ///
 /// ```
 /// let scan = agent_tools::scan("git commit -m x && ls | grep foo").unwrap();
 /// assert_eq!(scan.patterns, ["git commit -m x", "ls", "grep foo"]);
 /// assert_eq!(scan.always, ["git commit *", "ls *", "grep *"]);
+///
+/// let scan = agent_tools::scan("FOO=1 sudo '/bin/rm'\t-f x").unwrap();
+/// assert!(scan.patterns.contains(&"rm -f x".to_string()));
+/// assert!(scan.always.contains(&"rm *".to_string()));
 /// ```
 pub fn scan(command: &str) -> Result<BashScan, ScanError> {
+    if command.len() > MAX_COMMAND_BYTES {
+        return Err(ScanError::TooLong(command.len()));
+    }
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
         .map_err(|error| ScanError::Language(error.to_string()))?;
-    let mut out = BashScan::default();
-    scan_into(&mut parser, command, 0, &mut out)?;
-    Ok(out)
+    let mut scanner = Scanner {
+        parser,
+        out: BashScan::default(),
+        seen_patterns: HashSet::new(),
+        budget: MAX_PATTERN_BYTES,
+    };
+    scanner.script(command, 0)?;
+    Ok(scanner.out)
 }
 
 /// The index of the script token of a `bash -c SCRIPT` command, if
 /// `tokens` is one: after any [`WRAPPERS`] (with their `-flags` and, for
 /// `env`, `NAME=value` words), a shell of [`SHELLS`] (any directory),
-/// followed by flags of which one holds `c` (`-c`, `-lc`, `-ec`); `-o`/`+o`
-/// take an option name. This is the named predicate of the `bash -c`
-/// deviation (opencode asks only for `bash *`).
+/// followed by options of which one holds `c` (`-c`, `-lc`, `--norc -c`);
+/// `-o`/`+o`/`-O` take an option name, `--` ends the options. This is the
+/// named predicate of the `bash -c` deviation (opencode asks only for
+/// `bash *`).
 pub fn shell_c_script<S: AsRef<str>>(tokens: &[S]) -> Option<usize> {
     let mut i = 0;
     while let Some(token) = tokens.get(i) {
         let token = token.as_ref();
-        let name = token.rsplit('/').next().unwrap_or(token);
+        let name = base_name(token);
         if (i > 0 && (token.starts_with('-') || token.contains('='))) || WRAPPERS.contains(&name) {
             i += 1;
         } else {
@@ -149,73 +198,48 @@ pub fn shell_c_script<S: AsRef<str>>(tokens: &[S]) -> Option<usize> {
         }
     }
     let first = tokens.get(i)?.as_ref();
-    let name = first.rsplit('/').next().unwrap_or(first);
-    if !SHELLS.contains(&name) {
+    if !SHELLS.contains(&base_name(first)) {
         return None;
     }
     i += 1;
+    let mut command_string = false;
     while let Some(token) = tokens.get(i) {
         let token = token.as_ref();
-        if token == "-o" || token == "+o" {
-            i += 2;
+        if token == "--" {
+            i += 1;
+            break;
+        }
+        if token.starts_with("--") {
+            i += 1;
             continue;
         }
-        let flags = token
-            .strip_prefix('-')
-            .or_else(|| token.strip_prefix('+'))?;
+        let Some(flags) = token.strip_prefix('-').or_else(|| token.strip_prefix('+')) else {
+            break;
+        };
         if flags.is_empty() || !flags.chars().all(|c| c.is_ascii_alphabetic()) {
             return None;
         }
         if token.starts_with('-') && flags.contains('c') {
-            return (i + 1 < tokens.len()).then_some(i + 1);
+            command_string = true;
         }
-        i += 1;
+        i += if flags.contains(['o', 'O']) { 2 } else { 1 };
     }
-    None
+    (command_string && i < tokens.len()).then_some(i)
 }
 
 /// Removes one level of shell quoting: `'...'` literally, `"..."` with
-/// `\$ \` \" \\` unescaped, and backslash escapes outside quotes.
+/// `\$ \` \" \\` unescaped, and backslash escapes outside quotes (the
+/// words of [`words_of`] joined by spaces).
 pub fn unquote(text: &str) -> String {
-    #[derive(PartialEq)]
-    enum State {
-        Plain,
-        Single,
-        Double,
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut state = State::Plain;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match state {
-            State::Plain => match c {
-                '\'' => state = State::Single,
-                '"' => state = State::Double,
-                '\\' => {
-                    if let Some(next) = chars.next() {
-                        out.push(next);
-                    }
-                }
-                _ => out.push(c),
-            },
-            State::Single => match c {
-                '\'' => state = State::Plain,
-                _ => out.push(c),
-            },
-            State::Double => match c {
-                '"' => state = State::Plain,
-                '\\' => match chars.peek() {
-                    Some(&next) if matches!(next, '$' | '`' | '"' | '\\' | '\n') => {
-                        chars.next();
-                        out.push(next);
-                    }
-                    _ => out.push('\\'),
-                },
-                _ => out.push(c),
-            },
-        }
-    }
-    out
+    let words: Vec<Word> = words_of(text);
+    join(&words)
+}
+
+struct Scanner {
+    parser: Parser,
+    out: BashScan,
+    seen_patterns: HashSet<String>,
+    budget: usize,
 }
 
 fn push_unique(list: &mut Vec<String>, item: String) {
@@ -224,121 +248,354 @@ fn push_unique(list: &mut Vec<String>, item: String) {
     }
 }
 
-fn scan_into(
-    parser: &mut Parser,
-    command: &str,
-    depth: usize,
-    out: &mut BashScan,
-) -> Result<(), ScanError> {
-    let tree = parser.parse(command, None).ok_or(ScanError::Parse)?;
-    let root = tree.root_node();
-    let bytes = command.as_bytes();
-    let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if node.kind() == "command" {
-            visit_command(parser, node, bytes, depth, out)?;
-        }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    if root.has_error() {
-        out.syntax_error = true;
-        let whole = command.trim();
-        if !whole.is_empty() {
-            push_unique(&mut out.patterns, whole.to_string());
-        }
-    }
-    Ok(())
+fn text<'a>(node: Node<'_>, source: &'a str) -> &'a str {
+    source.get(node.byte_range()).unwrap_or_default()
 }
 
-fn text<'a>(node: Node<'_>, bytes: &'a [u8]) -> &'a str {
-    node.utf8_text(bytes).unwrap_or_default()
-}
+impl Scanner {
+    /// Adds a bash pattern; fails when the pattern budget is spent.
+    fn pattern(&mut self, pattern: &str) -> Result<(), ScanError> {
+        let pattern = pattern.trim();
+        if pattern.is_empty() || self.seen_patterns.contains(pattern) {
+            return Ok(());
+        }
+        self.budget = self
+            .budget
+            .checked_sub(pattern.len())
+            .ok_or(ScanError::TooComplex)?;
+        self.seen_patterns.insert(pattern.to_string());
+        self.out.patterns.push(pattern.to_string());
+        Ok(())
+    }
 
-fn visit_command(
-    parser: &mut Parser,
-    node: Node<'_>,
-    bytes: &[u8],
-    depth: usize,
-    out: &mut BashScan,
-) -> Result<(), ScanError> {
-    let mut walker = node.walk();
-    let tokens: Vec<&str> = node
-        .children(&mut walker)
-        .filter(|child| TOKEN_KINDS.contains(&child.kind()))
-        .map(|child| text(child, bytes))
-        .collect();
-    let Some(&first) = tokens.first() else {
-        return Ok(());
-    };
-    if FILE_COMMANDS.contains(&first) {
-        let chmod = first == "chmod";
-        for arg in &tokens[1..] {
-            if let Some(path) = path_arg(arg, chmod) {
-                push_unique(&mut out.path_args, path);
+    /// Adds an "always" pattern for `tokens`, unless its prefix holds a
+    /// glob character (approving it would approve other commands).
+    fn always<S: AsRef<str>>(&mut self, tokens: &[S]) {
+        if tokens.is_empty() {
+            return;
+        }
+        let prefix = arity::prefix(tokens);
+        if prefix.iter().any(|t| t.as_ref().contains(['*', '?'])) {
+            return;
+        }
+        push_unique(&mut self.out.always, arity::always_pattern(tokens));
+    }
+
+    fn opaque(&mut self, reason: impl Into<String>) {
+        push_unique(&mut self.out.opaque, reason.into());
+    }
+
+    fn path(&mut self, word: &Word) {
+        if word.dynamic {
+            push_unique(&mut self.out.dynamic_paths, word.text.clone());
+            return;
+        }
+        let cut = match word.glob {
+            Some(0) => return,
+            Some(at) => &word.text[..at],
+            None => &word.text[..],
+        };
+        if !cut.is_empty() && !SAFE_DEVICES.contains(&cut) && !cut.starts_with("/dev/fd/") {
+            push_unique(&mut self.out.path_args, cut.to_string());
+        }
+    }
+
+    /// Scans one command line (the top level or a script inside it).
+    fn script(&mut self, script: &str, depth: usize) -> Result<(), ScanError> {
+        if depth > MAX_NESTING {
+            return Err(ScanError::TooComplex);
+        }
+        let source = join_continuations(script);
+        let parse_text = for_tree_sitter(&source);
+        let tree = self
+            .parser
+            .parse(&parse_text, None)
+            .ok_or(ScanError::Parse)?;
+        let root = tree.root_node();
+        let mut cursor = root.walk();
+        // The nesting depth of the current node's parent, per tree level.
+        let mut nesting: Vec<usize> = vec![depth];
+        'walk: loop {
+            let node = cursor.node();
+            let parent_depth = nesting.last().copied().unwrap_or(depth);
+            let here = parent_depth + usize::from(NESTING_KINDS.contains(&node.kind()));
+            if here > MAX_NESTING {
+                return Err(ScanError::TooComplex);
+            }
+            match node.kind() {
+                "command" => self.command(node, &source, here)?,
+                "redirected_statement" if node.child_by_field_name("body").is_none() => {
+                    self.redirect_only(node, &source)?;
+                }
+                "file_redirect" => self.redirect(node, &source),
+                "command_substitution" => self.backticks(node, &source, here)?,
+                _ => {}
+            }
+            if cursor.goto_first_child() {
+                nesting.push(here);
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+                nesting.pop();
+            }
+        }
+        if root.has_error() {
+            self.out.syntax_error = true;
+            self.opaque("the command line has a syntax error");
+            self.pattern(&source)?;
+            self.lexical(&source, depth)?;
+        }
+        Ok(())
+    }
+
+    /// A command node: opencode's pattern, then what bash runs.
+    fn command(&mut self, node: Node<'_>, source: &str, depth: usize) -> Result<(), ScanError> {
+        let mut walker = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut walker).collect();
+        let tokens: Vec<&str> = children
+            .iter()
+            .filter(|child| TOKEN_KINDS.contains(&child.kind()))
+            .map(|child| text(*child, source))
+            .collect();
+        let raw_source = match node.parent() {
+            Some(parent) if parent.kind() == "redirected_statement" => text(parent, source),
+            _ => text(node, source),
+        };
+        let raw_source = raw_source.trim();
+        // opencode's pattern (§8.1).
+        if let Some(first) = tokens.first()
+            && !first.is_empty()
+            && !CD_COMMANDS.contains(first)
+        {
+            self.pattern(raw_source)?;
+            self.always(&tokens);
+        }
+        let words: Vec<Word> = children
+            .iter()
+            .filter(|child| child.is_named() && !NOT_WORDS.contains(&child.kind()))
+            .flat_map(|child| words_of(text(*child, source)))
+            .collect();
+        if words.is_empty() || words[0].text.is_empty() && words.len() == 1 {
+            if children.iter().any(|c| c.kind() == "file_redirect") {
+                self.pattern(raw_source)?;
+            }
+            return Ok(());
+        }
+        let analysis = shell_command::analyze(&words);
+        self.analysis(&analysis, raw_source, depth)?;
+        if analysis.reads_stdin {
+            let input = stdin_script(node, source);
+            match input {
+                Some(script) => self.script(&script, depth + 1)?,
+                None => self.opaque(format!(
+                    "a shell reading commands from its input: `{}`",
+                    join(&words)
+                )),
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the patterns, paths, scripts and reasons of an analysis.
+    fn analysis(
+        &mut self,
+        analysis: &Analysis,
+        raw_source: &str,
+        depth: usize,
+    ) -> Result<(), ScanError> {
+        for command in &analysis.commands {
+            let Some(first) = command.first() else {
+                continue;
+            };
+            let name = base_name(&first.text);
+            if CD_COMMANDS.contains(&name) {
+                continue;
+            }
+            let texts: Vec<&str> = command.iter().map(|w| w.text.as_str()).collect();
+            let joined = texts.join(" ");
+            if joined != raw_source {
+                self.out.seen_through = true;
+            }
+            self.pattern(&joined)?;
+            self.always(&texts);
+            if name != first.text {
+                self.out.seen_through = true;
+                let mut based = texts.clone();
+                based[0] = name;
+                self.pattern(&based.join(" "))?;
+                self.always(&based);
+            }
+        }
+        for word in &analysis.paths {
+            self.path(word);
+        }
+        for reason in &analysis.opaque {
+            self.opaque(reason.clone());
+        }
+        for script in &analysis.scripts {
+            self.script(script, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// A statement made only of redirections (`> file`): it has effects,
+    /// so it is a pattern too.
+    fn redirect_only(&mut self, node: Node<'_>, source: &str) -> Result<(), ScanError> {
+        self.pattern(text(node, source))
+    }
+
+    /// The target of a file redirection is a path (not `>&2`, `<&-`).
+    fn redirect(&mut self, node: Node<'_>, source: &str) {
+        let mut walker = node.walk();
+        let mut duplicate = false;
+        for child in node.children(&mut walker) {
+            if !child.is_named() {
+                duplicate = matches!(child.kind(), ">&" | "<&" | ">&-" | "<&-");
+                continue;
+            }
+            if child.kind() == "file_descriptor" {
+                continue;
+            }
+            let target = text(child, source);
+            if duplicate && (target == "-" || target.chars().all(|c| c.is_ascii_digit())) {
+                continue;
+            }
+            for word in words_of(target) {
+                self.path(&word);
             }
         }
     }
-    if CD_COMMANDS.contains(&first) {
-        return Ok(());
+
+    /// Backticks inside backticks (`` `echo \`rm x\`` ``) are a command
+    /// substitution for bash once the outer one's escapes are removed;
+    /// tree-sitter sees only words, so the inner text is scanned again.
+    fn backticks(&mut self, node: Node<'_>, source: &str, depth: usize) -> Result<(), ScanError> {
+        let whole = text(node, source);
+        let Some(inner) = whole
+            .strip_prefix('`')
+            .map(|rest| rest.strip_suffix('`').unwrap_or(rest))
+        else {
+            return Ok(());
+        };
+        if !inner.contains("\\`") {
+            return Ok(());
+        }
+        let mut unescaped = String::with_capacity(inner.len());
+        let mut chars = inner.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\\'
+                && let Some(&next) = chars.peek()
+                && matches!(next, '`' | '\\' | '$')
+            {
+                unescaped.push(next);
+                chars.next();
+                continue;
+            }
+            unescaped.push(c);
+        }
+        self.script(&unescaped, depth + 1)
     }
-    let source = match node.parent() {
-        Some(parent) if parent.kind() == "redirected_statement" => text(parent, bytes),
-        _ => text(node, bytes),
-    };
-    let source = source.trim();
-    if source.is_empty() || first.is_empty() {
-        // A zero-width command from tree-sitter's error recovery; the
-        // syntax-error rule asks for the whole line instead.
-        return Ok(());
+
+    /// After a syntax error: every simple command of a lexical split of
+    /// the line is a pattern too, and redirection targets are paths.
+    fn lexical(&mut self, source: &str, depth: usize) -> Result<(), ScanError> {
+        for tokens in shell_word::split_simple_commands(source) {
+            let mut words = Vec::new();
+            let mut redirect_next = false;
+            let mut assignments = true;
+            for token in tokens {
+                match token {
+                    Token::Redirect(op) => {
+                        redirect_next = !op.contains("<<");
+                    }
+                    Token::Word(raw) => {
+                        let parsed = words_of(&raw);
+                        if redirect_next {
+                            redirect_next = false;
+                            for word in &parsed {
+                                self.path(word);
+                            }
+                            continue;
+                        }
+                        if assignments && is_assignment(&raw) {
+                            continue;
+                        }
+                        assignments = false;
+                        words.extend(parsed);
+                    }
+                }
+            }
+            if words.is_empty() {
+                continue;
+            }
+            let analysis = shell_command::analyze(&words);
+            self.analysis(&analysis, "", depth)?;
+        }
+        Ok(())
     }
-    push_unique(&mut out.patterns, source.to_string());
-    push_unique(&mut out.always, arity::always_pattern(&tokens));
-    if depth < SHELL_C_MAX_DEPTH
-        && let Some(index) = shell_c_script(&tokens)
-        && let Some(script) = tokens.get(index)
+}
+
+/// Whether `raw` is a `NAME=value` assignment word.
+fn is_assignment(raw: &str) -> bool {
+    raw.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The script a shell command reads from a heredoc or here-string, if it
+/// has one.
+fn stdin_script(node: Node<'_>, source: &str) -> Option<String> {
+    let mut holders = vec![node];
+    if let Some(parent) = node.parent()
+        && parent.kind() == "redirected_statement"
     {
-        let script = unquote(script);
-        scan_into(parser, &script, depth + 1, out)?;
+        holders.push(parent);
     }
-    Ok(())
-}
-
-/// A file command's argument as a path (§8.1), or `None` when it is a
-/// flag, a chmod `+mode`, dynamic (`$`, backtick), or starts with a glob.
-fn path_arg(arg: &str, chmod: bool) -> Option<String> {
-    if arg.starts_with('-') || (chmod && arg.starts_with('+')) {
-        return None;
+    for holder in holders {
+        let mut walker = holder.walk();
+        for child in holder.children(&mut walker) {
+            match child.kind() {
+                "heredoc_redirect" => {
+                    let mut inner = child.walk();
+                    let body: String = child
+                        .children(&mut inner)
+                        .filter(|c| c.kind() == "heredoc_body")
+                        .map(|c| text(c, source))
+                        .collect();
+                    return Some(body);
+                }
+                "herestring_redirect" => {
+                    let mut inner = child.walk();
+                    let words: Vec<Word> = child
+                        .named_children(&mut inner)
+                        .flat_map(|c| words_of(text(c, source)))
+                        .collect();
+                    return Some(join(&words));
+                }
+                _ => {}
+            }
+        }
     }
-    if arg.contains('$') || arg.contains('`') {
-        return None;
-    }
-    let stripped: String = arg.chars().filter(|c| *c != '\'' && *c != '"').collect();
-    let cut = match stripped.find(['?', '*', '[']) {
-        Some(0) => return None,
-        Some(at) => &stripped[..at],
-        None => &stripped[..],
-    };
-    (!cut.is_empty()).then(|| cut.to_string())
+    None
 }
 
 impl BashScan {
-    /// The directories outside the project that the file commands touch
-    /// (§8.1): each path argument with `~` expanded (from `$HOME`),
-    /// resolved against `cwd` (the tool's starting directory; a `cd` in the
-    /// command line does not change it), and when outside `directory` /
-    /// `worktree`, the path itself if it is an existing directory, else its
-    /// parent. In first-seen order, without duplicates.
+    /// The directories outside the project that the commands touch
+    /// (§8.1, extended): each literal path argument with `~` expanded
+    /// (from `$HOME`), resolved against `cwd` (the tool's starting
+    /// directory; a `cd` in the command line does not change it), checked
+    /// both as written and with symlinks resolved; when outside
+    /// `directory` / `worktree`, the path itself if it is an existing
+    /// directory, else its parent. In first-seen order, without duplicates.
+    /// Dynamic paths are not included: see [`dynamic_paths`](Self::dynamic_paths).
     pub fn external_directories(
         &self,
         cwd: &Path,
@@ -353,11 +610,17 @@ impl BashScan {
                 (rest, Some(home)) if rest.starts_with("~/") => home.join(&rest[2..]),
                 _ => PathBuf::from(arg),
             };
-            let path = paths::resolve(cwd, &expanded);
-            if let Some(request) = external_request(&path, path.is_dir(), directory, worktree) {
-                let dir = PathBuf::from(request.metadata.parent_dir);
-                if !dirs.contains(&dir) {
-                    dirs.push(dir);
+            let lexical = paths::resolve(cwd, &expanded);
+            // `dir/` names a folder even before it exists.
+            let folder = arg.ends_with('/');
+            for view in paths::views(&lexical, directory, worktree) {
+                let is_dir = folder || view.target.is_dir();
+                let found = external_request(&view.target, is_dir, &view.directory, &view.worktree);
+                if let Some(request) = found {
+                    let dir = PathBuf::from(request.metadata.parent_dir);
+                    if !dirs.contains(&dir) {
+                        dirs.push(dir);
+                    }
                 }
             }
         }
@@ -367,10 +630,13 @@ impl BashScan {
 
 /// The requests the bash tool makes for `command`, in order (§8.2): one
 /// `external_directory` request for every directory outside the project
-/// (a `workdir` outside it first, then the file commands' directories),
-/// then one `bash` request; each only when non-empty. `workdir` is where
-/// the command runs (default: the instance `directory`). Pure apart from
-/// checking which paths are existing directories.
+/// (a `workdir` outside it first, then the paths the commands use, then
+/// the paths only known at run time, as written), then one `bash` request,
+/// then — when part of the line cannot be seen through — one
+/// [`BASH_OPAQUE`] request for the whole line; each only when non-empty.
+/// `workdir` is where the command runs (default: the instance
+/// `directory`). Pure apart from looking at the file system (which paths
+/// are directories, where symlinks lead).
 pub fn plan_requests(
     command: &str,
     workdir: Option<&Path>,
@@ -380,8 +646,11 @@ pub fn plan_requests(
     let scanned = scan(command)?;
     let cwd = paths::resolve(directory, workdir.unwrap_or(directory));
     let mut dirs = Vec::new();
-    if !is_inside(&cwd, directory, worktree) {
-        dirs.push(cwd.clone());
+    for view in paths::views(&cwd, directory, worktree) {
+        if !is_inside(&view.target, &view.directory, &view.worktree) && !dirs.contains(&view.target)
+        {
+            dirs.push(view.target);
+        }
     }
     for dir in scanned.external_directories(&cwd, directory, worktree) {
         if !dirs.contains(&dir) {
@@ -389,21 +658,25 @@ pub fn plan_requests(
         }
     }
     let mut requests = Vec::new();
-    if !dirs.is_empty() {
+    if !dirs.is_empty() || !scanned.dynamic_paths.is_empty() {
         let globs: Vec<String> = dirs
             .iter()
             .filter_map(|dir| external_request(dir, true, directory, worktree))
             .flat_map(|request| request.patterns)
             .collect();
-        let directories: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        let mut patterns = globs.clone();
+        patterns.extend(scanned.dynamic_paths.iter().cloned());
+        let mut directories: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        directories.extend(scanned.dynamic_paths.iter().cloned());
         requests.push(ToolRequest {
             permission: EXTERNAL_DIRECTORY.to_string(),
-            patterns: globs.clone(),
-            always: globs.clone(),
+            patterns: patterns.clone(),
+            // Approving "always" never covers a path only known at run time.
+            always: globs,
             metadata: serde_json::json!({
                 "command": command,
                 "directories": directories,
-                "patterns": globs,
+                "patterns": patterns,
             }),
         });
     }
@@ -415,6 +688,14 @@ pub fn plan_requests(
             metadata: serde_json::json!({ "command": command }),
         });
     }
+    if !scanned.opaque.is_empty() {
+        requests.push(ToolRequest {
+            permission: BASH_OPAQUE.to_string(),
+            patterns: vec![command.trim().to_string()],
+            always: Vec::new(),
+            metadata: serde_json::json!({ "command": command, "reasons": scanned.opaque }),
+        });
+    }
     Ok(requests)
 }
 
@@ -422,25 +703,29 @@ pub fn plan_requests(
 mod tests {
     use super::*;
 
+    fn has(scan: &BashScan, pattern: &str) -> bool {
+        scan.patterns.iter().any(|p| p == pattern)
+    }
+
     #[test]
     fn substitution_outer_first() {
         let scan = scan("echo $(cat \"/tmp/x\")").unwrap();
-        assert_eq!(scan.patterns, ["echo $(cat \"/tmp/x\")", "cat \"/tmp/x\""]);
+        assert_eq!(
+            scan.patterns[..2],
+            ["echo $(cat \"/tmp/x\")", "cat \"/tmp/x\""]
+        );
         assert_eq!(scan.path_args, ["/tmp/x"]);
     }
 
     #[test]
     fn shell_c_is_parsed() {
         let scan = scan("bash -c \"rm -rf /\"").unwrap();
-        assert_eq!(scan.patterns, ["bash -c \"rm -rf /\"", "rm -rf /"]);
+        assert_eq!(scan.patterns[0], "bash -c \"rm -rf /\"");
+        assert!(has(&scan, "rm -rf /"));
         assert_eq!(scan.always, ["bash *", "rm *"]);
         assert_eq!(scan.path_args, ["/"]);
-        let scan = scan_nested();
-        assert!(scan.patterns.contains(&"git push".to_string()));
-    }
-
-    fn scan_nested() -> BashScan {
-        scan("sh -lc 'bash -c \"git push\"'").unwrap()
+        let scan = super::scan("sh -lc 'bash --norc -O extglob -c \"git push\"'").unwrap();
+        assert!(has(&scan, "git push"));
     }
 
     #[test]
@@ -451,6 +736,10 @@ mod tests {
             shell_c_script(&["bash", "-o", "pipefail", "-c", "x"]),
             Some(4)
         );
+        assert_eq!(
+            shell_c_script(&["bash", "--norc", "-c", "--", "x"]),
+            Some(4)
+        );
         assert_eq!(shell_c_script(&["bash", "script.sh"]), None);
         assert_eq!(shell_c_script(&["bash", "-c"]), None);
         assert_eq!(shell_c_script(&["python", "-c", "x"]), None);
@@ -459,18 +748,93 @@ mod tests {
             shell_c_script(&["env", "A=1", "/bin/sh", "-c", "x"]),
             Some(4)
         );
-        assert_eq!(
-            shell_c_script(&["sudo", "-u", "root", "bash", "-c", "x"]),
-            None
-        );
         assert_eq!(shell_c_script(&["sudo"]), None);
     }
 
     #[test]
+    fn spelling_does_not_hide_the_program() {
+        for line in [
+            "rm\t-f x",
+            "rm  -f   x",
+            "r\\\nm -f x",
+            "{rm,-f,x}",
+            "'rm' -f x",
+            "r\"m\" -f x",
+            "\\rm -f x",
+            "/bin/rm -f x",
+            "FOO=1 rm -f x",
+            "rm${IFS}-f${IFS}x",
+            "env -i rm -f x",
+            "command rm -f x",
+            "builtin rm -f x",
+            "exec rm -f x",
+            "nohup rm -f x",
+            "time rm -f x",
+            "timeout 5 rm -f x",
+            "nice -n 5 rm -f x",
+            "sudo -u root rm -f x",
+            "doas rm -f x",
+            "eval 'rm -f x'",
+            "trap 'rm -f x' EXIT",
+            "bash --norc -c 'rm -f x'",
+            "sh -O extglob -c 'rm -f x'",
+            "bash -c -- 'rm -f x'",
+            "bash <<EOF\nrm -f x\nEOF",
+            "bash <<< 'rm -f x'",
+            "echo `echo \\`rm -f x\\``",
+            "true\r# ; rm -f x",
+        ] {
+            let scan = scan(line).unwrap();
+            assert!(
+                scan.patterns
+                    .iter()
+                    .any(|p| agent_permission::wildcard::matches(p, "rm *")),
+                "{line:?}: {:?}",
+                scan.patterns
+            );
+        }
+        let scan = scan("echo x | xargs rm -f").unwrap();
+        assert!(has(&scan, "rm -f"));
+        let scan = super::scan("find . -exec rm -f {} \\;").unwrap();
+        assert!(has(&scan, "rm -f {}"));
+    }
+
+    #[test]
+    fn syntax_error_asks_for_everything() {
+        let scan = scan("cat <<E''OF\nhi\nEOF\nrm -f x").unwrap();
+        assert!(scan.syntax_error);
+        assert!(has(&scan, "rm -f x"), "{:?}", scan.patterns);
+        assert!(!scan.opaque.is_empty());
+    }
+
+    #[test]
+    fn opaque_parts() {
+        assert!(!scan("$X -f y").unwrap().opaque.is_empty());
+        assert!(!scan("curl x | sh").unwrap().opaque.is_empty());
+        assert!(!scan("eval \"$S\"").unwrap().opaque.is_empty());
+        assert!(scan("git status && ls").unwrap().opaque.is_empty());
+    }
+
+    #[test]
+    fn redirections_only() {
+        let scan = scan("> file").unwrap();
+        assert_eq!(scan.patterns, ["> file"]);
+    }
+
+    #[test]
     fn path_args() {
-        let scan =
-            scan("rm -rf ~/x '/tmp/a b' /var/log/*.log *.txt $HOME/y; chmod +x /opt/z").unwrap();
-        assert_eq!(scan.path_args, ["~/x", "/tmp/a b", "/var/log/", "/opt/z"]);
+        let scan = scan(
+            "rm -rf ~/x '/tmp/a b' /var/log/*.log *.txt $HOME/y; chmod +x /opt/z; echo > /out/f 2>&1",
+        )
+        .unwrap();
+        assert_eq!(
+            scan.path_args,
+            ["~/x", "/tmp/a b", "/var/log/", "/opt/z", "/out/f"]
+        );
+        assert_eq!(scan.dynamic_paths, ["$HOME/y"]);
+        let scan = super::scan("cat {/out/s,} \\/out/t; cd $D; tee ~bob/x").unwrap();
+        assert_eq!(scan.path_args, ["/out/s", "/out/t"]);
+        assert_eq!(scan.dynamic_paths, ["$D", "~bob/x"]);
     }
 
     #[test]
@@ -488,16 +852,26 @@ mod tests {
     }
 
     #[test]
-    fn syntax_error_asks_for_everything() {
-        let scan = scan("ls )(").unwrap();
-        assert!(scan.syntax_error);
-        assert!(scan.patterns.contains(&"ls )(".to_string()));
+    fn always_never_widens() {
+        let scan = scan("git '*' '*'").unwrap();
+        assert!(
+            scan.always.iter().all(|a| !a[..a.len() - 2].contains('*')),
+            "{:?}",
+            scan.always
+        );
+    }
+
+    #[test]
+    fn caps() {
+        let nested = "echo $(".repeat(2000) + &")".repeat(2000);
+        assert_eq!(scan(&nested), Err(ScanError::TooComplex));
+        let long = "a".repeat(MAX_COMMAND_BYTES + 1);
+        assert!(matches!(scan(&long), Err(ScanError::TooLong(_))));
     }
 
     #[test]
     fn unquoting() {
         assert_eq!(unquote(r#"'a b'"#), "a b");
-        assert_eq!(unquote(r#""a \"b\" \$x \n""#), r#"a "b" $x \n"#);
         assert_eq!(unquote(r"a\ b"), "a b");
     }
 }

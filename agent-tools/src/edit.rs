@@ -12,6 +12,7 @@ use crate::atomic::{lock_file, write_atomic};
 use crate::diff::unified_diff;
 use crate::error::FileError;
 use crate::paths;
+use crate::read::read_bounded;
 use crate::replace::{EditError, replace};
 use crate::request::ToolRequest;
 use crate::write::edit_requests;
@@ -38,15 +39,16 @@ pub struct EditArgs {
 /// Identical strings are refused; an empty `oldString` creates a file that
 /// does not exist yet. Line endings follow the file (CRLF when it contains
 /// any `\r\n`) and a byte-order mark is kept. The `edit` request (after
-/// `external_directory` for outside paths) carries `{filepath, diff}` and is
-/// asked before the file is written atomically; edits of one file are
+/// `external_directory` for outside paths) carries `{filepath, diff}`, the
+/// diff of `oldString` to `newString`, and is asked before the file is
+/// read; the file is then written atomically; edits of one file are
 /// serialised.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditTool;
 
 impl EditTool {
-    /// The permission requests a call makes, in order (the diff is added to
-    /// the `edit` request when the call runs). Changes nothing.
+    /// The permission requests a call makes, in order (the change is added
+    /// to the `edit` request when the call runs). Changes nothing.
     pub fn requests(&self, args: &EditArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
         edit_requests(&args.file_path, directory, worktree)
     }
@@ -75,13 +77,22 @@ impl TypedTool for EditTool {
             return Err(EditError::Identical.into());
         }
         let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
-        let mut requests = self.requests(&args, &ctx.directory, &ctx.worktree);
-        let edit = requests.pop();
-        for request in &requests {
+        let filepath = path.display().to_string();
+        // Every request, `edit` included, is asked before the file is read
+        // or matched: "oldString not found" must not tell a caller whose
+        // edit is denied anything about the file (a deviation: opencode
+        // asks after computing the diff, see docs/security.md). The
+        // approver sees the requested change as a diff of the two strings.
+        let change = unified_diff(&filepath, &args.old_string, &args.new_string);
+        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
+            let request = if request.permission == "edit" {
+                request.with_metadata(json!({"filepath": filepath, "diff": change.unified}))
+            } else {
+                request
+            };
             request.ask(ctx).await?;
         }
         let _lock = lock_file(&path).await;
-        let filepath = path.display().to_string();
         let metadata = tokio::fs::metadata(&path).await;
         let (bytes, diff) = if args.old_string.is_empty() {
             if metadata.is_ok() {
@@ -101,12 +112,7 @@ impl TypedTool for EditTool {
                 Ok(m) if m.is_dir() => return Err(FileError::IsDirectory(path).into()),
                 Ok(_) => {}
             }
-            let raw = tokio::fs::read(&path)
-                .await
-                .map_err(|source| FileError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
+            let raw = read_bounded(&path).await?;
             let Ok(text) = String::from_utf8(raw) else {
                 return Err(FileError::Binary(path).into());
             };
@@ -125,11 +131,6 @@ impl TypedTool for EditTool {
             );
             (format!("{bom}{updated}").into_bytes(), diff)
         };
-        if let Some(edit) = edit {
-            edit.with_metadata(json!({"filepath": filepath, "diff": diff.unified}))
-                .ask(ctx)
-                .await?;
-        }
         write_atomic(&path, &bytes).await.map_err(FileError::from)?;
         Ok(ToolOutput::text("Edit applied successfully.")
             .with_title(paths::relative(&ctx.worktree, &path))

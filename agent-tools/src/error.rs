@@ -10,6 +10,7 @@ use crate::replace::EditError;
 
 /// A file tool's failure (other than a permission answer).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileError {
     /// The path does not exist; `suggestions` are similar names in its folder.
     #[error("File not found: {}{}", path.display(), suggest(suggestions))]
@@ -25,6 +26,23 @@ pub enum FileError {
     /// A directory was expected.
     #[error("Path is not a directory: {}. Give a directory to search or list.", .0.display())]
     NotDirectory(PathBuf),
+    /// The path is a device, FIFO or socket, not a regular file.
+    #[error(
+        "Not a regular file: {}. Only regular files can be read or edited.",
+        .0.display()
+    )]
+    NotRegular(PathBuf),
+    /// The file is larger than the tools read.
+    #[error(
+        "File too large: {} is over {limit} bytes. Use grep or bash (head, tail, sed -n) to look at parts of it.",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The largest size read.
+        limit: u64,
+    },
     /// The file looks binary.
     #[error("Cannot read binary file: {}", .0.display())]
     Binary(PathBuf),

@@ -9,8 +9,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::FileError;
-use crate::external::external_request;
+use crate::external::external_requests;
 use crate::paths;
+use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 use crate::walk::{PathGlob, sort_newest_first, walk_files};
 
@@ -48,9 +49,7 @@ impl GlobTool {
             ToolRequest::new("glob", args.pattern.clone(), "*")
                 .with_metadata(json!({"pattern": args.pattern, "path": args.path})),
         ];
-        if let Some(external) = external_request(&search, true, directory, worktree) {
-            requests.push(external.to_planned());
-        }
+        requests.extend(external_requests(&search, true, directory, worktree));
         requests
     }
 }
@@ -94,6 +93,12 @@ impl TypedTool for GlobTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
+        // Only files the read rules allow are named.
+        let read_rules = ReadRules::of(ctx);
+        let mut walked = walked;
+        let before = walked.len();
+        walked.retain(|f| read_rules.allows(&f.path));
+        let hidden = before - walked.len();
         let truncated = walked.len() > GLOB_LIMIT;
         let shown: Vec<String> = walked
             .iter()
@@ -105,6 +110,11 @@ impl TypedTool for GlobTool {
         } else {
             shown.join("\n")
         };
+        if hidden > 0 {
+            output.push_str(&format!(
+                "\n\n({hidden} matching files are not shown: the read rules do not allow reading them)"
+            ));
+        }
         if truncated {
             output.push_str(&format!(
                 "\n\n(Results are truncated: showing first {GLOB_LIMIT} of {} results. Consider using a more specific path or pattern.)",

@@ -12,8 +12,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::FileError;
-use crate::external::external_request;
+use crate::external::external_requests;
 use crate::paths;
+use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 use crate::walk::{PathGlob, sort_newest_first, walk_files};
 
@@ -59,9 +60,7 @@ impl GrepTool {
                 json!({"pattern": args.pattern, "path": args.path, "include": args.include}),
             ),
         ];
-        if let Some(external) = external_request(&search, is_dir, directory, worktree) {
-            requests.push(external.to_planned());
-        }
+        requests.extend(external_requests(&search, is_dir, directory, worktree));
         requests
     }
 }
@@ -108,7 +107,8 @@ impl TypedTool for GrepTool {
         })?;
         let include = args.include.as_deref().map(PathGlob::new).transpose()?;
         let cancel = ctx.cancel.clone();
-        let (matches, errors) = tokio::task::spawn_blocking(move || {
+        let read_rules = ReadRules::of(ctx);
+        let (matches, errors, hidden) = tokio::task::spawn_blocking(move || {
             let (mut files, mut errors) =
                 walk_files(&search, std::sync::Arc::new(|_: &Path| true), &|| {
                     cancel.is_cancelled()
@@ -116,6 +116,11 @@ impl TypedTool for GrepTool {
             if let Some(include) = &include {
                 files.retain(|f| include.is_match(&f.relative));
             }
+            // Only files the read rules allow are searched, decided before
+            // searching so the answer never depends on their content.
+            let before = files.len();
+            files.retain(|f| read_rules.allows(&f.path));
+            let hidden = before - files.len();
             sort_newest_first(&mut files);
             let mut searcher = SearcherBuilder::new()
                 .binary_detection(BinaryDetection::quit(0))
@@ -142,7 +147,7 @@ impl TypedTool for GrepTool {
                     errors = true;
                 }
             }
-            (matches, errors)
+            (matches, errors, hidden)
         })
         .await
         .map_err(|e| ToolError::failed(format!("The search stopped unexpectedly: {e}")))?;
@@ -151,7 +156,14 @@ impl TypedTool for GrepTool {
         }
         let title = args.pattern.clone();
         if matches.is_empty() {
-            return Ok(ToolOutput::text("No files found")
+            let text = if hidden > 0 {
+                format!(
+                    "No files found ({hidden} files in the search path were not searched: the read rules do not allow reading them)"
+                )
+            } else {
+                "No files found".to_string()
+            };
+            return Ok(ToolOutput::text(text)
                 .with_title(title)
                 .with_metadata(json!({"matches": 0, "truncated": false})));
         }
@@ -198,6 +210,12 @@ impl TypedTool for GrepTool {
             lines.push(format!(
                 "(Results truncated: showing {shown} of {total} matches ({} hidden). Consider using a more specific path or pattern.)",
                 total - shown
+            ));
+        }
+        if hidden > 0 {
+            lines.push(String::new());
+            lines.push(format!(
+                "({hidden} files in the search path were not searched: the read rules do not allow reading them)"
             ));
         }
         if errors {

@@ -6,6 +6,13 @@
 //! headings, links, emphasis, code, list items and preformatted blocks into
 //! their markdown forms. Malformed input never fails; it degrades to text.
 
+/// List nesting deeper than this is not indented further, so deeply nested
+/// lists cannot make the markdown grow with the square of the input.
+pub const MAX_LIST_INDENT: usize = 8;
+
+/// Longest output (5 MiB); the rest is cut with a note.
+pub const MAX_OUTPUT_BYTES: usize = 5 * 1024 * 1024;
+
 /// Elements whose content is never shown.
 const SKIPPED: &[&str] = &[
     "script", "style", "noscript", "head", "template", "svg", "iframe", "object", "embed",
@@ -254,7 +261,8 @@ impl Writer {
             "li" => {
                 self.block(1);
                 if markdown {
-                    let indent = "  ".repeat(self.list_depth.saturating_sub(1));
+                    let levels = self.list_depth.saturating_sub(1).min(MAX_LIST_INDENT);
+                    let indent = "  ".repeat(levels);
                     self.markup(&format!("{indent}- "));
                 }
             }
@@ -336,6 +344,9 @@ fn convert(html: &str, flavor: Flavor) -> String {
     let mut rest = html;
     let mut skipping: Option<String> = None;
     while !rest.is_empty() {
+        if writer.out.len() > MAX_OUTPUT_BYTES {
+            break;
+        }
         let Some(at) = rest.find('<') else {
             if skipping.is_none() {
                 writer.text(rest);
@@ -391,9 +402,21 @@ fn convert(html: &str, flavor: Flavor) -> String {
             writer.open(&tag);
         }
     }
-    let out = writer.out;
+    let mut out = writer.out;
+    let cut = out.len() > MAX_OUTPUT_BYTES;
+    if cut {
+        let mut end = MAX_OUTPUT_BYTES;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+    }
     let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
-    lines.join("\n").trim().to_string()
+    let mut text = lines.join("\n").trim().to_string();
+    if cut {
+        text.push_str(&format!("\n\n(Output cut at {MAX_OUTPUT_BYTES} bytes.)"));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -414,6 +437,20 @@ mod tests {
             to_text(html),
             "Big\n\nSome bold and it and x.\n\none\ntwo\n\nlet a = 1;\nlet b = 2;\n\nA <tag> AB"
         );
+    }
+
+    #[test]
+    fn nested_lists_stay_linear() {
+        let depth = 2000;
+        let html = "<ul><li>x".repeat(depth) + &"</li></ul>".repeat(depth);
+        let md = to_markdown(&html);
+        // At most MAX_LIST_INDENT levels of indentation per item.
+        assert!(
+            md.len() <= depth * (2 * MAX_LIST_INDENT + 4),
+            "{}",
+            md.len()
+        );
+        assert!(md.len() < 2 * html.len(), "{} vs {}", md.len(), html.len());
     }
 
     #[test]

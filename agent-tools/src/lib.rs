@@ -2,8 +2,8 @@
 //!
 //! Built-in tools for the agent SDK (read, write, edit, bash, grep, glob,
 //! list, webfetch, todo). Each tool builds its permission request before any
-//! side effect. This crate is filled by a later milestone; for now it
-//! re-exports the crates it builds on.
+//! side effect. Modules are private except the namespaces listed below;
+//! everything else is re-exported here, grouped by tool.
 //!
 //! ```
 //! use agent_tools::core::permission::wildcard;
@@ -18,7 +18,19 @@
 //! let scan = agent_tools::scan("cd sub && npm run build -- --watch | tee log").unwrap();
 //! assert_eq!(scan.patterns, ["npm run build -- --watch", "tee log"]);
 //! assert_eq!(scan.always, ["npm run build *", "tee *"]);
-//! assert_eq!(scan.path_args, ["sub"]);
+//! assert_eq!(scan.path_args, ["sub", "log"]);
+//! ```
+//!
+//! The scan judges what bash will execute, not how the line is spelled:
+//! quotes, escapes, braces, wrappers and `bash -c` scripts are seen through,
+//! and what cannot be seen through is asked as [`BASH_OPAQUE`]. What the
+//! rules guarantee, and what they cannot see, is in the repository's
+//! `docs/security.md`.
+//!
+//! ```
+//! let scan = agent_tools::scan("sudo env FOO=1 /bin/r'm' -f x").unwrap();
+//! assert!(scan.patterns.contains(&"rm -f x".to_string()));
+//! assert!(agent_tools::scan("$CMD -f x").unwrap().opaque.len() == 1);
 //! ```
 //!
 //! The file tools ([`ReadTool`], [`WriteTool`], [`EditTool`], [`GlobTool`],
@@ -53,54 +65,96 @@
 //! # });
 //! ```
 
+/// agent-core, re-exported so a host needs one dependency for the tools and
+/// the contracts they implement.
 pub use agent_core as core;
 
+// Namespaces users call into directly.
 pub mod bash_scan;
-pub use bash_scan::{BashScan, ScanError, plan_requests, scan};
-
-pub mod bash;
-pub use bash::{BashArgs, BashError, BashTool};
-
 pub mod html;
-
-pub mod webfetch;
-pub use webfetch::{FetchFormat, WebFetchArgs, WebFetchError, WebFetchTool};
-
-pub mod todo;
-pub use todo::{
-    Todo, TodoPriority, TodoReadArgs, TodoReadTool, TodoStatus, TodoStore, TodoWriteArgs,
-    TodoWriteTool,
-};
-
-pub mod external;
 pub mod paths;
-pub mod replace;
-pub mod request;
+
+mod atomic;
+mod bash;
+mod builtin;
+mod diff;
+mod edit;
+mod error;
+mod external;
+mod glob;
+mod grep;
+mod list;
+mod read;
+mod read_rules;
+mod replace;
+mod request;
+mod sandbox;
+mod shell_command;
+mod shell_word;
+mod todo;
+mod walk;
+mod webfetch;
+mod write;
+
+// Every built-in tool in one registry.
+pub use builtin::builtin;
+
+// Permission requests: what a call would ask ([`ToolRequest`]) and the
+// external-directory check every file tool makes first (§7.3).
 pub use external::{
     EXTERNAL_DIRECTORY, ExternalMetadata, ExternalRequest, ask_external_directory,
-    external_request, is_inside,
+    external_request, file_requests, is_inside,
 };
-pub use replace::{EditError, replace};
 pub use request::ToolRequest;
 
-pub mod atomic;
-pub mod diff;
-pub mod edit;
-pub mod error;
-pub mod read;
-pub mod write;
+// The bash tool and its command-line scanner (§8).
+pub use bash::{
+    BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES, BASH_MAX_TIMEOUT,
+    BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool,
+};
+pub use bash_scan::{BASH_OPAQUE, BashScan, ScanError, plan_requests, scan};
+
+// The OS sandbox under spawned commands (Landlock, namespaces, the reaper,
+// the environment filter) and its policy, the `sandbox` config key.
+pub use sandbox::{
+    CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter, EnvInherit,
+    Guard, OnUnsupported, PreparedCommand, SECRET_PATHS, Sandbox, SandboxDenial, SandboxError,
+    SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode, approved_directories,
+};
+
+// Reading files and folders (§19).
+pub use read::{
+    DEFAULT_READ_LIMIT, MAX_FILE_BYTES, MAX_READ_BYTES, READ_MAX_LINE_LENGTH, ReadArgs, ReadTool,
+    is_binary,
+};
+
+// Writing and editing files: the tools, the replacer cascade (§17), atomic
+// writes with per-file locks, and the diff shown to the approver.
 pub use atomic::{FileLock, WriteError, lock_file, write_atomic};
 pub use diff::{FileDiff, unified_diff};
 pub use edit::{EditArgs, EditTool};
-pub use error::FileError;
-pub use read::{ReadArgs, ReadTool};
+pub use replace::{EditError, replace};
 pub use write::{WriteArgs, WriteTool};
 
-pub mod glob;
-pub mod grep;
-pub mod list;
-pub mod walk;
-pub use glob::{GlobArgs, GlobTool};
-pub use grep::{GrepArgs, GrepTool};
-pub use list::{ListArgs, ListTool};
+// Why a file tool failed (other than a permission answer).
+pub use error::FileError;
+
+// Searching and listing: glob, grep, list, and the ripgrep-style glob they
+// share.
+pub use glob::{GLOB_LIMIT, GlobArgs, GlobTool};
+pub use grep::{GREP_LIMIT, GREP_MAX_BYTES, GREP_MAX_LINE_LENGTH, GrepArgs, GrepTool};
+pub use list::{DEFAULT_IGNORED_DIRS, LIST_LIMIT, ListArgs, ListTool};
 pub use walk::PathGlob;
+
+// Fetching web pages (converted with [`html`]).
+pub use webfetch::{
+    FetchFormat, WEBFETCH, WEBFETCH_DEFAULT_TIMEOUT, WEBFETCH_MAX_REDIRECTS,
+    WEBFETCH_MAX_RESPONSE_BYTES, WEBFETCH_MAX_TIMEOUT, WebFetchArgs, WebFetchError, WebFetchTool,
+    url_patterns,
+};
+
+// The todo list tools and their per-session store.
+pub use todo::{
+    TODOREAD, TODOWRITE, Todo, TodoPriority, TodoReadArgs, TodoReadTool, TodoStatus, TodoStore,
+    TodoWriteArgs, TodoWriteTool,
+};

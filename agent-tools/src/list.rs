@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::FileError;
-use crate::external::external_request;
+use crate::external::external_requests;
 use crate::paths;
 use crate::request::ToolRequest;
 use crate::walk::{PathGlob, walk_files};
@@ -70,9 +70,7 @@ impl ListTool {
     pub fn requests(&self, args: &ListArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
         let search = paths::resolve(directory, Path::new(args.path.as_deref().unwrap_or(".")));
         let mut requests = Vec::new();
-        if let Some(external) = external_request(&search, true, directory, worktree) {
-            requests.push(external.to_planned());
-        }
+        requests.extend(external_requests(&search, true, directory, worktree));
         let shown = search.display().to_string();
         requests.push(
             ToolRequest::new("list", shown.clone(), "*").with_metadata(json!({"path": shown})),

@@ -2,8 +2,11 @@
 //! path argument against the working directory, the "inside" test of §7.3
 //! and the worktree-relative form used in permission patterns (§7.2).
 //!
-//! Everything here is lexical: nothing touches the file system, symlinks are
-//! not followed, `..` is folded against the preceding component.
+//! Everything here is lexical (nothing touches the file system, `..` is
+//! folded against the preceding component, never above the root, so
+//! `/../out/secret` is `/out/secret` as for Node's `path.resolve`), except
+//! [`real_path`] and [`views`], which resolve symlinks so the
+//! permission checks also see where a link leads.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -24,11 +27,11 @@ pub fn normalize(path: &Path) -> PathBuf {
         match component {
             Component::CurDir => {}
             Component::ParentDir => {
-                if !out.pop() {
+                // At the root `..` stays at the root (`/..` is `/`).
+                if out.parent().is_some() {
+                    out.pop();
+                } else if out.as_os_str().is_empty() {
                     out.push(component);
-                }
-                if out.as_os_str().is_empty() {
-                    out.push(Component::RootDir);
                 }
             }
             other => out.push(other),
@@ -92,6 +95,66 @@ pub fn worktree_pattern(worktree: &Path, target: &Path) -> String {
     relative(worktree, target)
 }
 
+/// Where `path` (absolute, normalised) leads on the file system: symlinks
+/// resolved for the longest part of it that exists, the rest appended
+/// (so a new file in a linked folder is placed where the link leads).
+/// `path` itself when nothing of it can be resolved.
+pub fn real_path(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return normalize(&out);
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// A path as a permission check sees it, with the project it is judged
+/// against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathView {
+    /// The path.
+    pub target: PathBuf,
+    /// The project directory, in the same terms (lexical or resolved).
+    pub directory: PathBuf,
+    /// The worktree, in the same terms.
+    pub worktree: PathBuf,
+}
+
+/// The views a permission check must look at: `path` as written against
+/// the project as given, and, when a symlink makes it lead elsewhere,
+/// where it leads ([`real_path`]) against the project's own resolved
+/// location (so a project opened through a symlinked folder is still
+/// inside itself).
+pub fn views(path: &Path, directory: &Path, worktree: &Path) -> Vec<PathView> {
+    let lexical = PathView {
+        target: normalize(path),
+        directory: normalize(directory),
+        worktree: normalize(worktree),
+    };
+    let real = real_path(&lexical.target);
+    if real == lexical.target {
+        return vec![lexical];
+    }
+    let real = PathView {
+        target: real,
+        directory: real_path(&lexical.directory),
+        worktree: real_path(&lexical.worktree),
+    };
+    vec![lexical, real]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,6 +163,14 @@ mod tests {
     fn normalizes() {
         assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
         assert_eq!(normalize(Path::new("/../..")), PathBuf::from("/"));
+        assert_eq!(
+            normalize(Path::new("/../out/secret")),
+            PathBuf::from("/out/secret")
+        );
+        assert_eq!(
+            resolve(Path::new("/w/p"), Path::new("../../../../out/s")),
+            PathBuf::from("/out/s")
+        );
         assert_eq!(
             resolve(Path::new("/w/pkg"), Path::new("../x")),
             PathBuf::from("/w/x")

@@ -9,16 +9,19 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::FileError;
-use crate::external::external_request;
+use crate::external::file_requests;
 use crate::paths;
 use crate::request::ToolRequest;
 
 /// Lines returned when no `limit` is given.
 pub const DEFAULT_READ_LIMIT: usize = 2000;
 /// Longer lines are cut to this many characters.
-pub const MAX_LINE_LENGTH: usize = 2000;
+pub const READ_MAX_LINE_LENGTH: usize = 2000;
 /// At most this many bytes of file content are returned per call (50 KB).
 pub const MAX_READ_BYTES: usize = 50 * 1024;
+/// Largest file read, edited or replaced (64 MiB); only regular files are
+/// read, so a link to `/dev/zero` or a FIFO cannot exhaust memory or hang.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 const LINE_SUFFIX: &str = "... (line truncated to 2000 chars)";
 
@@ -60,16 +63,7 @@ impl ReadTool {
     pub fn requests(&self, args: &ReadArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
         let path = paths::resolve(directory, Path::new(&args.file_path));
         let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
-        let mut requests = Vec::new();
-        if let Some(external) = external_request(&path, is_dir, directory, worktree) {
-            requests.push(external.to_planned());
-        }
-        requests.push(ToolRequest::new(
-            "read",
-            paths::worktree_pattern(worktree, &path),
-            "*",
-        ));
-        requests
+        file_requests("read", &path, is_dir, directory, worktree)
     }
 }
 
@@ -112,12 +106,7 @@ impl TypedTool for ReadTool {
         let output = if metadata.is_dir() {
             read_dir(&path, offset, limit).await?
         } else {
-            let bytes = tokio::fs::read(&path)
-                .await
-                .map_err(|source| FileError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
+            let bytes = read_bounded(&path).await?;
             if is_binary(&path, &bytes) {
                 return Err(FileError::Binary(path).into());
             }
@@ -130,6 +119,40 @@ impl TypedTool for ReadTool {
                 "truncated": output.truncated,
             })))
     }
+}
+
+/// The content of the regular file at `path`, refusing other kinds of
+/// files (devices, FIFOs, sockets) and files over [`MAX_FILE_BYTES`]; at
+/// most that many bytes are ever read, even if the file grows meanwhile.
+pub(crate) async fn read_bounded(path: &Path) -> Result<Vec<u8>, FileError> {
+    use tokio::io::AsyncReadExt;
+    let fail = |source| FileError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let metadata = tokio::fs::metadata(path).await.map_err(fail)?;
+    if !metadata.is_file() {
+        return Err(FileError::NotRegular(path.to_path_buf()));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    let file = tokio::fs::File::open(path).await.map_err(fail)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(fail)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    Ok(bytes)
 }
 
 struct Rendered {
@@ -255,8 +278,8 @@ fn read_text(path: &Path, text: &str, offset: usize, limit: usize) -> Result<Ren
     let mut capped = false;
     for line in lines.iter().skip(offset - 1).take(limit) {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let line = if line.chars().count() > MAX_LINE_LENGTH {
-            let cut: String = line.chars().take(MAX_LINE_LENGTH).collect();
+        let line = if line.chars().count() > READ_MAX_LINE_LENGTH {
+            let cut: String = line.chars().take(READ_MAX_LINE_LENGTH).collect();
             format!("{cut}{LINE_SUFFIX}")
         } else {
             line.to_string()

@@ -9,6 +9,7 @@
 /// Why [`replace`] made no replacement. The messages are opencode's, word
 /// for word, because models are trained on them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EditError {
     /// `old` and `new` are the same string.
     #[error("No changes to apply: oldString and newString are identical.")]

@@ -3,7 +3,9 @@
 //! without running it.
 
 use agent_core::ToolContext;
-use agent_core::permission::PermissionError;
+use std::sync::Arc;
+
+use agent_permission::{PermissionError, Rule, Ruleset};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -36,6 +38,24 @@ impl ToolRequest {
     pub fn with_metadata(mut self, metadata: Value) -> Self {
         self.metadata = metadata;
         self
+    }
+
+    /// Asks it through the context's permission gate, judged only by the
+    /// rules that name this permission exactly: a rule for every permission
+    /// (`"*": "allow"`, as in the agent defaults) does not answer it, so it
+    /// is asked unless the host configured it by name. Used for
+    /// [`BASH_OPAQUE`](crate::bash_scan::BASH_OPAQUE), which must be an ask
+    /// by default.
+    pub async fn ask_by_name(&self, ctx: &ToolContext) -> Result<(), PermissionError> {
+        let named: Vec<Rule> = ctx
+            .ruleset()
+            .0
+            .iter()
+            .filter(|rule| rule.permission == self.permission)
+            .cloned()
+            .collect();
+        let ctx = ctx.clone().with_ruleset(Arc::new(Ruleset(named)));
+        self.ask(&ctx).await
     }
 
     /// Asks it through the context's permission gate.

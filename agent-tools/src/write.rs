@@ -11,8 +11,9 @@ use serde_json::json;
 use crate::atomic::{lock_file, write_atomic};
 use crate::diff::unified_diff;
 use crate::error::FileError;
-use crate::external::external_request;
+use crate::external::file_requests;
 use crate::paths;
+use crate::read::read_bounded;
 use crate::request::ToolRequest;
 
 /// Arguments of [`WriteTool`].
@@ -49,23 +50,14 @@ impl WriteTool {
 }
 
 /// `external_directory` (when outside) then `edit` on the worktree-relative
-/// path: what write and edit ask.
+/// path and, through a symlink, on where it leads: what write and edit ask.
 pub(crate) fn edit_requests(
     file_path: &str,
     directory: &Path,
     worktree: &Path,
 ) -> Vec<ToolRequest> {
     let path = paths::resolve(directory, Path::new(file_path));
-    let mut requests = Vec::new();
-    if let Some(external) = external_request(&path, false, directory, worktree) {
-        requests.push(external.to_planned());
-    }
-    requests.push(ToolRequest::new(
-        "edit",
-        paths::worktree_pattern(worktree, &path),
-        "*",
-    ));
-    requests
+    file_requests("edit", &path, false, directory, worktree)
 }
 
 #[async_trait::async_trait]
@@ -91,12 +83,7 @@ impl TypedTool for WriteTool {
         let (exists, old) = match tokio::fs::metadata(&path).await {
             Ok(metadata) if metadata.is_dir() => return Err(FileError::IsDirectory(path).into()),
             Ok(_) => {
-                let bytes = tokio::fs::read(&path)
-                    .await
-                    .map_err(|source| FileError::Read {
-                        path: path.clone(),
-                        source,
-                    })?;
+                let bytes = read_bounded(&path).await?;
                 (true, String::from_utf8_lossy(&bytes).into_owned())
             }
             Err(_) => (false, String::new()),

@@ -13,7 +13,7 @@
 //! assert_eq!(rules, agent_benches::synthetic_rules(100));
 //! ```
 
-use agent_core::agent::{AgentEnvironment, Agents};
+use agent_core::{AgentEnvironment, Agents};
 use agent_permission::{Action, PermissionConfig, Rule, Ruleset};
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! opencode builds them (built-in, `opencode.json`'s `agent` map, markdown
 //! agents under `.opencode/`).
 
-use agent_core::agent::{Agent, AgentMode};
+use agent_core::{Agent, AgentMode};
 use agent_permission::is_disabled;
 use serde::Serialize;
 use serde_json::{Map, Value};

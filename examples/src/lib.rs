@@ -7,8 +7,15 @@
 //!   the config loading every command shares ([`permission_cli::Project`]:
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
 //! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
-//! - [`jsonc`]: reading `opencode.jsonc` (comments and trailing commas).
+//! - [`demo_model`]: the offline demo model `agent run` uses when no
+//!   provider is configured.
 
 pub mod agents_cli;
-pub mod jsonc;
+pub mod demo_model;
 pub mod permission_cli;
+
+/// The code blocks of the repository's `README.md`, compiled and run as
+/// doctests so the README cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,3 +1,14 @@
-//! The test modules.
+//! The test modules; shared helpers are in `common`.
 
+mod coding_agent;
+mod common;
+mod compaction;
+mod config_loading;
+mod conformance;
+mod engine_loop;
 mod faults;
+mod layering;
+mod session_file;
+mod system_prompt;
+mod task;
+mod unattended;

@@ -12,6 +12,8 @@
 //! wait is a few milliseconds (`retry-after: 0.02`) except the idle-timeout
 //! case (the loop's 2 s backoff for an interrupted stream).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,3 +1,15 @@
-//! The test modules.
+//! The integration test modules (see `tests/all.rs`).
 
+mod anthropic;
+mod common;
+mod conformance;
+mod docs;
+mod engine;
 mod faults;
+mod gemini;
+mod openai;
+mod recorded_fixes;
+mod replay;
+mod responses;
+mod sse_split;
+mod stalled;

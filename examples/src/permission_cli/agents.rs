@@ -1,9 +1,9 @@
 //! The agents' permission layers for `--agent NAME`, built with
-//! `agent_core::agent` exactly as opencode builds them (§9.2): the agent's
+//! `agent_core` exactly as opencode builds them (§9.2): the agent's
 //! built-in rules, the user's `permission` config, the config's
 //! `agent.<name>.permission`, and the final tool-output allow.
 
-use agent_core::agent::{AgentEnvironment, Agents, default_permission};
+use agent_core::{AgentEnvironment, Agents, default_permission};
 use agent_permission::{Action, PermissionConfig, Rule, Ruleset, from_config_with_home};
 
 use super::CliError;
@@ -154,7 +154,7 @@ pub fn find_agent<'a>(
     agents: &'a Agents,
     name: &str,
     project: &Project,
-) -> Result<&'a agent_core::agent::Agent, CliError> {
+) -> Result<&'a agent_core::Agent, CliError> {
     agents.get(name).ok_or_else(|| {
         let known: Vec<&str> = agents.list().iter().map(|a| a.name.as_str()).collect();
         let why = if project.agents.get(name).and_then(|c| c.disable) == Some(true) {

@@ -8,10 +8,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use agent_permission::PermissionConfig;
-use agent_permission::config::describe_value;
+use agent_permission::describe_value;
 use serde_json::{Map, Value};
-
-use crate::jsonc;
 
 /// The file names looked up in the current directory when no `--config`
 /// is given, in opencode's load order (later files win on conflicting keys).
@@ -135,23 +133,10 @@ pub fn file_name(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-/// remeda's `mergeDeep` as opencode uses it (§3.3): objects merge key by
-/// key (a key already present keeps its position), anything else in
-/// `over` replaces the value in `base`.
+/// remeda's `mergeDeep` as opencode uses it (§3.3): agent-core's
+/// [`merge_value`](agent_core::merge_value).
 pub fn merge_deep(base: &mut Value, over: &Value) {
-    match (base, over) {
-        (Value::Object(base), Value::Object(over)) => {
-            for (key, value) in over {
-                match base.get_mut(key) {
-                    Some(existing) => merge_deep(existing, value),
-                    None => {
-                        base.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-        }
-        (base, over) => *base = over.clone(),
-    }
+    agent_core::merge_value(base, over);
 }
 
 /// Reads and decodes one config file (JSON with optional comments and
@@ -163,18 +148,11 @@ pub fn read_file(path: &Path) -> Result<Map<String, Value>, CliError> {
     parse_text(&text, &shown.to_string())
 }
 
-/// Decodes config text; `name` is used in error messages.
+/// Decodes config text (JSONC) with agent-core's
+/// [`parse_config_text`](agent_core::parse_config_text); `name` is used in
+/// error messages.
 pub fn parse_text(text: &str, name: &str) -> Result<Map<String, Value>, CliError> {
-    let json = jsonc::strip(text).map_err(|e| CliError(format!("{name}: {e}")))?;
-    let value: Value = serde_json::from_str(&json)
-        .map_err(|e| CliError(format!("{name}: not valid JSON(C): {e}")))?;
-    match value {
-        Value::Object(map) => Ok(map),
-        other => Err(CliError(format!(
-            "{name}: invalid config at the top level: expected an object such as {{\"permission\": {{...}}}}, found {}",
-            describe_value(&other)
-        ))),
-    }
+    agent_core::parse_config_text(text, name).map_err(|e| CliError(e.to_string()))
 }
 
 /// Loads `--config FILE` when given; otherwise `opencode.jsonc` and
@@ -210,7 +188,7 @@ pub fn load(explicit: Option<&Path>, dir: &Path) -> Result<Option<ConfigFile>, C
 /// The home directory used for `~` / `$HOME` expansion, or an error that
 /// says how to set it.
 pub fn home() -> Result<String, CliError> {
-    agent_permission::config::home_dir().ok_or_else(|| {
+    agent_permission::home_dir().ok_or_else(|| {
         CliError("cannot expand ~ in permission patterns: set the HOME environment variable".into())
     })
 }

@@ -19,6 +19,7 @@
 //! | `subagent_permission` | `parent`, `subagent` (rule lists) | list of rules |
 //! | `explain` | `permission`, `pattern`, `layers` (list of `{name, source?, rules}`) | explanation |
 //! | `lint` | `layers`, optional `known` (strings; default: built-in permissions) | list of findings |
+//! | `bash` | `command`, `directory`, `worktree`, optional `workdir` (strings) | the requests the bash tool would make, without running it |
 //!
 //! A rule is `{"permission": "bash", "pattern": "git *", "action": "allow"}`.
 
@@ -47,13 +48,15 @@ Each line is an object with an "op" and that op's arguments:
   {"op":"subagent_permission","parent":[...rules...],"subagent":[...rules...]}
   {"op":"explain","permission":"bash","pattern":"rm -rf /","layers":[{"name":"defaults","rules":[...]},{"name":"user","source":"opencode.json","rules":[...]}]}
   {"op":"lint","layers":[...as for explain...],"known":["bash","edit"]}
+  {"op":"bash","command":"sudo rm -rf /tmp/x","directory":"/home/me/proj","worktree":"/home/me/proj"}
 
 A rule is {"permission":"bash","pattern":"git *","action":"allow"|"deny"|"ask"}.
 Answers: {"result": ...} or {"error": "line N: ..."}; an "id" field in the input is
 repeated in the answer. Results: match → boolean; evaluate → the deciding rule
 ({permission, "*", "ask"} when none matches); from_config, merge, subagent_permission
 → list of rules; disabled → sorted list of tool names; arity → list of tokens;
-explain → {permission, pattern, action, decided_by, overridden}; lint → list of findings.
+explain → {permission, pattern, action, decided_by, overridden}; lint → list of findings;
+bash → list of {permission, patterns, always} the bash tool would ask, in order.
 from_config keeps the key order of "config"; "home" defaults to $HOME.
 Every line is answered, a blank one with an error. Exit status: 0 when every line succeeded, 1 otherwise."#;
 
@@ -168,7 +171,7 @@ const RULESETS: &str = "a list of rulesets (each a list of rules)";
 const STRING: &str = "a string";
 const STRINGS: &str = "a list of strings";
 const LAYERS: &str = "a list of layers {\"name\", \"source\"?, \"rules\"}";
-const OPS: &str = "match, evaluate, compiled_evaluate, from_config, merge, disabled, arity, subagent_permission, explain, lint";
+const OPS: &str = "match, evaluate, compiled_evaluate, from_config, merge, disabled, arity, subagent_permission, explain, lint, bash";
 
 /// A layer as written in `explain` and `lint` requests.
 #[derive(Debug, Deserialize)]
@@ -277,6 +280,33 @@ fn answer(request: &Map<String, Value>) -> Result<Value, String> {
             };
             to_json(&lint(&layered(layers), &known))
         }
+        "bash" => {
+            let command: String = arg(request, op, "command", STRING)?;
+            let directory: String = arg(request, op, "directory", STRING)?;
+            let worktree: String = arg(request, op, "worktree", STRING)?;
+            let workdir: Option<String> = match request.get("workdir") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(arg(request, op, "workdir", STRING)?),
+            };
+            let requests = agent_tools::plan_requests(
+                &command,
+                workdir.as_deref().map(std::path::Path::new),
+                std::path::Path::new(&directory),
+                std::path::Path::new(&worktree),
+            )
+            .map_err(|e| format!("bash: {e}"))?;
+            let answers: Vec<Value> = requests
+                .into_iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "permission": r.permission,
+                        "patterns": r.patterns,
+                        "always": r.always,
+                    })
+                })
+                .collect();
+            Ok(Value::Array(answers))
+        }
         other => Err(format!("unknown op {other:?}: expected one of {OPS}")),
     }
 }
@@ -318,6 +348,25 @@ mod tests {
                 {"permission": "a", "pattern": "/h/x", "action": "deny"}
             ]})
         );
+    }
+
+    #[test]
+    fn bash_op_answers_the_tool_requests() {
+        let r = ask(
+            r#"{"op":"bash","command":"cd /tmp && FOO=1 'rm' -f x","directory":"/p","worktree":"/p"}"#,
+        );
+        assert_eq!(r["result"][0]["permission"], "external_directory");
+        assert_eq!(r["result"][0]["patterns"], json!(["/tmp/*"]));
+        assert_eq!(r["result"][1]["permission"], "bash");
+        assert!(
+            r["result"][1]["patterns"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("rm -f x")),
+            "{r}"
+        );
+        let r = ask(r#"{"op":"bash","command":"ls"}"#);
+        assert!(r["error"].as_str().unwrap().contains("directory"), "{r}");
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_core::agent::AgentConfig;
-use agent_core::agent_markdown::{merge_agent_config, scan_markdown_agents};
+use agent_core::AgentConfig;
+use agent_core::{merge_agent_config, scan_markdown_agents};
 use indexmap::IndexMap;
 use serde_json::Value;
 

@@ -1,0 +1,23 @@
+//! Configuration as a library: opencode's `opencode.json(c)` discovery and
+//! precedence, JSONC, `{env:}`/`{file:}` substitution, the `agent` and
+//! `mode` maps, markdown agents, providers and instructions (§3.3). The CLI
+//! and embedders call the same code.
+//!
+//! Files: `jsonc.rs` (comments and trailing commas), `substitute.rs`
+//! (`{env:}`, `{file:}`), `keys.rs` (known keys, did-you-mean),
+//! `provider.rs` (`provider.<id>` entries), `loader.rs` (the layers),
+//! `error.rs` (errors and warnings naming file and key path).
+
+mod error;
+mod jsonc;
+mod keys;
+mod loader;
+mod provider;
+mod substitute;
+
+pub use error::{ConfigError, ConfigWarning};
+pub use jsonc::{UnterminatedComment, strip_jsonc};
+pub use keys::{TOP_LEVEL_KEYS, did_you_mean};
+pub use loader::{Config, ConfigLoader, EnvLookup, parse_config_text};
+pub use provider::{ProviderConfig, ProviderModel};
+pub use substitute::substitute;

@@ -1,0 +1,47 @@
+//! The engine: everything that runs a turn. The facade ([`Engine`]) and its
+//! builder, the turn driver and its pure rules, the stream processor, tool
+//! execution, retries, truncation, doom-loop detection and the `task` tool.
+//!
+//! Files (the turn driver's modules may use each other; nothing outside
+//! `engine` is used by the contracts):
+//!
+//! - `facade.rs`, `builder.rs`, `settings.rs`, `outcome.rs`: the public face;
+//! - `state.rs`: what every turn of one engine shares;
+//! - `turn.rs`, `turn_compaction.rs`, `turn_rules.rs`: the turn driver;
+//! - `processor.rs`, `tool_calls.rs`: one step, and its tool calls;
+//! - `retry.rs`, `doom_loop.rs`: the policies steps apply;
+//! - `turn_stream.rs`: a turn as a stream of events ending with its result;
+//! - `non_interactive.rs`: the approver of an engine without a gate;
+//! - `coding_agent.rs`: a whole coding agent for a directory in one call;
+//! - `task_tool.rs`: sub-agents (§10).
+
+mod builder;
+mod coding_agent;
+pub(crate) mod doom_loop;
+mod facade;
+mod model_options;
+mod non_interactive;
+mod outcome;
+mod processor;
+pub(crate) mod retry;
+mod settings;
+mod state;
+pub(crate) mod task_tool;
+mod tool_calls;
+mod turn;
+mod turn_compaction;
+pub(crate) mod turn_rules;
+mod turn_stream;
+
+pub use builder::EngineBuilder;
+pub use coding_agent::{CodingAgent, CodingAgentBuilder, CodingAgentError};
+pub use facade::Engine;
+pub use model_options::provider_options;
+pub use non_interactive::{NonInteractive, auto_reject_warning};
+pub use outcome::{PromptError, StopReason, TurnError, TurnResult};
+pub use retry::{RetryInfo, RetryPolicy};
+pub use settings::LoopConfig;
+pub use task_tool::{TaskArgs, TaskError, TaskSettings};
+pub use tool_calls::{DEFAULT_TOOL_GRACE, STEP_LIMIT_ERROR};
+pub use turn_compaction::COMPACTION_AGENT;
+pub use turn_stream::TurnEvent;

@@ -1,0 +1,482 @@
+//! The stream processor: one model call (a *step*) turned into an assistant
+//! message, with retries of the stream (§11, §13); the step's tool calls
+//! then run through `tool_calls.rs`.
+//!
+//! Order of events within a step:
+//!
+//! 1. The stream is consumed into parts. Events of an attempt are held
+//!    back until the attempt *commits* (first text or reasoning delta, or
+//!    first complete tool call); only uncommitted attempts are retried
+//!    (see [`crate::retry`]).
+//! 2. When the stream has finished, the step's complete tool calls run
+//!    **concurrently**. Running them only after the stream finished means a
+//!    stream that fails half-way never leaves a side effect behind, so the
+//!    partial call of a cut stream is never executed.
+//! 3. Every call left without a result (cancellation, a cut stream, the
+//!    step limit) is closed as §11.3 says, so every call has a result.
+
+use std::sync::Arc;
+
+use agent_permission::Ruleset;
+use futures::StreamExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::state::EngineState;
+use super::tool_calls::{
+    CallRun, CallsEnd, close_calls, close_open_calls, execute_calls, refuse_calls,
+};
+use crate::agent_spec::AgentSpec;
+use crate::error::ModelError;
+use crate::event::{DeltaField, Event, SessionStatus};
+use crate::ids::{ascending, now_ms};
+use crate::message::{Message, MessageError, Part, Timing, ToolPart, ToolState};
+use crate::model::{LanguageModel, ModelRequest};
+use crate::stream::{FinishReason, ProviderMetadata, StreamEvent};
+
+/// How a step ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum StepEnd {
+    /// The model finished and every call ran.
+    Finished,
+    /// A permission was rejected (a tool's ask, or the doom-loop ask).
+    Blocked,
+    /// The prompt's token fired.
+    Cancelled,
+    /// The model call failed for good.
+    Failed(ModelError),
+    /// The model called tools on the last step; they were refused.
+    StepLimit,
+}
+
+/// What one step needs.
+pub(super) struct StepInput<'a> {
+    pub engine: &'a EngineState,
+    pub model: &'a Arc<dyn LanguageModel>,
+    pub agent: &'a AgentSpec,
+    pub session_id: &'a str,
+    pub directory: &'a std::path::Path,
+    pub ruleset: &'a Arc<Ruleset>,
+    pub request: ModelRequest,
+    pub last_step: bool,
+    pub turn_calls: &'a [ToolPart],
+    pub cancel: &'a CancellationToken,
+    pub step: u32,
+}
+
+/// Per-attempt streaming state.
+struct Attempt<'a> {
+    engine: &'a EngineState,
+    session_id: &'a str,
+    held: Vec<Event>,
+    committed: bool,
+    open: Vec<(String, usize)>,
+    tools: Vec<(String, usize)>,
+    calls: Vec<usize>,
+    finish: Option<(FinishReason, crate::usage::Usage)>,
+}
+
+impl<'a> Attempt<'a> {
+    fn new(engine: &'a EngineState, session_id: &'a str) -> Self {
+        Attempt {
+            engine,
+            session_id,
+            held: Vec::new(),
+            committed: false,
+            open: Vec::new(),
+            tools: Vec::new(),
+            calls: Vec::new(),
+            finish: None,
+        }
+    }
+
+    fn out(&mut self, make: impl FnOnce() -> Event) {
+        if self.committed {
+            self.engine.events.emit(make);
+        } else if self.engine.events.has_subscribers() {
+            self.held.push(make());
+        }
+    }
+
+    fn commit(&mut self) {
+        if !self.committed {
+            self.committed = true;
+            for event in self.held.drain(..) {
+                self.engine.events.send(event);
+            }
+        }
+    }
+
+    fn block(&self, id: &str) -> Option<usize> {
+        self.open.iter().find(|(b, _)| b == id).map(|(_, i)| *i)
+    }
+
+    fn tool(&self, id: &str) -> Option<usize> {
+        self.tools.iter().find(|(c, _)| c == id).map(|(_, i)| *i)
+    }
+
+    fn part_event(&self, message: &Message, index: usize, created: bool) -> Event {
+        let part = message.parts[index].clone();
+        let (session_id, message_id) = (self.session_id.to_string(), message.id.clone());
+        if created {
+            Event::PartCreated {
+                session_id,
+                message_id,
+                part,
+            }
+        } else {
+            Event::PartUpdated {
+                session_id,
+                message_id,
+                part,
+            }
+        }
+    }
+
+    fn delta_event(
+        &self,
+        message: &Message,
+        index: usize,
+        field: DeltaField,
+        delta: &str,
+    ) -> Event {
+        Event::PartDelta {
+            session_id: self.session_id.to_string(),
+            message_id: message.id.clone(),
+            part_id: message.parts[index].id().to_string(),
+            field,
+            delta: delta.to_string(),
+        }
+    }
+
+    fn push(&mut self, message: &mut Message, part: Part) -> usize {
+        message.parts.push(part);
+        let index = message.parts.len() - 1;
+        let event = self
+            .engine
+            .events
+            .has_subscribers()
+            .then(|| self.part_event(message, index, true));
+        if let Some(event) = event {
+            self.out(|| event);
+        }
+        index
+    }
+
+    fn updated(&mut self, message: &Message, index: usize) {
+        if self.engine.events.has_subscribers() {
+            let event = self.part_event(message, index, false);
+            self.out(|| event);
+        }
+    }
+
+    /// Applies one stream event to the message.
+    fn apply(&mut self, message: &mut Message, event: StreamEvent) {
+        match event {
+            StreamEvent::TextStart { id } => {
+                let index = self.push(message, Part::text(""));
+                self.open.push((id, index));
+            }
+            StreamEvent::ReasoningStart {
+                id,
+                provider_metadata,
+            } => {
+                let part = Part::Reasoning {
+                    id: ascending("prt"),
+                    text: String::new(),
+                    provider_metadata,
+                };
+                let index = self.push(message, part);
+                self.open.push((id, index));
+            }
+            StreamEvent::TextDelta { id, delta } | StreamEvent::ReasoningDelta { id, delta } => {
+                let index = match self.block(&id) {
+                    Some(index) => index,
+                    None => {
+                        let index = self.push(message, Part::text(""));
+                        self.open.push((id, index));
+                        index
+                    }
+                };
+                let field = match &mut message.parts[index] {
+                    Part::Text { text, .. } => {
+                        text.push_str(&delta);
+                        DeltaField::Text
+                    }
+                    Part::Reasoning { text, .. } => {
+                        text.push_str(&delta);
+                        DeltaField::Reasoning
+                    }
+                    _ => return,
+                };
+                self.commit();
+                if self.engine.events.has_subscribers() {
+                    let event = self.delta_event(message, index, field, &delta);
+                    self.engine.events.send(event);
+                }
+            }
+            StreamEvent::TextEnd {
+                id,
+                provider_metadata,
+            }
+            | StreamEvent::ReasoningEnd {
+                id,
+                provider_metadata,
+            } => {
+                if let Some(index) = self.block(&id) {
+                    self.open.retain(|(b, _)| *b != id);
+                    if let Some(extra) = provider_metadata {
+                        match &mut message.parts[index] {
+                            Part::Text {
+                                provider_metadata, ..
+                            }
+                            | Part::Reasoning {
+                                provider_metadata, ..
+                            } => merge_metadata(provider_metadata, extra),
+                            _ => {}
+                        }
+                    }
+                    self.updated(message, index);
+                }
+            }
+            StreamEvent::ToolInputStart { id, name } => {
+                if self.tool(&id).is_none() {
+                    let part = Part::Tool(ToolPart {
+                        id: ascending("prt"),
+                        call_id: id.clone(),
+                        tool: name,
+                        state: ToolState::Pending {
+                            input: Value::Object(Default::default()),
+                            raw: String::new(),
+                        },
+                        provider_metadata: None,
+                    });
+                    let index = self.push(message, part);
+                    self.tools.push((id, index));
+                }
+            }
+            StreamEvent::ToolInputDelta { id, delta } => {
+                if let Some(index) = self.tool(&id) {
+                    if let Part::Tool(ToolPart {
+                        state: ToolState::Pending { raw, .. },
+                        ..
+                    }) = &mut message.parts[index]
+                    {
+                        raw.push_str(&delta);
+                        if self.engine.events.has_subscribers() {
+                            let event =
+                                self.delta_event(message, index, DeltaField::ToolInput, &delta);
+                            self.out(|| event);
+                        }
+                    }
+                }
+            }
+            StreamEvent::ToolCall(call) => {
+                let state = ToolState::Running {
+                    input: call.input,
+                    title: None,
+                    metadata: Value::Object(Default::default()),
+                    time: Timing {
+                        start: now_ms(),
+                        end: None,
+                    },
+                };
+                let index = match self.tool(&call.id) {
+                    Some(index) => {
+                        if let Part::Tool(part) = &mut message.parts[index] {
+                            part.tool = call.name;
+                            part.state = state;
+                            part.provider_metadata = call.provider_metadata;
+                        }
+                        index
+                    }
+                    None => {
+                        let part = Part::Tool(ToolPart {
+                            id: ascending("prt"),
+                            call_id: call.id.clone(),
+                            tool: call.name,
+                            state,
+                            provider_metadata: call.provider_metadata,
+                        });
+                        let index = self.push(message, part);
+                        self.tools.push((call.id, index));
+                        index
+                    }
+                };
+                if !self.calls.contains(&index) {
+                    self.calls.push(index);
+                }
+                self.commit();
+                self.updated(message, index);
+            }
+            StreamEvent::ProviderMetadata { metadata } => {
+                merge_metadata(&mut message.provider_metadata, metadata);
+            }
+            StreamEvent::Finish { reason, usage, .. } => {
+                self.finish = Some((reason, usage));
+            }
+        }
+    }
+}
+
+fn merge_metadata(target: &mut Option<ProviderMetadata>, extra: ProviderMetadata) {
+    match target {
+        Some(existing) => existing.extend(extra),
+        None => *target = Some(extra),
+    }
+}
+
+/// Runs one step into `message` (which already holds its step-start part).
+pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> StepEnd {
+    let base = message.parts.len();
+    let mut retry_number = 0u32;
+    let (calls, finish) = loop {
+        message.parts.truncate(base);
+        message.provider_metadata = None;
+        let mut attempt = Attempt::new(input.engine, input.session_id);
+        let result = stream_attempt(&input, message, &mut attempt).await;
+        match result {
+            Ok(()) => {
+                let Some(finish) = attempt.finish else {
+                    // Unreachable by construction: Ok means a finish arrived.
+                    break (attempt.calls, (FinishReason::Unknown, Default::default()));
+                };
+                break (attempt.calls, finish);
+            }
+            Err(ModelError::Cancelled) => {
+                close_open_calls(input.engine, input.session_id, message);
+                return StepEnd::Cancelled;
+            }
+            Err(error) => {
+                retry_number += 1;
+                let plan = if attempt.committed {
+                    None
+                } else {
+                    input.engine.config.retry.next(retry_number, &error)
+                };
+                let Some((info, wait)) = plan else {
+                    close_open_calls(input.engine, input.session_id, message);
+                    message.error = Some(MessageError {
+                        name: if error.is_context_overflow() {
+                            "context_overflow".into()
+                        } else {
+                            "model".into()
+                        },
+                        message: error.to_string(),
+                    });
+                    return StepEnd::Failed(error);
+                };
+                tracing::debug!(attempt = retry_number, ?wait, %error, "retrying model stream");
+                let delay_ms = wait.as_millis() as u64;
+                input.engine.events.emit(|| Event::RetryScheduled {
+                    session_id: input.session_id.to_string(),
+                    attempt: retry_number,
+                    message: info.message.clone(),
+                    delay_ms,
+                });
+                input.engine.events.emit(|| Event::SessionStatus {
+                    session_id: input.session_id.to_string(),
+                    status: SessionStatus::Retry {
+                        attempt: retry_number,
+                        message: info.message.clone(),
+                        next: now_ms() + delay_ms,
+                    },
+                });
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = input.cancel.cancelled() => {
+                        message.parts.truncate(base);
+                        return StepEnd::Cancelled;
+                    }
+                }
+                input.engine.events.emit(|| Event::SessionStatus {
+                    session_id: input.session_id.to_string(),
+                    status: SessionStatus::Busy,
+                });
+            }
+        }
+    };
+
+    let (reason, usage) = finish;
+    message.finish = Some(reason);
+    message.usage = usage;
+    // Calls whose arguments never completed cannot run: close them.
+    close_calls(input.engine, input.session_id, message, true);
+
+    let end = if calls.is_empty() {
+        StepEnd::Finished
+    } else if input.last_step {
+        refuse_calls(input.engine, input.session_id, message, &calls);
+        StepEnd::StepLimit
+    } else {
+        let run = CallRun {
+            engine: input.engine,
+            agent: input.agent,
+            session_id: input.session_id,
+            directory: input.directory,
+            ruleset: input.ruleset,
+            turn_calls: input.turn_calls,
+            cancel: input.cancel,
+        };
+        match execute_calls(&run, message, &calls).await {
+            CallsEnd::Finished => StepEnd::Finished,
+            CallsEnd::Blocked => StepEnd::Blocked,
+            CallsEnd::Cancelled => StepEnd::Cancelled,
+        }
+    };
+
+    message.parts.push(Part::StepFinish {
+        id: ascending("prt"),
+        reason,
+        usage,
+    });
+    let index = message.parts.len() - 1;
+    input.engine.events.emit(|| Event::PartCreated {
+        session_id: input.session_id.to_string(),
+        message_id: message.id.clone(),
+        part: message.parts[index].clone(),
+    });
+    input.engine.events.emit(|| Event::StepFinished {
+        session_id: input.session_id.to_string(),
+        message_id: message.id.clone(),
+        step: input.step,
+        reason,
+        usage,
+    });
+    end
+}
+
+/// Consumes one attempt's stream. `Ok` once a finish event arrived.
+async fn stream_attempt(
+    input: &StepInput<'_>,
+    message: &mut Message,
+    attempt: &mut Attempt<'_>,
+) -> Result<(), ModelError> {
+    let cancel = input.cancel;
+    let mut stream = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(ModelError::Cancelled),
+        stream = input.model.stream(input.request.clone(), cancel.child_token()) => stream?,
+    };
+    loop {
+        let item = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ModelError::Cancelled),
+            item = stream.next() => item,
+        };
+        match item {
+            Some(Ok(event)) => {
+                attempt.apply(message, event);
+                if attempt.finish.is_some() {
+                    return Ok(());
+                }
+            }
+            Some(Err(error)) => return Err(error),
+            None => {
+                return Err(ModelError::interrupted(
+                    "the stream ended before the model finished (no finish event)",
+                ));
+            }
+        }
+    }
+}

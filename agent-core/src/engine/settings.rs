@@ -1,0 +1,44 @@
+//! [`LoopConfig`]: the engine's settings for every turn.
+
+use std::time::Duration;
+
+use super::retry::RetryPolicy;
+use super::tool_calls::DEFAULT_TOOL_GRACE;
+use crate::compaction::CompactionConfig;
+use crate::truncate::Truncator;
+
+/// Loop settings.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LoopConfig {
+    /// Retries of failed streams.
+    pub retry: RetryPolicy,
+    /// Tool output truncation.
+    pub truncator: Truncator,
+    /// Overflow detection.
+    pub compaction: CompactionConfig,
+    /// Ask `doom_loop` on the third identical call of a turn.
+    pub doom_loop: bool,
+    /// How long a cancelled tool may take to stop before it is abandoned.
+    pub tool_grace: Duration,
+    /// Step limit for agents without their own (`None`: unlimited).
+    pub max_steps: Option<u32>,
+    /// How deep sub-agents may nest (§10.3, `subagent_depth`, default 1):
+    /// the `task` tool refuses to run in a session with this many parent
+    /// hops to its root. With 1, only root sessions spawn sub-agents.
+    pub subagent_depth: u32,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            retry: RetryPolicy::default(),
+            truncator: Truncator::default(),
+            compaction: CompactionConfig::default(),
+            doom_loop: true,
+            tool_grace: DEFAULT_TOOL_GRACE,
+            max_steps: None,
+            subagent_depth: 1,
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! Tool execution for one step: the step's complete calls run
+//! concurrently after the stream finished, each through the doom-loop
+//! check, the registry and the tool; results (truncated per §7.1) are
+//! recorded on the assistant message with events. Calls left without a
+//! result are closed as §11.3 says.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agent_permission::Ruleset;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::doom_loop;
+use super::state::EngineState;
+use crate::agent_spec::AgentSpec;
+use crate::event::Event;
+use crate::ids::now_ms;
+use crate::message::{Message, Part, Role, Timing, ToolPart, ToolState, interrupted_state};
+use crate::tool::{ToolError, ToolOutput};
+use crate::tool_context::ToolContext;
+
+/// Error text of a call refused because the step limit was reached.
+pub const STEP_LIMIT_ERROR: &str =
+    "Tool unavailable: the maximum number of steps for this turn was reached.";
+
+/// Who runs the calls of one step, and where.
+pub(super) struct CallRun<'a> {
+    pub engine: &'a EngineState,
+    pub agent: &'a AgentSpec,
+    pub session_id: &'a str,
+    pub directory: &'a std::path::Path,
+    pub ruleset: &'a Arc<Ruleset>,
+    pub turn_calls: &'a [ToolPart],
+    pub cancel: &'a CancellationToken,
+}
+
+/// How the calls of a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CallsEnd {
+    /// Every call has a result.
+    Finished,
+    /// A permission was rejected (a tool's ask, or the doom-loop ask).
+    Blocked,
+    /// The prompt's token fired; open calls were closed.
+    Cancelled,
+}
+
+fn lock(message: &Mutex<Message>) -> MutexGuard<'_, Message> {
+    message.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Closes every unfinished call of `message` as interrupted, with events.
+pub(super) fn close_open_calls(engine: &EngineState, session_id: &str, message: &mut Message) {
+    close_calls(engine, session_id, message, false);
+}
+
+/// Closes unfinished calls (only those still pending when `pending_only`).
+pub(super) fn close_calls(
+    engine: &EngineState,
+    session_id: &str,
+    message: &mut Message,
+    pending_only: bool,
+) {
+    let now = now_ms();
+    for part in &mut message.parts {
+        if let Part::Tool(tool) = part {
+            if pending_only && !matches!(tool.state, ToolState::Pending { .. }) {
+                continue;
+            }
+            if let Some(state) = interrupted_state(&tool.state, now) {
+                tool.state = state;
+                let part = part.clone();
+                engine.events.emit(|| Event::PartUpdated {
+                    session_id: session_id.to_string(),
+                    message_id: message.id.clone(),
+                    part,
+                });
+            }
+        }
+    }
+}
+
+fn set_state(
+    engine: &EngineState,
+    session_id: &str,
+    message: &mut Message,
+    index: usize,
+    state: ToolState,
+) {
+    if let Part::Tool(tool) = &mut message.parts[index] {
+        tool.state = state;
+    }
+    engine.events.emit(|| Event::PartUpdated {
+        session_id: session_id.to_string(),
+        message_id: message.id.clone(),
+        part: message.parts[index].clone(),
+    });
+}
+
+fn error_state(state: &ToolState, error: String) -> ToolState {
+    let (input, metadata, start) = match state {
+        ToolState::Running {
+            input,
+            metadata,
+            time,
+            ..
+        } => (input.clone(), metadata.clone(), time.start),
+        other => (
+            other.input().clone(),
+            Value::Object(Default::default()),
+            now_ms(),
+        ),
+    };
+    ToolState::Error {
+        input,
+        error,
+        metadata,
+        time: Timing {
+            start,
+            end: Some(now_ms()),
+        },
+    }
+}
+
+pub(super) fn refuse_calls(
+    engine: &EngineState,
+    session_id: &str,
+    message: &mut Message,
+    calls: &[usize],
+) {
+    for &index in calls {
+        if let Part::Tool(tool) = &message.parts[index] {
+            let state = error_state(&tool.state, STEP_LIMIT_ERROR.into());
+            set_state(engine, session_id, message, index, state);
+        }
+    }
+}
+
+/// What happened to one call.
+enum CallEnd {
+    Done,
+    Blocked,
+}
+
+/// Runs the step's calls concurrently and records their results.
+pub(super) async fn execute_calls(
+    input: &CallRun<'_>,
+    message: &mut Message,
+    calls: &[usize],
+) -> CallsEnd {
+    // Doom-loop flags, decided in call order before anything runs.
+    let mut doom = Vec::with_capacity(calls.len());
+    if input.engine.config.doom_loop {
+        for (k, &index) in calls.iter().enumerate() {
+            let flagged = match &message.parts[index] {
+                Part::Tool(current) => {
+                    let this_step = calls[..=k]
+                        .iter()
+                        .filter_map(|&i| message.parts[i].as_tool());
+                    let sequence = input.turn_calls.iter().chain(this_step);
+                    doom_loop::check_turn(sequence, &current.tool, current.state.input())
+                }
+                _ => false,
+            };
+            doom.push(flagged);
+        }
+    } else {
+        doom.resize(calls.len(), false);
+    }
+
+    let shared_message = Arc::new(Mutex::new(std::mem::replace(
+        message,
+        Message::new(input.session_id, Role::Assistant),
+    )));
+    let futures = calls
+        .iter()
+        .zip(doom)
+        .map(|(&index, doom)| run_call(input, Arc::clone(&shared_message), index, doom));
+    let ends = futures::future::join_all(futures).await;
+    let taken = std::mem::replace(
+        &mut *lock(&shared_message),
+        Message::new("", Role::Assistant),
+    );
+    *message = taken;
+
+    if input.cancel.is_cancelled() {
+        close_open_calls(input.engine, input.session_id, message);
+        return CallsEnd::Cancelled;
+    }
+    if ends.iter().any(|end| matches!(end, CallEnd::Blocked)) {
+        CallsEnd::Blocked
+    } else {
+        CallsEnd::Finished
+    }
+}
+
+async fn run_call(
+    input: &CallRun<'_>,
+    message: Arc<Mutex<Message>>,
+    index: usize,
+    doom: bool,
+) -> CallEnd {
+    let engine = input.engine;
+    let session_id = input.session_id;
+    let (message_id, call_id, name, args) = {
+        let guard = lock(&message);
+        let Some(tool) = guard.parts[index].as_tool() else {
+            return CallEnd::Done;
+        };
+        if !matches!(tool.state, ToolState::Running { .. }) {
+            return CallEnd::Done;
+        }
+        (
+            guard.id.clone(),
+            tool.call_id.clone(),
+            tool.tool.clone(),
+            tool.state.input().clone(),
+        )
+    };
+    let finish = |result: Result<ToolOutput, ToolError>| {
+        let mut guard = lock(&message);
+        let Some(tool) = guard.parts[index].as_tool() else {
+            return;
+        };
+        let state = match result {
+            Ok(out) => {
+                let (input_value, start) = match &tool.state {
+                    ToolState::Running { input, time, .. } => (input.clone(), time.start),
+                    other => (other.input().clone(), now_ms()),
+                };
+                ToolState::Completed {
+                    input: input_value,
+                    output: out.output,
+                    title: out.title,
+                    metadata: out.metadata,
+                    time: Timing {
+                        start,
+                        end: Some(now_ms()),
+                    },
+                    compacted: false,
+                }
+            }
+            Err(error) => error_state(&tool.state, error.to_string()),
+        };
+        set_state(engine, session_id, &mut guard, index, state);
+    };
+
+    if doom {
+        let request = doom_loop::ask_request(session_id, &name, &args, &input.agent.permission)
+            .tool(message_id.as_str(), call_id.as_str());
+        let asked = tokio::select! {
+            result = engine.permissions.ask(request) => result,
+            () = input.cancel.cancelled() => return CallEnd::Done,
+        };
+        if let Err(error) = asked {
+            // §11.2: a failed doom-loop ask ends the turn, whatever the answer.
+            finish(Err(ToolError::Permission(error)));
+            return CallEnd::Blocked;
+        }
+    }
+
+    let Some(tool) = engine.tools.resolve(&name, input.ruleset) else {
+        let available: Vec<String> = engine
+            .tools
+            .visible(input.ruleset)
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect();
+        finish(Err(ToolError::failed(format!(
+            "Model tried to call unavailable tool '{name}'. Available tools: {}.",
+            available.join(", ")
+        ))));
+        return CallEnd::Done;
+    };
+
+    let metadata_target = Arc::clone(&message);
+    let events = engine.events.clone();
+    let sid = session_id.to_string();
+    let ctx = ToolContext::new(
+        session_id,
+        message_id.as_str(),
+        call_id.as_str(),
+        engine.permissions.clone(),
+    )
+    .with_agent(input.agent.name.as_str())
+    .with_directories(
+        input.directory.to_path_buf(),
+        engine
+            .worktree
+            .clone()
+            .unwrap_or_else(|| input.directory.to_path_buf()),
+    )
+    .with_ruleset(Arc::clone(input.ruleset))
+    .with_truncator(engine.config.truncator.clone())
+    .with_cancel(input.cancel.child_token())
+    .on_metadata(Arc::new(move |title, metadata| {
+        let mut guard = lock(&metadata_target);
+        let updated = match &mut guard.parts[index] {
+            Part::Tool(ToolPart {
+                state:
+                    ToolState::Running {
+                        title: current_title,
+                        metadata: current,
+                        ..
+                    },
+                ..
+            }) => {
+                if title.is_some() {
+                    *current_title = title;
+                }
+                *current = metadata;
+                true
+            }
+            _ => false,
+        };
+        if updated {
+            events.emit(|| Event::PartUpdated {
+                session_id: sid.clone(),
+                message_id: guard.id.clone(),
+                part: guard.parts[index].clone(),
+            });
+        }
+    }));
+
+    let execution = tool.execute(args, &ctx);
+    tokio::pin!(execution);
+    let result = tokio::select! {
+        result = &mut execution => Some(result),
+        () = ctx.cancel.cancelled() => {
+            // Give the tool a moment to stop on its own (it sees its token),
+            // as opencode waits 250 ms; then abandon it.
+            tokio::time::timeout(engine.config.tool_grace, &mut execution).await.ok()
+        }
+    };
+    let Some(result) = result else {
+        // Closed as interrupted by the caller (close_open_calls).
+        return CallEnd::Done;
+    };
+    if result.is_err() && ctx.cancel.is_cancelled() {
+        // The turn was cancelled and the tool gave up because of it (it saw
+        // its token, or its permission ask was withdrawn). That is an
+        // interruption, not a failure or a user's rejection: leave the call
+        // running so close_open_calls closes it as §11.3 says ("Tool
+        // execution aborted", metadata.interrupted, partial output kept).
+        return CallEnd::Done;
+    }
+    let stops = matches!(&result, Err(error) if error.stops_loop());
+    let result = match result {
+        Ok(mut out) if out.metadata.get("truncated").is_none() => {
+            out.output = engine.config.truncator.apply(&name, out.output).await;
+            Ok(out)
+        }
+        other => other,
+    };
+    finish(result);
+    if stops {
+        CallEnd::Blocked
+    } else {
+        CallEnd::Done
+    }
+}
+
+/// Grace period tools get to stop after cancellation (opencode: 250 ms).
+pub const DEFAULT_TOOL_GRACE: Duration = Duration::from_millis(250);

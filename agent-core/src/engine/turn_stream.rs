@@ -1,0 +1,127 @@
+//! [`TurnEvent`] and [`Engine::prompt_stream`]: a turn's events in order,
+//! ending with its result, so nothing arrives after the turn is done.
+
+use std::collections::HashMap;
+
+use futures::Stream;
+use futures::channel::mpsc;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::facade::Engine;
+use super::outcome::{PromptError, TurnResult};
+use crate::event::Event;
+use crate::message::Part;
+use crate::sessions::SessionStore;
+
+/// One item of [`Engine::prompt_stream`].
+// Events are nearly every item; boxing them would allocate per delta.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TurnEvent {
+    /// An event of the turn: of its session, or of a sub-agent session it
+    /// started (tagged with that session's id). Text deltas, tool calls,
+    /// permission asks and replies, retries.
+    Event(Event),
+    /// The turn ended; always the last item.
+    Finished(Result<TurnResult, PromptError>),
+}
+
+impl Engine {
+    /// Prompts a session like [`prompt_with`](Self::prompt_with) and
+    /// streams the turn: every event of the session and of the sub-agent
+    /// sessions it starts, in the order the engine emitted them, then
+    /// [`TurnEvent::Finished`] with the turn's result. The stream ends right
+    /// after it, so no event of the turn arrives after "done".
+    ///
+    /// The turn runs on its own tokio task: dropping the stream does not
+    /// stop it (cancel `cancel` for that).
+    pub fn prompt_stream(
+        &self,
+        session_id: &str,
+        parts: Vec<Part>,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        let (sender, receiver) = mpsc::unbounded();
+        // Subscribe before the turn starts, so its first event is seen.
+        let mut events = self.subscribe();
+        let engine = self.clone();
+        let root = session_id.to_string();
+        tokio::spawn(async move {
+            let mut filter = SessionFilter::new(root.clone());
+            let turn = engine.prompt_with(&root, parts, cancel);
+            tokio::pin!(turn);
+            let result = loop {
+                tokio::select! {
+                    biased;
+                    received = events.recv() => match received {
+                        Ok(event) => {
+                            if filter.wants(engine.store().as_ref(), &event).await {
+                                let _ = sender.unbounded_send(TurnEvent::Event(event));
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Lagged(missed)) => {
+                            tracing::warn!(session_id = %root, missed, "prompt_stream fell behind; events were lost");
+                        }
+                        Err(broadcast::error::RecvError::Closed) => {}
+                    },
+                    result = &mut turn => break result,
+                }
+            };
+            // Every event of the turn was sent before it returned.
+            while let Ok(event) = events.try_recv() {
+                if filter.wants(engine.store().as_ref(), &event).await {
+                    let _ = sender.unbounded_send(TurnEvent::Event(event));
+                }
+            }
+            let _ = sender.unbounded_send(TurnEvent::Finished(result));
+        });
+        receiver
+    }
+}
+
+/// Which sessions belong to the streamed turn: the root and its
+/// descendants (looked up once each in the store).
+struct SessionFilter {
+    root: String,
+    known: HashMap<String, bool>,
+}
+
+impl SessionFilter {
+    fn new(root: String) -> Self {
+        let mut known = HashMap::new();
+        known.insert(root.clone(), true);
+        SessionFilter { root, known }
+    }
+
+    async fn wants(&mut self, store: &dyn SessionStore, event: &Event) -> bool {
+        let id = event.session_id();
+        if let Some(&known) = self.known.get(id) {
+            return known;
+        }
+        let mut chain = vec![id.to_string()];
+        let mut current = id.to_string();
+        let belongs = loop {
+            let Ok(session) = store.session(&current).await else {
+                break false;
+            };
+            match session.parent_id {
+                Some(parent) if parent == self.root => break true,
+                Some(parent) => match self.known.get(&parent) {
+                    Some(&known) => break known,
+                    None if chain.contains(&parent) => break false,
+                    None => {
+                        chain.push(parent.clone());
+                        current = parent;
+                    }
+                },
+                None => break false,
+            }
+        };
+        for id in chain {
+            self.known.insert(id, belongs);
+        }
+        belongs
+    }
+}

@@ -1,0 +1,13 @@
+//! Sessions and where they are kept: [`Session`], the [`SessionStore`]
+//! trait, the in-memory default [`MemorySessionStore`] and the file-backed
+//! [`FileSessionStore`], so sessions resume after a restart.
+
+mod file;
+mod memory;
+mod session;
+mod store;
+
+pub use file::FileSessionStore;
+pub use memory::MemorySessionStore;
+pub use session::Session;
+pub use store::{SessionStore, SessionStoreError};

@@ -1,0 +1,70 @@
+//! Helpers shared by the test modules.
+// Helpers panic on purpose: a failed expectation is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_permission::{AskRequest, PermissionError, Permissions};
+use tokio::task::JoinHandle;
+
+/// The longest any single await of a test may take (real time, or paused
+/// time that auto-advances): a broken gate fails the test instead of
+/// hanging it.
+pub const LIMIT: Duration = Duration::from_secs(10);
+
+/// Awaits `future`, failing the test when it takes longer than [`LIMIT`].
+pub async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, future)
+        .await
+        .unwrap_or_else(|_| panic!("timed out: {what}"))
+}
+
+pub type AskTask = JoinHandle<Result<(), PermissionError>>;
+
+/// Waits (without sleeping) until `cond` holds; fails after 10 s of real time.
+pub async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let waited = tokio::time::timeout(LIMIT, async {
+        while !cond() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "timed out waiting until {what}");
+}
+
+pub fn pending_ids(permissions: &Permissions) -> Vec<String> {
+    permissions.pending().into_iter().map(|r| r.id).collect()
+}
+
+/// Spawns an ask with a fixed id and waits until it is pending.
+pub async fn ask_pending(permissions: &Permissions, request: AskRequest) -> AskTask {
+    let id = request.id.clone().expect("test requests carry ids");
+    let task = tokio::spawn(permissions.ask(request));
+    wait_until(&format!("{id} is pending"), || {
+        pending_ids(permissions).contains(&id)
+    })
+    .await;
+    task
+}
+
+pub async fn finished(task: AskTask) -> Result<(), PermissionError> {
+    tokio::time::timeout(LIMIT, task)
+        .await
+        .expect("ask did not finish")
+        .expect("ask task panicked")
+}
+
+/// A fresh, empty directory under the system temp dir.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!(
+        "agent-permission-{name}-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

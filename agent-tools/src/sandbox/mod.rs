@@ -1,0 +1,47 @@
+//! The OS sandbox under spawned commands: what the permission rules cannot
+//! see (`python -c`, a script written a moment ago, a program's own
+//! subprocesses), the kernel stops.
+//!
+//! A [`SandboxPolicy`] (the `sandbox` configuration key) names a
+//! [`SandboxMode`] — `read-only`, `workspace-write` (the default) or
+//! `danger-full-access`, as codex names them — whether the network is on,
+//! extra writable directories and paths nobody may read. A [`Sandbox`]
+//! probes once what this machine can enforce ([`SandboxStatus`]) and turns
+//! the policy into a [`PreparedCommand`] per call, which the bash tool
+//! applies to its child between fork and exec:
+//!
+//! - its own session and process group, in its own PID namespace under a
+//!   tiny init, so every descendant ends with the call (`reaper`);
+//! - a network namespace when the network is off (`namespaces`);
+//! - `no_new_privs` and a Landlock ruleset: read everywhere except the
+//!   denied paths, write only in the writable set (`landlock`);
+//! - an environment without provider keys and other secrets (`env`).
+//!
+//! The agent process itself is never restricted. Where something cannot be
+//! enforced the status says so, the first call of each session logs it, and
+//! [`OnUnsupported`] decides between running anyway and failing. After the
+//! run, denials visible in the output become a clear note for the model
+//! ([`SandboxDenial`]).
+
+mod denial;
+mod env;
+mod policy;
+mod spawn;
+mod status;
+
+#[cfg(target_os = "linux")]
+mod child;
+#[cfg(target_os = "linux")]
+mod landlock;
+#[cfg(target_os = "linux")]
+mod namespaces;
+#[cfg(target_os = "linux")]
+mod reaper;
+#[cfg(target_os = "linux")]
+mod sys;
+
+pub use denial::{DenialKind, SandboxDenial};
+pub use env::{CORE_VARIABLES, DEFAULT_EXCLUDES, DEFAULT_KEEP, EnvFilter, EnvInherit};
+pub use policy::{OnUnsupported, SECRET_PATHS, SandboxMode, SandboxPolicy, UnknownSandboxMode};
+pub use spawn::{CallScope, PreparedCommand, Sandbox, SandboxError, approved_directories};
+pub use status::{Guard, SandboxStatus};

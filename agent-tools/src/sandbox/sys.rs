@@ -1,0 +1,286 @@
+//! Thin safe wrappers around the raw system calls the sandbox makes in a
+//! forked child. The agent is multi-threaded, so between `fork` and `exec`
+//! only async-signal-safe code may run: every function here is one or a few
+//! system calls on memory the caller prepared before spawning — no
+//! allocation, no locks, no panics. Each `unsafe` block is local and says
+//! why it is sound.
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::RawFd;
+
+use libc::{c_int, pid_t};
+
+/// `-1` → the last OS error; anything else passes.
+fn check(ret: c_int) -> io::Result<c_int> {
+    if ret < 0 {
+        // `last_os_error` builds an error from errno without allocating.
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// The effective user id.
+pub(super) fn geteuid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::geteuid()
+    }
+}
+
+/// The effective group id.
+pub(super) fn getegid() -> u32 {
+    // SAFETY: getegid has no preconditions and cannot fail.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::getegid()
+    }
+}
+
+/// Whether the caller may write `path` (`access(W_OK)`, by its real ids).
+/// Not for the forked child: it allocates the C string.
+pub(super) fn can_write(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is a valid NUL-terminated string for the call.
+    #[allow(unsafe_code)]
+    let ret = unsafe { libc::access(path.as_ptr(), libc::W_OK) };
+    ret == 0
+}
+
+/// Starts a new session (and process group) led by the caller.
+pub(super) fn setsid() -> io::Result<()> {
+    // SAFETY: setsid takes no pointers; it only changes the caller's session.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::setsid() }).map(drop)
+}
+
+/// Moves the caller into new namespaces (`CLONE_NEW*` flags).
+pub(super) fn unshare(flags: c_int) -> io::Result<()> {
+    // SAFETY: unshare takes no pointers. It is called in a single-threaded
+    // forked child, as CLONE_NEWUSER requires.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::unshare(flags) }).map(drop)
+}
+
+/// Writes `data` to the existing file `path` in one `write`.
+pub(super) fn write_file(path: &CStr, data: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is a valid NUL-terminated string for the call.
+    #[allow(unsafe_code)]
+    let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) })?;
+    // SAFETY: `data` is valid for `data.len()` bytes; `fd` is ours.
+    #[allow(unsafe_code)]
+    let written = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+    let result = if written < 0 {
+        Err(io::Error::last_os_error())
+    } else if written as usize != data.len() {
+        Err(io::Error::from_raw_os_error(libc::EIO))
+    } else {
+        Ok(())
+    };
+    close(fd);
+    result
+}
+
+/// Closes a descriptor, ignoring errors.
+pub(super) fn close(fd: RawFd) {
+    // SAFETY: closing a descriptor we own; a wrong one only yields EBADF.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::close(fd);
+    }
+}
+
+/// Closes every descriptor from `first` up.
+pub(super) fn close_from(first: RawFd) {
+    let first = first.max(0) as libc::c_uint;
+    // SAFETY: close_range takes no pointers and only closes descriptors.
+    #[allow(unsafe_code)]
+    let done = unsafe { libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, 0) } == 0;
+    if !done {
+        // Kernels before 5.9: close the usual range one by one.
+        for fd in first..4096 {
+            close(fd as RawFd);
+        }
+    }
+}
+
+/// Which side of a fork the caller is on.
+pub(super) enum Fork {
+    /// The parent, with the child's pid.
+    Parent(pid_t),
+    /// The child.
+    Child,
+}
+
+/// `fork(2)`.
+pub(super) fn fork() -> io::Result<Fork> {
+    // SAFETY: called from a single-threaded forked child (inside pre_exec),
+    // so the new process gets a consistent copy of the only thread; both
+    // sides go on with async-signal-safe code only.
+    #[allow(unsafe_code)]
+    let pid = unsafe { libc::fork() };
+    match pid {
+        p if p < 0 => Err(io::Error::last_os_error()),
+        0 => Ok(Fork::Child),
+        p => Ok(Fork::Parent(p)),
+    }
+}
+
+/// Asks the kernel to send `signal` to the caller when its parent dies.
+pub(super) fn set_parent_death_signal(signal: c_int) -> io::Result<()> {
+    // SAFETY: PR_SET_PDEATHSIG takes an integer argument only.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) })
+        .map(drop)
+}
+
+/// Sets `no_new_privs`: exec can no longer grant privileges (setuid bits,
+/// file capabilities), which Landlock requires of an unprivileged caller.
+pub(super) fn set_no_new_privs() -> io::Result<()> {
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes integer arguments only.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }).map(drop)
+}
+
+/// Enforces the Landlock ruleset `fd` on the caller (and what it execs).
+pub(super) fn landlock_restrict_self(fd: RawFd) -> io::Result<()> {
+    // SAFETY: landlock_restrict_self(2) takes a descriptor and flags, no
+    // pointers; `fd` is a ruleset descriptor created before the fork.
+    #[allow(unsafe_code)]
+    let ret = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0) };
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// `waitpid(pid, 0)`, retried on EINTR; returns the pid and raw status.
+pub(super) fn wait(pid: pid_t) -> io::Result<(pid_t, c_int)> {
+    loop {
+        let mut status: c_int = 0;
+        // SAFETY: `status` is a valid out pointer for the call.
+        #[allow(unsafe_code)]
+        let ret = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if ret >= 0 {
+            return Ok((ret, status));
+        }
+        let error = io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::EINTR) {
+            return Err(error);
+        }
+    }
+}
+
+/// Ends the caller at once with `code`, running no destructors or atexit
+/// handlers (which would touch the parent's copied state).
+pub(super) fn exit(code: c_int) -> ! {
+    // SAFETY: _exit is async-signal-safe and never returns.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::_exit(code)
+    }
+}
+
+/// Ends the caller the way a child with wait status `status` ended: the
+/// same exit code, or the same signal (128 + signal where it cannot be
+/// raised, as in a PID namespace's init).
+pub(super) fn exit_like(status: c_int) -> ! {
+    if libc::WIFEXITED(status) {
+        exit(libc::WEXITSTATUS(status));
+    }
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        set_signal(signal, Disposition::Default);
+        // SAFETY: kill takes integers only; the signal is sent to ourselves.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(libc::getpid(), signal);
+        }
+        exit(128 + signal);
+    }
+    exit(1)
+}
+
+/// What a process does with a signal.
+#[derive(Clone, Copy)]
+pub(super) enum Disposition {
+    /// The default action.
+    Default,
+    /// Ignored.
+    Ignore,
+    /// Sent on to every other process of the caller's PID namespace (for
+    /// the namespace's init).
+    ForwardToNamespace,
+}
+
+/// The signals the bash tool and terminals use to end a command.
+pub(super) const ENDING_SIGNALS: [c_int; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
+
+/// Signal handler of [`Disposition::ForwardToNamespace`]: `kill(-1, sig)`
+/// from a PID namespace's init reaches every other process in it.
+extern "C" fn forward_to_namespace(signal: c_int) {
+    // SAFETY: only async-signal-safe calls (errno access and kill); errno is
+    // restored so the interrupted waitpid sees its own error.
+    #[allow(unsafe_code)]
+    unsafe {
+        let errno = *libc::__errno_location();
+        libc::kill(-1, signal);
+        *libc::__errno_location() = errno;
+    }
+}
+
+/// Sets how the caller handles `signal`.
+pub(super) fn set_signal(signal: c_int, disposition: Disposition) {
+    let handler = match disposition {
+        Disposition::Default => libc::SIG_DFL,
+        Disposition::Ignore => libc::SIG_IGN,
+        Disposition::ForwardToNamespace => {
+            forward_to_namespace as extern "C" fn(c_int) as libc::sighandler_t
+        }
+    };
+    // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
+    // the handler is SIG_DFL, SIG_IGN or an async-signal-safe extern "C"
+    // function; both pointers are valid for the call.
+    #[allow(unsafe_code)]
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+    }
+}
+
+/// Brings the loopback interface of the caller's (new) network namespace
+/// up, so programs inside can talk to themselves on 127.0.0.1.
+pub(super) fn bring_up_loopback() -> io::Result<()> {
+    // SAFETY: socket takes integers only.
+    #[allow(unsafe_code)]
+    let fd =
+        check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: a zeroed ifreq is valid; the name "lo" fits IFNAMSIZ with its
+    // NUL; `request` outlives both ioctls, which read and write only it.
+    #[allow(unsafe_code)]
+    let result = unsafe {
+        let mut request: libc::ifreq = std::mem::zeroed();
+        request.ifr_name[0] = b'l' as libc::c_char;
+        request.ifr_name[1] = b'o' as libc::c_char;
+        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut request) < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            if libc::ioctl(fd, libc::SIOCSIFFLAGS, &request) < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        }
+    };
+    close(fd);
+    result
+}

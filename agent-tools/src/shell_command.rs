@@ -1,0 +1,621 @@
+//! What one simple command runs, seen through the programs that run other
+//! programs: wrappers (`sudo`, `env`, `xargs`, `find -exec` …), shells
+//! given a script (`bash -c`, `sh -c` with any options), `eval` and
+//! `trap` strings; and which of its words are paths the file system will
+//! use.
+
+use crate::shell_word::Word;
+
+/// Commands that run the command given after their options.
+pub const WRAPPERS: &[&str] = &[
+    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "timeout", "nice",
+    "ionice", "stdbuf", "setsid", "xargs", "busybox", "watch", "find", "coproc", "unbuffer",
+    "taskset", "flock", "su", "runuser", "script",
+];
+
+/// Shells whose `-c` script, or heredoc / here-string input, is parsed.
+pub const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash"];
+
+/// Directory-changing commands: they never produce a bash pattern (§8.1),
+/// their target is checked as a path.
+pub const CD_COMMANDS: &[&str] = &[
+    "cd",
+    "chdir",
+    "popd",
+    "pushd",
+    "push-location",
+    "set-location",
+];
+
+/// Commands whose every non-option argument is a path (§8.1's list, plus
+/// `ln` and `tee`, which create links and write files).
+pub const FILE_COMMANDS: &[&str] = &[
+    "cd",
+    "chdir",
+    "popd",
+    "pushd",
+    "push-location",
+    "set-location",
+    "rm",
+    "cp",
+    "mv",
+    "mkdir",
+    "touch",
+    "chmod",
+    "chown",
+    "cat",
+    "get-content",
+    "set-content",
+    "add-content",
+    "copy-item",
+    "move-item",
+    "remove-item",
+    "new-item",
+    "rename-item",
+    "ln",
+    "tee",
+];
+
+/// How many wrappers deep a command is followed before it is reported as
+/// not seen through.
+const MAX_WRAPPER_DEPTH: usize = 32;
+
+/// What a simple command runs.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    /// Every command that runs: the command itself first, then each command
+    /// a wrapper runs.
+    pub commands: Vec<Vec<Word>>,
+    /// Scripts the command runs that are given as text (`bash -c`, `eval`,
+    /// `trap`, `env -S`, `watch`): parsed as command lines in turn.
+    pub scripts: Vec<String>,
+    /// Words the file system will use as paths.
+    pub paths: Vec<Word>,
+    /// What could not be seen through, one reason each.
+    pub opaque: Vec<String>,
+    /// A shell was started without a script: it reads its commands from
+    /// its standard input (a heredoc or here-string the caller can parse,
+    /// or something else that cannot be seen).
+    pub reads_stdin: bool,
+}
+
+/// The program name without its directory.
+pub fn base_name(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// Analyses the command made of `words`.
+pub fn analyze(words: &[Word]) -> Analysis {
+    let mut out = Analysis::default();
+    analyze_into(words, 0, &mut out);
+    out
+}
+
+fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
+    let Some(first) = words.first() else {
+        return;
+    };
+    if depth > MAX_WRAPPER_DEPTH {
+        out.opaque
+            .push(format!("more than {MAX_WRAPPER_DEPTH} nested wrappers"));
+        return;
+    }
+    out.commands.push(words.to_vec());
+    if first.dynamic || first.glob.is_some() {
+        out.opaque.push(format!(
+            "the program `{}` is only known when the command runs",
+            first.text
+        ));
+    }
+    let name = base_name(&first.text);
+    let args = &words[1..];
+    let inner = match name {
+        "sudo" => {
+            let i = skip_options(args, "uUgChprtTD", &LONG_SUDO);
+            let i = skip_assignments(args, i);
+            if args[..i].iter().any(|w| {
+                w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(['s', 'i'])
+            }) && i < args.len()
+            {
+                out.scripts.push(join(&args[i..]));
+            }
+            Some(i)
+        }
+        "doas" => Some(skip_options(args, "uC", &[])),
+        "env" => {
+            let i = skip_options(args, "uCS", &["--unset", "--chdir", "--split-string"]);
+            for (k, word) in args[..i].iter().enumerate() {
+                let value = || args.get(k + 1);
+                if word.text == "-S" || word.text == "--split-string" {
+                    if let Some(script) = value() {
+                        let mut text = script.text.clone();
+                        for rest in &args[i..] {
+                            text.push(' ');
+                            text.push_str(&rest.text);
+                        }
+                        out.scripts.push(text);
+                    }
+                } else if let Some(s) = word.text.strip_prefix("--split-string=") {
+                    out.scripts.push(s.to_string());
+                } else if word.text == "-C" || word.text == "--chdir" {
+                    if let Some(dir) = value() {
+                        out.paths.push(dir.clone());
+                    }
+                } else if let Some(dir) = word.text.strip_prefix("--chdir=") {
+                    out.paths.push(Word {
+                        text: dir.to_string(),
+                        ..word.clone()
+                    });
+                }
+            }
+            Some(skip_assignments(args, i))
+        }
+        "command" => {
+            let i = skip_options(args, "", &[]);
+            // `command -v NAME` / `-V` only looks the name up.
+            let lookup = args[..i]
+                .iter()
+                .any(|w| w.text != "--" && w.text.starts_with('-') && w.text.contains(['v', 'V']));
+            (!lookup).then_some(i)
+        }
+        "taskset" => {
+            // `taskset MASK cmd` or `taskset -c LIST cmd`; `-p` acts on a pid.
+            let i = skip_options(args, "c", &["--cpu-list"]);
+            let list = args[..i]
+                .iter()
+                .any(|w| w.text.starts_with("-c") || w.text == "--cpu-list");
+            Some(if list { i } else { i + 1 })
+        }
+        "flock" => {
+            let i = skip_options(
+                args,
+                "wEc",
+                &["--timeout", "--conflict-exit-code", "--command"],
+            );
+            command_option(args, i, out);
+            // `flock FILE cmd …` or `flock FILE -c STRING`.
+            match args.get(i + 1) {
+                Some(w) if w.text == "-c" || w.text == "--command" => {
+                    command_option(args, i + 3, out);
+                    None
+                }
+                _ => Some(i + 1),
+            }
+        }
+        "su" | "runuser" | "script" => {
+            let i = skip_options(
+                args,
+                "cgGsuwlLT",
+                &[
+                    "--command",
+                    "--group",
+                    "--supp-group",
+                    "--shell",
+                    "--user",
+                    "--log-out",
+                ],
+            );
+            command_option(args, i, out);
+            None
+        }
+        "builtin" | "nohup" | "busybox" | "coproc" | "unbuffer" => {
+            Some(usize::from(args.first().is_some_and(|w| w.text == "--")))
+        }
+        "exec" => Some(skip_options(args, "a", &[])),
+        "time" => Some(skip_options(args, "fo", &["--format", "--output"])),
+        "timeout" => {
+            let i = skip_options(args, "sk", &["--signal", "--kill-after"]);
+            Some(i + 1)
+        }
+        "nice" => Some(skip_options(args, "n", &["--adjustment"])),
+        "ionice" => Some(skip_options(args, "cnpPu", &["--class", "--classdata"])),
+        "stdbuf" => Some(skip_options(
+            args,
+            "ioe",
+            &["--input", "--output", "--error"],
+        )),
+        "setsid" => Some(skip_options(args, "", &[])),
+        "xargs" => {
+            let i = skip_options(
+                args,
+                "adEILnPs",
+                &[
+                    "--arg-file",
+                    "--delimiter",
+                    "--eof",
+                    "--replace",
+                    "--max-lines",
+                    "--max-args",
+                    "--max-procs",
+                    "--max-chars",
+                    "--process-slot-var",
+                ],
+            );
+            if i >= args.len() {
+                // xargs without a command runs echo.
+                None
+            } else {
+                Some(i)
+            }
+        }
+        "watch" => {
+            let i = skip_options(args, "n", &["--interval"]);
+            let exec = args[..i].iter().any(|w| {
+                w.text == "--exec"
+                    || (w.text.starts_with('-')
+                        && !w.text.starts_with("--")
+                        && w.text.contains('x'))
+            });
+            if exec {
+                Some(i)
+            } else {
+                if i < args.len() {
+                    out.scripts.push(join(&args[i..]));
+                }
+                None
+            }
+        }
+        "find" => {
+            let mut k = 0;
+            while k < args.len() {
+                if matches!(
+                    args[k].text.as_str(),
+                    "-exec" | "-execdir" | "-ok" | "-okdir"
+                ) {
+                    let start = k + 1;
+                    let mut end = start;
+                    while end < args.len() && !matches!(args[end].text.as_str(), ";" | "+") {
+                        end += 1;
+                    }
+                    analyze_into(&args[start..end], depth + 1, out);
+                    k = end;
+                }
+                k += 1;
+            }
+            None
+        }
+        "eval" => {
+            if args.iter().any(|w| w.dynamic) {
+                out.opaque
+                    .push("`eval` of text only known when the command runs".to_string());
+            }
+            if !args.is_empty() {
+                out.scripts.push(join(args));
+            }
+            None
+        }
+        "trap" => {
+            let i = skip_options(args, "", &[]);
+            let rest = &args[i.min(args.len())..];
+            if rest.len() >= 2 && rest[0].text != "-" {
+                if rest[0].dynamic {
+                    out.opaque
+                        .push("`trap` of text only known when the command runs".to_string());
+                }
+                out.scripts.push(rest[0].text.clone());
+            }
+            None
+        }
+        "source" | "." => {
+            if args.first().is_some_and(|w| w.dynamic) {
+                out.opaque
+                    .push("`source` of a file only known when the command runs".to_string());
+            }
+            None
+        }
+        "alias" => {
+            if !args.is_empty() {
+                out.opaque
+                    .push("`alias` can rename commands for later lines".to_string());
+            }
+            None
+        }
+        shell if SHELLS.contains(&shell) => {
+            shell_script(args, out);
+            None
+        }
+        _ => None,
+    };
+    // A wrapper's own arguments end where the command it runs starts (that
+    // command's paths are collected when it is analysed); find's paths end
+    // at its first `-exec`.
+    let own = match (name, inner) {
+        (_, Some(i)) => &args[..i.min(args.len())],
+        ("find", None) => {
+            let end = args
+                .iter()
+                .position(|w| matches!(w.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+                .unwrap_or(args.len());
+            &args[..end]
+        }
+        _ => args,
+    };
+    collect_paths(name, own, out);
+    if let Some(i) = inner
+        && i < args.len()
+    {
+        analyze_into(&args[i..], depth + 1, out);
+    }
+}
+
+/// The value of a `-c STRING` / `--command STRING` option among the first
+/// `end` arguments: a script the program hands to a shell.
+fn command_option(args: &[Word], end: usize, out: &mut Analysis) {
+    for (k, word) in args[..end.min(args.len())].iter().enumerate() {
+        let value = if word.text == "-c" || word.text == "--command" {
+            args.get(k + 1).map(|w| w.text.clone())
+        } else {
+            word.text.strip_prefix("--command=").map(str::to_string)
+        };
+        if let Some(script) = value {
+            out.scripts.push(script);
+        }
+    }
+}
+
+const LONG_SUDO: [&str; 10] = [
+    "--user",
+    "--group",
+    "--close-from",
+    "--chdir",
+    "--host",
+    "--prompt",
+    "--role",
+    "--type",
+    "--command-timeout",
+    "--other-user",
+];
+
+/// The words joined by spaces.
+pub fn join(words: &[Word]) -> String {
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    texts.join(" ")
+}
+
+/// The index of the first argument after the options: `--` ends them,
+/// `--name=value` and other long options are one word unless listed in
+/// `long_with_value`, a short cluster takes the next word as its value when
+/// its last letter is in `with_value` (`-u root`), or its rest when an
+/// earlier letter is (`-uroot`).
+fn skip_options(args: &[Word], with_value: &str, long_with_value: &[&str]) -> usize {
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let text = word.text.as_str();
+        if text == "--" {
+            return i + 1;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let takes = !long.contains('=') && long_with_value.contains(&text);
+            i += if takes { 2 } else { 1 };
+            continue;
+        }
+        let Some(cluster) = text.strip_prefix('-') else {
+            break;
+        };
+        if cluster.is_empty() {
+            break;
+        }
+        let mut step = 1;
+        for (k, c) in cluster.char_indices() {
+            if with_value.contains(c) {
+                if k + c.len_utf8() == cluster.len() {
+                    step = 2;
+                }
+                break;
+            }
+        }
+        i += step;
+    }
+    i.min(args.len())
+}
+
+/// The index of the first word at or after `i` that is not `NAME=value`.
+fn skip_assignments(args: &[Word], mut i: usize) -> usize {
+    while let Some(word) = args.get(i) {
+        let Some((name, _)) = word.text.split_once('=') else {
+            break;
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// A shell's arguments: its `-c` script, a script file, or none (it reads
+/// standard input).
+fn shell_script(args: &[Word], out: &mut Analysis) {
+    let mut i = 0;
+    let mut command_string = false;
+    let mut stdin = false;
+    while let Some(word) = args.get(i) {
+        let text = word.text.as_str();
+        if text == "--" || text == "-" {
+            i += 1;
+            break;
+        }
+        if text.starts_with("--") {
+            i += if matches!(text, "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        let Some(cluster) = text.strip_prefix('-').or_else(|| text.strip_prefix('+')) else {
+            break;
+        };
+        let mut step = 1;
+        for c in cluster.chars() {
+            match c {
+                'c' if text.starts_with('-') => command_string = true,
+                's' => stdin = true,
+                'o' | 'O' => step = 2,
+                _ => {}
+            }
+        }
+        i += step;
+    }
+    match args.get(i) {
+        Some(script) if command_string => {
+            if script.dynamic {
+                out.opaque.push(
+                    "a shell's `-c` script that is only known when the command runs".to_string(),
+                );
+            }
+            out.scripts.push(script.text.clone());
+        }
+        Some(file) if !stdin => {
+            if file.dynamic {
+                out.opaque.push(
+                    "a shell script whose file is only known when the command runs".to_string(),
+                );
+            }
+        }
+        _ => out.reads_stdin = true,
+    }
+}
+
+/// Whether `text` looks like a path whatever the command: absolute (under
+/// a top-level folder that exists, so `grep '/api/v1'` or
+/// `awk '/x/ {print}'` are not taken for paths), from home, or climbing out
+/// with `..`.
+fn path_like(text: &str) -> bool {
+    (text.starts_with('/') && top_level_exists(text))
+        || text.starts_with('~')
+        || text == ".."
+        || text.starts_with("../")
+        || text.contains("/../")
+        || text.ends_with("/..")
+}
+
+/// Whether the first component of the absolute path `text` exists (`/`
+/// itself counts).
+fn top_level_exists(text: &str) -> bool {
+    let first = text.trim_start_matches('/').split('/').next().unwrap_or("");
+    first.is_empty() || std::path::Path::new("/").join(first).exists()
+}
+
+fn collect_paths(name: &str, args: &[Word], out: &mut Analysis) {
+    let file_command = FILE_COMMANDS.contains(&name);
+    if matches!(name, "cd" | "chdir") {
+        match args
+            .iter()
+            .find(|w| !w.text.starts_with('-') || w.text == "-")
+        {
+            None => out.paths.push(Word {
+                text: "~".to_string(),
+                ..Word::default()
+            }),
+            Some(word) if word.text == "-" => out.paths.push(Word {
+                text: "$OLDPWD".to_string(),
+                dynamic: true,
+                glob: None,
+            }),
+            Some(_) => {}
+        }
+    }
+    let mut options_done = false;
+    for word in args {
+        let text = word.text.as_str();
+        if text == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && text.starts_with('-') {
+            if let Some((_, value)) = text.split_once('=')
+                && text.starts_with("--")
+                && path_like(value)
+            {
+                out.paths.push(Word {
+                    text: value.to_string(),
+                    ..word.clone()
+                });
+            }
+            continue;
+        }
+        if name == "chmod" && text.starts_with('+') {
+            continue;
+        }
+        if file_command || path_like(text) {
+            out.paths.push(word.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell_word::words_of;
+
+    fn analyzed(line: &str) -> Analysis {
+        let words: Vec<Word> = line.split(' ').flat_map(words_of).collect();
+        analyze(&words)
+    }
+
+    fn commands(line: &str) -> Vec<String> {
+        analyzed(line).commands.iter().map(|c| join(c)).collect()
+    }
+
+    #[test]
+    fn wrappers() {
+        assert_eq!(
+            commands("sudo -u root env -i A=1 /bin/rm -f x"),
+            [
+                "sudo -u root env -i A=1 /bin/rm -f x",
+                "env -i A=1 /bin/rm -f x",
+                "/bin/rm -f x"
+            ]
+        );
+        assert_eq!(commands("timeout -s KILL 5 rm x")[1], "rm x");
+        assert_eq!(commands("nice -n 5 rm x")[1], "rm x");
+        assert_eq!(commands("xargs -0 -n1 rm -f")[1], "rm -f");
+        assert_eq!(commands("find . -name a -exec rm {} ;")[1], "rm {}");
+        assert_eq!(commands("command -p rm x")[1], "rm x");
+        assert_eq!(commands("command -v rm"), ["command -v rm"]);
+        assert_eq!(commands("exec -a name rm x")[1], "rm x");
+        assert_eq!(commands("busybox rm x")[1], "rm x");
+        assert_eq!(commands("coproc rm x")[1], "rm x");
+        assert_eq!(commands("taskset -c 1 rm x")[1], "rm x");
+        assert_eq!(commands("taskset 0x1 rm x")[1], "rm x");
+        assert_eq!(commands("flock -w 5 /tmp/l rm x")[1], "rm x");
+        assert_eq!(analyzed("flock -c rm /tmp/l").scripts, ["rm"]);
+        assert_eq!(analyzed("flock /tmp/l -c rm").scripts, ["rm"]);
+        assert_eq!(analyzed("su -c rm root").scripts, ["rm"]);
+        assert_eq!(analyzed("script -q -c rm /dev/null").scripts, ["rm"]);
+    }
+
+    #[test]
+    fn scripts() {
+        assert_eq!(analyzed("bash --norc -O extglob -c rm").scripts, ["rm"]);
+        assert_eq!(analyzed("sh -e -- -c").scripts, Vec::<String>::new());
+        assert_eq!(analyzed("sh -c -- x").scripts, ["x"]);
+        assert_eq!(analyzed("eval rm -f x").scripts, ["rm -f x"]);
+        assert_eq!(analyzed("trap rm EXIT").scripts, ["rm"]);
+        assert!(analyzed("trap - EXIT").scripts.is_empty());
+        assert_eq!(analyzed("env -S rm").scripts, ["rm"]);
+        assert!(analyzed("bash").reads_stdin);
+        assert!(!analyzed("bash x.sh").reads_stdin);
+        assert!(!analyzed("$X -f").opaque.is_empty());
+    }
+
+    #[test]
+    fn paths() {
+        let texts = |line| {
+            analyzed(line)
+                .paths
+                .into_iter()
+                .map(|w| w.text)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(texts("cat a /b"), ["a", "/b"]);
+        assert_eq!(texts("grep -r x /etc --file=/tmp/p"), ["/etc", "/tmp/p"]);
+        assert!(texts("grep /api/v1 f").is_empty());
+        assert_eq!(texts("cat /api/v1"), ["/api/v1"]);
+        assert_eq!(texts("cd"), ["~"]);
+        assert_eq!(texts("tee -a /out/log"), ["/out/log"]);
+        assert_eq!(texts("ls ../x y"), ["../x"]);
+        assert_eq!(texts("time -o /tmp/t sudo /bin/rm -f x"), ["/tmp/t", "x"]);
+    }
+}

@@ -1,0 +1,94 @@
+//! The bash tool inside agent-core's loop: a cancelled turn ends the
+//! command's whole process group and keeps its partial output on the call.
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use agent_core::testing::{Script, ScriptedModel};
+use agent_core::{AgentSpec, Engine, Part, Session, StopReason, ToolState};
+use agent_permission::Ruleset;
+use agent_tools::BashTool;
+use serde_json::json;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// The first `pid=<digits>` in `text` (the command's own `pid=$!` has none).
+fn pid_in(text: &str) -> Option<u32> {
+    text.split("pid=").skip(1).find_map(|rest| {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
+}
+
+fn is_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test]
+async fn cancelled_turn_kills_the_group_and_keeps_partial_output() {
+    let dir = std::env::temp_dir().join(format!("agent-tools-bash-loop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = Arc::new(ScriptedModel::new([
+        Script::calls([(
+            "c1",
+            "bash",
+            json!({"command": "echo started; sh -c 'read -r p _ </proc/self/stat; echo pid=$p; exec sleep 30' & sleep 30"}),
+        )]),
+        Script::reply("never reached"),
+    ]));
+    let rules: Ruleset =
+        serde_json::from_str(r#"[{"permission":"*","pattern":"*","action":"allow"}]"#).unwrap();
+    let engine = Engine::builder(model)
+        .agent(AgentSpec::new("build").with_permission(rules))
+        .tool(BashTool::new().with_kill_grace(Duration::from_millis(200)))
+        .build();
+    let session = engine
+        .create_session(Session::new("build", dir.clone()))
+        .await
+        .unwrap();
+
+    let mut events = engine.subscribe();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        while let Ok(event) = events.recv().await {
+            let text = serde_json::to_string(&event).unwrap();
+            if let Some(pid) = pid_in(&text) {
+                trigger.cancel();
+                return pid;
+            }
+        }
+        panic!("no pid seen");
+    });
+    let started = Instant::now();
+    let result = engine
+        .prompt_with(&session.id, vec![Part::text("go")], cancel)
+        .await
+        .unwrap();
+    let pid = tokio::time::timeout(Duration::from_secs(10), watcher)
+        .await
+        .expect("the command's pid never reached the events")
+        .unwrap();
+    assert_eq!(result.stop, StopReason::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(is_gone(pid), "grandchild {pid} survived the cancelled turn");
+
+    let history = engine.messages(&session.id).await.unwrap();
+    let call = history[1].tool_parts().next().unwrap();
+    match &call.state {
+        ToolState::Error { metadata, .. } => {
+            let output = metadata["output"].as_str().unwrap();
+            assert!(output.contains("started"), "{output}");
+            assert!(output.contains(&format!("pid={pid}")), "{output}");
+        }
+        other => panic!("expected an interrupted call, got {other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,351 @@
+//! The bash tool against real processes: output, asks before running,
+//! timeouts and cancellation ending the whole process group.
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_core::{Tool, ToolContext, ToolError};
+use agent_permission::{Approver, PermissionError, PermissionRequest, Permissions, Reply};
+use agent_tools::BashTool;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+struct Recorder {
+    answer: Reply,
+    seen: Arc<Mutex<Vec<PermissionRequest>>>,
+}
+
+#[async_trait::async_trait]
+impl Approver for Recorder {
+    async fn approve(&self, request: &PermissionRequest) -> Reply {
+        self.seen.lock().unwrap().push(request.clone());
+        self.answer.clone()
+    }
+}
+
+struct Setup {
+    ctx: ToolContext,
+    seen: Arc<Mutex<Vec<PermissionRequest>>>,
+    updates: Arc<Mutex<Vec<Value>>>,
+    dir: PathBuf,
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "agent-tools-bash-{name}-{}-{n}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+fn setup(name: &str, answer: Reply) -> Setup {
+    let permissions = Permissions::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    permissions.set_approver(Arc::new(Recorder {
+        answer,
+        seen: Arc::clone(&seen),
+    }));
+    let dir = temp_dir(name);
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&updates);
+    let ctx = ToolContext::new("ses_1", "msg_1", "call_1", permissions)
+        .with_directories(dir.clone(), dir.clone())
+        .on_metadata(Arc::new(move |_title, metadata| {
+            sink.lock().unwrap().push(metadata);
+        }));
+    Setup {
+        ctx,
+        seen,
+        updates,
+        dir,
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn tool() -> BashTool {
+    BashTool::new().with_kill_grace(Duration::from_millis(300))
+}
+
+/// Whether `pid` is gone (or only a zombie nobody reaped yet).
+fn is_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn pids(text: &str) -> Vec<u32> {
+    text.split_whitespace()
+        .filter_map(|word| word.strip_prefix("pid="))
+        .map(|pid| pid.parse().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn runs_a_command_and_returns_its_output() {
+    let s = setup("output", Reply::Once);
+    let out = tool()
+        .execute(
+            json!({"command": "echo hello; echo oops >&2", "description": "Says hello"}),
+            &s.ctx,
+        )
+        .await
+        .unwrap();
+    assert!(out.output.contains("hello"), "{}", out.output);
+    assert!(out.output.contains("oops"), "{}", out.output);
+    assert_eq!(out.title, "Says hello");
+    assert_eq!(out.metadata["exit"], 0);
+    let seen = s.seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].permission, "bash");
+    assert_eq!(
+        seen[0].patterns,
+        ["echo hello", "echo oops >&2", "echo oops"]
+    );
+    assert_eq!(seen[0].always, ["echo *"]);
+    assert_eq!(
+        seen[0].metadata,
+        json!({"command": "echo hello; echo oops >&2"})
+    );
+    assert!(
+        s.updates
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|m| m["output"].as_str().is_some_and(|o| o.contains("hello")))
+    );
+}
+
+#[tokio::test]
+async fn failing_command_reports_its_exit_code() {
+    let s = setup("exit", Reply::Once);
+    let out = tool()
+        .execute(json!({"command": "exit 3"}), &s.ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.metadata["exit"], 3);
+    assert!(out.output.contains("exit code: 3"), "{}", out.output);
+}
+
+#[tokio::test]
+async fn workdir_is_where_it_runs() {
+    let s = setup("workdir", Reply::Once);
+    std::fs::create_dir(s.dir.join("sub")).unwrap();
+    let out = tool()
+        .execute(json!({"command": "pwd", "workdir": "sub"}), &s.ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.output.trim(), s.dir.join("sub").display().to_string());
+}
+
+#[tokio::test]
+async fn rejected_command_never_runs() {
+    let s = setup("reject", Reply::Reject { feedback: None });
+    let marker = s.dir.join("marker");
+    let result = tool()
+        .execute(json!({"command": "touch marker"}), &s.ctx)
+        .await;
+    assert!(
+        matches!(
+            result,
+            Err(ToolError::Permission(PermissionError::Rejected))
+        ),
+        "{result:?}"
+    );
+    assert_eq!(s.seen.lock().unwrap().len(), 1);
+    assert!(!marker.exists());
+}
+
+#[tokio::test]
+async fn negative_timeout_is_an_error_before_asking() {
+    let s = setup("negative", Reply::Once);
+    let result = tool()
+        .execute(json!({"command": "touch marker", "timeout": -1}), &s.ctx)
+        .await;
+    let Err(ToolError::Failed(message)) = result else {
+        panic!("{result:?}");
+    };
+    assert!(message.contains("Invalid timeout value: -1"), "{message}");
+    assert!(s.seen.lock().unwrap().is_empty());
+    assert!(!s.dir.join("marker").exists());
+}
+
+#[tokio::test]
+async fn external_directory_is_asked_first() {
+    let s = setup("external", Reply::Reject { feedback: None });
+    let result = tool()
+        .execute(json!({"command": "rm /tmp/x"}), &s.ctx)
+        .await;
+    assert!(result.is_err());
+    let seen = s.seen.lock().unwrap();
+    // Rejecting the first request stops the call: bash is never asked.
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].permission, "external_directory");
+    assert_eq!(seen[0].patterns, ["/tmp/*"]);
+    assert_eq!(seen[0].always, ["/tmp/*"]);
+    assert_eq!(
+        seen[0].metadata,
+        json!({"command": "rm /tmp/x", "directories": ["/tmp"], "patterns": ["/tmp/*"]})
+    );
+}
+
+#[tokio::test]
+async fn external_then_bash_when_approved() {
+    let s = setup("external-ok", Reply::Once);
+    let outside = temp_dir("outside");
+    let command = format!("cat {}/none 2>/dev/null; true", outside.display());
+    tool()
+        .execute(json!({"command": command}), &s.ctx)
+        .await
+        .unwrap();
+    let seen = s.seen.lock().unwrap();
+    let permissions: Vec<&str> = seen.iter().map(|r| r.permission.as_str()).collect();
+    assert_eq!(permissions, ["external_directory", "bash"]);
+    assert_eq!(seen[0].patterns, [format!("{}/*", outside.display())]);
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_process_group() {
+    let s = setup("timeout", Reply::Once);
+    let started = Instant::now();
+    let out = tool()
+        .execute(
+            json!({"command": "sh -c 'read -r p _ </proc/self/stat; echo pid=$p; exec sleep 30' & sleep 30; wait", "timeout": 500}),
+            &s.ctx,
+        )
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        out.output
+            .contains("bash tool terminated command after exceeding timeout 500 ms"),
+        "{}",
+        out.output
+    );
+    assert!(out.output.contains("<shell_metadata>"));
+    let grandchildren = pids(&out.output);
+    assert_eq!(grandchildren.len(), 1, "{}", out.output);
+    assert!(
+        is_gone(grandchildren[0]),
+        "pid {} survived",
+        grandchildren[0]
+    );
+}
+
+#[tokio::test]
+async fn cancellation_kills_the_group_and_keeps_partial_output() {
+    let s = setup("cancel", Reply::Once);
+    let cancel = CancellationToken::new();
+    let ctx = s.ctx.clone().with_cancel(cancel.clone());
+    let run = tokio::spawn(async move {
+        tool()
+            .execute(json!({"command": "sh -c 'read -r p _ </proc/self/stat; echo pid=$p; exec sleep 30' & sleep 30"}), &ctx)
+            .await
+    });
+    // Cancel as soon as the command has printed its grandchild's pid.
+    let pid = loop {
+        let found = s
+            .updates
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["output"].as_str())
+            .flat_map(pids)
+            .next();
+        if let Some(pid) = found {
+            break pid;
+        }
+        tokio::task::yield_now().await;
+    };
+    cancel.cancel();
+    let result = run.await.unwrap();
+    assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
+    assert!(is_gone(pid), "pid {pid} survived");
+    let updates = s.updates.lock().unwrap();
+    let last = updates.last().unwrap()["output"].as_str().unwrap();
+    assert!(last.contains(&format!("pid={pid}")), "{last}");
+    assert!(last.contains("User aborted the command"), "{last}");
+}
+
+#[tokio::test]
+async fn shell_c_script_is_asked_for() {
+    let s = setup("shell-c", Reply::Reject { feedback: None });
+    let _ = tool()
+        .execute(json!({"command": "bash -c 'git push --force'"}), &s.ctx)
+        .await;
+    let seen = s.seen.lock().unwrap();
+    assert_eq!(
+        seen[0].patterns,
+        [
+            "bash -c 'git push --force'",
+            "bash -c git push --force",
+            "git push --force"
+        ]
+    );
+    assert_eq!(seen[0].always, ["bash *", "git push *"]);
+}
+
+#[tokio::test]
+async fn missing_workdir_is_reported() {
+    let s = setup("no-workdir", Reply::Once);
+    let result = tool()
+        .execute(json!({"command": "ls", "workdir": "nope"}), &s.ctx)
+        .await;
+    let Err(ToolError::Failed(message)) = result else {
+        panic!("{result:?}");
+    };
+    assert!(
+        message.contains("is not an existing directory"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn workdir_outside_the_project_is_asked_for() {
+    let s = setup("workdir-outside", Reply::Reject { feedback: None });
+    let result = tool()
+        .execute(json!({"command": "ls", "workdir": "/"}), &s.ctx)
+        .await;
+    assert!(result.is_err());
+    let seen = s.seen.lock().unwrap();
+    assert_eq!(seen[0].permission, "external_directory");
+    assert_eq!(seen[0].patterns, ["/*"]);
+}
+
+#[tokio::test]
+async fn background_job_does_not_hold_the_call() {
+    let s = setup("background", Reply::Once);
+    let started = Instant::now();
+    let out = tool()
+        .execute(
+            json!({"command": "sh -c 'read -r p _ </proc/self/stat; echo pid=$p; exec sleep 5' & sleep 0.2; echo done"}),
+            &s.ctx,
+        )
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(out.output.contains("done"), "{}", out.output);
+    // Unlike opencode, the end of the call ends its background jobs too
+    // (the sandbox's PID namespace; the pid printed is the host's).
+    let pids = pids(&out.output);
+    assert_eq!(pids.len(), 1, "{}", out.output);
+    assert!(
+        is_gone(pids[0]),
+        "background pid {} survived the call",
+        pids[0]
+    );
+}

@@ -1,0 +1,17 @@
+//! The integration tests of agent-tools, one module per area.
+
+mod bash_in_loop;
+mod bash_scan_props;
+mod bash_tool;
+mod bash_vectors;
+mod bypass_corpus;
+mod bypass_effects;
+mod conformance;
+mod file_tools;
+mod file_tools_in_loop;
+mod replace_props;
+mod sandbox;
+mod search_tools;
+mod spill_read;
+mod todo_tools;
+mod webfetch_tool;

@@ -1,0 +1,5 @@
+//! The test modules, one per command group.
+
+mod agents_cli;
+mod cli;
+mod one_call;
