@@ -32,8 +32,8 @@ for t in "${targets[@]}"; do
     -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 > "$log" 2>&1
   rc=$?
-  execs="$(awk -F: '/stat::number_of_executed_units/ {gsub(/ /,"",$2); print $2}' "$log" | tail -1)"
-  speed="$(awk -F: '/stat::average_exec_per_sec/ {gsub(/ /,"",$2); print $2}' "$log" | tail -1)"
+  execs="$(awk '/stat::number_of_executed_units/ {print $NF}' "$log" | tail -1)"
+  speed="$(awk '/stat::average_exec_per_sec/ {print $NF}' "$log" | tail -1)"
   corpus="$(ls "corpus/$t" | wc -l)"
   if [ $rc -eq 0 ]; then
     result="no crash"

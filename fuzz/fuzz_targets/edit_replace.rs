@@ -1,6 +1,6 @@
 //! `agent_tools::replace` (the edit tool's replacer chain) on arbitrary
-//! `content \0 old \0 new`: never panics; an exact, unique `old` is
-//! replaced exactly.
+//! `content \0 old \0 new`: never panics; an exact, unique `old` (no
+//! other occurrence, overlapping ones included) is replaced exactly.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,7 +15,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let all = content.len() % 2 == 0;
     let result = agent_tools::replace(content, old, new, all);
-    if !old.is_empty() && old != new && content.matches(old).count() == 1 {
+    // Unique as opencode means it: first and last occurrence coincide
+    // (`"aaaa"` occurs three times in `"aaaaaa"`, overlapping).
+    if !old.is_empty()
+        && old != new
+        && content.find(old).is_some()
+        && content.find(old) == content.rfind(old)
+    {
         assert_eq!(
             result.as_deref().ok(),
             Some(content.replacen(old, new, 1).as_str()),
