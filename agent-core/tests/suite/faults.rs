@@ -638,17 +638,11 @@ async fn an_approver_that_never_answers_is_ended_by_cancellation() {
     assert_no_leaked_task(engine, baseline, "approver cancelled").await;
 }
 
-/// Today a panicking tool unwinds through `Engine::prompt`: tool futures
-/// are polled inline (`join_all` in the processor), not in tasks, and
-/// nothing catches the unwind. The prompt's future dies, the session's
-/// step is never stored (its sibling call's result is lost too) and a host
-/// that awaits `prompt` directly on its own task dies with it. Expected: the
-/// call is closed with an error naming the panic, siblings complete, the
-/// turn goes on. Fix: wrap the execution in `AssertUnwindSafe(..)
-/// .catch_unwind()` in the processor's `run_call` (agent-core's processor
-/// is being restructured by the agent-core engineer, so it is left to them).
+/// A panicking tool fails its own call (closed with an error naming the
+/// panic), its sibling completes, and the turn goes on. (Before the
+/// engine caught the unwind in `run_call`, the panic went through
+/// `Engine::prompt` and the whole step was lost.)
 #[tokio::test(start_paused = true)]
-#[ignore = "bug: a panicking tool unwinds through Engine::prompt instead of closing its call with an error (processor run_call has no catch_unwind)"]
 async fn a_panicking_tool_closes_its_call_with_an_error_and_the_session_survives() {
     let baseline = alive_tasks();
     let model = Arc::new(ScriptedModel::new([
@@ -681,10 +675,9 @@ async fn a_panicking_tool_closes_its_call_with_an_error_and_the_session_survives
     assert_no_leaked_task(engine, baseline, "panicking tool").await;
 }
 
-/// What happens today: the panic reaches the caller, but the session is not
-/// wedged (its busy flag is released by a drop guard), the transcript
-/// stays consistent (the unfinished step was never stored) and the
-/// session can be prompted again.
+/// After a panicking tool the session is not wedged (its busy flag is
+/// released), the transcript is consistent and the session can be
+/// prompted again, whether the panic reached the caller or not.
 #[tokio::test(start_paused = true)]
 async fn after_a_panicking_tool_the_session_is_still_usable() {
     let baseline = alive_tasks();
@@ -701,7 +694,7 @@ async fn after_a_panicking_tool_the_session_is_still_usable() {
     })
     .await;
     if let Ok(turn) = &outcome {
-        // Once the bug above is fixed the turn ends normally.
+        // The panic is caught: the turn ends normally.
         let turn = turn.as_ref().unwrap();
         assert!(!matches!(turn.stop, StopReason::Cancelled));
     }
