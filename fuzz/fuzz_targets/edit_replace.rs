@@ -1,6 +1,7 @@
 //! `agent_tools::replace` (the edit tool's replacer chain) on arbitrary
 //! `content \0 old \0 new`: never panics; an exact, unique `old` (no
-//! other occurrence, overlapping ones included) is replaced exactly.
+//! other occurrence, overlapping ones included) is replaced exactly
+//! (literally, unless `replace_all` and `new` has `$` patterns).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,8 +17,12 @@ fuzz_target!(|data: &[u8]| {
     let all = content.len() % 2 == 0;
     let result = agent_tools::replace(content, old, new, all);
     // Unique as opencode means it: first and last occurrence coincide
-    // (`"aaaa"` occurs three times in `"aaaaaa"`, overlapping).
+    // (`"aaaa"` occurs three times in `"aaaaaa"`, overlapping). With
+    // `replace_all`, `$&`, `$$`, `` $` `` and `$'` in `new` are expanded as
+    // JavaScript's `replaceAll` does (§17), so `new` is literal only
+    // without `$`.
     if !old.is_empty()
+        && (!all || !new.contains('$'))
         && old != new
         && content.find(old).is_some()
         && content.find(old) == content.rfind(old)
