@@ -8,10 +8,12 @@
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
 //! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
 //! - [`demo_model`]: the offline demo model `agent run` uses when no
-//!   provider is configured.
+//!   provider is configured;
+//! - [`mcp_cli`]: `agent mcp list`.
 
 pub mod agents_cli;
 pub mod demo_model;
+pub mod mcp_cli;
 pub mod permission_cli;
 
 /// The code blocks of the repository's `README.md`, compiled and run as
@@ -19,3 +21,20 @@ pub mod permission_cli;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The code blocks of `docs/*.md`, compiled and run as doctests.
+#[cfg(doctest)]
+pub mod docs {
+    /// `docs/agent-loop.md`.
+    #[doc = include_str!("../../docs/agent-loop.md")]
+    pub struct AgentLoop;
+    /// `docs/approver.md`.
+    #[doc = include_str!("../../docs/approver.md")]
+    pub struct Approver;
+    /// `docs/providers.md`.
+    #[doc = include_str!("../../docs/providers.md")]
+    pub struct Providers;
+    /// `docs/writing-a-tool.md`.
+    #[doc = include_str!("../../docs/writing-a-tool.md")]
+    pub struct WritingATool;
+}
