@@ -96,6 +96,13 @@ impl Turn<'_> {
         }
         let stop = loop {
             step += 1;
+            // Let other sessions on this worker run between steps: a model,
+            // store and tools that are always ready (a local server, the
+            // memory store) would otherwise keep the thread for the whole
+            // turn and starve every other session.
+            if step > 1 {
+                tokio::task::yield_now().await;
+            }
             let mode = step_mode(step, limit);
             if mode == StepMode::Beyond {
                 break StopReason::StepLimit;
