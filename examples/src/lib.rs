@@ -8,11 +8,18 @@
 //!   `opencode.json(c)` plus markdown agents under `.opencode/`);
 //! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
 //! - [`demo_model`]: the offline demo model `agent run` uses when no
-//!   provider is configured.
+//!   provider is configured;
+//! - [`run_cli`]: `agent run`, on [`model_choice`] (which model),
+//!   [`render`] (printing a turn's events) and [`workspace`] (the data
+//!   directory, its session and approval stores).
 
 pub mod agents_cli;
 pub mod demo_model;
+pub mod model_choice;
 pub mod permission_cli;
+pub mod render;
+pub mod run_cli;
+pub mod workspace;
 
 /// The code blocks of the repository's `README.md`, compiled and run as
 /// doctests so the README cannot drift from the API.

@@ -1,6 +1,8 @@
 //! The `agent` reference CLI.
 //!
 //! ```text
+//! agent run [--agent NAME] [--model PROVIDER/MODEL] [--auto] [--continue | --session ID]
+//!           [--format text|json] [--sandbox MODE] [PROMPT]
 //! agent permission check [--config FILE] [--agent NAME] [--json] PERMISSION PATTERN
 //! agent permission rules [--config FILE] [--agent NAME]
 //! agent permission lint  [--config FILE] [--agent NAME] [--known NAME]... [--json]
@@ -15,6 +17,9 @@ use std::process::ExitCode;
 
 use agent_examples::agents_cli;
 use agent_examples::permission_cli::{self, Context, Project, eval};
+use agent_examples::render::Format;
+use agent_examples::run_cli::{self, RunOptions};
+use agent_tools::SandboxMode;
 use clap::{Args, Parser, Subcommand};
 
 /// A reference CLI for the agent SDK.
@@ -27,6 +32,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run one prompt non-interactively: the answer streams to stdout, tool
+    /// activity to stderr. Asks are rejected with a warning unless --auto;
+    /// deny rules always deny. With no provider configured and no API key
+    /// set, an offline demo model runs. Exit status 1 when the turn failed
+    /// or a rejection stopped it.
+    Run(RunArgs),
     /// Decide, explain and lint permission rules (opencode-compatible).
     #[command(subcommand)]
     Permission(PermissionCommand),
@@ -44,6 +55,35 @@ enum Command {
     /// Inspect how the configuration is resolved.
     #[command(subcommand)]
     Debug(DebugCommand),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The agent to run (see `agent agents`).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// The model, as provider/model (anthropic/..., openai/..., google/...,
+    /// ollama/..., or a provider entry of the config).
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    /// Allow every ask once (deny rules still deny).
+    #[arg(long, visible_alias = "dangerously-skip-permissions", alias = "yolo")]
+    auto: bool,
+    /// Continue the latest session of this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    continue_last: bool,
+    /// Continue session ID (see `agent sessions list`).
+    #[arg(long, short, value_name = "ID")]
+    session: Option<String>,
+    /// text: the answer on stdout; json: one JSON event per line.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Run bash commands in a sandbox: read-only, workspace-write or
+    /// danger-full-access.
+    #[arg(long, value_name = "MODE")]
+    sandbox: Option<SandboxMode>,
+    /// The prompt; read from stdin when absent (or `-`).
+    prompt: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -153,8 +193,47 @@ fn project(config: Option<PathBuf>) -> Result<Project, String> {
     Ok(project)
 }
 
+/// The prompt from the arguments, else from stdin.
+fn prompt(words: Vec<String>) -> Result<String, String> {
+    let joined = words.join(" ");
+    if !joined.trim().is_empty() && joined != "-" {
+        return Ok(joined);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+    if text.trim().is_empty() {
+        return Err("no prompt: pass one as an argument or on stdin".into());
+    }
+    Ok(text)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+fn run_prompt(args: RunArgs) -> Result<ExitCode, String> {
+    let options = RunOptions {
+        agent: args.agent,
+        model: args.model,
+        auto: args.auto,
+        continue_last: args.continue_last,
+        session: args.session,
+        format: args.format,
+        sandbox: args.sandbox,
+        prompt: prompt(args.prompt)?,
+        directory: None,
+    };
+    let status = runtime()?.block_on(run_cli::run(options))?;
+    Ok(ExitCode::from(status))
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     let command = match cli.command {
+        Command::Run(args) => return run_prompt(args),
         Command::Permission(command) => command,
         Command::Agents { config, json } => {
             let project = project(config.config)?;
