@@ -3,3 +3,4 @@
 mod agents_cli;
 mod cli;
 mod one_call;
+mod run_cli;
