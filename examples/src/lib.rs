@@ -11,14 +11,19 @@
 //!   provider is configured;
 //! - [`run_cli`]: `agent run`, on [`model_choice`] (which model),
 //!   [`render`] (printing a turn's events) and [`workspace`] (the data
-//!   directory, its session and approval stores).
+//!   directory, its session and approval stores);
+//! - [`chat_cli`]: `agent chat`, with [`line_reader`] (the line editor)
+//!   and [`spinner`] (the progress line).
 
 pub mod agents_cli;
+pub mod chat_cli;
 pub mod demo_model;
+pub mod line_reader;
 pub mod model_choice;
 pub mod permission_cli;
 pub mod render;
 pub mod run_cli;
+pub mod spinner;
 pub mod workspace;
 
 /// The code blocks of the repository's `README.md`, compiled and run as

@@ -42,3 +42,19 @@ pub async fn latest_session(
         .filter(|s| s.parent_id.is_none() && s.directory == directory)
         .max_by(|a, b| a.id.cmp(&b.id)))
 }
+
+/// The top-level sessions for `directory`, oldest first.
+pub async fn sessions_of(
+    store: &dyn SessionStore,
+    directory: &Path,
+) -> Result<Vec<Session>, String> {
+    let mut sessions: Vec<Session> = store
+        .sessions()
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|s| s.parent_id.is_none() && s.directory == directory)
+        .collect();
+    sessions.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(sessions)
+}

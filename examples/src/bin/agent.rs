@@ -3,6 +3,7 @@
 //! ```text
 //! agent run [--agent NAME] [--model PROVIDER/MODEL] [--auto] [--continue | --session ID]
 //!           [--format text|json] [--sandbox MODE] [PROMPT]
+//! agent chat [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
 //! agent permission check [--config FILE] [--agent NAME] [--json] PERMISSION PATTERN
 //! agent permission rules [--config FILE] [--agent NAME]
 //! agent permission lint  [--config FILE] [--agent NAME] [--known NAME]... [--json]
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agent_examples::agents_cli;
+use agent_examples::chat_cli;
 use agent_examples::permission_cli::{self, Context, Project, eval};
 use agent_examples::render::Format;
 use agent_examples::run_cli::{self, RunOptions};
@@ -38,6 +40,11 @@ enum Command {
     /// set, an offline demo model runs. Exit status 1 when the turn failed
     /// or a rejection stopped it.
     Run(RunArgs),
+    /// An interactive session: a line editor with history, a progress line,
+    /// asks answered once / always / reject / reject with feedback, Ctrl-C
+    /// cancelling the turn; /agent NAME, /model PROVIDER/MODEL, /sessions,
+    /// /exit.
+    Chat(ChatArgs),
     /// Decide, explain and lint permission rules (opencode-compatible).
     #[command(subcommand)]
     Permission(PermissionCommand),
@@ -84,6 +91,25 @@ struct RunArgs {
     sandbox: Option<SandboxMode>,
     /// The prompt; read from stdin when absent (or `-`).
     prompt: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct ChatArgs {
+    /// The agent to run (see `agent agents`).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// The model, as provider/model.
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    /// Continue the latest session of this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    continue_last: bool,
+    /// Continue session ID.
+    #[arg(long, short, value_name = "ID")]
+    session: Option<String>,
+    /// Run bash commands in a sandbox (see `agent run --help`).
+    #[arg(long, value_name = "MODE")]
+    sandbox: Option<SandboxMode>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -234,6 +260,18 @@ fn run_prompt(args: RunArgs) -> Result<ExitCode, String> {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     let command = match cli.command {
         Command::Run(args) => return run_prompt(args),
+        Command::Chat(args) => {
+            let options = RunOptions {
+                agent: args.agent,
+                model: args.model,
+                continue_last: args.continue_last,
+                session: args.session,
+                sandbox: args.sandbox,
+                ..RunOptions::default()
+            };
+            let status = runtime()?.block_on(chat_cli::chat(options))?;
+            return Ok(ExitCode::from(status));
+        }
         Command::Permission(command) => command,
         Command::Agents { config, json } => {
             let project = project(config.config)?;
