@@ -13,16 +13,20 @@
 //!   [`render`] (printing a turn's events) and [`workspace`] (the data
 //!   directory, its session and approval stores);
 //! - [`chat_cli`]: `agent chat`, with [`line_reader`] (the line editor)
-//!   and [`spinner`] (the progress line).
+//!   and [`spinner`] (the progress line);
+//! - [`sessions_cli`]: `agent sessions` and `agent approvals`;
+//! - [`debug_cli`]: `agent debug config` and `agent debug prompt`.
 
 pub mod agents_cli;
 pub mod chat_cli;
+pub mod debug_cli;
 pub mod demo_model;
 pub mod line_reader;
 pub mod model_choice;
 pub mod permission_cli;
 pub mod render;
 pub mod run_cli;
+pub mod sessions_cli;
 pub mod spinner;
 pub mod workspace;
 

@@ -4,6 +4,10 @@
 //! agent run [--agent NAME] [--model PROVIDER/MODEL] [--auto] [--continue | --session ID]
 //!           [--format text|json] [--sandbox MODE] [PROMPT]
 //! agent chat [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
+//! agent sessions [list | show ID | export ID]
+//! agent approvals [list | revoke PERMISSION PATTERN]
+//! agent debug config
+//! agent debug prompt AGENT [--model PROVIDER/MODEL]
 //! agent permission check [--config FILE] [--agent NAME] [--json] PERMISSION PATTERN
 //! agent permission rules [--config FILE] [--agent NAME]
 //! agent permission lint  [--config FILE] [--agent NAME] [--known NAME]... [--json]
@@ -18,9 +22,11 @@ use std::process::ExitCode;
 
 use agent_examples::agents_cli;
 use agent_examples::chat_cli;
+use agent_examples::debug_cli;
 use agent_examples::permission_cli::{self, Context, Project, eval};
 use agent_examples::render::Format;
 use agent_examples::run_cli::{self, RunOptions};
+use agent_examples::sessions_cli;
 use agent_tools::SandboxMode;
 use clap::{Args, Parser, Subcommand};
 
@@ -45,6 +51,12 @@ enum Command {
     /// cancelling the turn; /agent NAME, /model PROVIDER/MODEL, /sessions,
     /// /exit.
     Chat(ChatArgs),
+    /// The stored sessions of this directory.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// The remembered "always" approvals of this directory.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
     /// Decide, explain and lint permission rules (opencode-compatible).
     #[command(subcommand)]
     Permission(PermissionCommand),
@@ -113,7 +125,46 @@ struct ChatArgs {
 }
 
 #[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// id, agent, message count and first prompt of each session.
+    List,
+    /// A session's transcript.
+    Show {
+        /// The session id.
+        id: String,
+    },
+    /// A session and its messages as JSON.
+    Export {
+        /// The session id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ApprovalsCommand {
+    /// The remembered rules.
+    List,
+    /// Forget the approval of PERMISSION on PATTERN.
+    Revoke {
+        /// e.g. bash.
+        permission: String,
+        /// e.g. "git status *".
+        pattern: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum DebugCommand {
+    /// Each top-level setting of the configuration and the file it came from.
+    Config,
+    /// The system prompt AGENT would be sent (on --model, else the chosen model).
+    Prompt {
+        /// The agent's name.
+        agent: String,
+        /// The model, as provider/model.
+        #[arg(long, short, value_name = "PROVIDER/MODEL")]
+        model: Option<String>,
+    },
     /// Print agent NAME as JSON (permission rules in order, model, prompt,
     /// ...) plus `tools: {id: enabled}`: whether its rules leave each
     /// built-in tool visible to the model.
@@ -234,6 +285,10 @@ fn prompt(words: Vec<String>) -> Result<String, String> {
     Ok(text)
 }
 
+fn current_dir() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| format!("no current directory: {e}"))
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -276,6 +331,48 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Agents { config, json } => {
             let project = project(config.config)?;
             print(&agents_cli::list(&project, json).map_err(|e| e.to_string())?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Sessions(command) => {
+            let dir = current_dir()?;
+            let text = runtime()?.block_on(async {
+                match command {
+                    SessionsCommand::List => sessions_cli::list(&dir).await,
+                    SessionsCommand::Show { id } => sessions_cli::show(&id).await,
+                    SessionsCommand::Export { id } => sessions_cli::export(&id).await,
+                }
+            })?;
+            print(&text)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Approvals(ApprovalsCommand::List) => {
+            print(&sessions_cli::approvals(&current_dir()?)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Approvals(ApprovalsCommand::Revoke {
+            permission,
+            pattern,
+        }) => {
+            return if sessions_cli::revoke(&current_dir()?, &permission, &pattern)? {
+                print(&format!("revoked {permission} {pattern:?}\n"))?;
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!(
+                    "agent: no approval {permission} {pattern:?} (see `agent approvals list`)"
+                );
+                Ok(ExitCode::FAILURE)
+            };
+        }
+        Command::Debug(DebugCommand::Config) => {
+            print(&debug_cli::config(&current_dir()?)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Debug(DebugCommand::Prompt { agent, model }) => {
+            print(&debug_cli::prompt(
+                &current_dir()?,
+                &agent,
+                model.as_deref(),
+            )?)?;
             return Ok(ExitCode::SUCCESS);
         }
         Command::Debug(DebugCommand::Agent { config, name }) => {

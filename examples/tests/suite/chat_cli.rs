@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer};
 
-use super::run_cli::{Sandbox, openai_answer, openai_call};
+use super::run_cli::{Sandbox, openai_answer, openai_call, text};
 
 #[tokio::test]
 async fn chat_asks_remembers_always_and_ctrl_c_cancels_the_turn() {
@@ -92,9 +92,20 @@ async fn chat_asks_remembers_always_and_ctrl_c_cancels_the_turn() {
     // After Ctrl-C no further model call was made (the turn ended).
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 5, "{transcript}");
-    // "always" was remembered in the approval store.
-    let approvals = std::fs::read_dir(sandbox.root.join("data/agent-sdk/approvals"))
-        .unwrap()
-        .count();
-    assert!(approvals >= 1);
+    // "always" was remembered in the approval store: listed, then revoked.
+    let listed = sandbox.agent(&["approvals", "list"], &[]).await;
+    assert_eq!(text(&listed.stdout), "bash \"echo *\" allow\n");
+    let revoked = sandbox
+        .agent(&["approvals", "revoke", "bash", "echo *"], &[])
+        .await;
+    assert!(revoked.status.success(), "{}", text(&revoked.stderr));
+    let listed = sandbox.agent(&["approvals", "list"], &[]).await;
+    assert!(text(&listed.stdout).starts_with("no remembered approvals"));
+    // The chat's session is stored.
+    let sessions = sandbox.agent(&["sessions", "list"], &[]).await;
+    assert!(
+        text(&sessions.stdout).contains("say hi"),
+        "{}",
+        text(&sessions.stdout)
+    );
 }

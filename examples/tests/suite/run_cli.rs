@@ -407,6 +407,45 @@ async fn the_demo_runs_offline_its_ask_rejected_then_allowed_with_auto_and_conti
         )
         .await;
     assert_eq!(id(&first), id(&by_id));
+
+    // The sessions commands read the same store.
+    let list = text(&sandbox.agent(&["sessions", "list"], &[]).await.stdout);
+    assert_eq!(list.lines().count(), 3, "{list}");
+    assert!(list.contains(&id(&first)), "{list}");
+    let show = text(
+        &sandbox
+            .agent(&["sessions", "show", &id(&first)], &[])
+            .await
+            .stdout,
+    );
+    assert!(show.contains("[user]\nhello"), "{show}");
+    assert!(show.contains("tool bash git status (ok)"), "{show}");
+    let export = sandbox
+        .agent(&["sessions", "export", &id(&first)], &[])
+        .await;
+    let export: Value = serde_json::from_slice(&export.stdout).unwrap();
+    assert_eq!(export["session"]["id"], id(&first));
+    assert!(export["messages"].as_array().unwrap().len() >= 6);
+}
+
+#[tokio::test]
+async fn debug_config_names_the_file_of_each_setting_and_debug_prompt_prints_the_prompt() {
+    let sandbox = Sandbox::new("debug");
+    sandbox.config(r#"{"model": "ollama/qwen3:8b", "instructions": []}"#);
+    std::fs::write(sandbox.project.join("AGENTS.md"), "Indent with tabs.").unwrap();
+    let out = text(&sandbox.agent(&["debug", "config"], &[]).await.stdout);
+    assert!(out.contains("model = \"ollama/qwen3:8b\""), "{out}");
+    assert!(out.contains("opencode.json"), "{out}");
+    let out = sandbox.agent(&["debug", "prompt", "build"], &[]).await;
+    let prompt = text(&out.stdout);
+    assert!(prompt.starts_with("model: ollama/qwen3:8b"), "{prompt}");
+    assert!(prompt.contains("Indent with tabs."), "{prompt}");
+    assert!(
+        prompt.contains(&format!("{}", sandbox.project.display())),
+        "{prompt}"
+    );
+    let out = sandbox.agent(&["debug", "prompt", "nope"], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
 }
 
 /// The prompt may come on stdin.
