@@ -11,6 +11,10 @@
 //! ([`CompactionConfig`]); [`FileSessionStore`] keeps sessions across
 //! restarts. The guide `docs/agent-loop.md` describes the loop for SDK users.
 //!
+//! A whole coding agent for a directory in one call is [`CodingAgent`]
+//! (configuration from [`ConfigLoader`], system prompts from
+//! [`SystemPrompts`], the caller's tools and model).
+//!
 //! The crate has two layers. The **contracts** — messages and parts, the
 //! model interface and its stream events, the tool interface and its
 //! context, usage, errors, [`AgentSpec`] and [`ModelRef`] — are what

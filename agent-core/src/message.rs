@@ -341,11 +341,11 @@ impl Message {
     pub fn close_open_tool_calls(&mut self, now: u64) -> Vec<String> {
         let mut changed = Vec::new();
         for part in &mut self.parts {
-            if let Part::Tool(tool) = part {
-                if let Some(state) = interrupted_state(&tool.state, now) {
-                    tool.state = state;
-                    changed.push(tool.id.clone());
-                }
+            if let Part::Tool(tool) = part
+                && let Some(state) = interrupted_state(&tool.state, now)
+            {
+                tool.state = state;
+                changed.push(tool.id.clone());
             }
         }
         changed

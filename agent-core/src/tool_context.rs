@@ -168,6 +168,12 @@ impl ToolContext {
             .metadata(metadata)
             .ruleset((*self.ruleset).clone())
             .tool(self.message_id.as_str(), self.call_id.as_str());
+        tracing::debug!(
+            session_id = %self.session_id,
+            permission,
+            call_id = %self.call_id,
+            "asking permission"
+        );
         tokio::select! {
             result = self.permissions.ask(request) => result,
             () = self.cancel.cancelled() => Err(PermissionError::Rejected),

@@ -63,7 +63,7 @@ pub fn truncate(text: &str, limits: &TruncationLimits) -> Option<Truncated> {
     })
 }
 
-/// Applies [`truncate`] to tool outputs and writes the full text of a cut
+/// Applies `truncate` (whole lines from the start, within the limits) to tool outputs and writes the full text of a cut
 /// output to a spill directory, so the model can read or grep it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Truncator {

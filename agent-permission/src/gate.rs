@@ -143,7 +143,13 @@ impl Pending {
 /// Everything behind the mutex. Never held across an `.await`.
 struct State {
     pending: IndexMap<String, Pending>,
+    /// The approvals as last read from the store, plus `unpersisted`.
     approved: Ruleset,
+    /// Approvals the store failed to save: they hold until the service ends.
+    unpersisted: Ruleset,
+    /// Bumped on every change this service makes to `approved`, so a
+    /// re-read that raced with a change does not undo it.
+    generation: u64,
     approver: Option<Arc<dyn Approver>>,
     /// `None` once shut down.
     events: Option<broadcast::Sender<PermissionEvent>>,
@@ -196,9 +202,9 @@ impl Drop for Handle {
 /// Dropping the last clone shuts the service down (see
 /// [`shutdown`](Self::shutdown)).
 ///
-///
 /// - [`Permissions::ask`] evaluates every pattern against the caller's
-///   ruleset followed by the approved rules; a `deny` fails at once with
+///   ruleset followed by the approved rules (a `deny` of the caller's
+///   ruleset wins over any approval); a `deny` fails at once with
 ///   [`PermissionError::Denied`], all-`allow` succeeds at once, anything
 ///   else publishes [`PermissionEvent::Asked`] and waits for an answer.
 /// - [`Permissions::reply`] answers a pending request with the cascades of
@@ -317,7 +323,6 @@ impl Drop for Handle {
 /// );
 /// # }
 /// ```
-///
 #[derive(Clone)]
 pub struct Permissions {
     handle: Arc<Handle>,
@@ -422,6 +427,8 @@ impl Permissions {
             state: Mutex::new(State {
                 pending: IndexMap::new(),
                 approved,
+                unpersisted: Ruleset::new(),
+                generation: 0,
                 approver,
                 events: Some(events),
                 next_token: 0,
@@ -466,8 +473,12 @@ impl Permissions {
     /// Asks for permission (§6.2) and waits for the answer.
     ///
     /// Each of `request.patterns` is evaluated against `request.ruleset`
-    /// followed by the approved rules (so an approval beats even a deny of
-    /// the caller's ruleset). The first `deny` fails with
+    /// alone first: a `deny` there is final, even when an approval would
+    /// match (unlike opencode, where an approval beats a deny of the
+    /// caller's ruleset; see `docs/deviations.md`). Patterns the ruleset
+    /// leaves at `ask` are then evaluated against the ruleset followed by
+    /// the approved rules, re-read from the store first so that approvals
+    /// revoked or granted by another process count. The first `deny` fails with
     /// [`PermissionError::Denied`] listing every rule of the caller's
     /// ruleset whose permission matches; if every pattern is allowed (or
     /// there are none) this returns `Ok(())` at once. Otherwise a
@@ -530,8 +541,10 @@ impl Permissions {
         let inner = self.inner();
         let mut state = inner.lock();
         let stored = inner.store.revoke(&inner.project, rule)?;
+        state.generation += 1;
         let before = state.approved.len();
         state.approved.0.retain(|r| r != rule);
+        state.unpersisted.0.retain(|r| r != rule);
         Ok(stored || state.approved.len() != before)
     }
 
@@ -612,6 +625,23 @@ impl Inner {
     }
 
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<(), PermissionError> {
+        // The caller's ruleset first, alone: its `deny` is final, whatever
+        // was approved (an approval never overrides a configured deny).
+        let mut settled = true;
+        for pattern in &req.patterns {
+            match decide(&req.permission, pattern, &[&req.ruleset]) {
+                Action::Deny => return Err(denied(&req)),
+                Action::Allow => {}
+                Action::Ask => settled = false,
+            }
+        }
+        if settled {
+            return Ok(());
+        }
+        // Something would be asked: read the approvals again, so that one
+        // revoked or granted elsewhere (another process sharing the store)
+        // counts now.
+        this.refresh_approved();
         let (id_of_entry, token, receiver) = {
             let mut state = this.lock();
             let mut needs_prompt = false;
@@ -619,15 +649,7 @@ impl Inner {
                 let action = find_last(&req.permission, pattern, &[&req.ruleset, &state.approved])
                     .map_or(Action::Ask, |rule| rule.action);
                 match action {
-                    Action::Deny => {
-                        let rules = req
-                            .ruleset
-                            .iter()
-                            .filter(|rule| wildcard::matches(&req.permission, &rule.permission))
-                            .cloned()
-                            .collect();
-                        return Err(PermissionError::Denied { rules });
-                    }
+                    Action::Deny => return Err(denied(&req)),
                     Action::Allow => {}
                     Action::Ask => needs_prompt = true,
                 }
@@ -702,6 +724,32 @@ impl Inner {
         outcome.unwrap_or(Err(PermissionError::Rejected))
     }
 
+    /// Replaces the approvals in memory with the store's current list (plus
+    /// the approvals this service could not persist), unless this service
+    /// changed its approvals while the store was being read. A store that
+    /// cannot be read leaves the list in memory as it was.
+    fn refresh_approved(&self) {
+        let generation = self.lock().generation;
+        match self.store.load(&self.project) {
+            Ok(mut loaded) => {
+                let mut state = self.lock();
+                if state.generation == generation {
+                    for rule in state.unpersisted.iter() {
+                        if !loaded.contains(rule) {
+                            loaded.push(rule.clone());
+                        }
+                    }
+                    state.approved = loaded;
+                }
+            }
+            Err(err) => tracing::warn!(
+                %err,
+                project = %self.project,
+                "could not re-read the approvals; using the ones in memory"
+            ),
+        }
+    }
+
     /// The timeout of the entry with `token` elapsed: fail it with
     /// `Rejected` and tell UIs, unless something resolved it meanwhile.
     fn expire(&self, id: &str, token: u64) {
@@ -767,6 +815,7 @@ impl Inner {
                 let rules = entry.request.always_rules();
                 entry.finish(Ok(()));
                 if !rules.is_empty() {
+                    state.generation += 1;
                     state.approved.extend(rules.iter().cloned());
                     if let Err(err) = self.store.append(&self.project, &rules) {
                         tracing::error!(
@@ -774,6 +823,7 @@ impl Inner {
                             project = %self.project,
                             "could not persist an \"always\" approval; it holds until the service ends"
                         );
+                        state.unpersisted.extend(rules.iter().cloned());
                     }
                 }
                 let allowed: Vec<String> = state
@@ -835,6 +885,18 @@ impl Drop for PendingGuard {
     fn drop(&mut self) {
         self.inner.withdraw(&self.id, self.token);
     }
+}
+
+/// The error for a denied request: every rule of the caller's ruleset whose
+/// permission matches the requested one (approvals are never listed).
+fn denied(req: &AskRequest) -> PermissionError {
+    let rules = req
+        .ruleset
+        .iter()
+        .filter(|rule| wildcard::matches(&req.permission, &rule.permission))
+        .cloned()
+        .collect();
+    PermissionError::Denied { rules }
 }
 
 /// Starts the approver task for `request`, if a tokio runtime is around.

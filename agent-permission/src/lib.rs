@@ -93,7 +93,9 @@ pub use subagent::{derive_subagent_permission, task_child_permission};
 /// Requests, replies and why a request failed (§1, §6).
 pub use error::PermissionError;
 /// Request and reply data shared by the gate and its hosts.
-pub use request::{AskRequest, PermissionRequest, Reply, ReplyKind, ToolCallRef};
+pub use request::{
+    AskRequest, PermissionRequest, Reply, ReplyKind, ToolCallRef, is_storable_always_pattern,
+};
 
 /// The async approval gate (§6), behind the `gate` feature.
 #[cfg(feature = "gate")]

@@ -27,6 +27,9 @@ struct Node {
     children: Vec<(u8, u32)>,
     /// Items whose key ends here, in descending order after `finish`.
     items: Vec<u32>,
+    /// Whether `label` holds a `/`, which a `\\` of the input also matches
+    /// (set by `finish`).
+    slash: bool,
 }
 
 /// A radix tree over byte strings.
@@ -106,6 +109,7 @@ impl RadixTree {
                         label: rest.into(),
                         children: Vec::new(),
                         items: vec![item],
+                        slash: false,
                     });
                     let children = &mut self.nodes[node].children;
                     let pos = children.partition_point(|(b, _)| *b < byte);
@@ -130,6 +134,7 @@ impl RadixTree {
                             label: shared.into(),
                             children: vec![(remainder_lead, child as u32)],
                             items: Vec::new(),
+                            slash: false,
                         });
                         self.nodes[child].label = remainder.into();
                         self.nodes[node].children[pos].1 = mid;
@@ -146,6 +151,7 @@ impl RadixTree {
     /// Sorts every node's items in descending order and trims memory.
     pub(crate) fn finish(&mut self) {
         for node in &mut self.nodes {
+            node.slash = node.label.contains(&b'/');
             node.items.sort_unstable_by(|a, b| b.cmp(a));
             node.items.shrink_to_fit();
             node.children.shrink_to_fit();
@@ -157,17 +163,18 @@ impl RadixTree {
         self.nodes.iter_mut().map(|n| &mut n.items)
     }
 
-    /// Whether the walk can continue through an edge labelled `label`.
+    /// Whether the walk can continue from `rest` through the edge into
+    /// `node`. A byte comparison settles it unless the label has a slash
+    /// and the input a backslash there, which the folded comparison allows.
     #[inline]
-    fn edge_matches(&self, label: &[u8], rest: &[u8], fold_input: bool) -> bool {
-        if !fold_input {
-            return match self.direction {
-                Direction::Forward => rest.starts_with(label),
-                Direction::Backward => rest.ends_with(label),
-            };
-        }
-        if rest.len() < label.len() {
-            return false;
+    fn edge_matches(&self, node: &Node, rest: &[u8]) -> bool {
+        let label = &node.label[..];
+        let direct = match self.direction {
+            Direction::Forward => rest.starts_with(label),
+            Direction::Backward => rest.ends_with(label),
+        };
+        if direct || !node.slash || rest.len() < label.len() {
+            return direct;
         }
         let window = match self.direction {
             Direction::Forward => &rest[..label.len()],
@@ -176,17 +183,39 @@ impl RadixTree {
         window.iter().zip(label.iter()).all(|(a, b)| fold(*a) == *b)
     }
 
-    /// Calls `visit` with the items of every node whose key is a prefix
-    /// (forwards) or suffix (backwards) of `input`, nearest the root first,
-    /// until `visit` returns `false`. `input_has_backslash` must say whether
-    /// `input` contains a backslash. Never allocates.
+    /// The items stored under exactly `input` (backslashes in `input` count
+    /// as slashes); empty when there are none. Never allocates.
     #[inline]
-    pub(crate) fn walk(
-        &self,
-        input: &str,
-        input_has_backslash: bool,
-        mut visit: impl FnMut(&[u32]) -> bool,
-    ) {
+    pub(crate) fn exact(&self, input: &str) -> &[u32] {
+        let mut rest = input.as_bytes();
+        let mut node = 0usize;
+        loop {
+            let Some(current) = self.nodes.get(node) else {
+                return &[];
+            };
+            let Some(byte) = self.lead(rest) else {
+                return &current.items;
+            };
+            let Some((_, child)) = self.child(node, fold(byte)) else {
+                return &[];
+            };
+            let Some(next) = self.nodes.get(child) else {
+                return &[];
+            };
+            if !self.edge_matches(next, rest) {
+                return &[];
+            }
+            rest = self.strip(rest, next.label.len());
+            node = child;
+        }
+    }
+
+    /// Calls `visit` with the items of every node whose key is a prefix
+    /// (forwards) or suffix (backwards) of `input` (backslashes in `input`
+    /// count as slashes), nearest the root first, until `visit` returns
+    /// `false`. Never allocates.
+    #[inline]
+    pub(crate) fn walk(&self, input: &str, mut visit: impl FnMut(&[u32]) -> bool) {
         let mut rest = input.as_bytes();
         let mut node = 0usize;
         loop {
@@ -200,15 +229,20 @@ impl RadixTree {
             let Some((_, child)) = self.child(node, fold(byte)) else {
                 return;
             };
-            let Some(label) = self.nodes.get(child).map(|n| &n.label) else {
+            let Some(next) = self.nodes.get(child) else {
                 return;
             };
-            if !self.edge_matches(label, rest, input_has_backslash) {
+            if !self.edge_matches(next, rest) {
                 return;
             }
-            rest = self.strip(rest, label.len());
+            rest = self.strip(rest, next.label.len());
             node = child;
         }
+    }
+
+    /// Whether no key was inserted.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.nodes.len() == 1 && self.nodes.first().is_none_or(|n| n.items.is_empty())
     }
 }
 
@@ -218,7 +252,7 @@ mod tests {
 
     fn collect(tree: &RadixTree, input: &str) -> Vec<u32> {
         let mut out = Vec::new();
-        tree.walk(input, input.contains('\\'), |items| {
+        tree.walk(input, |items| {
             out.extend_from_slice(items);
             true
         });
@@ -241,6 +275,22 @@ mod tests {
         assert_eq!(collect(&tree, "è"), [0, 6]);
         assert_eq!(collect(&tree, "src\\main.rs"), [0, 7]);
         assert_eq!(collect(&tree, "x"), [0]);
+    }
+
+    #[test]
+    fn exact_finds_only_whole_keys() {
+        let mut tree = RadixTree::new(Direction::Forward);
+        for (i, key) in ["bash", "ba", "a/b", ""].iter().enumerate() {
+            tree.insert(key, i as u32);
+        }
+        tree.finish();
+        assert_eq!(tree.exact("bash"), [0]);
+        assert_eq!(tree.exact("ba"), [1]);
+        assert_eq!(tree.exact("a\\b"), [2]);
+        assert_eq!(tree.exact(""), [3]);
+        assert!(tree.exact("bas").is_empty());
+        assert!(tree.exact("bashx").is_empty());
+        assert!(tree.exact("b").is_empty());
     }
 
     #[test]

@@ -143,7 +143,7 @@ impl PermissionRequest {
     /// offered when the request has `always` patterns, because otherwise it
     /// would approve nothing beyond this one call.
     pub fn answers(&self) -> Vec<ReplyKind> {
-        if self.always.is_empty() {
+        if !self.always.iter().any(|p| is_storable_always_pattern(p)) {
             vec![ReplyKind::Once, ReplyKind::Reject]
         } else {
             vec![ReplyKind::Once, ReplyKind::Always, ReplyKind::Reject]
@@ -151,13 +151,40 @@ impl PermissionRequest {
     }
 
     /// The rules an "always" answer would add to the approved list: one
-    /// `allow` rule per `always` pattern, under this request's permission.
+    /// `allow` rule per `always` pattern, under this request's permission,
+    /// leaving out the patterns [`is_storable_always_pattern`] refuses (so
+    /// glob characters that came from a command cannot widen an approval).
     pub fn always_rules(&self) -> Ruleset {
         self.always
             .iter()
+            .filter(|pattern| is_storable_always_pattern(pattern))
             .map(|pattern| Rule::new(self.permission.as_str(), pattern.as_str(), Action::Allow))
             .collect()
     }
+}
+
+/// Whether an "always" pattern may become a stored approval: it has at most
+/// one wildcard, a `*` as its last character (`*`, `git push *`,
+/// `/srv/data/*`, `mcp:docs:*`), or none at all (`my-skill`).
+///
+/// Tools build "always" patterns from what the model sent (a command's
+/// first words, a directory), and the wildcard language has no escape, so
+/// a `*` or `?` inside those words would approve far more than the request
+/// showed: "always" on `git * x` would store `git * *`, which allows
+/// `git push --force`. Such patterns are refused, and "always" on them
+/// approves only the request at hand (a deviation from opencode, which
+/// stores them).
+///
+/// ```
+/// use agent_permission::is_storable_always_pattern;
+/// assert!(is_storable_always_pattern("git push *"));
+/// assert!(is_storable_always_pattern("*"));
+/// assert!(!is_storable_always_pattern("git * *"));
+/// assert!(!is_storable_always_pattern("/tmp/a?/*"));
+/// ```
+pub fn is_storable_always_pattern(pattern: &str) -> bool {
+    let fixed = pattern.strip_suffix('*').unwrap_or(pattern);
+    !fixed.contains(['*', '?'])
 }
 
 /// A host's answer to a pending request (§6.3).

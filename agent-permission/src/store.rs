@@ -14,11 +14,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs;
-use std::io::{self, Write};
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +65,33 @@ pub enum StoreError {
         path: PathBuf,
         /// The version it declares.
         version: u32,
+    },
+    /// An approvals file names another project than the one it was opened
+    /// for (a copied or renamed file, or two long project names whose
+    /// shortened file names collide). It is left untouched.
+    #[error(
+        "approval store: {} holds the approvals of project {found:?}, not of {expected:?}; it was left untouched: move it back or delete it",
+        path.display()
+    )]
+    WrongProject {
+        /// The file.
+        path: PathBuf,
+        /// The project it was opened for.
+        expected: String,
+        /// The project it names.
+        found: String,
+    },
+    /// Another process (or another store on the same directory) held the
+    /// project's lock file for longer than the store waits.
+    #[error(
+        "approval store: {} stayed locked for {waited:?} by another process; retry, or remove the lock holder",
+        path.display()
+    )]
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+        /// How long the store waited.
+        waited: Duration,
     },
     /// A custom store's own failure.
     #[error("approval store: {0}")]
@@ -177,10 +206,21 @@ const FILE_VERSION: u32 = 1;
 /// **Writes are atomic:** the new content goes to a temporary file in the
 /// same directory, is flushed to disk, then renamed over the old file, so a
 /// crash leaves either the old or the new approvals, never half of them.
+/// The temporary file has an unpredictable name and is created with
+/// `O_EXCL` and `O_NOFOLLOW` (mode `0600` on Unix), so a symlink planted in
+/// the directory cannot redirect the write; the approvals file and the lock
+/// file are opened without following symlinks too.
+///
+/// **Processes share a project safely:** every read-modify-write (append,
+/// revoke) holds an exclusive lock on `<dir>/.project-<name>.json.lock`
+/// (`flock`, through [`File::try_lock`]; waiting at most 10 seconds, then
+/// [`StoreError::Busy`]), so one process's revocation is never undone by
+/// another's append. The gate re-reads the file before each decision.
 ///
 /// **Corrupt files are errors:** a file that does not parse is reported as
 /// [`StoreError::Corrupt`] naming its path, on load and before any write;
-/// it is never silently replaced by an empty list.
+/// it is never silently replaced by an empty list. A file whose `project`
+/// field names another project is [`StoreError::WrongProject`].
 #[derive(Debug)]
 pub struct JsonFileStore {
     dir: PathBuf,
@@ -188,8 +228,44 @@ pub struct JsonFileStore {
     write_lock: Mutex<()>,
 }
 
-/// Distinguishes temporary files of concurrent writers in one process.
+/// Mixed into temporary file names (with per-process random keys).
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How long a read-modify-write waits for another holder of the lock file.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// How many names are tried for a temporary file before giving up.
+const TEMP_TRIES: usize = 16;
+
+/// Makes `options` refuse to open a symlink as the last path component.
+fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW).mode(0o600);
+    }
+    options
+}
+
+/// 64 bits nobody outside this process can predict: SipHash, keyed with the
+/// random keys std draws for every [`std::collections::hash_map::RandomState`],
+/// over a counter, the process id and the time.
+fn unpredictable() -> u64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.write_u128(nanos);
+    hasher.finish()
+}
+
+/// Creates a new file at `path` for writing: fails if anything (a file or a
+/// symlink) is already there.
+fn create_exclusive(path: &Path) -> io::Result<File> {
+    no_follow(OpenOptions::new().write(true).create_new(true)).open(path)
+}
 
 impl JsonFileStore {
     /// A store keeping its files in `dir` (created on the first write).
@@ -211,9 +287,21 @@ impl JsonFileStore {
             .join(format!("project-{}.json", encode_project(project)))
     }
 
+    /// The lock file serialising read-modify-write cycles on `project`.
+    pub fn lock_path_for(&self, project: &str) -> PathBuf {
+        self.dir
+            .join(format!(".project-{}.json.lock", encode_project(project)))
+    }
+
     fn read(&self, project: &str) -> Result<Ruleset, StoreError> {
         let path = self.path_for(project);
-        let text = match fs::read_to_string(&path) {
+        let opened = no_follow(OpenOptions::new().read(true))
+            .open(&path)
+            .and_then(|mut file| {
+                let mut text = String::new();
+                file.read_to_string(&mut text).map(|_| text)
+            });
+        let text = match opened {
             Ok(text) => text,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Ruleset::new()),
             Err(source) => {
@@ -225,22 +313,88 @@ impl JsonFileStore {
             }
         };
         match serde_json::from_str::<ApprovalsFile>(&text) {
-            Ok(file) if file.version == FILE_VERSION => Ok(file.approved),
-            Ok(file) => Err(StoreError::UnsupportedVersion {
+            Ok(file) if file.version != FILE_VERSION => Err(StoreError::UnsupportedVersion {
                 path,
                 version: file.version,
             }),
+            Ok(file) if file.project != project => Err(StoreError::WrongProject {
+                path,
+                expected: project.to_string(),
+                found: file.project,
+            }),
+            Ok(file) => Ok(file.approved),
             Err(source) => Err(StoreError::Corrupt { path, source }),
         }
     }
 
-    fn write(&self, project: &str, approved: &Ruleset) -> Result<(), StoreError> {
-        let path = self.path_for(project);
+    fn create_dir(&self) -> Result<(), StoreError> {
         fs::create_dir_all(&self.dir).map_err(|source| StoreError::Io {
             action: "create directory",
             path: self.dir.clone(),
             source,
-        })?;
+        })
+    }
+
+    /// Takes the cross-process lock of `project`; it is released when the
+    /// returned file is dropped.
+    fn lock_project(&self, project: &str) -> Result<File, StoreError> {
+        self.create_dir()?;
+        let path = self.lock_path_for(project);
+        let file =
+            match no_follow(OpenOptions::new().read(true).write(true).create(true)).open(&path) {
+                Ok(file) => file,
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        action: "open the lock file",
+                        path,
+                        source,
+                    });
+                }
+            };
+        let started = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(StoreError::Busy {
+                        path,
+                        waited: LOCK_WAIT,
+                    });
+                }
+                Err(TryLockError::Error(source)) => {
+                    return Err(StoreError::Io {
+                        action: "lock",
+                        path,
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Runs a read-modify-write cycle on `project`'s approvals under both
+    /// locks; `change` returns whether to write the list back.
+    fn update<T>(
+        &self,
+        project: &str,
+        change: impl FnOnce(&mut Ruleset) -> (bool, T),
+    ) -> Result<T, StoreError> {
+        let _in_process = lock(&self.write_lock);
+        let _across_processes = self.lock_project(project)?;
+        let mut approved = self.read(project)?;
+        let (write, out) = change(&mut approved);
+        if write {
+            self.write(project, &approved)?;
+        }
+        Ok(out)
+    }
+
+    fn write(&self, project: &str, approved: &Ruleset) -> Result<(), StoreError> {
+        let path = self.path_for(project);
+        self.create_dir()?;
         let file = ApprovalsFile {
             version: FILE_VERSION,
             project: project.to_string(),
@@ -250,17 +404,9 @@ impl JsonFileStore {
             .map_err(|err| StoreError::Backend(Box::new(err)))?;
         text.push('\n');
 
-        let temp = self.dir.join(format!(
-            ".project-{}.json.tmp-{}-{}",
-            encode_project(project),
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let written = (|| {
-            let mut out = fs::File::create(&temp)?;
-            out.write_all(text.as_bytes())?;
-            out.sync_all()
-        })();
+        let (temp, mut out) = self.create_temp(project)?;
+        let written = out.write_all(text.as_bytes()).and_then(|()| out.sync_all());
+        drop(out);
         if let Err(source) = written {
             let _ = fs::remove_file(&temp);
             return Err(StoreError::Io {
@@ -281,6 +427,43 @@ impl JsonFileStore {
     }
 }
 
+impl JsonFileStore {
+    /// A new, empty temporary file next to `project`'s approvals file, under
+    /// an unpredictable name.
+    fn create_temp(&self, project: &str) -> Result<(PathBuf, File), StoreError> {
+        let mut last = None;
+        for _ in 0..TEMP_TRIES {
+            let temp = self.dir.join(format!(
+                ".project-{}.json.{:016x}.tmp",
+                encode_project(project),
+                unpredictable()
+            ));
+            match create_exclusive(&temp) {
+                Ok(file) => return Ok((temp, file)),
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last = Some((temp, err)),
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        action: "create",
+                        path: temp,
+                        source,
+                    });
+                }
+            }
+        }
+        let (path, source) = last.unwrap_or_else(|| {
+            (
+                self.dir.clone(),
+                io::Error::other("no temporary file name was tried"),
+            )
+        });
+        Err(StoreError::Io {
+            action: "create",
+            path,
+            source,
+        })
+    }
+}
+
 impl ApprovalStore for JsonFileStore {
     fn load(&self, project: &str) -> Result<Ruleset, StoreError> {
         self.read(project)
@@ -290,22 +473,19 @@ impl ApprovalStore for JsonFileStore {
         if rules.is_empty() {
             return Ok(());
         }
-        let _guard = lock(&self.write_lock);
-        let mut approved = self.read(project)?;
-        approved.extend(rules.iter().cloned());
-        self.write(project, &approved)
+        self.update(project, |approved| {
+            approved.extend(rules.iter().cloned());
+            (true, ())
+        })
     }
 
     fn revoke(&self, project: &str, rule: &Rule) -> Result<bool, StoreError> {
-        let _guard = lock(&self.write_lock);
-        let mut approved = self.read(project)?;
-        let before = approved.len();
-        approved.0.retain(|r| r != rule);
-        if approved.len() == before {
-            return Ok(false);
-        }
-        self.write(project, &approved)?;
-        Ok(true)
+        self.update(project, |approved| {
+            let before = approved.len();
+            approved.0.retain(|r| r != rule);
+            let removed = approved.len() != before;
+            (removed, removed)
+        })
     }
 }
 

@@ -168,14 +168,57 @@ fn glob(input: &str, pattern: &str, ci: bool) -> bool {
 pub struct Pattern {
     source: String,
     fast: Option<Segments>,
+    /// Whether the fast segments hold a `/`: only then can a backslash of
+    /// the input (which counts as `/`) change the answer of the fast path.
+    slash: bool,
 }
 
-/// A `*`-only pattern split at its stars; with the optional trailing `" *"`
-/// the pattern is the union of `base` and `tail`.
+/// A `*`-only pattern; with the optional trailing `" *"` the pattern is
+/// the union of `base` and `tail`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Segments {
-    base: Vec<String>,
-    tail: Option<Vec<String>>,
+    base: Shape,
+    tail: Option<Shape>,
+}
+
+/// A `*`-only wildcard (backslashes already turned into slashes), in the
+/// cheapest form that matches exactly the same inputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shape {
+    /// Only stars: matches everything.
+    Any,
+    /// No star: the input must equal it.
+    Exact(Box<str>),
+    /// `lit*`: the input must start with it.
+    Prefix(Box<str>),
+    /// `*lit`: the input must end with it.
+    Suffix(Box<str>),
+    /// Anything else, split at its stars.
+    Split(Vec<String>),
+}
+
+impl Shape {
+    fn new(pattern: &str) -> Self {
+        let parts = split_stars(pattern);
+        match parts.as_slice() {
+            [only] => Shape::Exact(only.as_str().into()),
+            _ if parts.iter().all(String::is_empty) => Shape::Any,
+            [first, last] if last.is_empty() => Shape::Prefix(first.as_str().into()),
+            [first, last] if first.is_empty() => Shape::Suffix(last.as_str().into()),
+            _ => Shape::Split(parts),
+        }
+    }
+
+    #[inline]
+    fn matches(&self, input: &str) -> bool {
+        match self {
+            Shape::Any => true,
+            Shape::Exact(literal) => input == &**literal,
+            Shape::Prefix(literal) => input.starts_with(&**literal),
+            Shape::Suffix(literal) => input.ends_with(&**literal),
+            Shape::Split(parts) => segments_match(parts, input),
+        }
+    }
 }
 
 fn split_stars(pattern: &str) -> Vec<String> {
@@ -236,12 +279,14 @@ impl Pattern {
     /// Analyses `pattern`.
     pub fn new(pattern: &str) -> Self {
         let fast = (!CASE_INSENSITIVE && !pattern.contains('?')).then(|| Segments {
-            base: split_stars(pattern.strip_suffix(" *").unwrap_or(pattern)),
-            tail: pattern.ends_with(" *").then(|| split_stars(pattern)),
+            base: Shape::new(pattern.strip_suffix(" *").unwrap_or(pattern)),
+            tail: pattern.ends_with(" *").then(|| Shape::new(pattern)),
         });
+        let slash = fast.is_some() && pattern.contains(['/', '\\']);
         Pattern {
             source: pattern.to_string(),
             fast,
+            slash,
         }
     }
 
@@ -252,23 +297,27 @@ impl Pattern {
 
     /// Whether `input` matches. Never allocates.
     pub fn matches(&self, input: &str) -> bool {
-        self.matches_hinted(input, input.contains('\\'))
+        self.matches_lazy(input, &mut None)
     }
 
-    /// [`Pattern::matches`] when the caller already knows whether `input`
-    /// contains a backslash (which the fast path cannot handle).
+    /// [`Pattern::matches`], finding out whether `input` contains a
+    /// backslash only when the answer depends on it, and remembering that
+    /// in `backslash` for the next pattern tested on the same input.
     #[inline]
-    pub(crate) fn matches_hinted(&self, input: &str, input_has_backslash: bool) -> bool {
-        match &self.fast {
-            Some(segments) if !input_has_backslash => {
-                segments_match(&segments.base, input)
-                    || segments
-                        .tail
-                        .as_ref()
-                        .is_some_and(|tail| segments_match(tail, input))
-            }
-            _ => matches(input, &self.source),
+    pub(crate) fn matches_lazy(&self, input: &str, backslash: &mut Option<bool>) -> bool {
+        let Some(segments) = &self.fast else {
+            return matches(input, &self.source);
+        };
+        // Without a `/` in the segments, a backslash of the input can only
+        // be matched by a `*`, as in the general path.
+        if self.slash && *backslash.get_or_insert_with(|| input.contains('\\')) {
+            return matches(input, &self.source);
         }
+        segments.base.matches(input)
+            || segments
+                .tail
+                .as_ref()
+                .is_some_and(|tail| tail.matches(input))
     }
 }
 

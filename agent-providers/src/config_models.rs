@@ -30,6 +30,11 @@ pub fn model_from_config(
         let Some(base_url) = &entry.base_url else {
             return Err(ProviderError::UnknownProvider {
                 provider: name.provider_id.clone(),
+                known: format!(
+                    "{} (or give provider.{}.options.baseURL in the config)",
+                    crate::providers::provider_list(),
+                    name.provider_id
+                ),
             });
         };
         let mut client = OpenAiCompatible::new(&name.provider_id, model, base_url);

@@ -25,13 +25,12 @@ pub enum ProviderError {
         name: String,
     },
     /// No client is known for this provider id.
-    #[error(
-        "unknown provider {provider:?}: known providers are {}",
-        crate::providers::provider_list()
-    )]
+    #[error("unknown provider {provider:?}: known providers are {known}")]
     UnknownProvider {
         /// The provider id given.
         provider: String,
+        /// The providers that are known, as a list for the message.
+        known: String,
     },
 }
 

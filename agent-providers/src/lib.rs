@@ -73,6 +73,7 @@
 // Modules are private: this list is the crate's public API.
 mod anthropic;
 mod config_models;
+mod endpoints;
 mod error;
 mod error_body;
 mod families;
@@ -95,12 +96,13 @@ mod sse;
 pub use agent_core as core;
 
 /// The clients, one per API, with their default endpoints.
-pub use anthropic::{ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
-pub use gemini::{GEMINI_BASE_URL, Gemini};
-pub use openai_chat::{
-    LMSTUDIO_BASE_URL, OLLAMA_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL, OpenAiCompatible,
-    VLLM_BASE_URL,
+pub use anthropic::{ANTHROPIC_VERSION, Anthropic, DEFAULT_MAX_TOKENS};
+pub use endpoints::{
+    ANTHROPIC_BASE_URL, GEMINI_BASE_URL, LMSTUDIO_BASE_URL, OLLAMA_BASE_URL, OPENAI_BASE_URL,
+    OPENROUTER_BASE_URL, VLLM_BASE_URL,
 };
+pub use gemini::Gemini;
+pub use openai_chat::OpenAiCompatible;
 pub use responses::OpenAiResponses;
 
 /// Models from the configuration's `provider` entries.

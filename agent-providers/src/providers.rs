@@ -62,7 +62,7 @@ pub const PROVIDERS: &[Provider] = &[
         key_env: &["ANTHROPIC_API_KEY"],
         key_required: true,
         base_url_from: BaseUrlFrom::Env("ANTHROPIC_BASE_URL"),
-        default_base_url: crate::anthropic::ANTHROPIC_BASE_URL,
+        default_base_url: crate::endpoints::ANTHROPIC_BASE_URL,
     },
     Provider {
         id: "openai",
@@ -71,7 +71,7 @@ pub const PROVIDERS: &[Provider] = &[
         key_env: &["OPENAI_API_KEY"],
         key_required: true,
         base_url_from: BaseUrlFrom::Env("OPENAI_BASE_URL"),
-        default_base_url: crate::openai_chat::OPENAI_BASE_URL,
+        default_base_url: crate::endpoints::OPENAI_BASE_URL,
     },
     Provider {
         id: "google",
@@ -80,7 +80,7 @@ pub const PROVIDERS: &[Provider] = &[
         key_env: &["GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"],
         key_required: true,
         base_url_from: BaseUrlFrom::Fixed,
-        default_base_url: crate::gemini::GEMINI_BASE_URL,
+        default_base_url: crate::endpoints::GEMINI_BASE_URL,
     },
     Provider {
         id: "openrouter",
@@ -89,7 +89,7 @@ pub const PROVIDERS: &[Provider] = &[
         key_env: &["OPENROUTER_API_KEY"],
         key_required: true,
         base_url_from: BaseUrlFrom::Fixed,
-        default_base_url: crate::openai_chat::OPENROUTER_BASE_URL,
+        default_base_url: crate::endpoints::OPENROUTER_BASE_URL,
     },
     Provider {
         id: "deepseek",
@@ -134,7 +134,7 @@ pub const PROVIDERS: &[Provider] = &[
         key_env: &[],
         key_required: false,
         base_url_from: BaseUrlFrom::OllamaHost,
-        default_base_url: crate::openai_chat::OLLAMA_BASE_URL,
+        default_base_url: crate::endpoints::OLLAMA_BASE_URL,
     },
     Provider {
         id: "vllm",
@@ -143,7 +143,7 @@ pub const PROVIDERS: &[Provider] = &[
         key_env: &["VLLM_API_KEY"],
         key_required: false,
         base_url_from: BaseUrlFrom::Env("VLLM_BASE_URL"),
-        default_base_url: crate::openai_chat::VLLM_BASE_URL,
+        default_base_url: crate::endpoints::VLLM_BASE_URL,
     },
     Provider {
         id: "lmstudio",
@@ -152,7 +152,7 @@ pub const PROVIDERS: &[Provider] = &[
         key_env: &["LMSTUDIO_API_KEY"],
         key_required: false,
         base_url_from: BaseUrlFrom::Env("LMSTUDIO_BASE_URL"),
-        default_base_url: crate::openai_chat::LMSTUDIO_BASE_URL,
+        default_base_url: crate::endpoints::LMSTUDIO_BASE_URL,
     },
 ];
 

@@ -45,6 +45,7 @@ pub fn model_for_ref(name: &ModelRef) -> Result<Arc<dyn LanguageModel>, Provider
     let Some(provider) = find_provider(&name.provider_id) else {
         return Err(ProviderError::UnknownProvider {
             provider: name.provider_id.clone(),
+            known: crate::providers::provider_list(),
         });
     };
     Ok(match provider.api {

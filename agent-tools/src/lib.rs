@@ -158,3 +158,10 @@ pub use todo::{
     TODOREAD, TODOWRITE, Todo, TodoPriority, TodoReadArgs, TodoReadTool, TodoStatus, TodoStore,
     TodoWriteArgs, TodoWriteTool,
 };
+
+// MCP servers as tools (feature `mcp`, on by default): the `mcp` namespace,
+// its main types also re-exported here.
+#[cfg(feature = "mcp")]
+pub mod mcp;
+#[cfg(feature = "mcp")]
+pub use mcp::{McpConfig, McpError, McpManager, McpServerConfig, McpStatus, McpTool};

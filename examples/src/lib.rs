@@ -15,13 +15,15 @@
 //! - [`chat_cli`]: `agent chat`, with [`line_reader`] (the line editor)
 //!   and [`spinner`] (the progress line);
 //! - [`sessions_cli`]: `agent sessions` and `agent approvals`;
-//! - [`debug_cli`]: `agent debug config` and `agent debug prompt`.
+//! - [`debug_cli`]: `agent debug config` and `agent debug prompt`;
+//! - [`mcp_cli`]: `agent mcp list`.
 
 pub mod agents_cli;
 pub mod chat_cli;
 pub mod debug_cli;
 pub mod demo_model;
 pub mod line_reader;
+pub mod mcp_cli;
 pub mod model_choice;
 pub mod permission_cli;
 pub mod render;
@@ -35,3 +37,20 @@ pub mod workspace;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The code blocks of `docs/*.md`, compiled and run as doctests.
+#[cfg(doctest)]
+pub mod docs {
+    /// `docs/agent-loop.md`.
+    #[doc = include_str!("../../docs/agent-loop.md")]
+    pub struct AgentLoop;
+    /// `docs/approver.md`.
+    #[doc = include_str!("../../docs/approver.md")]
+    pub struct Approver;
+    /// `docs/providers.md`.
+    #[doc = include_str!("../../docs/providers.md")]
+    pub struct Providers;
+    /// `docs/writing-a-tool.md`.
+    #[doc = include_str!("../../docs/writing-a-tool.md")]
+    pub struct WritingATool;
+}

@@ -130,14 +130,15 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
     let mut stream = Box::pin(agent.stream_with(options.prompt.clone(), cancel));
     let mut status = 1;
     while let Some(item) = stream.next().await {
-        if options.auto && options.format == Format::Text {
-            if let TurnEvent::Event(agent_core::Event::PermissionAsked { request }) = &item {
-                renderer.note(&format!(
-                    "permission requested: {} ({}); allowed once (--auto)",
-                    request.permission,
-                    request.patterns.join(", ")
-                ));
-            }
+        if options.auto
+            && options.format == Format::Text
+            && let TurnEvent::Event(agent_core::Event::PermissionAsked { request }) = &item
+        {
+            renderer.note(&format!(
+                "permission requested: {} ({}); allowed once (--auto)",
+                request.permission,
+                request.patterns.join(", ")
+            ));
         }
         renderer.event(&item);
         if let TurnEvent::Finished(result) = &item {

@@ -406,10 +406,10 @@ fn collect_markdown(
     files: &mut Vec<(PathBuf, String)>,
     errors: &mut Vec<MarkdownAgentError>,
 ) {
-    if let Ok(real) = std::fs::canonicalize(dir) {
-        if !visited.insert(real) {
-            return;
-        }
+    if let Ok(real) = std::fs::canonicalize(dir)
+        && !visited.insert(real)
+    {
+        return;
     }
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,

@@ -13,7 +13,7 @@ pub struct CompactionConfig {
     /// Tokens kept free below an input limit (`compaction.reserved`);
     /// default `min(20000, max_output)`.
     pub reserved: Option<u64>,
-    /// The output budget cap, default [`OUTPUT_TOKEN_MAX`].
+    /// The output budget cap, default 32 000 (opencode's `OUTPUT_TOKEN_MAX`).
     pub output_token_max: u64,
     /// How many recent user turns compaction keeps verbatim when they fit
     /// the preserve budget (`compaction.tail_turns`, default 2).

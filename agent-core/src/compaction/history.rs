@@ -54,7 +54,7 @@ pub(crate) fn append_summary(summary: &Message, out: &mut Vec<ModelMessage>) {
 }
 
 /// Converts a transcript into model input as the engine sends it: after a
-/// compaction, only the latest complete summary (as a [`SUMMARY_QUESTION`] /
+/// compaction, only the latest complete summary (as a "What did we do so far?" /
 /// answer pair), the messages it kept and the messages after it; without
 /// one, every message except failed summaries. Each message converts as
 /// [`to_model_messages`](crate::to_model_messages) describes.

@@ -73,11 +73,11 @@ fn has_text(message: &Message, real_only: bool) -> bool {
 
 fn cut_tool_outputs(messages: &mut [ModelMessage]) {
     for part in messages.iter_mut().flat_map(|m| m.content.iter_mut()) {
-        if let ContentPart::ToolResult { output, .. } = part {
-            if let Some((at, _)) = output.char_indices().nth(TOOL_OUTPUT_LIMIT) {
-                output.truncate(at);
-                output.push_str("\n[output cut for the summary]");
-            }
+        if let ContentPart::ToolResult { output, .. } = part
+            && let Some((at, _)) = output.char_indices().nth(TOOL_OUTPUT_LIMIT)
+        {
+            output.truncate(at);
+            output.push_str("\n[output cut for the summary]");
         }
     }
 }
@@ -105,31 +105,30 @@ pub(crate) fn plan(
     let (summary, visible) = visible_history(history);
     let mut end = visible.len();
     let mut replay = None;
-    if replay_last_user {
-        if let Some(last) = visible
+    if replay_last_user
+        && let Some(last) = visible
             .iter()
             .rposition(|m| m.role == Role::User && has_text(m, true))
-        {
-            end = last;
-            let parts = visible[last]
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Text {
-                        text,
-                        provider_metadata,
-                        ..
-                    } => Some(Part::Text {
-                        id: crate::ids::ascending("prt"),
-                        text: text.clone(),
-                        synthetic: false,
-                        provider_metadata: provider_metadata.clone(),
-                    }),
-                    _ => None,
-                })
-                .collect();
-            replay = Some(parts);
-        }
+    {
+        end = last;
+        let parts = visible[last]
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text {
+                    text,
+                    provider_metadata,
+                    ..
+                } => Some(Part::Text {
+                    id: crate::ids::ascending("prt"),
+                    text: text.clone(),
+                    synthetic: false,
+                    provider_metadata: provider_metadata.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        replay = Some(parts);
     }
     let candidates = &visible[..end];
     let starts: Vec<usize> = candidates

@@ -111,7 +111,7 @@ impl EngineBuilder {
 
     /// Registers the `task` tool (§10.2): the model can delegate work to the
     /// sub-agents given with [`agents`](Self::agents), each in a child
-    /// session run by this engine. See [`crate::task`].
+    /// session run by this engine (§10.2).
     pub fn task_tool(mut self, settings: TaskSettings) -> Self {
         self.task = Some(settings);
         self
@@ -120,7 +120,7 @@ impl EngineBuilder {
     /// Sets how sessions with their own model (sub-agents with a configured
     /// model) find it. Without a resolver every session runs on the
     /// engine's model, and a session naming another model fails with
-    /// [`PromptError::UnknownModel`].
+    /// [`PromptError::UnknownModel`](crate::PromptError::UnknownModel).
     pub fn model_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
         self.resolver = Some(resolver);
         self

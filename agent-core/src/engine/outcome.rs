@@ -21,6 +21,13 @@ pub enum StopReason {
     /// A permission was rejected without feedback (§11.1), or the
     /// doom-loop ask failed (§11.2).
     Rejected,
+    /// A rule denied the doom-loop check (§11.2): the turn stops, but not
+    /// because the user said stop — a sub-agent's parent gets the child's
+    /// result with the denial and goes on (§10.2).
+    Denied {
+        /// The denial as the model sees it.
+        message: String,
+    },
     /// The step limit was reached and the model still called tools.
     StepLimit,
     /// The prompt was cancelled; every open call was closed (§11.3).
@@ -92,6 +99,9 @@ fn describe(stop: &StopReason) -> String {
         StopReason::Done { .. } => "done".into(),
         StopReason::Rejected => {
             "a permission was rejected (with no approver, every ask is rejected)".into()
+        }
+        StopReason::Denied { message } => {
+            format!("a repeated tool call was denied by a rule: {message}")
         }
         StopReason::StepLimit => {
             "the step limit was reached while the model still called tools".into()

@@ -41,6 +41,8 @@ pub(super) enum StepEnd {
     Finished,
     /// A permission was rejected (a tool's ask, or the doom-loop ask).
     Blocked,
+    /// A rule denied the doom-loop ask (§11.2).
+    Denied(String),
     /// The prompt's token fired.
     Cancelled,
     /// The model call failed for good.
@@ -256,18 +258,16 @@ impl<'a> Attempt<'a> {
                 }
             }
             StreamEvent::ToolInputDelta { id, delta } => {
-                if let Some(index) = self.tool(&id) {
-                    if let Part::Tool(ToolPart {
+                if let Some(index) = self.tool(&id)
+                    && let Part::Tool(ToolPart {
                         state: ToolState::Pending { raw, .. },
                         ..
                     }) = &mut message.parts[index]
-                    {
-                        raw.push_str(&delta);
-                        if self.engine.events.has_subscribers() {
-                            let event =
-                                self.delta_event(message, index, DeltaField::ToolInput, &delta);
-                            self.out(|| event);
-                        }
+                {
+                    raw.push_str(&delta);
+                    if self.engine.events.has_subscribers() {
+                        let event = self.delta_event(message, index, DeltaField::ToolInput, &delta);
+                        self.out(|| event);
                     }
                 }
             }
@@ -366,7 +366,13 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
                     });
                     return StepEnd::Failed(error);
                 };
-                tracing::debug!(attempt = retry_number, ?wait, %error, "retrying model stream");
+                tracing::info!(
+                    session_id = %input.session_id,
+                    attempt = retry_number,
+                    ?wait,
+                    %error,
+                    "retrying the model stream"
+                );
                 let delay_ms = wait.as_millis() as u64;
                 input.engine.events.emit(|| Event::RetryScheduled {
                     session_id: input.session_id.to_string(),
@@ -421,6 +427,7 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
         match execute_calls(&run, message, &calls).await {
             CallsEnd::Finished => StepEnd::Finished,
             CallsEnd::Blocked => StepEnd::Blocked,
+            CallsEnd::Denied(message) => StepEnd::Denied(message),
             CallsEnd::Cancelled => StepEnd::Cancelled,
         }
     };

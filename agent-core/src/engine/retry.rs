@@ -97,10 +97,10 @@ pub fn retryable_message(message: &str) -> Option<RetryInfo> {
     {
         return RetryInfo::new("Too Many Requests");
     }
-    if let Some(code) = json.get("code").and_then(Value::as_str) {
-        if code.contains("exhausted") || code.contains("unavailable") {
-            return RetryInfo::new("Provider is overloaded");
-        }
+    if let Some(code) = json.get("code").and_then(Value::as_str)
+        && (code.contains("exhausted") || code.contains("unavailable"))
+    {
+        return RetryInfo::new("Provider is overloaded");
     }
     if is_error
         && inner
@@ -149,12 +149,11 @@ pub fn delay_at(attempt: u32, headers: Option<&Headers>, now: SystemTime) -> u64
         if let Some(seconds) = parse_number(value) {
             return cap(seconds * 1000.0);
         }
-        if let Some(date) = parse_http_date(value) {
-            if let Ok(ahead) = date.duration_since(now) {
-                if !ahead.is_zero() {
-                    return cap(ahead.as_secs_f64() * 1000.0);
-                }
-            }
+        if let Some(date) = parse_http_date(value)
+            && let Ok(ahead) = date.duration_since(now)
+            && !ahead.is_zero()
+        {
+            return cap(ahead.as_secs_f64() * 1000.0);
         }
     }
     backoff.min(MAX_DELAY_MS)

@@ -351,6 +351,20 @@ impl Tool for TaskTool {
             }
         };
 
+        if let StopReason::Denied { message } = &turn.stop {
+            // §10.2 step 8: the parent goes on with the child's result; the
+            // model is told that the child was stopped by a rule.
+            let text = last_text(&turn);
+            let note = format!("The subagent was stopped: {message}");
+            let result = if text.is_empty() {
+                note
+            } else {
+                format!("{text}\n\n{note}")
+            };
+            return Ok(ToolOutput::text(completed_output(&child.id, &result))
+                .with_title(args.description)
+                .with_metadata(metadata));
+        }
         let failure = match &turn.stop {
             StopReason::Done { .. } | StopReason::StepLimit => None,
             StopReason::Cancelled => return Err(ToolError::Cancelled),
@@ -363,6 +377,7 @@ impl Tool for TaskTool {
                 Some("The subagent's output was blocked by the provider's content filter.".into())
             }
             StopReason::Error { error } => Some(error.message.clone()),
+            StopReason::Denied { message } => Some(message.clone()),
         };
         if let Some(error) = failure {
             return Err(ToolError::Failed(error_output(&child.id, &error)));

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use agent_permission::Ruleset;
+use agent_permission::{PermissionError, Ruleset};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -36,12 +36,14 @@ pub(super) struct CallRun<'a> {
 }
 
 /// How the calls of a step ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum CallsEnd {
     /// Every call has a result.
     Finished,
     /// A permission was rejected (a tool's ask, or the doom-loop ask).
     Blocked,
+    /// A rule denied the doom-loop ask (§11.2); the message says which.
+    Denied(String),
     /// The prompt's token fired; open calls were closed.
     Cancelled,
 }
@@ -141,6 +143,7 @@ pub(super) fn refuse_calls(
 enum CallEnd {
     Done,
     Blocked,
+    Denied(String),
 }
 
 /// Runs the step's calls concurrently and records their results.
@@ -189,9 +192,14 @@ pub(super) async fn execute_calls(
         return CallsEnd::Cancelled;
     }
     if ends.iter().any(|end| matches!(end, CallEnd::Blocked)) {
-        CallsEnd::Blocked
-    } else {
-        CallsEnd::Finished
+        return CallsEnd::Blocked;
+    }
+    match ends.into_iter().find_map(|end| match end {
+        CallEnd::Denied(message) => Some(message),
+        _ => None,
+    }) {
+        Some(message) => CallsEnd::Denied(message),
+        None => CallsEnd::Finished,
     }
 }
 
@@ -254,9 +262,14 @@ async fn run_call(
             () = input.cancel.cancelled() => return CallEnd::Done,
         };
         if let Err(error) = asked {
-            // §11.2: a failed doom-loop ask ends the turn, whatever the answer.
+            // §11.2: a failed doom-loop ask ends the turn, whatever the
+            // answer; a rule's denial is not the user saying stop.
+            let end = match &error {
+                PermissionError::Denied { .. } => CallEnd::Denied(error.to_string()),
+                _ => CallEnd::Blocked,
+            };
             finish(Err(ToolError::Permission(error)));
-            return CallEnd::Blocked;
+            return end;
         }
     }
 
@@ -323,6 +336,7 @@ async fn run_call(
         }
     }));
 
+    tracing::debug!(session_id = %session_id, tool = %name, call_id = %call_id, "running tool");
     let execution = tool.execute(args, &ctx);
     tokio::pin!(execution);
     let result = tokio::select! {

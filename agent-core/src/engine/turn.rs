@@ -168,6 +168,7 @@ impl Turn<'_> {
             match end {
                 StepEnd::Cancelled => break StopReason::Cancelled,
                 StepEnd::Blocked => break StopReason::Rejected,
+                StepEnd::Denied(message) => break StopReason::Denied { message },
                 StepEnd::StepLimit => break StopReason::StepLimit,
                 StepEnd::Failed(error) => {
                     if let ModelError::ContextOverflow { .. } = error {
@@ -199,25 +200,31 @@ impl Turn<'_> {
             if finish == Some(FinishReason::ContentFilter) {
                 break StopReason::ContentFilter;
             }
+            // §11.4: a step whose usage fills the context compacts now, in
+            // this turn, even when it was the final answer (the model then
+            // continues from the summary, as opencode does).
+            if overflow && !compacted && mode != StepMode::Last {
+                match self
+                    .compact(step, false, model_messages, &tools, &mut usage)
+                    .await?
+                {
+                    Ok(()) => {
+                        compacted = true;
+                        continue;
+                    }
+                    Err(stop) => break stop,
+                }
+            }
             if exit || mode == StepMode::Last {
                 break StopReason::Done {
                     finish: finish.unwrap_or(FinishReason::Unknown),
                 };
             }
             if overflow {
-                if compacted {
-                    break StopReason::ContextOverflow;
-                }
-                match self
-                    .compact(step, false, model_messages, &tools, &mut usage)
-                    .await?
-                {
-                    Ok(()) => compacted = true,
-                    Err(stop) => break stop,
-                }
-            } else {
-                compacted = false;
+                // Compacted and still full: a second compaction would loop.
+                break StopReason::ContextOverflow;
             }
+            compacted = false;
         };
         Ok(TurnResult {
             stop,

@@ -233,3 +233,35 @@ async fn a_summary_call_that_overflows_stops_with_an_error() {
     assert_eq!(sent[0], ModelMessage::user("first question"));
     assert_every_call_has_result(&history);
 }
+
+/// §11.4: a final answer whose usage fills the context compacts in the
+/// same turn, and the model continues from the summary.
+#[tokio::test(start_paused = true)]
+async fn a_final_answer_that_fills_the_context_compacts_in_the_same_turn() {
+    let model = limited([
+        Script::reply("first answer"),
+        Script::new()
+            .text("a long final answer")
+            .finish_with(FinishReason::Stop, full()),
+        Script::reply("## Goal\nSUMMARY"),
+        Script::reply("continued after the summary"),
+    ]);
+    let (engine, session) = setup(model.clone(), |b| b).await;
+    engine.prompt(&session.id, "first question").await.unwrap();
+    let result = engine.prompt(&session.id, "second question").await.unwrap();
+    assert_eq!(
+        result.stop,
+        StopReason::Done {
+            finish: FinishReason::Stop
+        }
+    );
+    assert_eq!(result.text(), "continued after the summary");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4, "answer, summary, continuation");
+    assert_eq!(
+        requests[3].messages.last().unwrap(),
+        &ModelMessage::user(CONTINUE_PROMPT)
+    );
+    let history = engine.messages(&session.id).await.unwrap();
+    assert!(history.iter().any(|m| m.summary), "compacted in this turn");
+}

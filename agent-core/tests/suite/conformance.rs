@@ -276,25 +276,26 @@ fn doom_loop_case(case: &Value) -> (bool, Outcome) {
     let input = &case["call"]["input"];
     let asks = doom_loop_in_turn_parts(&parts, tool, input);
     let mut outcome = Outcome::Pass;
-    if asks && case["expect_ask"] == true {
-        if let Some(expected) = case.get("expect_request") {
-            let agent_rules = Ruleset::default();
-            let request = doom_loop_request("ses", tool, input, &agent_rules);
-            let ours = json!({
-                "permission": request.permission,
-                "patterns": request.patterns,
-                "always": request.always,
-                "metadata": request.metadata,
-            });
-            let wanted = json!({
-                "permission": expected["permission"],
-                "patterns": expected["patterns"],
-                "always": expected["always"],
-                "metadata": expected["metadata"],
-            });
-            if ours != wanted {
-                outcome = Outcome::Fail(format!("request {ours} != {wanted}"));
-            }
+    if asks
+        && case["expect_ask"] == true
+        && let Some(expected) = case.get("expect_request")
+    {
+        let agent_rules = Ruleset::default();
+        let request = doom_loop_request("ses", tool, input, &agent_rules);
+        let ours = json!({
+            "permission": request.permission,
+            "patterns": request.patterns,
+            "always": request.always,
+            "metadata": request.metadata,
+        });
+        let wanted = json!({
+            "permission": expected["permission"],
+            "patterns": expected["patterns"],
+            "always": expected["always"],
+            "metadata": expected["metadata"],
+        });
+        if ours != wanted {
+            outcome = Outcome::Fail(format!("request {ours} != {wanted}"));
         }
     }
     (asks, outcome)

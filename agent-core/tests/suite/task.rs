@@ -172,10 +172,9 @@ async fn parent_delegates_to_explore_and_gets_its_last_text_back() {
             field: DeltaField::Text,
             ..
         } = event
+            && session_id == child.id
         {
-            if session_id == child.id {
-                child_deltas.push(delta);
-            }
+            child_deltas.push(delta);
         }
     }
     assert_eq!(child_deltas, ["Let me summarise.", "config is in /etc/app"]);
@@ -439,4 +438,97 @@ async fn cancelling_the_parent_cancels_the_child_and_closes_both_transcripts() {
     // Both sessions are free again.
     model.push(Script::reply("back"));
     assert_eq!(engine.prompt(&child.id, "hi").await.unwrap().text(), "back");
+}
+
+/// §10.2 step 8 with §11.2: a doom loop inside a sub-agent that a rule
+/// denies stops the child, and the parent goes on with the child's result
+/// and the denial — it is not a user's rejection.
+#[tokio::test(start_paused = true)]
+async fn a_doom_loop_denied_in_a_child_is_reported_and_the_parent_goes_on() {
+    let same = || Script::calls([("b", "bash", json!({"command": "ls"}))]);
+    let model = model([
+        task("t1", "explore", "list it"),
+        // The child repeats one call: the third is a doom loop.
+        Script::new()
+            .text("Listing.")
+            .tool_call("b1", "bash", json!({"command": "ls"}))
+            .finish(FinishReason::ToolCalls),
+        same(),
+        same(),
+        // The parent continues with the child's result.
+        Script::reply("The child got stuck; here is what it found."),
+    ]);
+    let agents = agents(r#"{"doom_loop": "deny"}"#);
+    let (engine, session) = engine(model.clone(), agents, LoopConfig::default(), "build").await;
+    approver(engine.permissions(), |_| Reply::Once);
+
+    let result = engine.prompt(&session.id, "list the files").await.unwrap();
+
+    assert_eq!(
+        result.stop,
+        StopReason::Done {
+            finish: FinishReason::Stop
+        }
+    );
+    let child = &children(&engine, &session.id).await[0];
+    let child_messages = engine.messages(&child.id).await.unwrap();
+    let doom = child_messages
+        .iter()
+        .flat_map(|m| m.tool_parts())
+        .last()
+        .unwrap();
+    match &doom.state {
+        ToolState::Error { error, .. } => assert!(error.contains("doom_loop"), "{error}"),
+        other => panic!("the third call is denied, got {other:?}"),
+    }
+    let requests = model.requests();
+    let (_, output, is_error) = results(&requests[4])
+        .into_iter()
+        .find(|(id, _, _)| id == "t1")
+        .unwrap();
+    assert!(!is_error, "{output}");
+    assert!(output.contains("state=\"completed\""), "{output}");
+    assert!(output.contains("The subagent was stopped"), "{output}");
+}
+
+/// `prompt_stream` carries the sub-agent's events too, tagged with the
+/// child session, before the parent's result.
+#[tokio::test(start_paused = true)]
+async fn prompt_stream_includes_the_child_session_events() {
+    use agent_core::{StreamExt, TurnEvent};
+    let model = model([
+        task("t1", "explore", "look"),
+        Script::reply("child says hi"),
+        Script::reply("parent done"),
+    ]);
+    let (engine, session) = engine(
+        model.clone(),
+        agents(r#"{"task": "allow"}"#),
+        LoopConfig::default(),
+        "build",
+    )
+    .await;
+    let items: Vec<TurnEvent> = engine
+        .prompt_stream(
+            &session.id,
+            vec![Part::text("go")],
+            CancellationToken::new(),
+        )
+        .collect()
+        .await;
+    let child = &children(&engine, &session.id).await[0];
+    let child_text: String = items
+        .iter()
+        .filter_map(|item| match item {
+            TurnEvent::Event(Event::PartDelta {
+                session_id, delta, ..
+            }) if session_id == &child.id => Some(delta.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(child_text, "child says hi");
+    match items.last() {
+        Some(TurnEvent::Finished(Ok(turn))) => assert_eq!(turn.text(), "parent done"),
+        other => panic!("the result comes last, got {other:?}"),
+    }
 }

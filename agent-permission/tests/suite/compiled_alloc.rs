@@ -97,6 +97,35 @@ fn evaluation_does_not_allocate() {
         "evaluation allocated {} times",
         after - before
     );
+    // A small ruleset takes the other paths: literal permissions through
+    // their own index, the rest through a few wildcard groups.
+    let small = Ruleset::from(vec![
+        Rule::new("*", "*", Action::Ask),
+        Rule::new("bash", "git *", Action::Allow),
+        Rule::new("b?sh", "rm *", Action::Deny),
+        Rule::new("edit", "src/*", Action::Allow),
+        Rule::new("mcp_*", "*", Action::Deny),
+        Rule::new("read", "*.env", Action::Deny),
+    ]);
+    let compiled_small = CompiledRuleset::new(&[&small]);
+    let before = allocations();
+    for _ in 0..100 {
+        for (permission, pattern) in queries {
+            sink += compiled_small.decide(permission, pattern) as usize;
+            sink += compiled_small
+                .evaluate(permission, pattern)
+                .index
+                .unwrap_or(0);
+        }
+    }
+    let after = allocations();
+    assert_eq!(
+        after - before,
+        0,
+        "evaluation allocated {} times",
+        after - before
+    );
+
     assert!(sink > 0);
     // The counter does count this thread's allocations.
     let probe = std::hint::black_box(vec![1u8; 8]);

@@ -142,3 +142,81 @@ fn many_matching_permission_groups() {
         }
     }
 }
+
+/// More wildcard permission groups fit one request than the evaluator sorts
+/// on the stack (16), so it visits them in tree order: the answer must not
+/// change (a deny placed last must still win).
+#[test]
+fn many_matching_permission_groups_still_answer_like_evaluate() {
+    let permissions = [
+        "*", "**", "m*", "mc*", "mcp*", "mcp_*", "mcp_**", "m*x", "mc*x", "*x", "m?p_x", "?cp_x",
+        "mcp?x", "m**x", "*p_x", "*_x", "mcp_x*", "mcp_x**", "mcp_?", "m*_x",
+    ];
+    let mut rules: Vec<Rule> = Vec::new();
+    for (i, permission) in permissions.iter().enumerate() {
+        let action = if i % 2 == 0 {
+            Action::Allow
+        } else {
+            Action::Ask
+        };
+        rules.push(Rule::new(*permission, "*", action));
+        rules.push(Rule::new(*permission, format!("tool{i} *"), Action::Allow));
+    }
+    rules.push(Rule::new("m*_x", "rm *", Action::Deny));
+    rules.push(Rule::new("*", "*.env", Action::Deny));
+    let rules = Ruleset::from(rules);
+    let compiled = CompiledRuleset::new(&[&rules]);
+    for (permission, pattern) in [
+        ("mcp_x", "rm -rf /"),
+        ("mcp_x", "ls"),
+        ("mcp_x", "tool3 run"),
+        ("mcp_x", "a/.env"),
+        ("mcp_y", "rm -rf /"),
+        ("other", "tool0 x"),
+        ("mcp_x", "tool19"),
+    ] {
+        let expected = find_last(permission, pattern, &[&rules]);
+        let got = compiled.evaluate(permission, pattern);
+        assert_eq!(got.rule, expected, "{permission} {pattern}");
+    }
+    assert_eq!(compiled.decide("mcp_x", "rm -rf /"), Action::Deny);
+}
+
+/// Few wildcard groups (the evaluator tests them one by one) and literal
+/// permissions (answered through their own index) agree with `evaluate`.
+#[test]
+fn views_and_few_groups_answer_like_evaluate() {
+    let rules = Ruleset::from(vec![
+        Rule::new("*", "*", Action::Ask),
+        Rule::new("bash", "*", Action::Allow),
+        Rule::new("b?sh", "rm *", Action::Deny),
+        Rule::new("bash", "git *", Action::Allow),
+        Rule::new("ba*", "git push *", Action::Deny),
+        Rule::new("edit", "*.lock", Action::Deny),
+        Rule::new("e*", "src\\*", Action::Allow),
+        Rule::new("mcp_*", "*", Action::Deny),
+        Rule::new("bash", "git push --dry-run *", Action::Allow),
+        Rule::new("*", "*.env", Action::Deny),
+    ]);
+    let compiled = CompiledRuleset::new(&[&rules]);
+    for permission in ["bash", "edit", "eval", "mcp_x", "b?sh", "basher", "x", ""] {
+        for pattern in [
+            "rm -rf /",
+            "git push origin",
+            "git push --dry-run x",
+            "git status",
+            "Cargo.lock",
+            "src/a.rs",
+            "src\\a.rs",
+            "a/.env",
+            "",
+        ] {
+            let expected = find_last(permission, pattern, &[&rules]);
+            assert_eq!(
+                compiled.evaluate(permission, pattern).rule,
+                expected,
+                "{permission:?} {pattern:?}"
+            );
+        }
+    }
+}

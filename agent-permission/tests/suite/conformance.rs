@@ -40,12 +40,41 @@ struct Deviation {
     applies: fn(&Value) -> bool,
 }
 
-const DEVIATIONS: &[Deviation] = &[Deviation {
-    name: "question_mark_on_astral_char",
-    reason: "`?` matches one Unicode scalar value (char); opencode matches one UTF-16 code unit, \
+const DEVIATIONS: &[Deviation] = &[
+    Deviation {
+        name: "question_mark_on_astral_char",
+        reason: "`?` matches one Unicode scalar value (char); opencode matches one UTF-16 code unit, \
                  so there an emoji or other astral character needs `??`",
-    applies: question_mark_on_astral_char,
-}];
+        applies: question_mark_on_astral_char,
+    },
+    Deviation {
+        name: "approval_never_overrides_deny",
+        reason: "an \"always\" approval never overrides a deny of the caller's ruleset; opencode \
+                 evaluates approvals after the ruleset, so there they win",
+        applies: approval_never_overrides_deny,
+    },
+];
+
+/// An `ask` case with approvals whose ruleset alone denies one of its
+/// patterns, where opencode lets the approval win.
+fn approval_never_overrides_deny(case: &Value) -> bool {
+    let input = &case["input"];
+    let approved = case["approved"].as_array().is_some_and(|a| !a.is_empty());
+    let (Some(permission), Some(patterns)) =
+        (input["permission"].as_str(), input["patterns"].as_array())
+    else {
+        return false;
+    };
+    let Ok(ruleset) = serde_json::from_value::<Ruleset>(input["ruleset"].clone()) else {
+        return false;
+    };
+    case["kind"] == "ask"
+        && approved
+        && case["expect"]["result"] == "allowed"
+        && patterns.iter().filter_map(Value::as_str).any(|pattern| {
+            agent_permission::decide(permission, pattern, &[&ruleset]) == Action::Deny
+        })
+}
 
 fn has_astral(s: &str) -> bool {
     s.chars().any(|c| u32::from(c) > 0xFFFF)

@@ -168,17 +168,26 @@ async fn always_resolves_exactly_the_siblings_the_new_approvals_alone_allow() {
         ]
     );
 
-    // A new ask in another session is allowed at once by the approval,
-    // even over its own deny rule (approvals come after the ruleset).
-    let deny = Ruleset::from(vec![Rule::new("bash", "*", Action::Deny)]);
+    // A new ask in another session is allowed at once by the approval ...
     assert_eq!(
         within(
             "an approved ask",
-            permissions.ask(AskRequest::new("t", "bash", ["git status"]).ruleset(deny))
+            permissions.ask(AskRequest::new("t", "bash", ["git status"]))
         )
         .await,
         Ok(())
     );
+    // ... but never over its own deny rule (a deviation from opencode,
+    // where approvals come after the ruleset and win).
+    let deny = Ruleset::from(vec![Rule::new("bash", "*", Action::Deny)]);
+    assert!(matches!(
+        within(
+            "a denied ask",
+            permissions.ask(AskRequest::new("t", "bash", ["git status"]).ruleset(deny))
+        )
+        .await,
+        Err(PermissionError::Denied { .. })
+    ));
     assert!(!b.is_finished() && !d.is_finished() && !f.is_finished());
     permissions.shutdown();
     for task in [b, d, f] {
@@ -691,4 +700,36 @@ async fn reusing_a_pending_id_replaces_the_old_request_which_is_rejected() {
     assert_eq!(pending_ids(&permissions), ["y"]);
     permissions.reply("y", Reply::Once).unwrap();
     assert_eq!(finished(other).await, Ok(()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_approver_takes_pending_requests_and_clear_approver_stops_new_ones() {
+    let permissions = Permissions::new();
+    // Pending before any approver exists.
+    let early = ask_pending(
+        &permissions,
+        AskRequest::new("s", "bash", ["ls"]).id("early"),
+    )
+    .await;
+    permissions.set_approver(Arc::new(AllowAll));
+    assert_eq!(finished(early).await, Ok(()));
+    // Asked while the approver is attached: answered by it.
+    assert_eq!(
+        within(
+            "approved ask",
+            permissions.ask(AskRequest::new("s", "bash", ["pwd"]))
+        )
+        .await,
+        Ok(())
+    );
+    // Detached: new requests wait for a reply.
+    permissions.clear_approver();
+    let late = ask_pending(
+        &permissions,
+        AskRequest::new("s", "bash", ["df"]).id("late"),
+    )
+    .await;
+    assert_eq!(pending_ids(&permissions), ["late"]);
+    permissions.reply("late", Reply::reject()).unwrap();
+    assert_eq!(finished(late).await, Err(PermissionError::Rejected));
 }

@@ -18,11 +18,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ProviderError;
+use crate::endpoints::ANTHROPIC_BASE_URL;
 use crate::error_body::ErrorBody;
 use crate::http;
 
-/// The Anthropic API base URL.
-pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
 /// The `anthropic-version` header sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The output cap used when neither the request nor the model declares

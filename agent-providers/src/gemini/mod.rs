@@ -17,11 +17,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ProviderError;
+use crate::endpoints::GEMINI_BASE_URL;
 use crate::error_body::ErrorBody;
 use crate::http;
-
-/// The Gemini API base URL.
-pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 
 const PROVIDER: &str = "google";
 

@@ -21,17 +21,6 @@ use crate::families::{MaxTokensField, ModelFamily, model_family};
 use crate::http;
 use crate::providers::{Provider, provider};
 
-/// The OpenAI API base URL.
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
-/// Ollama's OpenAI-compatible endpoint on its default port.
-pub const OLLAMA_BASE_URL: &str = "http://localhost:11434/v1";
-/// vLLM's OpenAI-compatible server on its default port.
-pub const VLLM_BASE_URL: &str = "http://localhost:8000/v1";
-/// LM Studio's local server on its default port.
-pub const LMSTUDIO_BASE_URL: &str = "http://localhost:1234/v1";
-/// OpenRouter's API.
-pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
-
 /// A streaming Chat Completions client (`POST {base_url}/chat/completions`).
 ///
 /// Build it with a preset ([`OpenAiCompatible::openai`],
@@ -91,7 +80,7 @@ impl OpenAiCompatible {
     }
 
     /// OpenAI itself: key from `OPENAI_API_KEY`, base URL from
-    /// `OPENAI_BASE_URL` or [`OPENAI_BASE_URL`]; the cap is sent as
+    /// `OPENAI_BASE_URL` or [`OPENAI_BASE_URL`](crate::OPENAI_BASE_URL); the cap is sent as
     /// `max_completion_tokens`.
     pub fn openai(model: impl Into<String>) -> Result<Self, ProviderError> {
         Ok(OpenAiCompatible::from_provider(provider("openai"), model)?
@@ -99,20 +88,20 @@ impl OpenAiCompatible {
     }
 
     /// A local Ollama server: `OLLAMA_HOST` (`host`, `host:port` or a URL)
-    /// when set, else [`OLLAMA_BASE_URL`]. No key is needed.
+    /// when set, else [`OLLAMA_BASE_URL`](crate::OLLAMA_BASE_URL). No key is needed.
     pub fn ollama(model: impl Into<String>) -> Self {
         let spec = provider("ollama");
         OpenAiCompatible::new(spec.id, model, spec.base_url())
     }
 
-    /// A vLLM server: `VLLM_BASE_URL` or [`VLLM_BASE_URL`], with
+    /// A vLLM server: `VLLM_BASE_URL` or [`VLLM_BASE_URL`](crate::VLLM_BASE_URL), with
     /// `VLLM_API_KEY` when set.
     pub fn vllm(model: impl Into<String>) -> Self {
         Self::keyless_preset("vllm", model)
     }
 
     /// LM Studio's local server: `LMSTUDIO_BASE_URL` or
-    /// [`LMSTUDIO_BASE_URL`], with `LMSTUDIO_API_KEY` when set.
+    /// [`LMSTUDIO_BASE_URL`](crate::LMSTUDIO_BASE_URL), with `LMSTUDIO_API_KEY` when set.
     pub fn lmstudio(model: impl Into<String>) -> Self {
         Self::keyless_preset("lmstudio", model)
     }
@@ -128,7 +117,7 @@ impl OpenAiCompatible {
     }
 
     /// OpenRouter: key from `OPENROUTER_API_KEY`, base URL
-    /// [`OPENROUTER_BASE_URL`]. The model is OpenRouter's id, e.g.
+    /// [`OPENROUTER_BASE_URL`](crate::OPENROUTER_BASE_URL). The model is OpenRouter's id, e.g.
     /// `anthropic/claude-sonnet-4.5`.
     pub fn openrouter(model: impl Into<String>) -> Result<Self, ProviderError> {
         OpenAiCompatible::from_provider(provider("openrouter"), model)

@@ -19,8 +19,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ProviderError;
+use crate::endpoints::OPENAI_BASE_URL;
 use crate::http;
-use crate::openai_chat::OPENAI_BASE_URL;
 
 const PROVIDER: &str = "openai";
 

@@ -5,7 +5,6 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 
 use super::namespaces::Namespaces;
 use super::{reaper, sys};
@@ -42,27 +41,6 @@ impl ChildPlan {
 
     /// Makes `command` run this plan between fork and exec.
     pub(super) fn install(self, command: &mut std::process::Command) {
-        register(command, move || self.enter());
-    }
-}
-
-/// Registers `setup` to run in the child between fork and exec.
-///
-/// `setup` must be async-signal-safe: it runs in a copy of a multi-threaded
-/// process where another thread may have held the allocator's or any other
-/// lock at the fork. Every caller in this module passes a closure that only
-/// makes system calls (see `sys`) on data it owns.
-pub(super) fn register(
-    command: &mut std::process::Command,
-    setup: impl FnMut() -> io::Result<()> + Send + Sync + 'static,
-) {
-    // SAFETY: `pre_exec` is unsafe because the closure runs after fork in a
-    // multi-threaded program. The closures registered here (ChildPlan::enter
-    // and the namespace probe) only call the async-signal-safe wrappers of
-    // `sys` on memory prepared before the fork: no allocation, no locks, no
-    // access to state other threads could be changing.
-    #[allow(unsafe_code)]
-    unsafe {
-        command.pre_exec(setup);
+        sys::register_pre_exec(command, move || self.enter());
     }
 }

@@ -115,16 +115,15 @@ pub(crate) fn find_denials(output: &str, boundary: &Boundary<'_>) -> Vec<Sandbox
                     kind: DenialKind::Read,
                     path: Some(path),
                 });
-            } else if let Some(writable) = boundary.writable {
-                if !writable.iter().any(|w| path.starts_with(w))
-                    && !is_device(&path)
-                    && (boundary.could_write)(&path)
-                {
-                    push(SandboxDenial {
-                        kind: DenialKind::Write,
-                        path: Some(path),
-                    });
-                }
+            } else if let Some(writable) = boundary.writable
+                && !writable.iter().any(|w| path.starts_with(w))
+                && !is_device(&path)
+                && (boundary.could_write)(&path)
+            {
+                push(SandboxDenial {
+                    kind: DenialKind::Write,
+                    path: Some(path),
+                });
             }
         }
     }

@@ -106,7 +106,7 @@ fn probe() -> Result<(), String> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    super::child::register(&mut command, move || namespaces.enter());
+    sys::register_pre_exec(&mut command, move || namespaces.enter());
     match command.status() {
         Ok(status) if status.success() => Ok(()),
         Ok(status) => Err(format!("the namespace probe exited with {status}")),

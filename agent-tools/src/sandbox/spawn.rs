@@ -442,10 +442,10 @@ fn writable_roots(
 fn denied_paths(policy: &SandboxPolicy, home: Option<&Path>) -> Vec<PathBuf> {
     let mut denied: Vec<PathBuf> = Vec::new();
     for path in &policy.deny_read {
-        if let Ok(path) = expand_home(path, home).canonicalize() {
-            if !denied.contains(&path) {
-                denied.push(path);
-            }
+        if let Ok(path) = expand_home(path, home).canonicalize()
+            && !denied.contains(&path)
+        {
+            denied.push(path);
         }
     }
     denied

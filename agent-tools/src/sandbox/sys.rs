@@ -8,6 +8,7 @@
 use std::ffi::CStr;
 use std::io;
 use std::os::fd::RawFd;
+use std::os::unix::process::CommandExt;
 
 use libc::{c_int, pid_t};
 
@@ -283,4 +284,25 @@ pub(super) fn bring_up_loopback() -> io::Result<()> {
     };
     close(fd);
     result
+}
+
+/// Registers `setup` to run in the child between fork and exec.
+///
+/// `setup` must be async-signal-safe: it runs in a copy of a multi-threaded
+/// process where another thread may have held the allocator's or any other
+/// lock at the fork. Every caller (the child plan and the namespace probe) passes a closure that only
+/// makes system calls (see `sys`) on data it owns.
+pub(super) fn register_pre_exec(
+    command: &mut std::process::Command,
+    setup: impl FnMut() -> io::Result<()> + Send + Sync + 'static,
+) {
+    // SAFETY: `pre_exec` is unsafe because the closure runs after fork in a
+    // multi-threaded program. The closures registered here (ChildPlan::enter
+    // and the namespace probe) only call the async-signal-safe wrappers of
+    // `sys` on memory prepared before the fork: no allocation, no locks, no
+    // access to state other threads could be changing.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(setup);
+    }
 }

@@ -15,3 +15,15 @@ mod search_tools;
 mod spill_read;
 mod todo_tools;
 mod webfetch_tool;
+
+// MCP (feature `mcp`): shared helpers, then one module per area.
+#[cfg(feature = "mcp")]
+mod mcp_common;
+#[cfg(feature = "mcp")]
+mod mcp_failures;
+#[cfg(feature = "mcp")]
+mod mcp_http;
+#[cfg(feature = "mcp")]
+mod mcp_sse;
+#[cfg(feature = "mcp")]
+mod mcp_stdio;

@@ -14,6 +14,7 @@
 //! agent permission eval  < requests.jsonl > answers.jsonl
 //! agent agents [--config FILE] [--json]
 //! agent debug agent NAME [--config FILE]
+//! agent mcp list [--config FILE] [--json]
 //! ```
 
 use std::io::Write;
@@ -74,6 +75,22 @@ enum Command {
     /// Inspect how the configuration is resolved.
     #[command(subcommand)]
     Debug(DebugCommand),
+    /// MCP servers of the config's `mcp` key.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Start every configured MCP server and print its status (connected,
+    /// disabled, failed with the error and stderr tail) and its tools.
+    List {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Print a JSON array of {name, status, error?, tools}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -373,6 +390,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 &agent,
                 model.as_deref(),
             )?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Mcp(McpCommand::List { config, json }) => {
+            let project = project(config.config)?;
+            let runtime = tokio::runtime::Runtime::new()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            print(&runtime.block_on(agent_examples::mcp_cli::list(&project, json)))?;
             return Ok(ExitCode::SUCCESS);
         }
         Command::Debug(DebugCommand::Agent { config, name }) => {

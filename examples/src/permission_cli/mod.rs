@@ -60,14 +60,14 @@ pub fn layers(project: &Project, agent: Option<&str>) -> Result<Layered, CliErro
             }
         }
         None => {
-            if let Some(config) = &project.config {
-                if let Some(permission) = config.permission()? {
-                    layered.push(
-                        format!("user:{}", config.display_name()),
-                        Some(config.source()),
-                        agent_permission::from_config_with_home(&permission, &ctx.home),
-                    );
-                }
+            if let Some(config) = &project.config
+                && let Some(permission) = config.permission()?
+            {
+                layered.push(
+                    format!("user:{}", config.display_name()),
+                    Some(config.source()),
+                    agent_permission::from_config_with_home(&permission, &ctx.home),
+                );
             }
         }
     }

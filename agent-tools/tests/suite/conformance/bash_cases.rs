@@ -174,13 +174,13 @@ fn tool_request_case(case: &Value) -> Result<(), String> {
             &strings(&want["always"]),
             &got.always,
         )?;
-        if let Some(metadata) = want.get("metadata") {
-            if metadata != &got.metadata {
-                return Err(format!(
-                    "{command:?}: expected metadata {metadata}, got {}",
-                    got.metadata
-                ));
-            }
+        if let Some(metadata) = want.get("metadata")
+            && metadata != &got.metadata
+        {
+            return Err(format!(
+                "{command:?}: expected metadata {metadata}, got {}",
+                got.metadata
+            ));
         }
     }
     Ok(())
