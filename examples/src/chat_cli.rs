@@ -155,11 +155,11 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
             .map_err(|e| e.to_string())?;
     let (approver, mut asks) = ChannelApprover::new(8);
     let approver = Arc::new(approver);
-    let mut agent = build_agent(&options, approver.clone(), Some(permissions.clone())).await?;
+    let mut built = build_agent(&options, approver.clone(), Some(permissions.clone())).await?;
     eprintln!(
         "agent chat: session {} (agent {}); /agent NAME, /model PROVIDER/MODEL, /sessions, /exit",
-        agent.session().id,
-        agent.session().agent
+        built.agent.session().id,
+        built.agent.session().agent
     );
     loop {
         let line = match reader.read("> ", true).await {
@@ -176,7 +176,7 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
             "/sessions" => {
                 let store = session_store().await?;
                 for session in crate::workspace::sessions_of(store.as_ref(), &directory).await? {
-                    let here = if session.id == agent.session().id {
+                    let here = if session.id == built.agent.session().id {
                         "*"
                     } else {
                         " "
@@ -199,17 +199,17 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                     next.session = None;
                 } else {
                     next.model = Some(argument);
-                    next.session = Some(agent.session().id.clone());
+                    next.session = Some(built.agent.session().id.clone());
                 }
                 next.continue_last = false;
                 match build_agent(&next, approver.clone(), Some(permissions.clone())).await {
-                    Ok(built) => {
-                        agent = built;
+                    Ok(next_built) => {
+                        built = next_built;
                         options = next;
                         eprintln!(
                             "session {} (agent {})",
-                            agent.session().id,
-                            agent.session().agent
+                            built.agent.session().id,
+                            built.agent.session().agent
                         );
                     }
                     Err(e) => eprintln!("agent: {e}"),
@@ -218,7 +218,7 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
             }
             _ => {}
         }
-        turn(&agent, line, &reader, &mut asks, &mut interrupts, tty).await;
+        turn(&built.agent, line, &reader, &mut asks, &mut interrupts, tty).await;
     }
     Ok(0)
 }

@@ -2,7 +2,8 @@
 //! stdout, tool activity to stderr; asks are rejected with opencode's
 //! warning unless `--auto` (those of sub-agents too, so nothing hangs);
 //! deny rules still deny. Sessions live in the file store under the data
-//! directory, so `--continue` and `--session` pick them up.
+//! directory, so `--continue` and `--session` pick them up. The config's
+//! MCP servers (`mcp` key) add their tools.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use agent_core::CancellationToken;
 use agent_core::{CodingAgent, ConfigLoader, StreamExt, ToolRegistry, TurnEvent};
 use agent_permission::{Action, AllowAll, Approver, RejectAll, Rule, Ruleset};
+use agent_tools::mcp::{McpConfig, McpManager, McpStatus};
 use agent_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
 
 use crate::model_choice::{DEMO_NOTICE, choose_model};
@@ -49,13 +51,61 @@ pub fn tools(sandbox: Option<SandboxMode>) -> Result<ToolRegistry, String> {
     Ok(tools)
 }
 
+/// An assembled agent and the MCP servers its tools talk to (stopped when
+/// this is dropped).
+pub struct Built {
+    /// The agent.
+    pub agent: CodingAgent,
+    /// The config's MCP servers, when it has any.
+    pub mcp: Option<McpManager>,
+}
+
+impl std::fmt::Debug for Built {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Built")
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.shutdown();
+        }
+    }
+}
+
+/// Starts the config's MCP servers and adds their tools; a server that
+/// fails is reported on stderr and left out.
+async fn add_mcp_tools(
+    config: &agent_core::Config,
+    directory: &std::path::Path,
+    tools: &mut ToolRegistry,
+) -> Option<McpManager> {
+    let mcp = McpConfig::from_opencode(&serde_json::Value::Object(config.value.clone()))
+        .substitute_process_env();
+    if mcp.servers.is_empty() {
+        return None;
+    }
+    let manager = McpManager::new(mcp, directory);
+    manager.register(tools).await;
+    for server in manager.status().await {
+        if let McpStatus::Failed(error) = &server.status {
+            eprintln!("agent: MCP server {} failed: {error}", server.name);
+        }
+    }
+    Some(manager)
+}
+
 /// Assembles the agent for a command: configuration, model (the demo one
-/// announced on stderr), tools, session store, the session to resume.
+/// announced on stderr), tools (the built-in ones and the config's MCP
+/// servers'), session store, the session to resume.
 pub async fn build_agent(
     options: &RunOptions,
     approver: Arc<dyn Approver>,
     permissions: Option<agent_permission::Permissions>,
-) -> Result<CodingAgent, String> {
+) -> Result<Built, String> {
     let directory = match &options.directory {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
@@ -82,11 +132,13 @@ pub async fn build_agent(
             }),
         (None, false) => None,
     };
+    let mut registry = tools(options.sandbox)?;
+    let mcp = add_mcp_tools(&config, &directory, &mut registry).await;
     let mut builder = CodingAgent::builder(&directory)
         .config(loader)
         .model(choice.model)
         .model_resolver(choice.resolver)
-        .tools(tools(options.sandbox)?)
+        .tools(registry)
         .store(store)
         .approver(approver);
     if demo {
@@ -103,7 +155,8 @@ pub async fn build_agent(
     if let Some(id) = resume {
         builder = builder.resume(id);
     }
-    builder.build().await.map_err(|e| e.to_string())
+    let agent = builder.build().await.map_err(|e| e.to_string())?;
+    Ok(Built { agent, mcp })
 }
 
 /// Runs `agent run`; returns the exit status.
@@ -113,7 +166,8 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
     } else {
         Arc::new(RejectAll::stderr())
     };
-    let agent = build_agent(&options, approver, None).await?;
+    let built = build_agent(&options, approver, None).await?;
+    let agent = &built.agent;
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     tokio::spawn(async move {

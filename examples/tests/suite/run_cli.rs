@@ -322,6 +322,22 @@ async fn a_rejected_ask_stops_the_run_with_a_nonzero_status_and_deny_still_denie
 }
 
 #[tokio::test]
+async fn the_configs_mcp_servers_are_started_and_a_failing_one_is_reported_not_fatal() {
+    let sandbox = Sandbox::new("mcp");
+    let server = openai_server(openai_answer("Fine."), openai_answer("Fine.")).await;
+    local_provider(
+        &sandbox,
+        &server,
+        r#", "mcp": {"broken": {"type": "local", "command": ["false"]}}"#,
+    );
+    let out = sandbox.agent(&["run", "hello"], &[]).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("MCP server broken failed"), "{stderr}");
+    assert_eq!(text(&out.stdout).trim(), "Fine.");
+}
+
+#[tokio::test]
 async fn format_json_prints_one_event_per_line_ending_with_the_result() {
     let sandbox = Sandbox::new("json");
     let notes = sandbox.project.join("notes.txt");
