@@ -92,13 +92,17 @@ pub fn stop_message(result: &Result<TurnResult, PromptError>) -> Option<String> 
     match result {
         Ok(turn) => match &turn.stop {
             StopReason::Done { .. } => None,
-            StopReason::Rejected => Some(
-                "the turn stopped: a permission was rejected (rerun with --auto to allow what the rules leave to ask)".into(),
-            ),
+            StopReason::Rejected => Some("the turn stopped: a permission was rejected".into()),
             StopReason::Cancelled => Some("the turn was cancelled".into()),
-            StopReason::StepLimit => Some("the turn stopped: the agent's step limit was reached".into()),
-            StopReason::ContextOverflow => Some("the turn stopped: the context window is full".into()),
-            StopReason::ContentFilter => Some("the turn stopped: the provider's content filter".into()),
+            StopReason::StepLimit => {
+                Some("the turn stopped: the agent's step limit was reached".into())
+            }
+            StopReason::ContextOverflow => {
+                Some("the turn stopped: the context window is full".into())
+            }
+            StopReason::ContentFilter => {
+                Some("the turn stopped: the provider's content filter".into())
+            }
             StopReason::Error { error } => Some(format!("the turn failed: {}", error.message)),
             _ => Some("the turn stopped".into()),
         },

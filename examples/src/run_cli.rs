@@ -197,6 +197,14 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         renderer.event(&item);
         if let TurnEvent::Finished(result) = &item {
             status = exit_status(result);
+            if let Ok(turn) = result
+                && matches!(turn.stop, agent_core::StopReason::Rejected)
+                && !options.auto
+            {
+                eprintln!(
+                    "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
+                );
+            }
         }
     }
     Ok(status)

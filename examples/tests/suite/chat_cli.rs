@@ -109,3 +109,35 @@ async fn chat_asks_remembers_always_and_ctrl_c_cancels_the_turn() {
         text(&sessions.stdout)
     );
 }
+
+/// Without a terminal the chat prints plainly: no progress line, no escape
+/// codes; the ask is answered from the piped input.
+#[tokio::test]
+async fn chat_without_a_terminal_prints_plain_text() {
+    use tokio::io::AsyncWriteExt;
+    let sandbox = Sandbox::new("chat-plain");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
+        .arg("chat")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", sandbox.root.join("home"))
+        .env("XDG_DATA_HOME", sandbox.root.join("data"))
+        .current_dir(&sandbox.project)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"what is this?\no\n/exit\n").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("[o] once"), "{stderr}");
+    assert!(stdout.contains("`git status` ran"), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'),
+        "{stderr}"
+    );
+}
