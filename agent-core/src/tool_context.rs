@@ -34,6 +34,7 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     permissions: Permissions,
     ruleset: Arc<Ruleset>,
+    ceilings: Arc<Vec<Ruleset>>,
     on_metadata: Option<MetadataCallback>,
     truncator: Truncator,
 }
@@ -73,6 +74,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             permissions,
             ruleset: Arc::new(Ruleset::default()),
+            ceilings: Arc::new(Vec::new()),
             on_metadata: None,
             truncator: Truncator::default(),
         }
@@ -96,6 +98,19 @@ impl ToolContext {
     pub fn with_ruleset(mut self, ruleset: Arc<Ruleset>) -> Self {
         self.ruleset = ruleset;
         self
+    }
+
+    /// Sets the rulesets that bound [`ruleset`](Self::ruleset): a
+    /// sub-agent's parents' rules (see `Session::ceilings`). Each request
+    /// gets the stricter answer of the ruleset and every ceiling.
+    pub fn with_ceilings(mut self, ceilings: Arc<Vec<Ruleset>>) -> Self {
+        self.ceilings = ceilings;
+        self
+    }
+
+    /// The rulesets that bound this context's ruleset.
+    pub fn ceilings(&self) -> &[Ruleset] {
+        &self.ceilings
     }
 
     /// Sets the cancellation token.
@@ -167,6 +182,7 @@ impl ToolContext {
             .always(always)
             .metadata(metadata)
             .ruleset((*self.ruleset).clone())
+            .ceilings((*self.ceilings).clone())
             .tool(self.message_id.as_str(), self.call_id.as_str());
         tracing::debug!(
             session_id = %self.session_id,

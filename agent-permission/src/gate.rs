@@ -627,12 +627,24 @@ impl Inner {
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<(), PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
+        // Ceilings (the rules of a task child's parents) bound it: the
+        // stricter answer wins, so a parent's deny is as final as the
+        // caller's own.
         let mut settled = true;
         for pattern in &req.patterns {
-            match decide(&req.permission, pattern, &[&req.ruleset]) {
-                Action::Deny => return Err(denied(&req)),
-                Action::Allow => {}
-                Action::Ask => settled = false,
+            let mut action = decide(&req.permission, pattern, &[&req.ruleset]);
+            if action == Action::Deny {
+                return Err(denied(&req, &req.ruleset));
+            }
+            for ceiling in &req.ceilings {
+                let bound = decide(&req.permission, pattern, &[ceiling]);
+                if bound == Action::Deny {
+                    return Err(denied(&req, ceiling));
+                }
+                action = action.stricter(bound);
+            }
+            if action == Action::Ask {
+                settled = false;
             }
         }
         if settled {
@@ -646,12 +658,23 @@ impl Inner {
             let mut state = this.lock();
             let mut needs_prompt = false;
             for pattern in &req.patterns {
-                let action = find_last(&req.permission, pattern, &[&req.ruleset, &state.approved])
-                    .map_or(Action::Ask, |rule| rule.action);
-                match action {
-                    Action::Deny => return Err(denied(&req)),
-                    Action::Allow => {}
-                    Action::Ask => needs_prompt = true,
+                let answer = |rules: &Ruleset| {
+                    find_last(&req.permission, pattern, &[rules, &state.approved])
+                        .map_or(Action::Ask, |rule| rule.action)
+                };
+                let mut action = answer(&req.ruleset);
+                if action == Action::Deny {
+                    return Err(denied(&req, &req.ruleset));
+                }
+                for ceiling in &req.ceilings {
+                    let bound = answer(ceiling);
+                    if bound == Action::Deny {
+                        return Err(denied(&req, ceiling));
+                    }
+                    action = action.stricter(bound);
+                }
+                if action == Action::Ask {
+                    needs_prompt = true;
                 }
             }
             if !needs_prompt {
@@ -889,9 +912,10 @@ impl Drop for PendingGuard {
 
 /// The error for a denied request: every rule of the caller's ruleset whose
 /// permission matches the requested one (approvals are never listed).
-fn denied(req: &AskRequest) -> PermissionError {
-    let rules = req
-        .ruleset
+/// `Denied`, listing the rules of `ruleset` (the caller's, or the ceiling
+/// that denied) whose permission matches the request's.
+fn denied(req: &AskRequest, ruleset: &Ruleset) -> PermissionError {
+    let rules = ruleset
         .iter()
         .filter(|rule| wildcard::matches(&req.permission, &rule.permission))
         .cloned()

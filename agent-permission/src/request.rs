@@ -35,6 +35,13 @@ pub struct AskRequest {
     pub tool: Option<ToolCallRef>,
     /// The caller's rules, usually `merge(agent.permission, session.permission)`.
     pub ruleset: Ruleset,
+    /// Rulesets that bound this one: each pattern gets the stricter answer
+    /// of `ruleset` and every ceiling (`deny` over `ask` over `allow`). The
+    /// task tool sets the rules of the sessions above a sub-agent here, so
+    /// a child never has more power than its parents (a deliberate
+    /// difference from opencode, `subagent_ceiling` in `docs/deviations.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ceilings: Vec<Ruleset>,
     /// Fail with `Rejected` when no answer came within this time. `None`
     /// (the default) waits forever, as opencode does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +82,13 @@ impl AskRequest {
     /// Sets the ruleset the request is evaluated against.
     pub fn ruleset(mut self, ruleset: Ruleset) -> Self {
         self.ruleset = ruleset;
+        self
+    }
+
+    /// Sets the rulesets that bound [`ruleset`](Self::ruleset) (see
+    /// [`AskRequest::ceilings`]).
+    pub fn ceilings(mut self, ceilings: Vec<Ruleset>) -> Self {
+        self.ceilings = ceilings;
         self
     }
 

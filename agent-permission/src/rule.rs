@@ -22,6 +22,17 @@ pub enum Action {
 }
 
 impl Action {
+    /// The stricter of two answers: `deny` over `ask` over `allow`. A task
+    /// child's request is decided by the stricter of its own rules and its
+    /// parents' (see [`AskRequest::ceilings`](crate::AskRequest::ceilings)).
+    pub fn stricter(self, other: Action) -> Action {
+        match (self, other) {
+            (Action::Deny, _) | (_, Action::Deny) => Action::Deny,
+            (Action::Ask, _) | (_, Action::Ask) => Action::Ask,
+            _ => Action::Allow,
+        }
+    }
+
     /// The lowercase name used in configuration files: `allow`, `deny` or `ask`.
     pub fn as_str(self) -> &'static str {
         match self {

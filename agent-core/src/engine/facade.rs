@@ -233,6 +233,7 @@ impl Engine {
             agent: &agent,
             session: &session,
             ruleset: Arc::new(merge([&agent.permission, &session.permission])),
+            ceilings: Arc::new(session.ceilings.clone()),
             cancel: &cancel,
         };
         turn.run(&mut model_messages).await

@@ -59,6 +59,7 @@ pub(super) struct StepInput<'a> {
     pub session_id: &'a str,
     pub directory: &'a std::path::Path,
     pub ruleset: &'a Arc<Ruleset>,
+    pub ceilings: &'a Arc<Vec<Ruleset>>,
     pub request: ModelRequest,
     pub last_step: bool,
     pub turn_calls: &'a [ToolPart],
@@ -421,6 +422,7 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
             session_id: input.session_id,
             directory: input.directory,
             ruleset: input.ruleset,
+            ceilings: input.ceilings,
             turn_calls: input.turn_calls,
             cancel: input.cancel,
         };

@@ -317,6 +317,11 @@ impl Tool for TaskTool {
                     &self.settings.primary_tools,
                 );
                 child.model = agent.model.clone().or_else(|| caller.model.clone());
+                // The child never has more power than its parent: the
+                // caller's own rules (agent and session, as this call is
+                // judged by) and the caller's ceilings bound the child's.
+                child.ceilings = caller.ceilings.clone();
+                child.ceilings.push(ctx.ruleset().clone());
                 store.put_session(&child).await.map_err(TaskError::from)?;
                 child
             }

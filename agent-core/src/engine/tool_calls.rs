@@ -31,6 +31,7 @@ pub(super) struct CallRun<'a> {
     pub session_id: &'a str,
     pub directory: &'a std::path::Path,
     pub ruleset: &'a Arc<Ruleset>,
+    pub ceilings: &'a Arc<Vec<Ruleset>>,
     pub turn_calls: &'a [ToolPart],
     pub cancel: &'a CancellationToken,
 }
@@ -305,6 +306,7 @@ async fn run_call(
             .unwrap_or_else(|| input.directory.to_path_buf()),
     )
     .with_ruleset(Arc::clone(input.ruleset))
+    .with_ceilings(Arc::clone(input.ceilings))
     .with_truncator(engine.config.truncator.clone())
     .with_cancel(input.cancel.child_token())
     .on_metadata(Arc::new(move |title, metadata| {

@@ -36,6 +36,8 @@ pub(super) struct Turn<'a> {
     pub agent: &'a AgentSpec,
     pub session: &'a Session,
     pub ruleset: Arc<Ruleset>,
+    /// The session's ceilings (its parents' rules), shared by its calls.
+    pub ceilings: Arc<Vec<Ruleset>>,
     pub cancel: &'a CancellationToken,
 }
 
@@ -47,6 +49,12 @@ impl Turn<'_> {
         let state = self.state;
         let limit = self.agent.steps.or(state.config.max_steps);
         let mut specs = state.tools.visible(&self.ruleset);
+        // A tool a parent's rules disable is hidden from its sub-agents too.
+        specs.retain(|spec| {
+            self.ceilings
+                .iter()
+                .all(|ceiling| !agent_permission::is_disabled(&spec.name, ceiling))
+        });
         for spec in &mut specs {
             if let Some(description) = state.tools.get(&spec.name).and_then(|tool| {
                 tool.description_for(&CallingAgent::new(&self.agent.name, &self.agent.permission))
@@ -128,6 +136,7 @@ impl Turn<'_> {
                     session_id: &self.session.id,
                     directory: &self.session.directory,
                     ruleset: &self.ruleset,
+                    ceilings: &self.ceilings,
                     request,
                     last_step: mode == StepMode::Last,
                     turn_calls: &turn_calls,

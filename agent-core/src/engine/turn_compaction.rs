@@ -84,6 +84,7 @@ impl Turn<'_> {
                 session_id,
                 directory: &self.session.directory,
                 ruleset: &ruleset,
+                ceilings: &Arc::new(Vec::new()),
                 request,
                 last_step: true,
                 turn_calls: &[],

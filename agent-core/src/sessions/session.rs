@@ -29,6 +29,14 @@ pub struct Session {
     /// [`EngineBuilder::model_resolver`](crate::EngineBuilder::model_resolver).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelRef>,
+    /// For a sub-agent session: the rules of the sessions above it, nearest
+    /// parent last (each `merge(agent.permission, session.permission)` of a
+    /// parent as it was when the child was created). Every request of this
+    /// session gets the stricter answer of its own rules and each of these,
+    /// so a child never has more power than its parents (a deliberate
+    /// difference from opencode, which passes only session denies down).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ceilings: Vec<Ruleset>,
 }
 
 impl Session {
@@ -42,6 +50,7 @@ impl Session {
             permission: Ruleset::default(),
             directory: directory.into(),
             model: None,
+            ceilings: Vec::new(),
         }
     }
 }

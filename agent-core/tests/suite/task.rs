@@ -532,3 +532,89 @@ async fn prompt_stream_includes_the_child_session_events() {
         other => panic!("the result comes last, got {other:?}"),
     }
 }
+
+/// The built-in agents with a user config that allows bash, and `build`
+/// carrying `agent_bash` as its own (agent-level) bash rules.
+fn agents_with_build_bash(agent_bash: serde_json::Value) -> Agents {
+    let env = AgentEnvironment::new("/data/app", "/tmp/app", "/work/proj");
+    let user: PermissionConfig = serde_json::from_str(r#"{"bash": "allow"}"#).unwrap();
+    let mut config = indexmap::IndexMap::new();
+    config.insert(
+        "build".to_string(),
+        agent_core::AgentConfig::from_value(
+            &json!({"permission": {"bash": agent_bash}}),
+            "agent.build",
+        )
+        .unwrap(),
+    );
+    Agents::from_config(&env, &user, &config, None)
+}
+
+/// Issue 10, point 6: a deny in the parent *agent's* rules (not only the
+/// session's) binds its sub-agents, although the child agent's own rules
+/// allow the command (opencode passes only session denies down).
+#[tokio::test(start_paused = true)]
+async fn a_parent_agents_deny_binds_its_sub_agent() {
+    let model = model([
+        task("t1", "general", "clean up"),
+        // The child tries the command its parent may not run, then answers.
+        Script::calls([("b1", "bash", json!({"command": "rm -rf build"}))]),
+        Script::reply("could not remove it"),
+        Script::reply("The sub-agent could not remove build."),
+    ]);
+    let agents = agents_with_build_bash(json!({"*": "allow", "rm *": "deny"}));
+    let (engine, session) = engine(model.clone(), agents, LoopConfig::default(), "build").await;
+    let asked = approver(engine.permissions(), |_| Reply::Once);
+    let result = engine.prompt(&session.id, "clean up").await.unwrap();
+    assert_eq!(result.text(), "The sub-agent could not remove build.");
+
+    let kids = children(&engine, &session.id).await;
+    assert_eq!(kids.len(), 1);
+    assert_eq!(
+        kids[0].ceilings.len(),
+        1,
+        "the child carries its parent's rules"
+    );
+    // No ask reached the approver: the parent's deny decided.
+    assert!(asked.lock().unwrap().is_empty());
+    // The child's bash call ended with the deny error the model is told.
+    let child_messages = engine.messages(&kids[0].id).await.unwrap();
+    let outcome = child_messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .find_map(|p| match p {
+            Part::Tool(tool) if tool.tool == "bash" => Some(tool.state.clone()),
+            _ => None,
+        })
+        .unwrap();
+    match outcome {
+        ToolState::Error { error, .. } => {
+            assert!(error.contains("rule"), "a denial, got: {error}")
+        }
+        other => panic!("the child's rm ran or was not denied: {other:?}"),
+    }
+}
+
+/// An `ask` in the parent agent's rules makes the child ask too, where the
+/// child's own rules allow; rejected, the command does not run.
+#[tokio::test(start_paused = true)]
+async fn a_parent_agents_ask_makes_its_sub_agent_ask() {
+    let model = model([
+        task("t1", "general", "push it"),
+        Script::calls([("b1", "bash", json!({"command": "git push"}))]),
+        Script::reply("push was rejected"),
+        Script::reply("The push was rejected."),
+    ]);
+    let agents = agents_with_build_bash(json!({"*": "allow", "git push*": "ask"}));
+    let (engine, session) = engine(model.clone(), agents, LoopConfig::default(), "build").await;
+    let asked = approver(engine.permissions(), |_| Reply::Reject { feedback: None });
+
+    let _ = engine.prompt(&session.id, "push it").await;
+
+    let kids = children(&engine, &session.id).await;
+    assert_eq!(kids.len(), 1);
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1, "the child's git push was asked: {asked:?}");
+    assert_eq!(asked[0].session_id, kids[0].id);
+    assert_eq!(asked[0].patterns, vec!["git push".to_string()]);
+}
