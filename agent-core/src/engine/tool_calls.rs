@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use agent_permission::{PermissionError, Ruleset};
+use futures::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -339,7 +340,11 @@ async fn run_call(
     }));
 
     tracing::debug!(session_id = %session_id, tool = %name, call_id = %call_id, "running tool");
-    let execution = tool.execute(args, &ctx);
+    // A tool that panics fails its own call, not the whole prompt: the
+    // unwind is caught here and the call is closed with an error.
+    let execution = std::panic::AssertUnwindSafe(tool.execute(args, &ctx))
+        .catch_unwind()
+        .map(|outcome| outcome.unwrap_or_else(|panic| Err(panicked(&name, &*panic))));
     tokio::pin!(execution);
     let result = tokio::select! {
         result = &mut execution => Some(result),
@@ -379,3 +384,16 @@ async fn run_call(
 
 /// Grace period tools get to stop after cancellation (opencode: 250 ms).
 pub const DEFAULT_TOOL_GRACE: Duration = Duration::from_millis(250);
+
+/// The error a call gets when its tool panicked, with the panic's message
+/// when it is a string.
+fn panicked(tool: &str, panic: &(dyn std::any::Any + Send)) -> ToolError {
+    let detail = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    ToolError::failed(format!(
+        "The {tool} tool failed unexpectedly (it panicked: {detail})."
+    ))
+}

@@ -6,6 +6,7 @@ mod compaction;
 mod config_loading;
 mod conformance;
 mod engine_loop;
+mod faults;
 mod layering;
 mod session_file;
 mod system_prompt;

@@ -5,6 +5,7 @@ mod common;
 mod conformance;
 mod docs;
 mod engine;
+mod faults;
 mod gemini;
 mod openai;
 mod recorded_fixes;

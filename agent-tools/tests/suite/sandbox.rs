@@ -14,14 +14,47 @@ use agent_permission::{AllowAll, Permissions};
 use agent_tools::{BashTool, Guard, Sandbox, SandboxMode, SandboxPolicy};
 use serde_json::json;
 
-/// A fresh directory under cargo's per-target temporary directory, which is
-/// outside `/tmp` (writable under `workspace-write`) and outside any other
-/// test's project.
+/// Folders `workspace-write` always leaves writable (the temporary
+/// folders), so a test's "outside the project" must not be under them.
+fn temp_roots() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    roots.push(std::env::temp_dir());
+    roots
+        .into_iter()
+        .map(|r| r.canonicalize().unwrap_or(r))
+        .collect()
+}
+
+/// Where the tests make their folders: cargo's per-target temporary
+/// directory, unless the checkout itself lives under a temporary folder
+/// (a CI clone in `/tmp`), where everything would be writable anyway; then
+/// a folder under `$HOME/.cache`.
+fn test_root() -> PathBuf {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(target).unwrap();
+    let target = target.canonicalize().unwrap();
+    let in_temp = |p: &Path| temp_roots().iter().any(|r| p.starts_with(r));
+    if !in_temp(&target) {
+        return target;
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute() && !in_temp(h))
+        .expect("the checkout is under a temporary folder and HOME is unset or temporary too: no place outside the sandbox's writable folders for these tests");
+    let root = home.join(".cache").join("agent-sdk-sandbox-tests");
+    std::fs::create_dir_all(&root).unwrap();
+    root.canonicalize().unwrap()
+}
+
+/// A fresh directory outside every temporary folder (writable under
+/// `workspace-write`) and outside any other test's project.
 fn fresh_dir(name: &str) -> PathBuf {
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("sandbox-{name}-{}-{n}", std::process::id()));
+    let dir = test_root().join(format!("sandbox-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir.canonicalize().unwrap()

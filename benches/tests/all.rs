@@ -1,0 +1,6 @@
+//! agent-benches' tests, in one binary (`cargo test -p agent-benches --test
+//! all`); each module of `suite/` is one topic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;

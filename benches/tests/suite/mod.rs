@@ -1,0 +1,3 @@
+//! The test modules.
+
+mod load;

@@ -1,0 +1,20 @@
+//! `agent_tools::scan` (the bash command scanner, tree-sitter-bash) on
+//! arbitrary text: never panics; and `plan_requests` on the same command.
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(command) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = agent_tools::scan(command);
+    let _ = agent_tools::plan_requests(
+        command,
+        None,
+        Path::new("/work/project"),
+        Path::new("/work/project"),
+    );
+});
