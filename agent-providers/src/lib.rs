@@ -72,6 +72,7 @@
 
 // Modules are private: this list is the crate's public API.
 mod anthropic;
+mod config_models;
 mod endpoints;
 mod error;
 mod error_body;
@@ -104,6 +105,8 @@ pub use gemini::Gemini;
 pub use openai_chat::OpenAiCompatible;
 pub use responses::OpenAiResponses;
 
+/// Models from the configuration's `provider` entries.
+pub use config_models::{ConfigModelResolver, model_from_config};
 /// The provider table and building clients from `provider/model` names.
 pub use providers::{Api, BaseUrlFrom, PROVIDERS, Provider, find_provider};
 pub use registry::{EnvModelResolver, model_for_ref, model_from_env, parse_model_name};

@@ -7,8 +7,9 @@
 //!
 //! 1. `list` the project;
 //! 2. `read` a file it found (README first, then a manifest, then any file);
-//! 3. `bash` `git status`, which the `build` agent's rules send to the gate
-//!    as an ask (rejected by `agent run` without `--auto`);
+//! 3. `bash` `git status`, which `agent run`'s demo session (a session
+//!    rule `bash * ask`) sends to the gate as an ask: rejected without
+//!    `--auto`, which stops the turn, and run with it;
 //! 4. a short summary of what the three calls returned, including a
 //!    rejection or an error.
 //!

@@ -23,7 +23,7 @@ use crate::config::{Config, ConfigError, ConfigLoader};
 use crate::message::Part;
 use crate::model::{LanguageModel, ModelRef, ModelResolver};
 use crate::prompts::SystemPrompts;
-use crate::sessions::Session;
+use crate::sessions::{Session, SessionStore};
 use crate::tool::Tool;
 use crate::tool_registry::ToolRegistry;
 
@@ -67,6 +67,10 @@ pub struct CodingAgentBuilder {
     agent: Option<String>,
     environment: Option<AgentEnvironment>,
     app: String,
+    store: Option<Arc<dyn SessionStore>>,
+    permissions: Option<Permissions>,
+    resume: Option<String>,
+    session_rules: agent_permission::Ruleset,
 }
 
 impl CodingAgentBuilder {
@@ -136,7 +140,37 @@ impl CodingAgentBuilder {
         self
     }
 
-    /// Loads the configuration, assembles the engine and creates a session.
+    /// Keeps sessions in this store (default: in memory), e.g. a
+    /// [`FileSessionStore`](crate::FileSessionStore) so they can be resumed.
+    pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Uses this permission gate (e.g. one with an approval store that
+    /// remembers "always" answers). An [`approver`](Self::approver), if
+    /// given, is installed on it.
+    pub fn permissions(mut self, permissions: Permissions) -> Self {
+        self.permissions = Some(permissions);
+        self
+    }
+
+    /// Continues the stored session `id` instead of creating one (it keeps
+    /// its own agent).
+    pub fn resume(mut self, session_id: impl Into<String>) -> Self {
+        self.resume = Some(session_id.into());
+        self
+    }
+
+    /// Session rules for the session it creates, evaluated after the
+    /// agent's (opencode's `run` denies `question` this way, §16).
+    pub fn session_permission(mut self, rules: agent_permission::Ruleset) -> Self {
+        self.session_rules = rules;
+        self
+    }
+
+    /// Loads the configuration, assembles the engine and creates a session
+    /// (or loads the one to [`resume`](Self::resume)).
     pub async fn build(self) -> Result<CodingAgent, CodingAgentError> {
         let loader = self
             .loader
@@ -191,15 +225,36 @@ impl CodingAgentBuilder {
         if let Some(resolver) = self.resolver {
             builder = builder.model_resolver(resolver);
         }
-        if let Some(approver) = self.approver {
-            let permissions = Permissions::new();
-            permissions.set_approver(approver);
-            builder = builder.permissions(permissions);
+        if let Some(store) = self.store {
+            builder = builder.store(store);
+        }
+        match (self.permissions, self.approver) {
+            (Some(permissions), approver) => {
+                if let Some(approver) = approver {
+                    permissions.set_approver(approver);
+                }
+                builder = builder.permissions(permissions);
+            }
+            (None, Some(approver)) => {
+                let permissions = Permissions::new();
+                permissions.set_approver(approver);
+                builder = builder.permissions(permissions);
+            }
+            (None, None) => {}
         }
         let engine = builder.build();
-        let session = engine
-            .create_session(Session::new(agent, self.directory))
-            .await?;
+        let session = match self.resume {
+            Some(id) => engine
+                .store()
+                .session(&id)
+                .await
+                .map_err(PromptError::from)?,
+            None => {
+                let mut session = Session::new(agent, self.directory);
+                session.permission = self.session_rules;
+                engine.create_session(session).await?
+            }
+        };
         Ok(CodingAgent {
             engine,
             session,
@@ -238,6 +293,10 @@ impl CodingAgent {
             agent: None,
             environment: None,
             app: "agent-sdk".to_string(),
+            store: None,
+            permissions: None,
+            resume: None,
+            session_rules: agent_permission::Ruleset::default(),
         }
     }
 
@@ -267,10 +326,17 @@ impl CodingAgent {
         &self,
         prompt: impl Into<String>,
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
-        self.engine.prompt_stream(
-            &self.session.id,
-            vec![Part::text(prompt)],
-            CancellationToken::new(),
-        )
+        self.stream_with(prompt, CancellationToken::new())
+    }
+
+    /// [`stream`](Self::stream), cancelled when `cancel` is (Ctrl-C in a
+    /// chat: the turn ends, the session stays usable).
+    pub fn stream_with(
+        &self,
+        prompt: impl Into<String>,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.engine
+            .prompt_stream(&self.session.id, vec![Part::text(prompt)], cancel)
     }
 }

@@ -1,6 +1,13 @@
 //! The `agent` reference CLI.
 //!
 //! ```text
+//! agent run [--agent NAME] [--model PROVIDER/MODEL] [--auto] [--continue | --session ID]
+//!           [--format text|json] [--sandbox MODE] [PROMPT]
+//! agent chat [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
+//! agent sessions [list | show ID | export ID]
+//! agent approvals [list | revoke PERMISSION PATTERN]
+//! agent debug config
+//! agent debug prompt AGENT [--model PROVIDER/MODEL]
 //! agent permission check [--config FILE] [--agent NAME] [--json] PERMISSION PATTERN
 //! agent permission rules [--config FILE] [--agent NAME]
 //! agent permission lint  [--config FILE] [--agent NAME] [--known NAME]... [--json]
@@ -15,7 +22,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agent_examples::agents_cli;
+use agent_examples::chat_cli;
+use agent_examples::debug_cli;
 use agent_examples::permission_cli::{self, Context, Project, eval};
+use agent_examples::render::Format;
+use agent_examples::run_cli::{self, RunOptions};
+use agent_examples::sessions_cli;
+use agent_tools::SandboxMode;
 use clap::{Args, Parser, Subcommand};
 
 /// A reference CLI for the agent SDK.
@@ -28,6 +41,23 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run one prompt non-interactively: the answer streams to stdout, tool
+    /// activity to stderr. Asks are rejected with a warning unless --auto;
+    /// deny rules always deny. With no provider configured and no API key
+    /// set, an offline demo model runs. Exit status 1 when the turn failed
+    /// or a rejection stopped it.
+    Run(RunArgs),
+    /// An interactive session: a line editor with history, a progress line,
+    /// asks answered once / always / reject / reject with feedback, Ctrl-C
+    /// cancelling the turn; /agent NAME, /model PROVIDER/MODEL, /sessions,
+    /// /exit.
+    Chat(ChatArgs),
+    /// The stored sessions of this directory.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// The remembered "always" approvals of this directory.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
     /// Decide, explain and lint permission rules (opencode-compatible).
     #[command(subcommand)]
     Permission(PermissionCommand),
@@ -63,8 +93,95 @@ enum McpCommand {
     },
 }
 
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The agent to run (see `agent agents`).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// The model, as provider/model (anthropic/..., openai/..., google/...,
+    /// ollama/..., or a provider entry of the config).
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    /// Allow every ask once (deny rules still deny).
+    #[arg(long, visible_alias = "dangerously-skip-permissions", alias = "yolo")]
+    auto: bool,
+    /// Continue the latest session of this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    continue_last: bool,
+    /// Continue session ID (see `agent sessions list`).
+    #[arg(long, short, value_name = "ID")]
+    session: Option<String>,
+    /// text: the answer on stdout; json: one JSON event per line.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Run bash commands in a sandbox: read-only, workspace-write or
+    /// danger-full-access.
+    #[arg(long, value_name = "MODE")]
+    sandbox: Option<SandboxMode>,
+    /// The prompt; read from stdin when absent (or `-`).
+    prompt: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct ChatArgs {
+    /// The agent to run (see `agent agents`).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// The model, as provider/model.
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    /// Continue the latest session of this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    continue_last: bool,
+    /// Continue session ID.
+    #[arg(long, short, value_name = "ID")]
+    session: Option<String>,
+    /// Run bash commands in a sandbox (see `agent run --help`).
+    #[arg(long, value_name = "MODE")]
+    sandbox: Option<SandboxMode>,
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// id, agent, message count and first prompt of each session.
+    List,
+    /// A session's transcript.
+    Show {
+        /// The session id.
+        id: String,
+    },
+    /// A session and its messages as JSON.
+    Export {
+        /// The session id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ApprovalsCommand {
+    /// The remembered rules.
+    List,
+    /// Forget the approval of PERMISSION on PATTERN.
+    Revoke {
+        /// e.g. bash.
+        permission: String,
+        /// e.g. "git status *".
+        pattern: String,
+    },
+}
+
 #[derive(Debug, Subcommand)]
 enum DebugCommand {
+    /// Each top-level setting of the configuration and the file it came from.
+    Config,
+    /// The system prompt AGENT would be sent (on --model, else the chosen model).
+    Prompt {
+        /// The agent's name.
+        agent: String,
+        /// The model, as provider/model.
+        #[arg(long, short, value_name = "PROVIDER/MODEL")]
+        model: Option<String>,
+    },
     /// Print agent NAME as JSON (permission rules in order, model, prompt,
     /// ...) plus `tools: {id: enabled}`: whether its rules leave each
     /// built-in tool visible to the model.
@@ -170,12 +287,109 @@ fn project(config: Option<PathBuf>) -> Result<Project, String> {
     Ok(project)
 }
 
+/// The prompt from the arguments, else from stdin.
+fn prompt(words: Vec<String>) -> Result<String, String> {
+    let joined = words.join(" ");
+    if !joined.trim().is_empty() && joined != "-" {
+        return Ok(joined);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+    if text.trim().is_empty() {
+        return Err("no prompt: pass one as an argument or on stdin".into());
+    }
+    Ok(text)
+}
+
+fn current_dir() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| format!("no current directory: {e}"))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+fn run_prompt(args: RunArgs) -> Result<ExitCode, String> {
+    let options = RunOptions {
+        agent: args.agent,
+        model: args.model,
+        auto: args.auto,
+        continue_last: args.continue_last,
+        session: args.session,
+        format: args.format,
+        sandbox: args.sandbox,
+        prompt: prompt(args.prompt)?,
+        directory: None,
+    };
+    let status = runtime()?.block_on(run_cli::run(options))?;
+    Ok(ExitCode::from(status))
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     let command = match cli.command {
+        Command::Run(args) => return run_prompt(args),
+        Command::Chat(args) => {
+            let options = RunOptions {
+                agent: args.agent,
+                model: args.model,
+                continue_last: args.continue_last,
+                session: args.session,
+                sandbox: args.sandbox,
+                ..RunOptions::default()
+            };
+            let status = runtime()?.block_on(chat_cli::chat(options))?;
+            return Ok(ExitCode::from(status));
+        }
         Command::Permission(command) => command,
         Command::Agents { config, json } => {
             let project = project(config.config)?;
             print(&agents_cli::list(&project, json).map_err(|e| e.to_string())?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Sessions(command) => {
+            let dir = current_dir()?;
+            let text = runtime()?.block_on(async {
+                match command {
+                    SessionsCommand::List => sessions_cli::list(&dir).await,
+                    SessionsCommand::Show { id } => sessions_cli::show(&id).await,
+                    SessionsCommand::Export { id } => sessions_cli::export(&id).await,
+                }
+            })?;
+            print(&text)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Approvals(ApprovalsCommand::List) => {
+            print(&sessions_cli::approvals(&current_dir()?)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Approvals(ApprovalsCommand::Revoke {
+            permission,
+            pattern,
+        }) => {
+            return if sessions_cli::revoke(&current_dir()?, &permission, &pattern)? {
+                print(&format!("revoked {permission} {pattern:?}\n"))?;
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!(
+                    "agent: no approval {permission} {pattern:?} (see `agent approvals list`)"
+                );
+                Ok(ExitCode::FAILURE)
+            };
+        }
+        Command::Debug(DebugCommand::Config) => {
+            print(&debug_cli::config(&current_dir()?)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Debug(DebugCommand::Prompt { agent, model }) => {
+            print(&debug_cli::prompt(
+                &current_dir()?,
+                &agent,
+                model.as_deref(),
+            )?)?;
             return Ok(ExitCode::SUCCESS);
         }
         Command::Mcp(McpCommand::List { config, json }) => {

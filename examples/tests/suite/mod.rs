@@ -1,5 +1,7 @@
 //! The test modules, one per command group.
 
 mod agents_cli;
+mod chat_cli;
 mod cli;
 mod one_call;
+mod run_cli;
