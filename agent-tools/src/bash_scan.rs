@@ -153,11 +153,11 @@ pub enum ScanError {
 /// Scans `command` (see the module docs).
 ///
 /// ```
-/// let scan = agent_tools::scan("git commit -m x && ls | grep foo").unwrap();
+/// let scan = agent_tools::bash_scan::scan("git commit -m x && ls | grep foo").unwrap();
 /// assert_eq!(scan.patterns, ["git commit -m x", "ls", "grep foo"]);
 /// assert_eq!(scan.always, ["git commit *", "ls *", "grep *"]);
 ///
-/// let scan = agent_tools::scan("FOO=1 sudo '/bin/rm'\t-f x").unwrap();
+/// let scan = agent_tools::bash_scan::scan("FOO=1 sudo '/bin/rm'\t-f x").unwrap();
 /// assert!(scan.patterns.contains(&"rm -f x".to_string()));
 /// assert!(scan.always.contains(&"rm *".to_string()));
 /// ```

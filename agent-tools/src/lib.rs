@@ -15,7 +15,7 @@
 //! `cd` commands only for their directory.
 //!
 //! ```
-//! let scan = agent_tools::scan("cd sub && npm run build -- --watch | tee log").unwrap();
+//! let scan = agent_tools::bash_scan::scan("cd sub && npm run build -- --watch | tee log").unwrap();
 //! assert_eq!(scan.patterns, ["npm run build -- --watch", "tee log"]);
 //! assert_eq!(scan.always, ["npm run build *", "tee *"]);
 //! assert_eq!(scan.path_args, ["sub", "log"]);
@@ -28,9 +28,9 @@
 //! `docs/security.md`.
 //!
 //! ```
-//! let scan = agent_tools::scan("sudo env FOO=1 /bin/r'm' -f x").unwrap();
+//! let scan = agent_tools::bash_scan::scan("sudo env FOO=1 /bin/r'm' -f x").unwrap();
 //! assert!(scan.patterns.contains(&"rm -f x".to_string()));
-//! assert!(agent_tools::scan("$CMD -f x").unwrap().opaque.len() == 1);
+//! assert!(agent_tools::bash_scan::scan("$CMD -f x").unwrap().opaque.len() == 1);
 //! ```
 //!
 //! The file tools ([`ReadTool`], [`WriteTool`], [`EditTool`], [`GlobTool`],
@@ -107,12 +107,12 @@ pub use external::{
 };
 pub use request::ToolRequest;
 
-// The bash tool and its command-line scanner (§8).
+// The bash tool (§8); its command-line scanner is the `bash_scan`
+// namespace.
 pub use bash::{
     BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES, BASH_MAX_TIMEOUT,
     BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool,
 };
-pub use bash_scan::{BASH_OPAQUE, BashScan, ScanError, plan_requests, scan};
 
 // The OS sandbox under spawned commands (Landlock, namespaces, the reaper,
 // the environment filter) and its policy, the `sandbox` config key.
@@ -159,9 +159,6 @@ pub use todo::{
     TodoWriteArgs, TodoWriteTool,
 };
 
-// MCP servers as tools (feature `mcp`, on by default): the `mcp` namespace,
-// its main types also re-exported here.
+// MCP servers as tools (feature `mcp`, on by default): the `mcp` namespace.
 #[cfg(feature = "mcp")]
 pub mod mcp;
-#[cfg(feature = "mcp")]
-pub use mcp::{McpConfig, McpError, McpManager, McpServerConfig, McpStatus, McpTool};

@@ -583,22 +583,36 @@ fn blank_only_for_tree_sitter(c: char) -> bool {
     c.is_whitespace() && !matches!(c, ' ' | '\t' | '\n')
 }
 
-/// `command` with every character tree-sitter would skip as a blank but
-/// bash keeps in a word (`\r`, `\v`, `\f`, Unicode spaces) replaced by as
-/// many `.` bytes, so the parse has bash's word boundaries and byte
-/// offsets still index `command`.
+/// `command` as tree-sitter should parse it, with the same byte offsets so
+/// they still index `command`:
+///
+/// - every character tree-sitter would skip as a blank but bash keeps in a
+///   word (`\r`, `\v`, `\f`, Unicode spaces) becomes as many `.` bytes, so
+///   the parse has bash's word boundaries;
+/// - every other non-ASCII character becomes as many `x` bytes (a word
+///   character to both). tree-sitter-bash's scanner passes the lookahead
+///   code point to C's `isdigit`, whose table covers only -128..=255: a
+///   higher code point after `{` read far past it and crashed the process.
+///   The words themselves are always read from `command`, so patterns keep
+///   the text as written. Two different characters masking alike can only
+///   end a heredoc *earlier* than bash does (its delimiter still matches
+///   itself), which shows more commands, never fewer.
 pub fn for_tree_sitter(command: &str) -> String {
-    if !command.chars().any(blank_only_for_tree_sitter) {
+    if command.is_ascii() && !command.chars().any(blank_only_for_tree_sitter) {
         return command.to_string();
     }
     let mut out = String::with_capacity(command.len());
     for c in command.chars() {
-        if blank_only_for_tree_sitter(c) {
-            for _ in 0..c.len_utf8() {
-                out.push('.');
-            }
+        let mask = if blank_only_for_tree_sitter(c) {
+            Some('.')
+        } else if !c.is_ascii() {
+            Some('x')
         } else {
-            out.push(c);
+            None
+        };
+        match mask {
+            Some(m) => (0..c.len_utf8()).for_each(|_| out.push(m)),
+            None => out.push(c),
         }
     }
     out

@@ -10,10 +10,10 @@
 use std::path::Path;
 
 use agent_permission::{Action, PermissionConfig, Ruleset, evaluate, from_config_with_home, merge};
+use agent_tools::bash_scan::{BASH_OPAQUE, ScanError, plan_requests};
 use agent_tools::{
-    BASH_OPAQUE, EditArgs, EditTool, GlobArgs, GlobTool, GrepArgs, GrepTool, ListArgs, ListTool,
-    ReadArgs, ReadTool, ScanError, ToolRequest, WebFetchArgs, WebFetchTool, WriteArgs, WriteTool,
-    plan_requests,
+    EditArgs, EditTool, GlobArgs, GlobTool, GrepArgs, GrepTool, ListArgs, ListTool, ReadArgs,
+    ReadTool, ToolRequest, WebFetchArgs, WebFetchTool, WriteArgs, WriteTool,
 };
 use serde_json::{Value, json};
 

@@ -436,7 +436,8 @@ fn a_project_opened_through_a_link_is_inside_itself() {
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0].patterns, ["README.md"]);
     let planned =
-        agent_tools::plan_requests("cat README.md sub/../x", None, &linked, &linked).unwrap();
+        agent_tools::bash_scan::plan_requests("cat README.md sub/../x", None, &linked, &linked)
+            .unwrap();
     assert!(
         planned.iter().all(|r| r.permission == "bash"),
         "{planned:?}"

@@ -288,7 +288,7 @@ fn answer(request: &Map<String, Value>) -> Result<Value, String> {
                 None | Some(Value::Null) => None,
                 Some(_) => Some(arg(request, op, "workdir", STRING)?),
             };
-            let requests = agent_tools::plan_requests(
+            let requests = agent_tools::bash_scan::plan_requests(
                 &command,
                 workdir.as_deref().map(std::path::Path::new),
                 std::path::Path::new(&directory),

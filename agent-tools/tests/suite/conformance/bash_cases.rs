@@ -31,7 +31,7 @@ pub fn bash_case_deviation(case: &Value) -> Option<&'static str> {
         ),
         _ => return None,
     };
-    let scan = agent_tools::scan(command).ok()?;
+    let scan = agent_tools::bash_scan::scan(command).ok()?;
     let differs = expected.iter().any(|want| {
         let patterns = strings(&want["patterns"]);
         let always = strings(&want["always"]);
@@ -113,7 +113,7 @@ fn compare(
 
 fn bash_scan_case(case: &Value) -> Result<(), String> {
     let command = case["command"].as_str().ok_or("case without command")?;
-    let scan = agent_tools::scan(command).map_err(|e| e.to_string())?;
+    let scan = agent_tools::bash_scan::scan(command).map_err(|e| e.to_string())?;
     compare(
         "patterns",
         command,
@@ -141,8 +141,8 @@ fn tool_request_case(case: &Value) -> Result<(), String> {
     );
     let worktree = Path::new(case["instance"]["worktree"].as_str().ok_or("no worktree")?);
     let workdir = case["args"]["workdir"].as_str().map(Path::new);
-    let scan = agent_tools::scan(command).map_err(|e| e.to_string())?;
-    let planned = agent_tools::plan_requests(command, workdir, directory, worktree)
+    let scan = agent_tools::bash_scan::scan(command).map_err(|e| e.to_string())?;
+    let planned = agent_tools::bash_scan::plan_requests(command, workdir, directory, worktree)
         .map_err(|e| e.to_string())?;
     let expected = case["expect_requests"]
         .as_array()
