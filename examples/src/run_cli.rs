@@ -41,13 +41,29 @@ pub struct RunOptions {
     pub directory: Option<PathBuf>,
 }
 
-/// The built-in tools, with bash in `sandbox` when one is asked for.
-pub fn tools(sandbox: Option<SandboxMode>) -> Result<ToolRegistry, String> {
-    let mut tools = agent_tools::builtin().map_err(|e| e.to_string())?;
-    if let Some(mode) = sandbox {
-        let policy = SandboxPolicy::new(mode).with_default_secret_paths();
-        tools.register(BashTool::new().with_sandbox(Sandbox::new(policy)));
+/// The sandbox policy for bash: the config's `sandbox` key (agent-tools'
+/// `SandboxPolicy`), else `workspace-write` with the common credential
+/// folders unreadable; `--sandbox MODE` replaces the mode.
+pub fn sandbox_policy(
+    flag: Option<SandboxMode>,
+    config: &serde_json::Map<String, serde_json::Value>,
+) -> Result<SandboxPolicy, String> {
+    let mut policy = match config.get("sandbox") {
+        Some(value) => serde_json::from_value::<SandboxPolicy>(value.clone()).map_err(|e| {
+            format!("config key `sandbox`: {e} (see docs/sandbox.md for its fields)")
+        })?,
+        None => SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_default_secret_paths(),
+    };
+    if let Some(mode) = flag {
+        policy.mode = mode;
     }
+    Ok(policy)
+}
+
+/// The built-in tools, with bash running under `policy`.
+pub fn tools(policy: SandboxPolicy) -> Result<ToolRegistry, String> {
+    let mut tools = agent_tools::builtin().map_err(|e| e.to_string())?;
+    tools.register(BashTool::new().with_sandbox(Sandbox::new(policy)));
     Ok(tools)
 }
 
@@ -132,7 +148,7 @@ pub async fn build_agent(
             }),
         (None, false) => None,
     };
-    let mut registry = tools(options.sandbox)?;
+    let mut registry = tools(sandbox_policy(options.sandbox, &config.value)?)?;
     let mcp = add_mcp_tools(&config, &directory, &mut registry).await;
     let mut builder = CodingAgent::builder(&directory)
         .config(loader)
@@ -208,4 +224,33 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         }
     }
     Ok(status)
+}
+
+#[cfg(test)]
+mod sandbox_config_tests {
+    use super::*;
+
+    fn config(json: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+        json.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_config_key_sets_the_policy_and_the_flag_its_mode() {
+        let none = sandbox_policy(None, &config(serde_json::json!({}))).unwrap();
+        assert_eq!(none.mode, SandboxMode::WorkspaceWrite);
+        assert!(!none.deny_read.is_empty(), "credential folders unreadable");
+
+        let cfg = config(serde_json::json!({"sandbox": {"mode": "read-only", "network": true}}));
+        let from_config = sandbox_policy(None, &cfg).unwrap();
+        assert_eq!(from_config.mode, SandboxMode::ReadOnly);
+        assert_eq!(from_config.network, Some(true));
+
+        let flagged = sandbox_policy(Some(SandboxMode::DangerFullAccess), &cfg).unwrap();
+        assert_eq!(flagged.mode, SandboxMode::DangerFullAccess);
+        assert_eq!(flagged.network, Some(true), "the rest of the key stays");
+
+        let bad = config(serde_json::json!({"sandbox": {"mode": "yolo"}}));
+        let error = sandbox_policy(None, &bad).unwrap_err();
+        assert!(error.contains("config key `sandbox`"), "{error}");
+    }
 }

@@ -30,6 +30,9 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "permission",
     "plugin",
     "provider",
+    // Not opencode's: this SDK's OS sandbox under bash (agent-tools'
+    // `SandboxPolicy`, docs/sandbox.md).
+    "sandbox",
     "server",
     "share",
     "small_model",

@@ -114,8 +114,8 @@ struct RunArgs {
     /// text: the answer on stdout; json: one JSON event per line.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Run bash commands in a sandbox: read-only, workspace-write or
-    /// danger-full-access.
+    /// The OS sandbox bash commands run in: read-only, workspace-write
+    /// (the default, or the config's `sandbox` key) or danger-full-access.
     #[arg(long, value_name = "MODE")]
     sandbox: Option<SandboxMode>,
     /// The prompt; read from stdin when absent (or `-`).
