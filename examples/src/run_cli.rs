@@ -150,6 +150,12 @@ pub async fn build_agent(
     };
     let mut registry = tools(sandbox_policy(options.sandbox, &config.value)?)?;
     let mcp = add_mcp_tools(&config, &directory, &mut registry).await;
+    // The connected servers' instructions (§15). The agent's rules are not
+    // known yet, so a server whose tools the agent denies keeps its block.
+    let mcp_instructions = match &mcp {
+        Some(manager) => manager.instructions(&Ruleset::default()).await,
+        None => None,
+    };
     let mut builder = CodingAgent::builder(&directory)
         .config(loader)
         .model(choice.model)
@@ -157,6 +163,9 @@ pub async fn build_agent(
         .tools(registry)
         .store(store)
         .approver(approver);
+    if let Some(section) = mcp_instructions {
+        builder = builder.system_section(section);
+    }
     if demo {
         // The demo shows the gate: its session asks before any command.
         builder =

@@ -71,6 +71,7 @@ pub struct CodingAgentBuilder {
     permissions: Option<Permissions>,
     resume: Option<String>,
     session_rules: agent_permission::Ruleset,
+    sections: Vec<String>,
 }
 
 impl CodingAgentBuilder {
@@ -162,6 +163,14 @@ impl CodingAgentBuilder {
         self
     }
 
+    /// Appends a section to the system prompt's second part, after the
+    /// instruction files: MCP servers' `<mcp_instructions>` block (§15,
+    /// from agent-tools' `McpManager::instructions`), or the host's own.
+    pub fn system_section(mut self, section: impl Into<String>) -> Self {
+        self.sections.push(section.into());
+        self
+    }
+
     /// Session rules for the session it creates, evaluated after the
     /// agent's (opencode's `run` denies `question` this way, §16).
     pub fn session_permission(mut self, rules: agent_permission::Ruleset) -> Self {
@@ -213,6 +222,9 @@ impl CodingAgentBuilder {
             }
         };
         let mut prompts = SystemPrompts::default().with_instructions(config.instructions.clone());
+        for section in self.sections {
+            prompts = prompts.with_section(section);
+        }
         if let Some(global) = loader.resolved_global_dir() {
             prompts = prompts.with_global_dir(global);
         }
@@ -297,6 +309,7 @@ impl CodingAgent {
             permissions: None,
             resume: None,
             session_rules: agent_permission::Ruleset::default(),
+            sections: Vec::new(),
         }
     }
 

@@ -28,6 +28,9 @@ pub struct SystemPrompts {
     pub home: Option<PathBuf>,
     /// The config's `instructions` entries (paths or globs).
     pub instructions: Vec<String>,
+    /// Host sections appended to the second system part, after the
+    /// instruction files (MCP servers' `<mcp_instructions>` block, §15).
+    pub sections: Vec<String>,
 }
 
 impl Default for SystemPrompts {
@@ -43,6 +46,7 @@ impl Default for SystemPrompts {
             global_dir: config_root.map(|root| root.join("opencode")),
             home,
             instructions: Vec::new(),
+            sections: Vec::new(),
         }
     }
 }
@@ -55,6 +59,7 @@ impl SystemPrompts {
             global_dir: None,
             home: None,
             instructions: Vec::new(),
+            sections: Vec::new(),
         }
     }
 
@@ -73,6 +78,13 @@ impl SystemPrompts {
     /// Sets the configured `instructions` entries.
     pub fn with_instructions(mut self, entries: Vec<String>) -> Self {
         self.instructions = entries;
+        self
+    }
+
+    /// Appends a host section (for example MCP servers' instructions) to
+    /// the second system part, after the instruction files.
+    pub fn with_section(mut self, section: impl Into<String>) -> Self {
+        self.sections.push(section.into());
         self
     }
 
@@ -104,6 +116,7 @@ impl SystemPrompts {
             &self.instructions,
         );
         rest.extend(read_instructions(&files));
+        rest.extend(self.sections.iter().cloned());
         vec![head, rest.join("\n\n")]
     }
 }

@@ -113,3 +113,19 @@ async fn explore_has_its_own_prompt_and_disabled_assembly_sends_only_the_agent_s
     engine.run(&session.id, "hi").await.unwrap();
     assert_eq!(model.requests()[0].system, ["Only this."]);
 }
+
+/// Host sections (MCP servers' instructions, §15) go into the second system
+/// part, after the environment block, so the stable head stays cacheable.
+#[test]
+fn host_sections_follow_the_environment_in_the_second_part() {
+    let dir = std::env::temp_dir();
+    let prompts = agent_core::SystemPrompts::default()
+        .with_instructions(Vec::new())
+        .with_section("<mcp_instructions>\n  <server name=\"docs\">\n    Search first.\n  </server>\n</mcp_instructions>");
+    let parts = prompts.assemble(&[], &ModelInfo::new("openai", "gpt-4.1"), &dir, &dir);
+    assert_eq!(parts.len(), 2);
+    assert!(!parts[0].contains("mcp_instructions"));
+    let env_at = parts[1].find("<env>").unwrap_or(0);
+    let mcp_at = parts[1].find("<mcp_instructions>").unwrap();
+    assert!(mcp_at > env_at, "{}", parts[1]);
+}
