@@ -10,7 +10,7 @@
 //! assert!(wildcard::matches("src/main.rs", "src/*"));
 //! ```
 //!
-//! The bash tool asks for each command of a command line ([`scan`], §8.1):
+//! The bash tool asks for each command of a command line ([`bash_scan::scan`], §8.1):
 //! one pattern per command, "always" patterns from the arity table, and
 //! `cd` commands only for their directory.
 //!
@@ -23,7 +23,7 @@
 //!
 //! The scan judges what bash will execute, not how the line is spelled:
 //! quotes, escapes, braces, wrappers and `bash -c` scripts are seen through,
-//! and what cannot be seen through is asked as [`BASH_OPAQUE`]. What the
+//! and what cannot be seen through is asked as [`bash_scan::BASH_OPAQUE`]. What the
 //! rules guarantee, and what they cannot see, is in the repository's
 //! `docs/security.md`.
 //!
