@@ -632,17 +632,7 @@ impl Inner {
         // caller's own.
         let mut settled = true;
         for pattern in &req.patterns {
-            let mut action = decide(&req.permission, pattern, &[&req.ruleset]);
-            if action == Action::Deny {
-                return Err(denied(&req, &req.ruleset));
-            }
-            for ceiling in &req.ceilings {
-                let bound = decide(&req.permission, pattern, &[ceiling]);
-                if bound == Action::Deny {
-                    return Err(denied(&req, ceiling));
-                }
-                action = action.stricter(bound);
-            }
+            let action = bounded(&req, |rules| decide(&req.permission, pattern, &[rules]))?;
             if action == Action::Ask {
                 settled = false;
             }
@@ -658,21 +648,10 @@ impl Inner {
             let mut state = this.lock();
             let mut needs_prompt = false;
             for pattern in &req.patterns {
-                let answer = |rules: &Ruleset| {
+                let action = bounded(&req, |rules| {
                     find_last(&req.permission, pattern, &[rules, &state.approved])
                         .map_or(Action::Ask, |rule| rule.action)
-                };
-                let mut action = answer(&req.ruleset);
-                if action == Action::Deny {
-                    return Err(denied(&req, &req.ruleset));
-                }
-                for ceiling in &req.ceilings {
-                    let bound = answer(ceiling);
-                    if bound == Action::Deny {
-                        return Err(denied(&req, ceiling));
-                    }
-                    action = action.stricter(bound);
-                }
+                })?;
                 if action == Action::Ask {
                     needs_prompt = true;
                 }
@@ -912,6 +891,24 @@ impl Drop for PendingGuard {
 
 /// The error for a denied request: every rule of the caller's ruleset whose
 /// permission matches the requested one (approvals are never listed).
+/// The answer `answer` gives for the caller's ruleset, bounded by each of
+/// the request's ceilings: the stricter one wins, and a `deny` from any of
+/// them fails at once with the rules of the ruleset that denied.
+fn bounded(
+    req: &AskRequest,
+    answer: impl Fn(&Ruleset) -> Action,
+) -> Result<Action, PermissionError> {
+    let mut action = Action::Allow;
+    for rules in std::iter::once(&req.ruleset).chain(&req.ceilings) {
+        let bound = answer(rules);
+        if bound == Action::Deny {
+            return Err(denied(req, rules));
+        }
+        action = action.stricter(bound);
+    }
+    Ok(action)
+}
+
 /// `Denied`, listing the rules of `ruleset` (the caller's, or the ceiling
 /// that denied) whose permission matches the request's.
 fn denied(req: &AskRequest, ruleset: &Ruleset) -> PermissionError {
