@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Mutation testing (cargo-mutants) of the code that decides permissions: the
+# rules engine and gate (agent-permission) and the shell and path checks
+# (agent-tools). Each crate's mutants are judged by that crate's own tests.
+#
+#   scripts/mutation.sh [permission|tools|all] [cargo-mutants args...]
+#
+# Writes target/mutants/<group>/mutants.out/ and prints, per file, the viable
+# mutants, how many the tests caught (a timeout counts as caught) and the score.
+# Survivors are in target/mutants/<group>/mutants.out/missed.txt; the ones
+# judged equivalent are listed in docs/mutation-testing.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+group=${1:-all}
+shift || true
+
+command -v cargo-mutants >/dev/null 2>&1 || cargo install cargo-mutants --locked
+
+permission_files=(wildcard compiled radix config ruleset gate subagent)
+tools_files=(bash_scan external paths)
+
+run_group() {
+  local name=$1 package=$2 src=$3
+  shift 3
+  local files=()
+  for f in "$@"; do files+=(--file "$src/$f.rs"); done
+  local out="target/mutants/$name"
+  mkdir -p "$out"
+  # The exit status says whether any mutant survived; the summary below says
+  # which, so a survivor does not stop the other group.
+  cargo mutants --package "$package" "${files[@]}" --profile mutants \
+    --jobs "${MUTANTS_JOBS:-2}" --timeout "${MUTANTS_TIMEOUT:-120}" \
+    --output "$out" "${extra[@]}" || true
+  summarize "$out/mutants.out" "$src" "$@"
+}
+
+# One row per file: viable = caught + missed + timeout (unviable mutants do
+# not build and say nothing about the tests).
+summarize() {
+  local dir=$1 src=$2
+  shift 2
+  printf '\n| file | viable | caught | missed | timeout | score |\n|---|---|---|---|---|---|\n'
+  for f in "$@"; do
+    local path="$src/$f.rs" caught missed timeout
+    caught=$(grep -c "^$path:" "$dir/caught.txt" 2>/dev/null || true)
+    missed=$(grep -c "^$path:" "$dir/missed.txt" 2>/dev/null || true)
+    timeout=$(grep -c "^$path:" "$dir/timeout.txt" 2>/dev/null || true)
+    local viable=$((caught + missed + timeout))
+    local score="-"
+    if [ "$viable" -gt 0 ]; then
+      score=$(awk -v k=$((caught + timeout)) -v v="$viable" 'BEGIN { printf "%.1f%%", 100 * k / v }')
+    fi
+    printf '| %s | %d | %d | %d | %d | %s |\n' "$path" "$viable" "$caught" "$missed" "$timeout" "$score"
+  done
+}
+
+extra=("$@")
+case "$group" in
+  permission) run_group permission agent-permission agent-permission/src "${permission_files[@]}" ;;
+  tools) run_group tools agent-tools agent-tools/src "${tools_files[@]}" ;;
+  all)
+    run_group permission agent-permission agent-permission/src "${permission_files[@]}"
+    run_group tools agent-tools agent-tools/src "${tools_files[@]}"
+    ;;
+  *)
+    echo "usage: $0 [permission|tools|all] [cargo-mutants args...]" >&2
+    exit 2
+    ;;
+esac
