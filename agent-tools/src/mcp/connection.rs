@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{McpServerConfig, McpTimeouts, McpTransport};
 use super::error::McpError;
+use super::http_client::streamable_http_client;
 use super::legacy_sse::LegacySseTransport;
 use super::stderr_tail::StderrTail;
 
@@ -141,7 +142,10 @@ impl Connection {
                     let headers = http_headers(headers)?;
                     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(headers.clone());
-                    let transport = StreamableHttpClientTransport::from_config(config);
+                    let transport = StreamableHttpClientTransport::with_client(
+                        streamable_http_client()?,
+                        config,
+                    );
                     let streamable = match handler.serve_with_ct(transport, shutdown.clone()).await
                     {
                         Ok(running) => return Ok(running),

@@ -47,6 +47,7 @@ mod config;
 mod connection;
 mod content;
 mod error;
+mod http_client;
 mod instructions;
 mod legacy_sse;
 mod manager;
