@@ -220,3 +220,54 @@ fn views_and_few_groups_answer_like_evaluate() {
         }
     }
 }
+
+/// Many permission patterns that all match the asked permission, none of
+/// them spelling it out: more candidate groups than the compiled evaluator
+/// collects on its stack (its overflow path), several of them under one
+/// literal prefix (`b`). Deterministic (xorshift), 3,000 rulesets.
+#[test]
+fn many_wildcard_permissions_overflowing_the_candidate_buffer() {
+    const PERMISSIONS: &[&str] = &[
+        "*", "b*", "ba*", "bas*", "?ash", "b?sh", "ba?h", "bas?", "*h", "*sh", "*ash", "b*h",
+        "b*sh", "ba*h", "*a*", "?a?h", "b??h", "??sh", "*s*", "b*s*", "?*", "b*x", "git", "*u*",
+    ];
+    const PATTERNS: &[&str] = &["*", "git *", "rm *", "ls", "zzz", "git push", "* *", "l?"];
+    const ACTIONS: [Action; 3] = [Action::Allow, Action::Deny, Action::Ask];
+    const QUERIES: &[(&str, &str)] = &[
+        ("bash", "git push"),
+        ("bash", "ls"),
+        ("bash", "rm -rf /"),
+        ("bush", "git status"),
+        ("bash", "cat x"),
+    ];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    for case in 0..3000 {
+        let count = 17 + next(30);
+        let rules: Ruleset = (0..count)
+            .map(|_| {
+                Rule::new(
+                    PERMISSIONS[next(PERMISSIONS.len())],
+                    PATTERNS[next(PATTERNS.len())],
+                    ACTIONS[next(3)],
+                )
+            })
+            .collect();
+        let compiled = CompiledRuleset::new(&[&rules]);
+        for &(permission, pattern) in QUERIES {
+            let expected = find_last(permission, pattern, &[&rules]);
+            let decision = compiled.evaluate(permission, pattern);
+            assert_eq!(
+                decision.rule,
+                expected,
+                "case {case}: {permission} {pattern:?} over {:?}",
+                rules.rules()
+            );
+        }
+    }
+}

@@ -83,3 +83,89 @@ fn overlapping_literal_ends_do_not_match_short_inputs() {
         );
     }
 }
+
+#[test]
+fn config_errors_name_plain_keys_with_dots_and_others_quoted() {
+    let value = serde_json::json!({"bash": {"git *": "maybe"}});
+    let error = PermissionConfig::from_value(&value, "permission").unwrap_err();
+    assert_eq!(error.path, r#"permission.bash["git *"]"#);
+    let value = serde_json::json!({"my_tool-2": 5});
+    let error = PermissionConfig::from_value(&value, "permission").unwrap_err();
+    assert_eq!(error.path, "permission.my_tool-2");
+    let value = serde_json::json!({"": 5});
+    let error = PermissionConfig::from_value(&value, "permission").unwrap_err();
+    assert_eq!(error.path, r#"permission[""]"#);
+}
+
+/// JavaScript iterates array-index keys first, in ascending order, and
+/// `"0"` is one of them (`"01"` is not).
+#[test]
+fn config_keys_zero_and_single_digits_are_array_indices() {
+    let config: PermissionConfig =
+        serde_json::from_str(r#"{"x": "allow", "01": "ask", "1": "deny", "0": "allow"}"#).unwrap();
+    let order: Vec<String> = from_config_with_home(&config, "/h")
+        .rules()
+        .iter()
+        .map(|rule| rule.permission.clone())
+        .collect();
+    assert_eq!(order, ["0", "1", "x", "01"]);
+}
+
+#[test]
+fn compiled_rulesets_report_their_rules() {
+    let rules = Ruleset::from(vec![
+        Rule::new("bash", "*", Action::Ask),
+        Rule::new("bash", "git *", Action::Allow),
+    ]);
+    let compiled = agent_permission::CompiledRuleset::from_ruleset(&rules);
+    assert_eq!(compiled.rules(), rules.rules());
+    assert_eq!(compiled.len(), 2);
+    assert!(!compiled.is_empty());
+    let empty = agent_permission::CompiledRuleset::new(&[]);
+    assert_eq!(empty.len(), 0);
+    assert!(empty.is_empty());
+    assert!(empty.rules().is_empty());
+}
+
+/// `home_dir` reads `HOME`, then `USERPROFILE`, skipping empty values. Each
+/// case runs in a child copy of this test binary with its own environment,
+/// so no other test sees a changed `HOME`.
+#[test]
+fn home_dir_reads_home_then_userprofile_and_skips_empty_values() {
+    const CASE: &str = "AGENT_PERMISSION_HOME_CASE";
+    if let Ok(expected) = std::env::var(CASE) {
+        let expected = (expected != "<none>").then_some(expected);
+        assert_eq!(home_dir(), expected);
+        return;
+    }
+    let name = format!(
+        "{}::home_dir_reads_home_then_userprofile_and_skips_empty_values",
+        module_path!().split_once("::").map_or("", |(_, rest)| rest)
+    );
+    let cases: [(&[(&str, &str)], &str); 6] = [
+        (&[("HOME", "/home/u")], "/home/u"),
+        (&[("HOME", "/home/u"), ("USERPROFILE", "C:/u")], "/home/u"),
+        (&[("HOME", ""), ("USERPROFILE", "C:/u")], "C:/u"),
+        (&[("USERPROFILE", "C:/u")], "C:/u"),
+        (&[("HOME", ""), ("USERPROFILE", "")], "<none>"),
+        (&[], "<none>"),
+    ];
+    for (env, expected) in cases {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args(["--exact", &name, "--test-threads=1"])
+            .env_remove("HOME")
+            .env_remove("USERPROFILE")
+            .env(CASE, expected);
+        for (key, value) in env {
+            child.env(key, value);
+        }
+        let out = child.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{env:?}: {stdout}");
+        assert!(
+            stdout.contains("1 passed"),
+            "the case did not run: {stdout}"
+        );
+    }
+}
