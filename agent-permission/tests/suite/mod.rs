@@ -14,4 +14,6 @@ mod deny_wins;
 #[cfg(feature = "gate")]
 mod gate;
 mod properties;
+#[cfg(feature = "gate")]
+mod revoke;
 mod survivors;

@@ -169,3 +169,34 @@ fn home_dir_reads_home_then_userprofile_and_skips_empty_values() {
         );
     }
 }
+
+/// The gate's `Debug` output is what a host logs when something hangs: the
+/// project and the counts must be in it.
+#[cfg(feature = "gate")]
+#[test]
+fn the_gate_and_its_builder_show_their_state_in_debug_output() {
+    use agent_permission::{MemoryStore, Permissions};
+    use std::sync::Arc;
+
+    let builder = Permissions::builder()
+        .store(Arc::new(MemoryStore::new()), "proj-a")
+        .event_capacity(7);
+    let shown = format!("{builder:?}");
+    assert!(shown.contains("proj-a"), "{shown}");
+    assert!(shown.contains("event_capacity: 7"), "{shown}");
+    assert!(shown.contains("approver: false"), "{shown}");
+    let gate = builder.build().unwrap();
+    assert_eq!(gate.project(), "proj-a");
+    let shown = format!("{gate:?}");
+    for part in [
+        "proj-a",
+        "pending: 0",
+        "approved: 0",
+        "approver: false",
+        "shut_down: false",
+    ] {
+        assert!(shown.contains(part), "{part} missing from {shown}");
+    }
+    gate.shutdown();
+    assert!(format!("{gate:?}").contains("shut_down: true"));
+}
