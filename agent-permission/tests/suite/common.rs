@@ -10,21 +10,30 @@ use tokio::task::JoinHandle;
 
 /// The longest any single await of a test may take (real time, or paused
 /// time that auto-advances): a broken gate fails the test instead of
-/// hanging it.
-pub const LIMIT: Duration = Duration::from_secs(10);
+/// hanging it. 10 s, or `AGENT_TEST_LIMIT_MS` (scripts/mutation.sh sets
+/// it lower: a mutant that hangs the gate fails as surely, sooner).
+pub fn limit() -> Duration {
+    static LIMIT: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("AGENT_TEST_LIMIT_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(Duration::from_secs(10), Duration::from_millis)
+    })
+}
 
-/// Awaits `future`, failing the test when it takes longer than [`LIMIT`].
+/// Awaits `future`, failing the test when it takes longer than [`limit`].
 pub async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, future)
+    tokio::time::timeout(limit(), future)
         .await
         .unwrap_or_else(|_| panic!("timed out: {what}"))
 }
 
 pub type AskTask = JoinHandle<Result<(), PermissionError>>;
 
-/// Waits (without sleeping) until `cond` holds; fails after 10 s of real time.
+/// Waits (without sleeping) until `cond` holds; fails after [`limit`].
 pub async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let waited = tokio::time::timeout(LIMIT, async {
+    let waited = tokio::time::timeout(limit(), async {
         while !cond() {
             tokio::task::yield_now().await;
         }
@@ -49,7 +58,7 @@ pub async fn ask_pending(permissions: &Permissions, request: AskRequest) -> AskT
 }
 
 pub async fn finished(task: AskTask) -> Result<(), PermissionError> {
-    tokio::time::timeout(LIMIT, task)
+    tokio::time::timeout(limit(), task)
         .await
         .expect("ask did not finish")
         .expect("ask task panicked")

@@ -120,14 +120,14 @@ fn a_revoke_during_a_store_read_is_not_undone_by_that_read() {
         .unwrap();
     let ask = std::thread::spawn(move || runtime.block_on(asking));
     started_rx
-        .recv_timeout(super::common::LIMIT)
+        .recv_timeout(super::common::limit())
         .expect("the ask never read the store");
 
     // The user revokes while that read is in flight, then the read returns
     // the list as it was before.
     assert!(gate.revoke(&git_rule()).unwrap());
     release_tx.send(()).unwrap();
-    let deadline = std::time::Instant::now() + super::common::LIMIT;
+    let deadline = std::time::Instant::now() + super::common::limit();
     while pending_ids(&gate) != ["r1"] {
         assert!(
             std::time::Instant::now() < deadline,
