@@ -7,6 +7,7 @@
 #
 # Writes target/mutants/<group>/mutants.out/ and prints, per file, the viable
 # mutants, how many the tests caught (a timeout counts as caught) and the score.
+# With --iterate, mutants caught by earlier runs are skipped and still counted.
 # Survivors are in target/mutants/<group>/mutants.out/missed.txt; the ones
 # judged equivalent are listed in docs/mutation-testing.md.
 set -euo pipefail
@@ -27,6 +28,17 @@ run_group() {
   for f in "$@"; do files+=(--file "$src/$f.rs"); done
   local out="target/mutants/$name"
   mkdir -p "$out"
+  # --iterate skips the mutants an earlier run caught; keep counting them.
+  if [[ " ${extra[*]} " == *" --iterate "* ]]; then
+    if [ -d "$out/mutants.out" ]; then
+      mkdir -p "$out/carried"
+      for kind in caught timeout; do
+        cat "$out/mutants.out/$kind.txt" >> "$out/carried/$kind.txt" 2>/dev/null || true
+      done
+    fi
+  else
+    rm -rf "$out/carried"
+  fi
   # The exit status says whether any mutant survived; the summary below says
   # which, so a survivor does not stop the other group.
   # A mutant that hangs the gate fails its test at the tests' time limit;
@@ -46,9 +58,9 @@ summarize() {
   printf '\n| file | viable | caught | missed | timeout | score |\n|---|---|---|---|---|---|\n'
   for f in "$@"; do
     local path="$src/$f.rs" caught missed timeout
-    caught=$(grep -c "^$path:" "$dir/caught.txt" 2>/dev/null || true)
+    caught=$(cat "$dir/caught.txt" "$dir/../carried/caught.txt" 2>/dev/null | grep -c "^$path:" || true)
     missed=$(grep -c "^$path:" "$dir/missed.txt" 2>/dev/null || true)
-    timeout=$(grep -c "^$path:" "$dir/timeout.txt" 2>/dev/null || true)
+    timeout=$(cat "$dir/timeout.txt" "$dir/../carried/timeout.txt" 2>/dev/null | grep -c "^$path:" || true)
     local viable=$((caught + missed + timeout))
     local score="-"
     if [ "$viable" -gt 0 ]; then
