@@ -32,6 +32,7 @@ pub enum SessionStatus {
 /// Which text of a part a [`Event::PartDelta`] extends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DeltaField {
     /// A text part's text.
     Text,
@@ -184,19 +185,26 @@ impl Event {
     }
 }
 
-impl From<PermissionEvent> for Event {
-    fn from(event: PermissionEvent) -> Self {
+/// The engine's event for a gate event, for hosts that forward
+/// [`Permissions::events`](agent_permission::Permissions::events) onto an
+/// engine event stream. A kind of gate event this version has no engine event
+/// for comes back as the error.
+impl TryFrom<PermissionEvent> for Event {
+    type Error = PermissionEvent;
+
+    fn try_from(event: PermissionEvent) -> Result<Self, PermissionEvent> {
         match event {
-            PermissionEvent::Asked(request) => Event::PermissionAsked { request },
+            PermissionEvent::Asked(request) => Ok(Event::PermissionAsked { request }),
             PermissionEvent::Replied {
                 session_id,
                 request_id,
                 reply,
-            } => Event::PermissionReplied {
+            } => Ok(Event::PermissionReplied {
                 session_id,
                 request_id,
                 reply,
-            },
+            }),
+            other => Err(other),
         }
     }
 }

@@ -145,6 +145,7 @@ pub enum ModelRole {
 /// One piece of a [`ModelMessage`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ContentPart {
     /// Plain text.
     Text {

@@ -39,6 +39,7 @@ pub const DEFAULT_PROJECT: &str = "default";
 /// so a UI written in any language offers only meaningful buttons.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "EventWire", from = "EventWire")]
+#[non_exhaustive]
 pub enum PermissionEvent {
     /// A request needs an answer (`permission.asked`).
     Asked(PermissionRequest),

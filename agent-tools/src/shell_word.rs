@@ -620,6 +620,7 @@ pub fn for_tree_sitter(command: &str) -> String {
 
 /// A token of [`split_simple_commands`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Token {
     /// A shell word as written.
     Word(String),

@@ -97,6 +97,7 @@ pub struct FrontMatterError {
 
 /// Why a markdown agent file was skipped. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MarkdownAgentError {
     /// The file or a directory could not be read.
     #[error("{path}: cannot read: {source}")]

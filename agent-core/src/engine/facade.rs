@@ -137,7 +137,10 @@ impl Engine {
         tokio::spawn(async move {
             loop {
                 match receiver.recv().await {
-                    Ok(event) => events.send(event.into()),
+                    Ok(event) => match Event::try_from(event) {
+                        Ok(event) => events.send(event),
+                        Err(other) => tracing::debug!(?other, "gate event not forwarded"),
+                    },
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(missed, "permission events lagged");
                     }

@@ -57,6 +57,7 @@ pub struct McpServerConfig {
 
 /// How the client talks to a server.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum McpTransport {
     /// `"type": "local"`: a child process speaking MCP over stdin/stdout.
     Local {
