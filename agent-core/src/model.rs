@@ -223,7 +223,21 @@ impl ModelMessage {
 }
 
 /// Everything a model call needs.
+///
+/// New fields will be added; build one with [`ModelRequest::new`] and the
+/// `with_*` methods (or `default()` and field assignment):
+///
+/// ```
+/// use agent_core::{ModelMessage, ModelRequest};
+///
+/// let request = ModelRequest::new(vec![ModelMessage::user("hi")])
+///     .with_system(["You are terse."])
+///     .with_temperature(0.2);
+/// assert_eq!(request.system, ["You are terse."]);
+/// assert_eq!(request.messages.len(), 1);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelRequest {
     /// System prompt sections, in order (adapters may put cache breakpoints
     /// between them).
@@ -250,6 +264,64 @@ pub struct ModelRequest {
     /// thinking budget, ...), keyed by provider name.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub options: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ModelRequest {
+    /// A request for `messages`, with no system prompt, no tools, and the
+    /// provider's defaults for everything else.
+    pub fn new(messages: Vec<ModelMessage>) -> Self {
+        ModelRequest {
+            messages: Arc::new(messages),
+            ..ModelRequest::default()
+        }
+    }
+
+    /// Sets the system prompt sections, in order.
+    pub fn with_system<I, S>(mut self, system: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.system = system.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the tools the model may call.
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = Arc::new(tools);
+        self
+    }
+
+    /// Sets whether (and which of) the tools the model may call.
+    pub fn with_tool_choice(mut self, tool_choice: ToolChoice) -> Self {
+        self.tool_choice = tool_choice;
+        self
+    }
+
+    /// Sets the sampling temperature.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets nucleus sampling.
+    pub fn with_top_p(mut self, top_p: f32) -> Self {
+        self.top_p = Some(top_p);
+        self
+    }
+
+    /// Caps the output tokens of this call.
+    pub fn with_max_output_tokens(mut self, max_output_tokens: u32) -> Self {
+        self.max_output_tokens = Some(max_output_tokens);
+        self
+    }
+
+    /// Sets the options passed to `provider` untouched (for example
+    /// `"anthropic"` → `{"thinking": {...}}`).
+    pub fn with_options(mut self, provider: impl Into<String>, options: serde_json::Value) -> Self {
+        self.options.insert(provider.into(), options);
+        self
+    }
 }
 
 /// A streaming language model. Implemented by provider adapters (and by

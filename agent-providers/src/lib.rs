@@ -29,18 +29,14 @@
 //! ```
 //! use agent_providers::{Anthropic, OpenAiCompatible};
 //! use agent_providers::core::{LanguageModel, ModelMessage, ModelRequest};
-//! use std::sync::Arc;
 //!
 //! let claude = Anthropic::new("claude-sonnet-4-5", "sk-ant-example")
 //!     .with_base_url("http://127.0.0.1:9/v1");
 //! assert_eq!(claude.info().limits.context, 200_000);
 //!
 //! let local = OpenAiCompatible::new("ollama", "qwen3:8b", "http://127.0.0.1:11434/v1");
-//! let request = ModelRequest {
-//!     system: vec!["You are terse.".into()],
-//!     messages: Arc::new(vec![ModelMessage::user("hi")]),
-//!     ..Default::default()
-//! };
+//! let request =
+//!     ModelRequest::new(vec![ModelMessage::user("hi")]).with_system(["You are terse."]);
 //! let body = local.request_body(&request);
 //! assert_eq!(body["messages"][0]["role"], "system");
 //! assert_eq!(body["stream_options"]["include_usage"], true);
@@ -52,14 +48,10 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use agent_providers::core::{LanguageModel, ModelMessage, ModelRequest, StreamEvent};
 //! use futures::StreamExt;
-//! use std::sync::Arc;
 //! use tokio_util::sync::CancellationToken;
 //!
 //! let model = agent_providers::model_from_env("anthropic/claude-sonnet-4-5")?;
-//! let request = ModelRequest {
-//!     messages: Arc::new(vec![ModelMessage::user("Say hello")]),
-//!     ..Default::default()
-//! };
+//! let request = ModelRequest::new(vec![ModelMessage::user("Say hello")]);
 //! let mut events = model.stream(request, CancellationToken::new()).await?;
 //! while let Some(event) = events.next().await {
 //!     if let StreamEvent::TextDelta { delta, .. } = event? {

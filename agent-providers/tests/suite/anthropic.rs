@@ -386,10 +386,8 @@ async fn breakpoints_skip_thinking_and_can_be_disabled() {
     let model = Anthropic::new("claude-sonnet-4-5", "k");
     let request = conversation();
     // The assistant message (second to last of three) ends in tool_use.
-    let short = ModelRequest {
-        messages: Arc::new(request.messages[..2].to_vec()),
-        ..request.clone()
-    };
+    let mut short = request.clone();
+    short.messages = Arc::new(request.messages[..2].to_vec());
     let body = model.request_body(&short);
     assert_eq!(
         body["messages"][1]["content"][2]["cache_control"],
@@ -403,10 +401,8 @@ async fn breakpoints_skip_thinking_and_can_be_disabled() {
     let body = model.with_prompt_caching(false).request_body(&request);
     assert!(!body.to_string().contains("cache_control"));
     // Default output cap: the model's limit, at most 32k.
-    let body = Anthropic::new("claude-sonnet-4-5", "k").request_body(&ModelRequest {
-        messages: Arc::new(vec![ModelMessage::user("hi")]),
-        ..Default::default()
-    });
+    let body = Anthropic::new("claude-sonnet-4-5", "k")
+        .request_body(&ModelRequest::new(vec![ModelMessage::user("hi")]));
     assert_eq!(body["max_tokens"], 32_000);
     assert!(body.get("tools").is_none());
 }

@@ -8,7 +8,6 @@ use agent_providers::core::{
     StreamEvent, ToolSpec,
 };
 use futures::StreamExt;
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use wiremock::ResponseTemplate;
 
@@ -78,51 +77,48 @@ pub fn conversation() -> ModelRequest {
         "anthropic".into(),
         serde_json::json!({"signature": "sig-123"}),
     );
-    ModelRequest {
-        system: vec!["agent prompt".into(), "project context".into()],
-        messages: Arc::new(vec![
-            ModelMessage::user("read the crate root"),
-            ModelMessage {
-                role: ModelRole::Assistant,
-                content: vec![
-                    ContentPart::Reasoning {
-                        text: "I should read it.".into(),
-                        provider_metadata: Some(signed),
-                    },
-                    ContentPart::Text {
-                        text: "Reading.".into(),
-                        provider_metadata: None,
-                    },
-                    ContentPart::ToolCall {
-                        id: "call_1".into(),
-                        name: "read_file".into(),
-                        input: serde_json::json!({"path": "src/lib.rs"}),
-                        provider_metadata: None,
-                    },
-                ],
-            },
-            ModelMessage {
-                role: ModelRole::Tool,
-                content: vec![ContentPart::ToolResult {
-                    call_id: "call_1".into(),
+    ModelRequest::new(vec![
+        ModelMessage::user("read the crate root"),
+        ModelMessage {
+            role: ModelRole::Assistant,
+            content: vec![
+                ContentPart::Reasoning {
+                    text: "I should read it.".into(),
+                    provider_metadata: Some(signed),
+                },
+                ContentPart::Text {
+                    text: "Reading.".into(),
+                    provider_metadata: None,
+                },
+                ContentPart::ToolCall {
+                    id: "call_1".into(),
                     name: "read_file".into(),
-                    output: "//! crate docs".into(),
-                    is_error: false,
-                }],
-            },
-            ModelMessage::user("now summarise"),
-        ]),
-        tools: Arc::new(vec![ToolSpec {
-            name: "read_file".into(),
-            description: "Reads a file".into(),
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {"path": {"type": "string"}},
-                "required": ["path"],
-            }),
-        }]),
-        temperature: Some(0.5),
-        max_output_tokens: Some(1000),
-        ..Default::default()
-    }
+                    input: serde_json::json!({"path": "src/lib.rs"}),
+                    provider_metadata: None,
+                },
+            ],
+        },
+        ModelMessage {
+            role: ModelRole::Tool,
+            content: vec![ContentPart::ToolResult {
+                call_id: "call_1".into(),
+                name: "read_file".into(),
+                output: "//! crate docs".into(),
+                is_error: false,
+            }],
+        },
+        ModelMessage::user("now summarise"),
+    ])
+    .with_system(["agent prompt", "project context"])
+    .with_tools(vec![ToolSpec {
+        name: "read_file".into(),
+        description: "Reads a file".into(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+        }),
+    }])
+    .with_temperature(0.5)
+    .with_max_output_tokens(1000)
 }

@@ -56,10 +56,7 @@ fn meta(provider: &str, pairs: &[(&str, &str)]) -> ProviderMetadata {
 }
 
 fn user(text: &str) -> ModelRequest {
-    ModelRequest {
-        messages: Arc::new(vec![ModelMessage::user(text)]),
-        ..Default::default()
-    }
+    ModelRequest::new(vec![ModelMessage::user(text)])
 }
 
 fn with_tool(mut request: ModelRequest) -> ModelRequest {
@@ -120,30 +117,27 @@ fn point2_deepseek_gets_reasoning_back_on_tool_call_turns_only() {
         text: "Sunny.".into(),
         provider_metadata: None,
     };
-    let request = ModelRequest {
-        messages: Arc::new(vec![
-            ModelMessage::user("weather?"),
-            ModelMessage {
-                role: ModelRole::Assistant,
-                content: vec![reasoning.clone(), call],
-            },
-            ModelMessage {
-                role: ModelRole::Tool,
-                content: vec![ContentPart::ToolResult {
-                    call_id: "call_0".into(),
-                    name: "weather".into(),
-                    output: "sunny".into(),
-                    is_error: false,
-                }],
-            },
-            ModelMessage {
-                role: ModelRole::Assistant,
-                content: vec![reasoning, text],
-            },
-            ModelMessage::user("thanks"),
-        ]),
-        ..Default::default()
-    };
+    let request = ModelRequest::new(vec![
+        ModelMessage::user("weather?"),
+        ModelMessage {
+            role: ModelRole::Assistant,
+            content: vec![reasoning.clone(), call],
+        },
+        ModelMessage {
+            role: ModelRole::Tool,
+            content: vec![ContentPart::ToolResult {
+                call_id: "call_0".into(),
+                name: "weather".into(),
+                output: "sunny".into(),
+                is_error: false,
+            }],
+        },
+        ModelMessage {
+            role: ModelRole::Assistant,
+            content: vec![reasoning, text],
+        },
+        ModelMessage::user("thanks"),
+    ]);
     let body = OpenAiCompatible::new("deepseek", "deepseek-reasoner", "http://127.0.0.1:9/v1")
         .request_body(&request);
     assert_eq!(
@@ -174,26 +168,23 @@ fn point3_unknown_responses_models_still_get_encrypted_reasoning() {
 
 #[test]
 fn point3_reasoning_without_encrypted_content_is_not_sent_by_id() {
-    let request = ModelRequest {
-        messages: Arc::new(vec![
-            ModelMessage::user("hi"),
-            ModelMessage {
-                role: ModelRole::Assistant,
-                content: vec![
-                    ContentPart::Reasoning {
-                        text: "thought".into(),
-                        provider_metadata: Some(meta("openai", &[("itemId", "rs_lost")])),
-                    },
-                    ContentPart::Text {
-                        text: "Hello".into(),
-                        provider_metadata: None,
-                    },
-                ],
-            },
-            ModelMessage::user("again"),
-        ]),
-        ..Default::default()
-    };
+    let request = ModelRequest::new(vec![
+        ModelMessage::user("hi"),
+        ModelMessage {
+            role: ModelRole::Assistant,
+            content: vec![
+                ContentPart::Reasoning {
+                    text: "thought".into(),
+                    provider_metadata: Some(meta("openai", &[("itemId", "rs_lost")])),
+                },
+                ContentPart::Text {
+                    text: "Hello".into(),
+                    provider_metadata: None,
+                },
+            ],
+        },
+        ModelMessage::user("again"),
+    ]);
     let body = OpenAiResponses::new("gpt-5", "k").request_body(&request);
     // With `store: false` the server cannot find rs_lost by id (404).
     assert_eq!(body["store"], false);

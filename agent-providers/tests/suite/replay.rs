@@ -10,7 +10,6 @@
 #![allow(clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use agent_providers::core::{
     ContentPart, FinishReason, LanguageModel, ModelError, ModelMessage, ModelRequest, ModelRole,
@@ -276,15 +275,11 @@ fn next_request(parts: Vec<ContentPart>) -> ModelRequest {
             content: results,
         });
     }
-    ModelRequest {
-        messages: Arc::new(messages),
-        tools: Arc::new(vec![ToolSpec {
-            name: "weather".into(),
-            description: "a tool".into(),
-            parameters: json!({"type": "object"}),
-        }]),
-        ..Default::default()
-    }
+    ModelRequest::new(messages).with_tools(vec![ToolSpec {
+        name: "weather".into(),
+        description: "a tool".into(),
+        parameters: json!({"type": "object"}),
+    }])
 }
 
 fn finish_name(reason: Option<FinishReason>) -> &'static str {
