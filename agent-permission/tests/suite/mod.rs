@@ -4,6 +4,8 @@
 #[cfg(feature = "gate")]
 mod approval_store;
 #[cfg(feature = "gate")]
+mod approvals_hold;
+#[cfg(feature = "gate")]
 mod common;
 mod compiled_alloc;
 mod compiled_equivalence;
@@ -14,6 +16,4 @@ mod deny_wins;
 #[cfg(feature = "gate")]
 mod gate;
 mod properties;
-#[cfg(feature = "gate")]
-mod revoke;
 mod survivors;

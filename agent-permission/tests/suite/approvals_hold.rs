@@ -1,5 +1,5 @@
-//! Revoking an "always" approval holds: when the store could not persist
-//! it, and when the revoke lands while the gate is re-reading the store.
+//! "Always" approvals and revokes hold: when the store cannot persist an
+//! approval, and when either lands while the gate is re-reading the store.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -142,4 +142,87 @@ fn a_revoke_during_a_store_read_is_not_undone_by_that_read() {
     );
     gate.reply("r1", Reply::reject()).unwrap();
     assert!(ask.join().unwrap().is_err());
+}
+
+#[tokio::test]
+async fn an_unpersisted_approval_survives_store_rereads_once() {
+    let gate = Permissions::builder()
+        .store(Arc::new(CannotAppend(MemoryStore::new())), "p")
+        .build()
+        .unwrap();
+    let first = ask_pending(&gate, git_push("a1")).await;
+    gate.reply("a1", Reply::Always).unwrap();
+    within("a1", finished(first)).await.unwrap();
+
+    // An ask that needs a prompt re-reads the (empty) store: the approval
+    // the store could not keep is added back, once.
+    let other = ask_pending(&gate, AskRequest::new("s", "bash", ["rm x"]).id("b1")).await;
+    assert_eq!(gate.approved().rules(), [git_rule()]);
+    gate.reply("b1", Reply::reject()).unwrap();
+    assert!(within("b1", finished(other)).await.is_err());
+    within("a2", gate.ask(git_push("a2"))).await.unwrap();
+}
+
+/// A store read that began before an "always" reply does not erase it.
+#[test]
+fn an_approval_given_during_a_store_read_is_not_undone_by_that_read() {
+    let store = Arc::new(SlowRead::default());
+    let gate = Permissions::builder()
+        .store(Arc::clone(&store) as Arc<dyn ApprovalStore>, "p")
+        .build()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let waiting = runtime.spawn(gate.ask(git_push("a1")));
+    wait_pending(&gate, &["a1"]);
+
+    let (started_tx, started_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel();
+    *store.hold.lock().unwrap() = Some((started_tx, release_rx));
+    let reading = runtime.spawn(gate.ask(AskRequest::new("s", "bash", ["rm x"]).id("b1")));
+    started_rx
+        .recv_timeout(super::common::limit())
+        .expect("the ask never read the store");
+    gate.reply("a1", Reply::Always).unwrap();
+    release_tx.send(()).unwrap();
+    wait_pending(&gate, &["b1"]);
+    assert_eq!(gate.approved().rules(), [git_rule()]);
+    assert!(runtime.block_on(waiting).unwrap().is_ok());
+    gate.reply("b1", Reply::reject()).unwrap();
+    assert!(runtime.block_on(reading).unwrap().is_err());
+}
+
+/// The gate is not tied to tokio: an ask with a timeout awaited by another
+/// executor waits for its answer (the timeout needs a tokio timer, so it
+/// is not applied there).
+#[test]
+fn an_ask_with_a_timeout_outside_tokio_still_waits_for_the_answer() {
+    let gate = Permissions::new();
+    let request = AskRequest::new("s", "bash", ["git push"])
+        .id("t1")
+        .timeout(std::time::Duration::from_millis(1));
+    let answering = {
+        let gate = gate.clone();
+        std::thread::spawn(move || {
+            wait_pending(&gate, &["t1"]);
+            gate.reply("t1", Reply::Once).unwrap();
+        })
+    };
+    assert!(futures::executor::block_on(gate.ask(request)).is_ok());
+    answering.join().unwrap();
+}
+
+/// Waits (real time, bounded) until exactly `ids` are pending.
+fn wait_pending(gate: &Permissions, ids: &[&str]) {
+    let deadline = std::time::Instant::now() + super::common::limit();
+    while pending_ids(gate) != ids {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{ids:?} never became pending"
+        );
+        std::thread::yield_now();
+    }
 }
