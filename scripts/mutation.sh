@@ -46,7 +46,7 @@ run_group() {
   AGENT_TEST_LIMIT_MS=${AGENT_TEST_LIMIT_MS:-2000} \
     cargo mutants --package "$package" "${files[@]}" --profile mutants \
     --jobs "${MUTANTS_JOBS:-2}" --timeout "${MUTANTS_TIMEOUT:-120}" \
-    --output "$out" "${extra[@]}" || true
+    --output "$out" "${extra[@]}" -- "${test_args[@]}" || true
   summarize "$out/mutants.out" "$src" "$@"
 }
 
@@ -70,14 +70,24 @@ summarize() {
   done
 }
 
+# The tests each group's mutants are judged by: agent-permission's whole
+# suite (doctests included); agent-tools' unit and integration tests without
+# the MCP ones (servers over stdio and HTTP, nothing of the shell or path
+# checks) and without doctests, which would double each mutant's build.
+permission() {
+  test_args=()
+  run_group permission agent-permission agent-permission/src "${permission_files[@]}"
+}
+tools() {
+  test_args=(--lib --test all -- --skip mcp)
+  run_group tools agent-tools agent-tools/src "${tools_files[@]}"
+}
+
 extra=("$@")
 case "$group" in
-  permission) run_group permission agent-permission agent-permission/src "${permission_files[@]}" ;;
-  tools) run_group tools agent-tools agent-tools/src "${tools_files[@]}" ;;
-  all)
-    run_group permission agent-permission agent-permission/src "${permission_files[@]}"
-    run_group tools agent-tools agent-tools/src "${tools_files[@]}"
-    ;;
+  permission) permission ;;
+  tools) tools ;;
+  all) permission; tools ;;
   *)
     echo "usage: $0 [permission|tools|all] [cargo-mutants args...]" >&2
     exit 2
