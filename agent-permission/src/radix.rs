@@ -309,4 +309,22 @@ mod tests {
         assert_eq!(collect(&tree, "a\\x"), [4]);
         assert_eq!(collect(&tree, "lock"), Vec::<u32>::new());
     }
+
+    /// Edges hold whole shared byte strings: one node per branch point,
+    /// not one per byte (the walk's cost depends on it).
+    #[test]
+    fn edges_are_compressed_in_both_directions() {
+        let mut forward = RadixTree::new(Direction::Forward);
+        for (i, key) in ["git push", "git pull", "gh"].iter().enumerate() {
+            forward.insert(key, i as u32);
+        }
+        // root, "g", "it pu", "sh", "ll", "h"
+        assert_eq!(forward.nodes.len(), 6);
+        let mut backward = RadixTree::new(Direction::Backward);
+        for (i, key) in ["Cargo.lock", "yarn.lock", ".rs"].iter().enumerate() {
+            backward.insert(key, i as u32);
+        }
+        // root, ".lock", "Cargo", "yarn", ".rs"
+        assert_eq!(backward.nodes.len(), 5);
+    }
 }
