@@ -307,6 +307,8 @@ mod tests {
         assert_eq!(collect(&tree, "main.rs"), [2, 1]);
         assert_eq!(collect(&tree, "a/x"), [4]);
         assert_eq!(collect(&tree, "a\\x"), [4]);
+        // The backslash far from the start: the window is the input's end.
+        assert_eq!(collect(&tree, "abc\\x"), [4]);
         assert_eq!(collect(&tree, "lock"), Vec::<u32>::new());
     }
 
@@ -326,5 +328,16 @@ mod tests {
         }
         // root, ".lock", "Cargo", "yarn", ".rs"
         assert_eq!(backward.nodes.len(), 5);
+    }
+
+    #[test]
+    fn a_tree_is_empty_until_a_key_is_inserted() {
+        let mut tree = RadixTree::new(Direction::Backward);
+        assert!(tree.is_empty());
+        tree.insert("", 0);
+        assert!(!tree.is_empty());
+        let mut tree = RadixTree::new(Direction::Forward);
+        tree.insert("a", 0);
+        assert!(!tree.is_empty());
     }
 }

@@ -200,3 +200,22 @@ fn the_gate_and_its_builder_show_their_state_in_debug_output() {
     gate.shutdown();
     assert!(format!("{gate:?}").contains("shut_down: true"));
 }
+
+/// The literal ends of a pattern, public in `wildcard` for indexes like
+/// `CompiledRuleset`'s: every matching input starts with the prefix and
+/// ends with the suffix.
+#[test]
+fn literal_ends_and_literal_patterns() {
+    use agent_permission::wildcard::{is_literal, literal_prefix, literal_suffix};
+    assert_eq!(literal_suffix("*.rs"), ".rs");
+    assert_eq!(literal_suffix("src/*/mod.rs"), "/mod.rs");
+    assert_eq!(literal_suffix("a?b"), "b");
+    assert_eq!(literal_suffix("git *"), "");
+    assert_eq!(literal_suffix("ls"), "ls");
+    assert_eq!(literal_suffix("*"), "");
+    assert_eq!(literal_prefix("git push *"), "git push");
+    assert_eq!(literal_prefix("src/*.rs"), "src/");
+    assert!(is_literal("git status"));
+    assert!(!is_literal("git *"));
+    assert!(!is_literal("a?"));
+}
