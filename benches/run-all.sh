@@ -24,11 +24,16 @@ need() { command -v "$1" >/dev/null || { echo "run-all: $1 is required ($2)" >&2
 need node "the JavaScript baseline and the table"
 if ! command -v rg >/dev/null; then
   echo "== installing ripgrep" >&2
-  if [ "$(id -u)" = 0 ]; then apt-get install -y ripgrep >&2; else sudo apt-get install -y ripgrep >&2; fi
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  # A fresh machine may have empty package lists.
+  $sudo apt-get update -qq >&2 || true
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq ripgrep >&2
 fi
 if ! command -v valgrind >/dev/null; then
   echo "== installing valgrind" >&2
-  if [ "$(id -u)" = 0 ]; then apt-get install -y valgrind >&2; else sudo apt-get install -y valgrind >&2; fi
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq >&2 || true
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq valgrind >&2
 fi
 
 target="$(cargo metadata --format-version 1 --no-deps | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')"
@@ -100,6 +105,17 @@ for (const fx of fixtures) {
   const ie = ir[`evaluate/${fx.name}`], ic = ir[`compiled/${fx.name}`];
   rows.push([`permission ${fx.name}: compiled vs evaluate (instructions/eval)`, `${ic} Ir`, `${ie} Ir`, `${f(ie / ic, 2)}x`]);
 }
+// Issue 14, point 2: the compiled evaluator's targets, judged in this run.
+const targets = [];
+for (const fx of fixtures) {
+  const ev = est("evaluate", fx.name), co = est("compiled", fx.name);
+  targets.push([`compiled never slower than evaluate: ${fx.name}`, ns(co), ns(ev), co <= ev ? "met" : "NOT MET"]);
+}
+const limits = { "10": 100, "1000": 300 };
+for (const [name, limit] of Object.entries(limits)) {
+  const co = est("compiled", name);
+  targets.push([`compiled at ${name} rules <= ${limit} ns`, ns(co), `${limit} ns`, co <= limit ? "met" : "NOT MET"]);
+}
 const mibs = (group, name) => bytes(group, name) / est(group, name) * 1e9 / (1 << 20);
 for (const p of ["openai", "anthropic", "gemini", "responses"]) {
   const scan = mibs("decode_scan", p), sse = mibs("decode_sse", p), client = mibs("decode_client", p);
@@ -122,6 +138,12 @@ console.log(`Command: \`benches/run-all.sh ${seconds}\`; ${new Date().toISOStrin
 console.log(line(rows[0]));
 console.log("| " + widths.map((w) => "-".repeat(w)).join(" | ") + " |");
 for (const r of rows.slice(1)) console.log(line(r));
+const tw = [0, 1, 2, 3].map((c) => Math.max(...[["target", "ours", "limit", "status"], ...targets].map((r) => r[c].length)));
+const tline = (r) => "| " + r.map((cell, c) => cell.padEnd(tw[c])).join(" | ") + " |";
+console.log("\nTargets for the compiled evaluator (zero allocations per evaluation: agent-permission/tests/suite/compiled_alloc.rs):\n");
+console.log(tline(["target", "ours", "limit", "status"]));
+console.log("| " + tw.map((w) => "-".repeat(w)).join(" | ") + " |");
+for (const r of targets) console.log(tline(r));
 console.log("\nPermission table of the same run (benches/run-comparison.sh):\n");
 console.log(fs.readFileSync(`${work}/permission.md`, "utf8"));
 JS
