@@ -219,3 +219,10 @@ fn literal_ends_and_literal_patterns() {
     assert!(!is_literal("git *"));
     assert!(!is_literal("a?"));
 }
+
+#[test]
+fn a_compiled_pattern_keeps_its_source() {
+    let pattern = wildcard::Pattern::new("git push *");
+    assert_eq!(pattern.as_str(), "git push *");
+    assert_eq!(wildcard::Pattern::new("").as_str(), "");
+}
