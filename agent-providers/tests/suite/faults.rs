@@ -483,36 +483,42 @@ async fn stalling_server(provider: Provider, stall_after: usize) -> String {
 
 #[tokio::test]
 async fn a_provider_that_goes_silent_mid_stream_is_cut_by_the_idle_timeout_and_retried() {
+    // Silent after the headers (nothing committed: retried), or after the
+    // first event (retried unless that event was text: Gemini). A retry
+    // without a server hint waits 2 s, so the scenarios run concurrently;
+    // the task count is checked once, after all of them.
+    let mut scenarios = Vec::new();
     for provider in Provider::ALL {
-        let body = provider.tool_stream();
-        // Silent after the headers (nothing committed: retried), or after
-        // the first event (retried unless that event was text: Gemini).
-        for stall_after in [0, event_boundaries(body)[0]] {
-            let what = format!("{provider:?} silent after {stall_after} bytes");
+        for stall_after in [0, event_boundaries(provider.tool_stream())[0]] {
             let base = stalling_server(provider, stall_after).await;
-            let baseline = alive_tasks();
-            {
-                let model = provider.client_with(&base, Some(Duration::from_millis(100)));
-                let run = engine(model, provider).await;
-                let turn = tokio::time::timeout(
-                    Duration::from_secs(20),
-                    run.engine.prompt(&run.session.id, "go"),
-                )
-                .await
-                .expect("the idle timeout ends the silent stream")
-                .unwrap();
-                let history = run.engine.messages(&run.session.id).await.unwrap();
-                assert_consistent(&history, &what);
-                assert_outcome(provider, &run, &turn.stop, &turn.text(), &what);
-                if stall_after == 0 {
-                    assert!(
-                        matches!(turn.stop, StopReason::Done { .. }),
-                        "{what}: {:?}",
-                        turn.stop
-                    );
-                }
-            }
-            assert_no_leaked_task(baseline, &what).await;
+            scenarios.push((provider, stall_after, base));
         }
     }
+    let baseline = alive_tasks();
+    let runs = scenarios
+        .into_iter()
+        .map(|(provider, stall_after, base)| async move {
+            let what = format!("{provider:?} silent after {stall_after} bytes");
+            let model = provider.client_with(&base, Some(Duration::from_millis(100)));
+            let run = engine(model, provider).await;
+            let turn = tokio::time::timeout(
+                Duration::from_secs(20),
+                run.engine.prompt(&run.session.id, "go"),
+            )
+            .await
+            .expect("the idle timeout ends the silent stream")
+            .unwrap();
+            let history = run.engine.messages(&run.session.id).await.unwrap();
+            assert_consistent(&history, &what);
+            assert_outcome(provider, &run, &turn.stop, &turn.text(), &what);
+            if stall_after == 0 {
+                assert!(
+                    matches!(turn.stop, StopReason::Done { .. }),
+                    "{what}: {:?}",
+                    turn.stop
+                );
+            }
+        });
+    futures::future::join_all(runs).await;
+    assert_no_leaked_task(baseline, "silent providers").await;
 }
