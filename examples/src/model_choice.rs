@@ -74,7 +74,7 @@ pub fn choose_model(
             resolver,
         }),
         None => Ok(ModelChoice {
-            model: demo_model(Duration::from_millis(8)),
+            model: demo_model(demo_word_delay(&env)),
             name: format!(
                 "{}/{}",
                 crate::demo_model::DEMO_PROVIDER,
@@ -84,6 +84,15 @@ pub fn choose_model(
             resolver,
         }),
     }
+}
+
+/// The demo model's pause between words: 8 ms, so its answer streams like a
+/// real model's, or `AGENT_DEMO_WORD_DELAY_MS` (0 in the CLI's own tests and
+/// for recordings).
+fn demo_word_delay(env: &impl Fn(&str) -> Option<String>) -> Duration {
+    env("AGENT_DEMO_WORD_DELAY_MS")
+        .and_then(|ms| ms.trim().parse().ok())
+        .map_or(Duration::from_millis(8), Duration::from_millis)
 }
 
 #[cfg(test)]

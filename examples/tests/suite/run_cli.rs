@@ -44,6 +44,8 @@ impl Sandbox {
             .env("HOME", self.root.join("home"))
             .env("XDG_DATA_HOME", self.root.join("data"))
             .env("XDG_CONFIG_HOME", self.root.join("config"))
+            // The demo's answers stream without pauses between words.
+            .env("AGENT_DEMO_WORD_DELAY_MS", "0")
             .args(args)
             .current_dir(&self.project)
             .stdin(std::process::Stdio::null());
