@@ -41,8 +41,9 @@ impl ApprovalStore for CannotAppend {
     }
 }
 
-#[tokio::test]
-async fn an_unpersisted_approval_can_be_revoked_and_stays_revoked() {
+/// A gate over a [`CannotAppend`] store in which `bash git *` was just
+/// approved with "always" (held in memory only).
+async fn approved_but_not_persisted() -> Permissions {
     let gate = Permissions::builder()
         .store(Arc::new(CannotAppend(MemoryStore::new())), "p")
         .build()
@@ -50,6 +51,12 @@ async fn an_unpersisted_approval_can_be_revoked_and_stays_revoked() {
     let first = ask_pending(&gate, git_push("a1")).await;
     gate.reply("a1", Reply::Always).unwrap();
     within("a1", finished(first)).await.unwrap();
+    gate
+}
+
+#[tokio::test]
+async fn an_unpersisted_approval_can_be_revoked_and_stays_revoked() {
+    let gate = approved_but_not_persisted().await;
     assert_eq!(gate.approved().rules(), [git_rule()]);
 
     // Only memory held it: revoke still reports that something was removed.
@@ -146,13 +153,7 @@ fn a_revoke_during_a_store_read_is_not_undone_by_that_read() {
 
 #[tokio::test]
 async fn an_unpersisted_approval_survives_store_rereads_once() {
-    let gate = Permissions::builder()
-        .store(Arc::new(CannotAppend(MemoryStore::new())), "p")
-        .build()
-        .unwrap();
-    let first = ask_pending(&gate, git_push("a1")).await;
-    gate.reply("a1", Reply::Always).unwrap();
-    within("a1", finished(first)).await.unwrap();
+    let gate = approved_but_not_persisted().await;
 
     // An ask that needs a prompt re-reads the (empty) store: the approval
     // the store could not keep is added back, once.
