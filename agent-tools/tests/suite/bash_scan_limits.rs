@@ -13,7 +13,7 @@ fn a_line_of_exactly_the_longest_length_is_scanned() {
     let line = format!("{prefix}{}", "a".repeat(MAX_COMMAND_BYTES - prefix.len()));
     assert_eq!(line.len(), MAX_COMMAND_BYTES);
     let scanned = scan(&line).unwrap();
-    assert_eq!(scanned.patterns, [line.clone()]);
+    assert_eq!(scanned.patterns, std::slice::from_ref(&line));
     let longer = format!("{line}a");
     assert!(matches!(scan(&longer), Err(ScanError::TooLong(n)) if n == MAX_COMMAND_BYTES + 1));
 }
