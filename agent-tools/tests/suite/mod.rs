@@ -18,6 +18,7 @@ mod todo_tools;
 mod webfetch_tool;
 
 // MCP (feature `mcp`): shared helpers, then one module per area.
+mod bash_scan_survivors;
 #[cfg(feature = "mcp")]
 mod mcp_common;
 #[cfg(feature = "mcp")]
