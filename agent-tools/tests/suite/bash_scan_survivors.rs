@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use agent_core::ToolContext;
 use agent_permission::{Approver, PermissionError, PermissionRequest, Permissions, Reply};
-use agent_tools::bash_scan::{MAX_NESTING, ScanError, plan_requests, scan, shell_c_script};
+use agent_tools::bash_scan::{
+    BASH_OPAQUE, MAX_NESTING, ScanError, plan_requests, scan, shell_c_script,
+};
 use agent_tools::{EXTERNAL_DIRECTORY, ToolRequest, ask_external_directory, file_requests};
 
 /// A project path that does not exist: nothing in it is a symlink, and
@@ -156,6 +158,64 @@ fn assignments_alone_ask_nothing() {
     assert!(scan("A=1 B=2").unwrap().patterns.is_empty());
     assert!(plan("A=1 B=2", Path::new(PROJECT)).is_empty());
     assert_eq!(scan("A=$(rm -f x) B=2").unwrap().patterns, ["rm -f x"]);
+}
+
+/// A command without words and without a file redirection has no
+/// effect and asks nothing, also when tree-sitter recovers one from a
+/// broken line (`A=1 <<< x`: assignments and a here-string); the whole
+/// line is still a pattern.
+#[test]
+fn a_recovered_command_without_words_or_file_redirect_asks_nothing() {
+    for (line, part) in [
+        ("ls; A=1 <<< x", "A=1 <<< x"),
+        ("echo $(A=1 <<< x)", "A=1 <<< x"),
+        ("ls; A=1 <<< $(id)", "A=1 <<< $(id)"),
+    ] {
+        let scanned = scan(line).unwrap();
+        assert!(scanned.syntax_error, "{line:?}");
+        assert!(
+            scanned.patterns.contains(&line.to_string()),
+            "{line:?}: {:?}",
+            scanned.patterns
+        );
+        assert!(
+            !scanned.patterns.contains(&part.to_string()),
+            "{line:?}: {:?}",
+            scanned.patterns
+        );
+    }
+}
+
+/// A redirection on a statement that holds no command (assignments,
+/// `[[ ]]`, `(( ))`, a declaration, `cd`) still creates or truncates its
+/// target, but no pattern is made for it, so the line asks nothing at all
+/// and runs even under `"bash": {"*": "deny"}`: `A=1 B=2 > src/main.rs`
+/// empties a project file unasked.
+#[test]
+#[ignore = "bug: a redirected statement without a command asks nothing (see docs/mutation-testing.md)"]
+fn a_redirect_on_a_statement_without_a_command_is_asked_for() {
+    for line in [
+        "A=1 B=2 > victim",
+        "A=1 B=2 2> victim",
+        "cd . > victim",
+        "cd > victim",
+        "export A=1 > victim",
+        "declare A > victim",
+        "readonly A=1 > victim",
+        "unset X > victim",
+        "[[ -n x ]] > victim",
+        "[ -n x ] > victim",
+        "(( 1 )) > victim",
+        "{ A=1; } > victim",
+    ] {
+        let requests = plan(line, Path::new(PROJECT));
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.permission == "bash" || r.permission == BASH_OPAQUE),
+            "{line:?} asks no bash permission: {requests:?}"
+        );
+    }
 }
 
 /// A first word that is empty after quote removal (`""`, `''`,
