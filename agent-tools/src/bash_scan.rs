@@ -19,7 +19,10 @@
 //!   backticks nested in backticks.
 //!
 //! What cannot be seen through — a syntax error, a program or script only
-//! known at run time (`$X -f`, `eval "$S"`, `curl … | sh`) — is listed in
+//! known at run time (`$X -f`, `eval "$S"`, `curl … | sh`), text bash
+//! evaluates as arithmetic or as a variable name at run time
+//! (`X='a[$(rm x)]'; (( X ))`, see the `shell_eval` module), a command
+//! `xargs` or `find -exec` completes into one of those — is listed in
 //! [`BashScan::opaque`]; the bash tool then also asks
 //! [`BASH_OPAQUE`] for the whole line, a permission no `bash` rule
 //! allows. On a syntax error every command that can be recovered is a
@@ -44,6 +47,7 @@ use crate::external::{EXTERNAL_DIRECTORY, external_request, is_inside};
 use crate::paths;
 use crate::request::ToolRequest;
 use crate::shell_command::{self, Analysis, base_name, join};
+use crate::shell_eval::{EvalFacts, EvalWalk};
 use crate::shell_word::{self, Token, Word, for_tree_sitter, join_continuations};
 
 pub use crate::shell_command::{CD_COMMANDS, FILE_COMMANDS, SHELLS, WRAPPERS};
@@ -174,8 +178,12 @@ pub fn scan(command: &str) -> Result<BashScan, ScanError> {
         out: BashScan::default(),
         seen_patterns: HashSet::new(),
         budget: MAX_PATTERN_BYTES,
+        eval: EvalFacts::default(),
     };
     scanner.script(command, 0)?;
+    for reason in scanner.eval.reasons() {
+        scanner.opaque(reason);
+    }
     Ok(scanner.out)
 }
 
@@ -240,6 +248,9 @@ struct Scanner {
     out: BashScan,
     seen_patterns: HashSet<String>,
     budget: usize,
+    /// Where the line evaluates run-time text as code (arithmetic,
+    /// variable names): judged once the whole line is scanned.
+    eval: EvalFacts,
 }
 
 fn push_unique(list: &mut Vec<String>, item: String) {
@@ -315,8 +326,10 @@ impl Scanner {
         let mut cursor = root.walk();
         // The nesting depth of the current node's parent, per tree level.
         let mut nesting: Vec<usize> = vec![depth];
+        let mut eval_walk = EvalWalk::default();
         'walk: loop {
             let node = cursor.node();
+            self.eval.visit(node, &source, &mut eval_walk);
             let parent_depth = nesting.last().copied().unwrap_or(depth);
             let here = parent_depth + usize::from(NESTING_KINDS.contains(&node.kind()));
             if here > MAX_NESTING {
@@ -410,6 +423,7 @@ impl Scanner {
         depth: usize,
     ) -> Result<(), ScanError> {
         for command in &analysis.commands {
+            self.eval.command(command);
             let Some(first) = command.first() else {
                 continue;
             };

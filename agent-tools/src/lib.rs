@@ -90,6 +90,7 @@ mod replace;
 mod request;
 mod sandbox;
 mod shell_command;
+mod shell_eval;
 mod shell_word;
 mod todo;
 mod walk;

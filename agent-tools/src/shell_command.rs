@@ -60,6 +60,10 @@ pub const FILE_COMMANDS: &[&str] = &[
 /// not seen through.
 const MAX_WRAPPER_DEPTH: usize = 32;
 
+/// How many `xargs` / `find -exec` deep the command they complete with
+/// their input is followed (each level analyses its command three times).
+const MAX_INPUT_DEPTH: usize = 3;
+
 /// What a simple command runs.
 #[derive(Debug, Default)]
 pub struct Analysis {
@@ -77,6 +81,8 @@ pub struct Analysis {
     /// its standard input (a heredoc or here-string the caller can parse,
     /// or something else that cannot be seen).
     pub reads_stdin: bool,
+    /// How many `xargs` / `find -exec` inputs this analysis is inside.
+    input_depth: usize,
 }
 
 /// The program name without its directory.
@@ -235,6 +241,8 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
                 // xargs without a command runs echo.
                 None
             } else {
+                let replace = xargs_replace(&args[..i]);
+                filled_by_input(&args[i..], replace.as_deref(), "xargs", depth, out);
                 Some(i)
             }
         }
@@ -268,6 +276,7 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
                         end += 1;
                     }
                     analyze_into(&args[start..end], depth + 1, out);
+                    filled_by_input(&args[start..end], Some("{}"), "find", depth, out);
                     k = end;
                 }
                 k += 1;
@@ -407,6 +416,86 @@ fn skip_options(args: &[Word], with_value: &str, long_with_value: &[&str]) -> us
         i += step;
     }
     i.min(args.len())
+}
+
+/// The replace string of `xargs` options (`-I STR`, `-iSTR`, `-i`,
+/// `--replace[=STR]`; `-i` and `--replace` alone mean `{}`), if any.
+fn xargs_replace(options: &[Word]) -> Option<String> {
+    let mut replace = None;
+    for (k, word) in options.iter().enumerate() {
+        let text = word.text.as_str();
+        if text == "-I" {
+            replace = options.get(k + 1).map(|value| value.text.clone());
+        } else if text == "-i" || text == "--replace" {
+            replace = Some("{}".to_string());
+        } else if let Some(value) = text
+            .strip_prefix("--replace=")
+            .or_else(|| text.strip_prefix("-I"))
+            .or_else(|| text.strip_prefix("-i"))
+        {
+            replace = Some(value.to_string());
+        }
+    }
+    replace.filter(|value| !value.is_empty())
+}
+
+/// `xargs` and `find -exec` complete `words` at run time: with their input
+/// put in place of `replace`, or (no `replace`) appended. What the
+/// completed command cannot be seen through, and the command as written
+/// can, is opaque: `xargs env` runs a program named by its input,
+/// `xargs -I{} sh -c 'echo {}'` and `find -exec bash -c 'echo {}' \;` run
+/// scripts holding input (file names are text too).
+fn filled_by_input(
+    words: &[Word],
+    replace: Option<&str>,
+    runner: &str,
+    depth: usize,
+    out: &mut Analysis,
+) {
+    if words.is_empty() {
+        return;
+    }
+    if out.input_depth >= MAX_INPUT_DEPTH {
+        out.opaque.push(format!(
+            "more than {MAX_INPUT_DEPTH} nested `xargs` or `find -exec` commands"
+        ));
+        return;
+    }
+    let filled: Vec<Word> = match replace {
+        Some(replace) => words
+            .iter()
+            .map(|word| Word {
+                dynamic: word.dynamic || word.text.contains(replace),
+                ..word.clone()
+            })
+            .collect(),
+        None => words
+            .iter()
+            .cloned()
+            .chain(std::iter::once(Word {
+                text: format!("<{runner} input>"),
+                dynamic: true,
+                glob: None,
+            }))
+            .collect(),
+    };
+    let analyse = |words: &[Word]| {
+        let mut analysis = Analysis {
+            input_depth: out.input_depth + 1,
+            ..Analysis::default()
+        };
+        analyze_into(words, depth + 1, &mut analysis);
+        analysis.opaque
+    };
+    let written = analyse(words);
+    for reason in analyse(&filled) {
+        if !written.contains(&reason) {
+            out.opaque.push(format!(
+                "`{runner}` completes `{}` with its input, and then: {reason}",
+                join(words)
+            ));
+        }
+    }
 }
 
 /// The index of the first word at or after `i` that is not `NAME=value`.

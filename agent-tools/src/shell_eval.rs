@@ -1,0 +1,837 @@
+//! Where bash evaluates text it only gets at run time as code.
+//!
+//! Arithmetic evaluation expands array subscripts again, and it takes the
+//! value of a variable as an expression of its own. So a variable holding
+//! `a[$(rm -rf ~)]` runs `rm -rf ~` wherever bash evaluates that variable
+//! as a number:
+//!
+//! ```sh
+//! X='a[$(rm -rf ~)]'; (( X ))
+//! ```
+//!
+//! The command line shows no command substitution (the text is in single
+//! quotes), and `(( X ))` is not a command, so without this module the
+//! line asked for nothing. The same happens in every place bash evaluates
+//! a value as arithmetic or as a variable name:
+//!
+//! - arithmetic: `(( … ))`, `$(( … ))`, `$[ … ]`, `for (( … ))`, `let`,
+//!   the integer tests (`-eq`, `-ne`, `-lt`, `-le`, `-gt`, `-ge`) of `[[`,
+//!   `[` and `test`, array subscripts, `${s:offset:length}`, `printf`'s
+//!   integer conversions, and assignments to `declare -i` variables;
+//! - names given as text: `read`, `mapfile`/`readarray`, `printf -v`,
+//!   `getopts`, `[[ -v … ]]`/`test -v`, `declare "…"`, namerefs
+//!   (`declare -n`), indirect expansion `${!name}` and prompt expansion
+//!   `${name@P}`.
+//!
+//! [`EvalFacts`] collects those contexts while the scanner walks the line,
+//! and the names the line assigns text to; [`EvalFacts::reasons`] then says
+//! which contexts can run code the scan cannot see: a context holding a
+//! command substitution, escapes or `$'…'`, or referring to a variable the
+//! line assigns anything but an integer (by `=`, `read`, a `for` list …), a
+//! positional parameter, or one of bash's variables holding run-time text
+//! (`$_`, `REPLY`, `BASH_REMATCH` …). Variables the line never assigns come
+//! from the host's environment and are trusted, unless the line `source`s a
+//! file (which may assign anything).
+
+use std::collections::HashSet;
+
+use tree_sitter::Node;
+
+use crate::shell_command::base_name;
+use crate::shell_word::{Word, words_of};
+
+/// The integer comparison operators of `test`, `[` and `[[`.
+const INTEGER_TESTS: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+
+/// bash's own variables whose value is text from the run (a command's last
+/// argument, input read, a regex match, a directory name …).
+const RUNTIME_VARIABLES: &[&str] = &[
+    "_",
+    "REPLY",
+    "MAPFILE",
+    "BASH_REMATCH",
+    "OPTARG",
+    "PWD",
+    "OLDPWD",
+    "DIRSTACK",
+    "BASH_ARGV",
+    "BASH_ARGV0",
+    "BASH_COMMAND",
+    "BASH_EXECUTION_STRING",
+    "BASH_SOURCE",
+    "FUNCNAME",
+    "COPROC",
+    "READLINE_LINE",
+    "COMP_LINE",
+    "COMP_WORDS",
+    "COMPREPLY",
+];
+
+/// bash's variables whose assignments are evaluated as arithmetic.
+const INTEGER_VARIABLES: &[&str] = &[
+    "RANDOM", "SRANDOM", "OPTIND", "SECONDS", "LINENO", "HISTCMD",
+];
+
+/// Text that makes a context opaque on its own: a command or process
+/// substitution, a backslash escape (`\$\(` becomes `$(` once the
+/// context's text is expanded), or a `$'…'` / `$"…"` string.
+const CODE_MARKERS: &[&str] = &["$(", "`", "\\", "$'", "$\"", "<(", ">("];
+
+/// Longest excerpt of a context quoted in a reason.
+const EXCERPT_CHARS: usize = 60;
+
+/// A place where bash evaluates text as arithmetic or as a variable name.
+#[derive(Debug)]
+struct Context {
+    /// The start of the context's text, for the reason.
+    excerpt: String,
+    /// Whether the text holds one of [`CODE_MARKERS`].
+    code: bool,
+    /// The variables it refers to.
+    references: Vec<Reference>,
+}
+
+/// A variable an evaluation context refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reference {
+    /// A named variable (`X`, `$X`, `${X}`).
+    Name(String),
+    /// A positional parameter (`$1`, `$@`, `$0` …): the arguments of a
+    /// function or script, text from the command line.
+    Positional(String),
+}
+
+/// What the scanner learns about run-time evaluation while it walks a
+/// command line (and the scripts inside it).
+#[derive(Debug, Default)]
+pub(crate) struct EvalFacts {
+    contexts: Vec<Context>,
+    /// Names assigned text by `NAME=value` (a value that is not an
+    /// integer or an arithmetic expansion).
+    assigned_text: HashSet<String>,
+    /// Names assigned run-time text otherwise (`read`, `for`, `${x:=…}`,
+    /// `env X=…`, namerefs …).
+    tainted: HashSet<String>,
+    /// Names declared with the integer attribute: bash evaluates their
+    /// assignments, so they hold integers.
+    integers: HashSet<String>,
+    /// Namerefs declared without a target: their first assignment names
+    /// the variable they refer to.
+    namerefs: HashSet<String>,
+    /// Every assignment seen: name and value text.
+    assignments: Vec<(String, String)>,
+    /// Whether the line sources a file, which may assign any variable.
+    sources: bool,
+}
+
+/// Per-script walk state: the end of the last context recorded, so the
+/// contexts nested in it (already covered by its text) are not recorded
+/// again.
+#[derive(Debug, Default)]
+pub(crate) struct EvalWalk {
+    covered_until: usize,
+    /// The index of that context in [`EvalFacts::contexts`].
+    covering: Option<usize>,
+}
+
+impl EvalFacts {
+    /// Looks at one node of a parsed script (`source` is the text it was
+    /// parsed from); the scanner calls it for every node, in document
+    /// order.
+    pub(crate) fn visit(&mut self, node: Node<'_>, source: &str, walk: &mut EvalWalk) {
+        let text = node_text(node, source);
+        if node.start_byte() < walk.covered_until
+            && matches!(node.kind(), "command_substitution" | "process_substitution")
+            && let Some(context) = walk.covering.and_then(|at| self.contexts.get_mut(at))
+        {
+            // A command's output evaluated as arithmetic.
+            context.code = true;
+        }
+        match node.kind() {
+            "arithmetic_expansion" => self.context_node(node, text, walk),
+            "c_style_for_statement" => {
+                // The `(( … ))` header, not the body.
+                let end = node
+                    .child_by_field_name("body")
+                    .map_or(node.end_byte(), |body| body.start_byte());
+                let header = source.get(node.start_byte()..end).unwrap_or_default();
+                self.context_range(node.start_byte(), end, header, walk);
+            }
+            "compound_statement" if first_child_kind(node) == Some("((") => {
+                self.context_node(node, text, walk);
+            }
+            "subscript" => {
+                if let Some(index) = node.child_by_field_name("index") {
+                    self.context_node(index, node_text(index, source), walk);
+                }
+            }
+            "expansion" => self.expansion(node, text, walk),
+            "variable_assignment" => self.assignment(node, source, walk),
+            "for_statement" => self.for_statement(node, source, text),
+            "declaration_command" => self.declaration(&node_words(node, source)),
+            "unset_command" => {
+                let words = node_words(node, source);
+                self.unset(words.get(1..).unwrap_or_default());
+            }
+            // tree-sitter reads some `$(( … ))` (in heredocs) as a command
+            // substitution of a subshell; bash evaluates them first.
+            "command_substitution" if text.starts_with("$((") => {
+                self.context_node(node, text, walk);
+            }
+            "heredoc_redirect" => self.heredoc(node, source),
+            "binary_expression"
+                if test_operator(node, source).is_some_and(|op| INTEGER_TESTS.contains(&op))
+                    && in_double_brackets(node, source) =>
+            {
+                for field in ["left", "right"] {
+                    if let Some(operand) = node.child_by_field_name(field) {
+                        self.context_node(operand, node_text(operand, source), walk);
+                    }
+                }
+            }
+            "unary_expression" if test_operator(node, source) == Some("-v") => {
+                let mut cursor = node.walk();
+                let operands: Vec<Node<'_>> = node
+                    .named_children(&mut cursor)
+                    .filter(|child| child.kind() != "test_operator")
+                    .collect();
+                for operand in operands {
+                    for word in words_of(node_text(operand, source)) {
+                        self.name_argument(&word);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Looks at one simple command as bash runs it (wrappers already
+    /// removed): the builtins that evaluate their arguments or take
+    /// variable names, and `NAME=value` arguments (`env X=… bash -c …`).
+    pub(crate) fn command(&mut self, words: &[Word]) {
+        let Some(first) = words.first() else {
+            return;
+        };
+        let args = &words[1..];
+        for word in args {
+            if let Some((name, value)) = assignment_parts(&word.text)
+                && !is_integer(value)
+            {
+                self.tainted.insert(name.to_string());
+            }
+        }
+        match base_name(&first.text) {
+            "let" => {
+                for word in args {
+                    self.context_text(&word.text);
+                }
+            }
+            "test" | "[" => self.test_words(args),
+            "printf" => self.printf(args),
+            "unset" => self.unset(args),
+            "read" => self.read(args),
+            "mapfile" | "readarray" => self.mapfile(args),
+            "getopts" => {
+                if let Some(name) = args.get(1) {
+                    self.name_argument(name);
+                }
+            }
+            "source" | "." => self.sources = true,
+            "declare" | "typeset" | "local" | "export" | "readonly" => self.declaration(words),
+            _ => {}
+        }
+    }
+
+    /// Why the line can run code through run-time evaluation, one reason
+    /// per context (empty when it cannot).
+    pub(crate) fn reasons(&self) -> Vec<String> {
+        let integer_assignments = self
+            .assignments
+            .iter()
+            .filter(|(name, _)| self.is_integer_variable(name) || self.namerefs.contains(name))
+            .map(|(_, value)| context_of(value));
+        let mut reasons = Vec::new();
+        for context in self
+            .contexts
+            .iter()
+            .chain(integer_assignments.collect::<Vec<_>>().iter())
+        {
+            if context.code {
+                reasons.push(format!(
+                    "bash evaluates `{}` as arithmetic or as a variable name, and it holds a substitution or escape",
+                    context.excerpt
+                ));
+                continue;
+            }
+            let unsafe_reference =
+                context
+                    .references
+                    .iter()
+                    .find_map(|reference| match reference {
+                        Reference::Positional(name) => Some(name.clone()),
+                        Reference::Name(name) if self.is_tainted(name) => Some(name.clone()),
+                        Reference::Name(_) => None,
+                    });
+            if let Some(name) = unsafe_reference {
+                reasons.push(format!(
+                    "bash evaluates `{}` as arithmetic or as a variable name, and `{name}` holds text only known at run time",
+                    context.excerpt
+                ));
+            }
+        }
+        let mut assigned_at_run_time: Vec<&String> = self
+            .tainted
+            .iter()
+            .filter(|name| self.is_integer_variable(name) || self.namerefs.contains(*name))
+            .collect();
+        assigned_at_run_time.sort();
+        for name in assigned_at_run_time {
+            reasons.push(format!(
+                "bash evaluates what is assigned to `{name}` (an integer variable or a nameref), and the line assigns it text only known at run time"
+            ));
+        }
+        reasons
+    }
+
+    fn is_integer_variable(&self, name: &str) -> bool {
+        self.integers.contains(name) || INTEGER_VARIABLES.contains(&name)
+    }
+
+    fn is_tainted(&self, name: &str) -> bool {
+        self.sources
+            || self.tainted.contains(name)
+            || RUNTIME_VARIABLES.contains(&name)
+            // An integer variable's assignments are checked as contexts.
+            || (self.assigned_text.contains(name) && !self.is_integer_variable(name))
+    }
+
+    /// Records a context from a node, unless an earlier context of the
+    /// same script already covers it.
+    fn context_node(&mut self, node: Node<'_>, text: &str, walk: &mut EvalWalk) {
+        self.context_range(node.start_byte(), node.end_byte(), text, walk);
+    }
+
+    fn context_range(&mut self, start: usize, end: usize, text: &str, walk: &mut EvalWalk) {
+        if start < walk.covered_until {
+            return;
+        }
+        walk.covered_until = end;
+        walk.covering = Some(self.contexts.len());
+        self.context_text(text);
+    }
+
+    fn context_text(&mut self, text: &str) {
+        self.contexts.push(context_of(text));
+    }
+
+    /// `${…}`: indirect (`${!name}`), prompt (`${name@P}`), offset and
+    /// length (`${s:1:n}`) and default assignment (`${x:=text}`).
+    fn expansion(&mut self, node: Node<'_>, text: &str, walk: &mut EvalWalk) {
+        let Some(body) = text.strip_prefix("${") else {
+            return;
+        };
+        let body = body.strip_suffix('}').unwrap_or(body);
+        let (indirect, rest) = match body.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (false, body.strip_prefix('#').unwrap_or(body)),
+        };
+        let name_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let (name, mut after) = rest.split_at(name_len);
+        if name.is_empty() {
+            return;
+        }
+        let mut listing = false;
+        if after.starts_with('[') {
+            let close = after.find(']').map_or(after.len(), |at| at + 1);
+            listing = matches!(&after[..close], "[@]" | "[*]");
+            after = &after[close..];
+        }
+        // `${!prefix*}`, `${!prefix@}` and `${!array[@]}` list names or
+        // keys; every other `${!name…}` reads the variable `name` names.
+        let names_listing = indirect && (listing || after == "*" || after == "@");
+        if (indirect && !names_listing) || after == "@P" {
+            self.context_node(node, &format!("${name}"), walk);
+        } else if let Some(offset) = after.strip_prefix(':')
+            && !offset.starts_with(['-', '=', '?', '+'])
+        {
+            self.context_node(node, offset, walk);
+        }
+        for operator in [":=", "="] {
+            if let Some(value) = after.strip_prefix(operator) {
+                if !is_integer(value) {
+                    self.tainted.insert(name.to_string());
+                }
+                break;
+            }
+        }
+    }
+
+    fn assignment(&mut self, node: Node<'_>, source: &str, walk: &mut EvalWalk) {
+        let Some(name_node) = node.child_by_field_name("name") else {
+            return;
+        };
+        let name_node = match name_node.kind() {
+            "subscript" => name_node.child_by_field_name("name").unwrap_or(name_node),
+            _ => name_node,
+        };
+        let name = node_text(name_node, source).to_string();
+        let value = node.child_by_field_name("value");
+        let value_text = value.map_or("", |value| node_text(value, source));
+        let integer = match value {
+            None => true,
+            Some(value) => value.kind() == "arithmetic_expansion" || is_integer(value_text),
+        };
+        if let Some(value) = value
+            && value.kind() == "array"
+        {
+            let mut cursor = value.walk();
+            let keyed: Vec<Node<'_>> = value
+                .named_children(&mut cursor)
+                .filter(|element| node_text(*element, source).starts_with('['))
+                .collect();
+            for element in keyed {
+                self.context_node(element, node_text(element, source), walk);
+            }
+        }
+        if !integer {
+            self.assigned_text.insert(name.clone());
+        }
+        self.assignments.push((name, value_text.to_string()));
+    }
+
+    /// `for x in …` / `select x in …`: the variable holds the list's
+    /// words, which are only known when they hold an expansion or a glob
+    /// (file names are text too); `for x; do` walks the positional
+    /// parameters, `select` reads input.
+    fn for_statement(&mut self, node: Node<'_>, source: &str, text: &str) {
+        let Some(variable) = node.child_by_field_name("variable") else {
+            return;
+        };
+        let mut cursor = node.walk();
+        let values: Vec<&str> = node
+            .children_by_field_name("value", &mut cursor)
+            .map(|value| node_text(value, source))
+            .collect();
+        let runtime = text.trim_start().starts_with("select")
+            || values.is_empty()
+            || values
+                .iter()
+                .any(|value| value.contains(['$', '`', '*', '?', '[', '\\', '~']));
+        if runtime {
+            self.tainted.insert(node_text(variable, source).to_string());
+        }
+    }
+
+    /// `declare`, `typeset`, `local`, `export`, `readonly` (the keyword
+    /// first): `-i` makes later assignments arithmetic, `-n` makes a
+    /// nameref (its uses read the variable its value names), and any
+    /// argument that is not a plain `NAME` or `NAME=value` is a name only
+    /// known at run time.
+    fn declaration(&mut self, words: &[Word]) {
+        let Some(keyword) = words.first() else {
+            return;
+        };
+        let namerefs_possible = matches!(keyword.text.as_str(), "declare" | "typeset" | "local");
+        let mut integer = false;
+        let mut nameref = false;
+        for word in &words[1..] {
+            if !word.dynamic
+                && let Some(flags) = word.text.strip_prefix('-')
+                && !flags.contains('=')
+            {
+                integer |= flags.contains('i');
+                nameref |= namerefs_possible && flags.contains('n');
+                continue;
+            }
+            // A literal name (with or without `=value`), else a name only
+            // known at run time or with a subscript: evaluated.
+            let (target, value) = match assignment_parts(&word.text) {
+                Some((name, value)) => (name, Some(value)),
+                None => (word.text.as_str(), None),
+            };
+            let subscript = word
+                .text
+                .split('=')
+                .next()
+                .is_some_and(|left| left.contains('['));
+            if !is_name(target) || subscript || (value.is_none() && word.dynamic) {
+                self.name_argument(word);
+                continue;
+            }
+            if let Some(value) = value
+                && !is_integer(value)
+            {
+                self.assigned_text.insert(target.to_string());
+            }
+            if let Some(value) = value {
+                self.assignments
+                    .push((target.to_string(), value.to_string()));
+            }
+            if integer {
+                self.integers.insert(target.to_string());
+            }
+            if nameref {
+                // Every use of a nameref reads the variable it names.
+                self.tainted.insert(target.to_string());
+                match value {
+                    Some(value) if is_name(value) => {}
+                    Some(value) => self.context_text(value),
+                    None => {
+                        self.namerefs.insert(target.to_string());
+                    }
+                }
+            }
+        }
+    }
+
+    /// `unset NAME…`: a name with a subscript, or only known at run time,
+    /// is evaluated.
+    fn unset(&mut self, args: &[Word]) {
+        for word in args {
+            if !word.text.starts_with('-') && (word.dynamic || !is_name(&word.text)) {
+                self.context_text(&word.text);
+            }
+        }
+    }
+
+    /// A heredoc with an unquoted delimiter expands its body: each
+    /// `$(( … ))` and `$[ … ]` in it is arithmetic. (tree-sitter parses
+    /// its `${…}` and `$(…)` but not always its arithmetic.)
+    fn heredoc(&mut self, node: Node<'_>, source: &str) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let quoted = children
+            .iter()
+            .filter(|child| child.kind() == "heredoc_start")
+            .any(|start| node_text(*start, source).contains(['\'', '"', '\\']));
+        if quoted {
+            return;
+        }
+        for body in children
+            .iter()
+            .filter(|child| child.kind() == "heredoc_body")
+        {
+            for segment in arithmetic_segments(node_text(*body, source)) {
+                self.context_text(segment);
+            }
+        }
+    }
+
+    /// `test` / `[` as words: the operand of `-v` is a variable name.
+    /// (Their integer comparisons take numbers only; `[[`'s evaluate.)
+    fn test_words(&mut self, args: &[Word]) {
+        for pair in args.windows(2) {
+            if pair[0].text == "-v" {
+                self.name_argument(&pair[1]);
+            }
+        }
+    }
+
+    /// `printf -v NAME …`: the name is assigned.
+    fn printf(&mut self, args: &[Word]) {
+        for pair in args.windows(2) {
+            match pair[0].text.as_str() {
+                "-v" => self.name_argument(&pair[1]),
+                "--" => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// `read [-options] [NAME…]`: the names (and `-a ARRAY`) are assigned
+    /// input.
+    fn read(&mut self, args: &[Word]) {
+        let mut words = args.iter();
+        while let Some(word) = words.next() {
+            let Some(flags) = word.text.strip_prefix('-').filter(|f| !f.is_empty()) else {
+                self.name_argument(word);
+                continue;
+            };
+            if flags == "-" {
+                for name in words.by_ref() {
+                    self.name_argument(name);
+                }
+                break;
+            }
+            // The first flag that takes an argument ends the cluster: its
+            // argument is the cluster's rest or the next word.
+            if let Some(at) = flags.find(|c: char| "adinNptu".contains(c)) {
+                let argument_is_name = flags[at..].starts_with('a');
+                let attached = &flags[at + 1..];
+                let argument = if attached.is_empty() {
+                    words.next().cloned()
+                } else {
+                    Some(Word {
+                        text: attached.to_string(),
+                        ..word.clone()
+                    })
+                };
+                if argument_is_name && let Some(name) = argument {
+                    self.name_argument(&name);
+                }
+            }
+        }
+    }
+
+    /// `mapfile [-options] [ARRAY]`: the array is assigned input.
+    fn mapfile(&mut self, args: &[Word]) {
+        let mut words = args.iter();
+        while let Some(word) = words.next() {
+            match word.text.strip_prefix('-').filter(|f| !f.is_empty()) {
+                Some(flags) => {
+                    if flags.ends_with(|c: char| "dnOsuCc".contains(c)) {
+                        words.next();
+                    }
+                }
+                None => {
+                    self.name_argument(word);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A word a builtin takes as a variable name and assigns: a plain name
+    /// is tainted; a subscript (`a[$i]`) or a name only known at run time
+    /// (`"$n"`) is evaluated.
+    fn name_argument(&mut self, word: &Word) {
+        if !word.dynamic && is_name(&word.text) {
+            self.tainted.insert(word.text.clone());
+            return;
+        }
+        if !word.dynamic
+            && let Some((name, _)) = word.text.split_once('[')
+        {
+            self.tainted.insert(name.to_string());
+        }
+        self.context_text(&word.text);
+    }
+}
+
+fn node_text<'a>(node: Node<'_>, source: &'a str) -> &'a str {
+    source.get(node.byte_range()).unwrap_or_default()
+}
+
+fn first_child_kind(node: Node<'_>) -> Option<&'static str> {
+    node.child(0).map(|child| child.kind())
+}
+
+/// The `test_operator` of a test expression, if it has one.
+fn test_operator<'a>(node: Node<'_>, source: &'a str) -> Option<&'a str> {
+    let mut cursor = node.walk();
+    let operator = node
+        .children(&mut cursor)
+        .find(|child| child.kind() == "test_operator")?;
+    Some(node_text(operator, source))
+}
+
+fn context_of(text: &str) -> Context {
+    let inner = arithmetic_body(text.trim());
+    Context {
+        excerpt: excerpt(text),
+        code: CODE_MARKERS.iter().any(|marker| inner.contains(marker)),
+        references: references(inner),
+    }
+}
+
+/// The expression of `$(( … ))`, `$[ … ]` or `(( … ))`; other text as it
+/// is. (Its own `$((` is not a command substitution; one nested inside
+/// still counts as one, since bash may read `$((…) )` as a command.)
+fn arithmetic_body(text: &str) -> &str {
+    text.strip_prefix("$((")
+        .or_else(|| text.strip_prefix("(("))
+        .and_then(|body| body.strip_suffix("))"))
+        .or_else(|| {
+            text.strip_prefix("$[")
+                .and_then(|body| body.strip_suffix(']'))
+        })
+        .unwrap_or(text)
+}
+
+fn excerpt(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// The variables `text` refers to as an arithmetic expression or a name:
+/// bare names, `$name`, `${name…}` and positional parameters.
+fn references(text: &str) -> Vec<Reference> {
+    let bytes = text.as_bytes();
+    let mut found: Vec<Reference> = Vec::new();
+    let mut push = |reference: Reference| {
+        if !found.contains(&reference) {
+            found.push(reference);
+        }
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if byte == b'$' {
+            let mut start = at + 1;
+            if bytes.get(start) == Some(&b'{') {
+                start += 1;
+                if matches!(bytes.get(start), Some(b'!' | b'#')) {
+                    start += 1;
+                }
+            }
+            match bytes.get(start) {
+                Some(b'0'..=b'9' | b'@' | b'*') => {
+                    push(Reference::Positional(text[at..=start].to_string()));
+                    at = start + 1;
+                }
+                Some(c) if is_name_start(*c) => {
+                    let end = name_end(bytes, start);
+                    push(Reference::Name(text[start..end].to_string()));
+                    at = end;
+                }
+                _ => at = start,
+            }
+            continue;
+        }
+        let follows_word = at > 0
+            && (bytes[at - 1].is_ascii_alphanumeric() || matches!(bytes[at - 1], b'_' | b'#'));
+        if is_name_start(byte) && !follows_word {
+            let end = name_end(bytes, at);
+            push(Reference::Name(text[at..end].to_string()));
+            at = end;
+            continue;
+        }
+        at += 1;
+    }
+    found
+}
+
+fn is_name_start(byte: u8) -> bool {
+    byte.is_ascii_alphabetic() || byte == b'_'
+}
+
+fn name_end(bytes: &[u8], start: usize) -> usize {
+    let mut end = start;
+    while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
+        end += 1;
+    }
+    end
+}
+
+/// Whether `text` is a variable name.
+fn is_name(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.first().is_some_and(|first| is_name_start(*first)) && name_end(bytes, 0) == bytes.len()
+}
+
+/// Whether `text` is a decimal integer (a value arithmetic evaluates to
+/// itself).
+fn is_integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `NAME=value`, `NAME+=value` or `NAME[…]=value`: the name and the value.
+fn assignment_parts(text: &str) -> Option<(&str, &str)> {
+    let (left, value) = text.split_once('=')?;
+    let left = left.strip_suffix('+').unwrap_or(left);
+    let name = left.split_once('[').map_or(left, |(name, _)| name);
+    is_name(name).then_some((name, value))
+}
+
+/// The words of a node's children (a declaration or `unset`).
+fn node_words(node: Node<'_>, source: &str) -> Vec<Word> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor)
+        .filter(|child| child.kind() != "comment")
+        .flat_map(|child| words_of(node_text(child, source)))
+        .collect()
+}
+
+/// The `$(( … ))` and `$[ … ]` expansions in `text`, outermost only,
+/// found by counting brackets (an unclosed one runs to the end).
+fn arithmetic_segments(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut segments = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        let (open, close) = if rest.starts_with(b"$((") {
+            (b'(', b')')
+        } else if rest.starts_with(b"$[") {
+            (b'[', b']')
+        } else {
+            at += 1;
+            continue;
+        };
+        let mut depth = 0usize;
+        let mut end = bytes.len();
+        for (offset, byte) in rest.iter().enumerate().skip(1) {
+            if *byte == open {
+                depth += 1;
+            } else if *byte == close {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    end = at + offset + 1;
+                    break;
+                }
+            }
+        }
+        segments.push(&text[at..end]);
+        at = end;
+    }
+    segments
+}
+
+/// Whether `node` (a test expression) is inside `[[ … ]]`.
+fn in_double_brackets(node: Node<'_>, source: &str) -> bool {
+    let mut current = node.parent();
+    while let Some(parent) = current {
+        if parent.kind() == "test_command" {
+            return node_text(parent, source).starts_with("[[");
+        }
+        current = parent.parent();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_names_expansions_and_positionals() {
+        let names = |text| references(text);
+        assert_eq!(
+            names("i < n + ${m} + $k + 0x1F + 16#ff + $1 + ${@}"),
+            [
+                Reference::Name("i".into()),
+                Reference::Name("n".into()),
+                Reference::Name("m".into()),
+                Reference::Name("k".into()),
+                Reference::Positional("$1".into()),
+                Reference::Positional("${@".into()),
+            ]
+        );
+        assert_eq!(names("$? + $# + $$"), []);
+    }
+
+    #[test]
+    fn arithmetic_segments_of_a_heredoc() {
+        assert_eq!(
+            arithmetic_segments("a $(( x + (y) )) b $[z] $((unclosed"),
+            ["$(( x + (y) ))", "$[z]", "$((unclosed"]
+        );
+        assert!(arithmetic_segments("$(echo) ${x} $ (( 1 ))").is_empty());
+    }
+
+    #[test]
+    fn assignment_words() {
+        assert_eq!(assignment_parts("X=1"), Some(("X", "1")));
+        assert_eq!(assignment_parts("X+=a"), Some(("X", "a")));
+        assert_eq!(assignment_parts("a[i]=b=c"), Some(("a", "b=c")));
+        assert_eq!(assignment_parts("1X=1"), None);
+        assert_eq!(assignment_parts("--opt=1"), None);
+        assert!(is_integer("-12") && !is_integer("-") && !is_integer("1e3"));
+    }
+}

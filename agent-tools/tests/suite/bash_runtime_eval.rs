@@ -1,0 +1,116 @@
+//! bash evaluates text it gets at run time as code in arithmetic and in
+//! variable names (`X='a[$(rm -f x)]'; (( X ))`), and `xargs` / `find
+//! -exec` complete commands with their input. The bypass corpus's
+//! "run-time evaluation" cases are each run by the real bash here, to show
+//! the attack deletes `x` when nothing stops it; the corpus test then shows
+//! the scan asks `bash_opaque` for each, and `bypass_effects` that a
+//! rejected ask leaves `x` in place. The corpus's controls of the same
+//! family stay clear of `bash_opaque`.
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use agent_tools::bash_scan::scan;
+use serde_json::Value;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bypass-corpus.json");
+
+fn cases(prefix: &str) -> Vec<(String, String)> {
+    let corpus: Value = serde_json::from_str(&std::fs::read_to_string(CORPUS).unwrap()).unwrap();
+    corpus["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|case| case["name"].as_str().unwrap().starts_with(prefix))
+        .map(|case| {
+            (
+                case["name"].as_str().unwrap().to_string(),
+                case["args"]["command"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A scratch folder holding the victim file `x`.
+fn scratch(n: usize) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "agent-tools-runtime-eval-{}-{n}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("x"), "victim\n").unwrap();
+    std::fs::write(dir.join("README.md"), "readme\n").unwrap();
+    dir
+}
+
+fn run_bash(line: &str, dir: &PathBuf) -> std::process::Output {
+    Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", line])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn each_attack_runs_in_bash_and_is_opaque_to_the_scan() {
+    let attacks = cases("run-time evaluation: ");
+    assert!(
+        attacks.len() >= 25,
+        "only {} attacks in the corpus",
+        attacks.len()
+    );
+    let mut failures = Vec::new();
+    for (n, (name, line)) in attacks.iter().enumerate() {
+        let dir = scratch(n);
+        let output = run_bash(line, &dir);
+        if dir.join("x").exists() {
+            failures.push(format!(
+                "{name}: bash did not run the hidden command ({line:?}): {}",
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let scanned = scan(line).unwrap();
+        if scanned.opaque.is_empty() {
+            failures.push(format!("{name}: the scan sees nothing opaque in {line:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn controls_are_not_opaque_and_change_nothing() {
+    let controls = cases("control: run-time evaluation, ");
+    assert!(controls.len() >= 5);
+    for (n, (name, line)) in controls.iter().enumerate() {
+        let scanned = scan(line).unwrap();
+        assert!(scanned.opaque.is_empty(), "{name}: {:?}", scanned.opaque);
+        let dir = scratch(1000 + n);
+        run_bash(line, &dir);
+        assert!(dir.join("x").exists(), "{name} removed x");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Each reason names what bash evaluates and why it cannot be seen.
+#[test]
+fn reasons_say_what_is_evaluated() {
+    let scanned = scan("X='a[$(rm -f x)]'; (( X ))").unwrap();
+    assert_eq!(
+        scanned.opaque,
+        [
+            "bash evaluates `(( X ))` as arithmetic or as a variable name, and `X` holds text only known at run time"
+        ]
+    );
+    let scanned = scan("echo rm -f x | xargs env").unwrap();
+    assert_eq!(
+        scanned.opaque,
+        [
+            "`xargs` completes `env` with its input, and then: the program `<xargs input>` is only known when the command runs"
+        ]
+    );
+}
