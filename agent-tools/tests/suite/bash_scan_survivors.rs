@@ -194,7 +194,7 @@ fn a_recovered_command_without_words_or_file_redirect_asks_nothing() {
 #[test]
 #[ignore = "bug: a redirected statement without a command asks nothing (see docs/mutation-testing.md)"]
 fn a_redirect_on_a_statement_without_a_command_is_asked_for() {
-    for line in [
+    let unasked: Vec<&str> = [
         "A=1 B=2 > victim",
         "A=1 B=2 2> victim",
         "cd . > victim",
@@ -207,15 +207,18 @@ fn a_redirect_on_a_statement_without_a_command_is_asked_for() {
         "[ -n x ] > victim",
         "(( 1 )) > victim",
         "{ A=1; } > victim",
-    ] {
-        let requests = plan(line, Path::new(PROJECT));
-        assert!(
-            requests
-                .iter()
-                .any(|r| r.permission == "bash" || r.permission == BASH_OPAQUE),
-            "{line:?} asks no bash permission: {requests:?}"
-        );
-    }
+    ]
+    .into_iter()
+    .filter(|line| {
+        !plan(line, Path::new(PROJECT))
+            .iter()
+            .any(|r| r.permission == "bash" || r.permission == BASH_OPAQUE)
+    })
+    .collect();
+    assert!(
+        unasked.is_empty(),
+        "no bash permission asked for {unasked:?}"
+    );
 }
 
 /// A first word that is empty after quote removal (`""`, `''`,
