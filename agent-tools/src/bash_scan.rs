@@ -326,6 +326,9 @@ impl Scanner {
         let mut cursor = root.walk();
         // The nesting depth of the current node's parent, per tree level.
         let mut nesting: Vec<usize> = vec![depth];
+        // The current node's ancestors (tree-sitter's `Node::parent`
+        // searches down from the root: quadratic in deep trees).
+        let mut parents: Vec<Node<'_>> = Vec::new();
         let mut eval_walk = EvalWalk::default();
         'walk: loop {
             let node = cursor.node();
@@ -336,7 +339,7 @@ impl Scanner {
                 return Err(ScanError::TooComplex);
             }
             match node.kind() {
-                "command" => self.command(node, &source, here)?,
+                "command" => self.command(node, parents.last().copied(), &source, here)?,
                 "redirected_statement" if node.child_by_field_name("body").is_none() => {
                     self.redirect_only(node, &source)?;
                 }
@@ -346,6 +349,7 @@ impl Scanner {
             }
             if cursor.goto_first_child() {
                 nesting.push(here);
+                parents.push(node);
                 continue;
             }
             loop {
@@ -356,6 +360,7 @@ impl Scanner {
                     break 'walk;
                 }
                 nesting.pop();
+                parents.pop();
             }
         }
         if root.has_error() {
@@ -368,7 +373,13 @@ impl Scanner {
     }
 
     /// A command node: opencode's pattern, then what bash runs.
-    fn command(&mut self, node: Node<'_>, source: &str, depth: usize) -> Result<(), ScanError> {
+    fn command(
+        &mut self,
+        node: Node<'_>,
+        parent: Option<Node<'_>>,
+        source: &str,
+        depth: usize,
+    ) -> Result<(), ScanError> {
         let mut walker = node.walk();
         let children: Vec<Node<'_>> = node.children(&mut walker).collect();
         let tokens: Vec<&str> = children
@@ -376,7 +387,7 @@ impl Scanner {
             .filter(|child| TOKEN_KINDS.contains(&child.kind()))
             .map(|child| text(*child, source))
             .collect();
-        let raw_source = match node.parent() {
+        let raw_source = match parent {
             Some(parent) if parent.kind() == "redirected_statement" => text(parent, source),
             _ => text(node, source),
         };
@@ -403,7 +414,7 @@ impl Scanner {
         let analysis = shell_command::analyze(&words);
         self.analysis(&analysis, raw_source, depth)?;
         if analysis.reads_stdin {
-            let input = stdin_script(node, source);
+            let input = stdin_script(node, parent, source);
             match input {
                 Some(script) => self.script(&script, depth + 1)?,
                 None => self.opaque(format!(
@@ -566,9 +577,9 @@ fn is_assignment(raw: &str) -> bool {
 
 /// The script a shell command reads from a heredoc or here-string, if it
 /// has one.
-fn stdin_script(node: Node<'_>, source: &str) -> Option<String> {
+fn stdin_script(node: Node<'_>, parent: Option<Node<'_>>, source: &str) -> Option<String> {
     let mut holders = vec![node];
-    if let Some(parent) = node.parent()
+    if let Some(parent) = parent
         && parent.kind() == "redirected_statement"
     {
         holders.push(parent);

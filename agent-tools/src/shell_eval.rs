@@ -132,6 +132,9 @@ pub(crate) struct EvalWalk {
     covered_until: usize,
     /// The index of that context in [`EvalFacts::contexts`].
     covering: Option<usize>,
+    /// The end of the last `[[ … ]]` entered (test expressions before it
+    /// are inside it: the walk is in document order).
+    double_brackets_until: usize,
 }
 
 impl EvalFacts {
@@ -148,6 +151,9 @@ impl EvalFacts {
             context.code = true;
         }
         match node.kind() {
+            "test_command" if text.starts_with("[[") => {
+                walk.double_brackets_until = node.end_byte();
+            }
             "arithmetic_expansion" => self.context_node(node, text, walk),
             "c_style_for_statement" => {
                 // The `(( … ))` header, not the body.
@@ -181,7 +187,7 @@ impl EvalFacts {
             "heredoc_redirect" => self.heredoc(node, source),
             "binary_expression"
                 if test_operator(node, source).is_some_and(|op| INTEGER_TESTS.contains(&op))
-                    && in_double_brackets(node, source) =>
+                    && node.start_byte() < walk.double_brackets_until =>
             {
                 for field in ["left", "right"] {
                     if let Some(operand) = node.child_by_field_name(field) {
@@ -673,20 +679,28 @@ fn references(text: &str) -> Vec<Reference> {
         let byte = bytes[at];
         if byte == b'$' {
             let mut start = at + 1;
+            // `${#x}` is a length: it does not evaluate the value (its
+            // subscript, if any, is read on).
+            let mut length = false;
             if bytes.get(start) == Some(&b'{') {
                 start += 1;
+                length = bytes.get(start) == Some(&b'#');
                 if matches!(bytes.get(start), Some(b'!' | b'#')) {
                     start += 1;
                 }
             }
             match bytes.get(start) {
                 Some(b'0'..=b'9' | b'@' | b'*') => {
-                    push(Reference::Positional(text[at..=start].to_string()));
+                    if !length {
+                        push(Reference::Positional(text[at..=start].to_string()));
+                    }
                     at = start + 1;
                 }
                 Some(c) if is_name_start(*c) => {
                     let end = name_end(bytes, start);
-                    push(Reference::Name(text[start..end].to_string()));
+                    if !length {
+                        push(Reference::Name(text[start..end].to_string()));
+                    }
                     at = end;
                 }
                 _ => at = start,
@@ -783,18 +797,6 @@ fn arithmetic_segments(text: &str) -> Vec<&str> {
     segments
 }
 
-/// Whether `node` (a test expression) is inside `[[ … ]]`.
-fn in_double_brackets(node: Node<'_>, source: &str) -> bool {
-    let mut current = node.parent();
-    while let Some(parent) = current {
-        if parent.kind() == "test_command" {
-            return node_text(parent, source).starts_with("[[");
-        }
-        current = parent.parent();
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -813,7 +815,8 @@ mod tests {
                 Reference::Positional("${@".into()),
             ]
         );
-        assert_eq!(names("$? + $# + $$"), []);
+        assert_eq!(names("$? + $# + $$ + ${#} + ${#s} + ${#@}"), []);
+        assert_eq!(names("${#a[i]}"), [Reference::Name("i".into())]);
     }
 
     #[test]
