@@ -306,9 +306,28 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             None
         }
         "source" | "." => {
-            if args.first().is_some_and(|w| w.dynamic) {
+            match args.first() {
+                Some(file) if file.dynamic => out
+                    .opaque
+                    .push("`source` of a file only known when the command runs".to_string()),
+                Some(file) => script_file(file, out),
+                None => {}
+            }
+            None
+        }
+        "hash" => {
+            if args.iter().any(|w| w.text.starts_with("-p")) {
+                out.opaque.push(
+                    "`hash -p` can make a command name run another program for later lines"
+                        .to_string(),
+                );
+            }
+            None
+        }
+        "enable" => {
+            if args.iter().any(|w| w.text.starts_with("-f")) {
                 out.opaque
-                    .push("`source` of a file only known when the command runs".to_string());
+                    .push("`enable -f` loads a builtin from a shared object".to_string());
             }
             None
         }
@@ -560,9 +579,34 @@ fn shell_script(args: &[Word], out: &mut Analysis) {
                 out.opaque.push(
                     "a shell script whose file is only known when the command runs".to_string(),
                 );
+            } else {
+                script_file(file, out);
             }
         }
         _ => out.reads_stdin = true,
+    }
+}
+
+/// A script file given to a shell or to `source`: standard input under
+/// another name (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`) makes the
+/// command read its input (a heredoc or here-string the scanner parses);
+/// another descriptor cannot be seen.
+fn script_file(file: &Word, out: &mut Analysis) {
+    let text = file.text.as_str();
+    let descriptor = text
+        .strip_prefix("/dev/fd/")
+        .or_else(|| {
+            let rest = text.strip_prefix("/proc/")?;
+            let (_, fd) = rest.split_once("/fd/")?;
+            Some(fd)
+        })
+        .map(|fd| fd.trim_end_matches('/'));
+    match (text, descriptor) {
+        ("/dev/stdin", _) | (_, Some("0")) => out.reads_stdin = true,
+        (_, Some(_)) => out.opaque.push(format!(
+            "a script read from the file descriptor `{text}`, only known when the command runs"
+        )),
+        _ => {}
     }
 }
 

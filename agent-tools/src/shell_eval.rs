@@ -67,6 +67,22 @@ const RUNTIME_VARIABLES: &[&str] = &[
     "COMPREPLY",
 ];
 
+/// Variables whose value bash runs as code: startup files of a shell
+/// started with them in its environment (`BASH_ENV`, `ENV`), prompts
+/// (expanded with command substitution; `PS4` by `set -x`) and
+/// `PROMPT_COMMAND`. (`BASH_FUNC_name%%` words define functions for a
+/// child bash.)
+const SHELL_CODE_VARIABLES: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PROMPT_COMMAND",
+];
+
 /// bash's variables whose assignments are evaluated as arithmetic.
 const INTEGER_VARIABLES: &[&str] = &[
     "RANDOM", "SRANDOM", "OPTIND", "SECONDS", "LINENO", "HISTCMD",
@@ -122,6 +138,9 @@ pub(crate) struct EvalFacts {
     assignments: Vec<(String, String)>,
     /// Whether the line sources a file, which may assign any variable.
     sources: bool,
+    /// Variables of [`SHELL_CODE_VARIABLES`] (or `BASH_FUNC_…`) the line
+    /// sets to something.
+    shell_code: Vec<String>,
 }
 
 /// Per-script walk state: the end of the last context recorded, so the
@@ -220,10 +239,15 @@ impl EvalFacts {
         };
         let args = &words[1..];
         for word in args {
-            if let Some((name, value)) = assignment_parts(&word.text)
-                && !is_integer(value)
+            if let Some((name, value)) = assignment_parts(&word.text) {
+                self.shell_code_assignment(name, value);
+                if !is_integer(value) {
+                    self.tainted.insert(name.to_string());
+                }
+            } else if let Some((name, value)) = word.text.split_once('=')
+                && name.starts_with("BASH_FUNC_")
             {
-                self.tainted.insert(name.to_string());
+                self.shell_code_assignment(name, value);
             }
         }
         match base_name(&first.text) {
@@ -256,7 +280,15 @@ impl EvalFacts {
             .iter()
             .filter(|(name, _)| self.is_integer_variable(name) || self.namerefs.contains(name))
             .map(|(_, value)| context_of(value));
-        let mut reasons = Vec::new();
+        let mut reasons: Vec<String> = self
+            .shell_code
+            .iter()
+            .map(|name| {
+                format!(
+                    "the line sets `{name}`, whose value bash runs as code (a startup file, a prompt or a function)"
+                )
+            })
+            .collect();
         for context in self
             .contexts
             .iter()
@@ -297,6 +329,16 @@ impl EvalFacts {
             ));
         }
         reasons
+    }
+
+    /// Notes an assignment to a variable bash runs as code (an empty value
+    /// runs nothing).
+    fn shell_code_assignment(&mut self, name: &str, value: &str) {
+        let value = value.trim_matches(['\'', '"']);
+        let code = SHELL_CODE_VARIABLES.contains(&name) || name.starts_with("BASH_FUNC_");
+        if code && !value.is_empty() && !self.shell_code.iter().any(|known| known == name) {
+            self.shell_code.push(name.to_string());
+        }
     }
 
     fn is_integer_variable(&self, name: &str) -> bool {
@@ -404,6 +446,7 @@ impl EvalFacts {
         if !integer {
             self.assigned_text.insert(name.clone());
         }
+        self.shell_code_assignment(&name, value_text);
         self.assignments.push((name, value_text.to_string()));
     }
 
@@ -472,6 +515,7 @@ impl EvalFacts {
                 self.assigned_text.insert(target.to_string());
             }
             if let Some(value) = value {
+                self.shell_code_assignment(target, value);
                 self.assignments
                     .push((target.to_string(), value.to_string()));
             }
