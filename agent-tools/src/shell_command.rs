@@ -14,7 +14,24 @@ pub const WRAPPERS: &[&str] = &[
 ];
 
 /// Shells whose `-c` script, or heredoc / here-string input, is parsed.
-pub const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash"];
+pub const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "rbash", "ksh93", "oksh", "loksh",
+    "lksh", "posh",
+];
+
+/// Shells whose language is not bash's: any command line given to them is
+/// opaque (`fish -C 'rm x'`, `csh -c …`).
+const OTHER_SHELLS: &[&str] = &[
+    "fish",
+    "csh",
+    "tcsh",
+    "pwsh",
+    "powershell",
+    "nu",
+    "elvish",
+    "xonsh",
+    "rc",
+];
 
 /// Directory-changing commands: they never produce a bash pattern (§8.1),
 /// their target is checked as a path.
@@ -85,6 +102,17 @@ pub struct Analysis {
     input_depth: usize,
 }
 
+/// The name a program runs as: its base name, and `bash` for
+/// `/proc/…/exe` (the executable of a process: the shell itself for
+/// `/proc/self/exe`).
+fn program_name(program: &str) -> &str {
+    if program.starts_with("/proc/") && program.ends_with("/exe") {
+        "bash"
+    } else {
+        base_name(program)
+    }
+}
+
 /// The program name without its directory.
 pub fn base_name(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
@@ -113,7 +141,7 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             first.text
         ));
     }
-    let name = base_name(&first.text);
+    let name = program_name(&first.text);
     let args = &words[1..];
     let inner = match name {
         "sudo" => {
@@ -336,6 +364,12 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
                 out.opaque
                     .push("`alias` can rename commands for later lines".to_string());
             }
+            None
+        }
+        shell if OTHER_SHELLS.contains(&shell) => {
+            out.opaque.push(format!(
+                "a `{shell}` command line, which is not parsed as bash"
+            ));
             None
         }
         shell if SHELLS.contains(&shell) => {
