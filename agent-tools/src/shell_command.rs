@@ -9,8 +9,8 @@ use crate::shell_word::Word;
 /// Commands that run the command given after their options.
 pub const WRAPPERS: &[&str] = &[
     "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "timeout", "nice",
-    "ionice", "stdbuf", "setsid", "xargs", "busybox", "watch", "find", "coproc", "unbuffer",
-    "taskset", "flock", "su", "runuser", "script",
+    "ionice", "stdbuf", "setsid", "xargs", "busybox", "toybox", "watch", "find", "coproc",
+    "unbuffer", "taskset", "flock", "su", "runuser", "script",
 ];
 
 /// Shells whose `-c` script, or heredoc / here-string input, is parsed.
@@ -264,7 +264,7 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
                 _ => None,
             }
         }
-        "builtin" | "nohup" | "busybox" | "coproc" | "unbuffer" => {
+        "builtin" | "nohup" | "busybox" | "toybox" | "coproc" | "unbuffer" => {
             Some(usize::from(args.first().is_some_and(|w| w.text == "--")))
         }
         "exec" => Some(skip_options(args, "a", &[])),
