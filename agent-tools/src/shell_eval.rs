@@ -144,13 +144,11 @@ pub(crate) struct EvalFacts {
 }
 
 /// Per-script walk state: the end of the last context recorded, so the
-/// contexts nested in it (already covered by its text) are not recorded
-/// again.
+/// contexts nested in it (already covered by its text: a command
+/// substitution inside shows as `$(`) are not recorded again.
 #[derive(Debug, Default)]
 pub(crate) struct EvalWalk {
     covered_until: usize,
-    /// The index of that context in [`EvalFacts::contexts`].
-    covering: Option<usize>,
     /// The end of the last `[[ … ]]` entered (test expressions before it
     /// are inside it: the walk is in document order).
     double_brackets_until: usize,
@@ -162,13 +160,6 @@ impl EvalFacts {
     /// order.
     pub(crate) fn visit(&mut self, node: Node<'_>, source: &str, walk: &mut EvalWalk) {
         let text = node_text(node, source);
-        if node.start_byte() < walk.covered_until
-            && matches!(node.kind(), "command_substitution" | "process_substitution")
-            && let Some(context) = walk.covering.and_then(|at| self.contexts.get_mut(at))
-        {
-            // A command's output evaluated as arithmetic.
-            context.code = true;
-        }
         match node.kind() {
             "test_command" if text.starts_with("[[") => {
                 walk.double_brackets_until = node.end_byte();
@@ -197,11 +188,6 @@ impl EvalFacts {
             "unset_command" => {
                 let words = node_words(node, source);
                 self.unset(words.get(1..).unwrap_or_default());
-            }
-            // tree-sitter reads some `$(( … ))` (in heredocs) as a command
-            // substitution of a subshell; bash evaluates them first.
-            "command_substitution" if text.starts_with("$((") => {
-                self.context_node(node, text, walk);
             }
             "heredoc_redirect" => self.heredoc(node, source),
             "binary_expression"
@@ -364,7 +350,6 @@ impl EvalFacts {
             return;
         }
         walk.covered_until = end;
-        walk.covering = Some(self.contexts.len());
         self.context_text(text);
     }
 

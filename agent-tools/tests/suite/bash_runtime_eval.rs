@@ -112,6 +112,14 @@ fn reasons_say_what_is_evaluated() {
             "bash evaluates `(( X ))` as arithmetic or as a variable name, and `X` holds text only known at run time"
         ]
     );
+    let scanned = scan("BASH_ENV=/dev/stdin PS4='$(rm -f x)' PS4= bash -c true").unwrap();
+    assert_eq!(
+        scanned.opaque,
+        [
+            "the line sets `BASH_ENV`, whose value bash runs as code (a startup file, a prompt or a function)",
+            "the line sets `PS4`, whose value bash runs as code (a startup file, a prompt or a function)"
+        ]
+    );
     let scanned = scan("echo rm -f x | xargs env").unwrap();
     assert_eq!(
         scanned.opaque,
