@@ -178,6 +178,7 @@ pub fn scan(command: &str) -> Result<BashScan, ScanError> {
         out: BashScan::default(),
         seen_patterns: HashSet::new(),
         budget: MAX_PATTERN_BYTES,
+        offered: 0,
         eval: EvalFacts::default(),
     };
     scanner.script(command, 0)?;
@@ -248,6 +249,9 @@ struct Scanner {
     out: BashScan,
     seen_patterns: HashSet<String>,
     budget: usize,
+    /// How many patterns were offered (also ones already listed): tells
+    /// whether a redirected statement produced any.
+    offered: usize,
     /// Where the line evaluates run-time text as code (arithmetic,
     /// variable names): judged once the whole line is scanned.
     eval: EvalFacts,
@@ -266,6 +270,7 @@ fn text<'a>(node: Node<'_>, source: &'a str) -> &'a str {
 impl Scanner {
     /// Adds a bash pattern; fails when the pattern budget is spent.
     fn pattern(&mut self, pattern: &str) -> Result<(), ScanError> {
+        self.offered += 1;
         let pattern = pattern.trim();
         if pattern.is_empty() || self.seen_patterns.contains(pattern) {
             return Ok(());
@@ -326,9 +331,19 @@ impl Scanner {
         let mut cursor = root.walk();
         // The nesting depth of the current node's parent, per tree level.
         let mut nesting: Vec<usize> = vec![depth];
+        // The current node's ancestors (tree-sitter's `Node::parent`
+        // searches down from the root: quadratic in deep trees).
+        let mut parents: Vec<Node<'_>> = Vec::new();
         let mut eval_walk = EvalWalk::default();
+        // Redirected statements being walked: where each ends, how many
+        // patterns had been offered when it started, and its text.
+        let mut redirected: Vec<(usize, usize, &str)> = Vec::new();
         'walk: loop {
             let node = cursor.node();
+            self.close_redirected(&mut redirected, node.start_byte())?;
+            if node.kind() == "redirected_statement" && has_file_redirect(node) {
+                redirected.push((node.end_byte(), self.offered, text(node, &source)));
+            }
             self.eval.visit(node, &source, &mut eval_walk);
             let parent_depth = nesting.last().copied().unwrap_or(depth);
             let here = parent_depth + usize::from(NESTING_KINDS.contains(&node.kind()));
@@ -336,7 +351,7 @@ impl Scanner {
                 return Err(ScanError::TooComplex);
             }
             match node.kind() {
-                "command" => self.command(node, &source, here)?,
+                "command" => self.command(node, parents.last().copied(), &source, here)?,
                 "redirected_statement" if node.child_by_field_name("body").is_none() => {
                     self.redirect_only(node, &source)?;
                 }
@@ -346,6 +361,7 @@ impl Scanner {
             }
             if cursor.goto_first_child() {
                 nesting.push(here);
+                parents.push(node);
                 continue;
             }
             loop {
@@ -356,8 +372,10 @@ impl Scanner {
                     break 'walk;
                 }
                 nesting.pop();
+                parents.pop();
             }
         }
+        self.close_redirected(&mut redirected, usize::MAX)?;
         if root.has_error() {
             self.out.syntax_error = true;
             self.opaque("the command line has a syntax error");
@@ -368,7 +386,13 @@ impl Scanner {
     }
 
     /// A command node: opencode's pattern, then what bash runs.
-    fn command(&mut self, node: Node<'_>, source: &str, depth: usize) -> Result<(), ScanError> {
+    fn command(
+        &mut self,
+        node: Node<'_>,
+        parent: Option<Node<'_>>,
+        source: &str,
+        depth: usize,
+    ) -> Result<(), ScanError> {
         let mut walker = node.walk();
         let children: Vec<Node<'_>> = node.children(&mut walker).collect();
         let tokens: Vec<&str> = children
@@ -376,7 +400,7 @@ impl Scanner {
             .filter(|child| TOKEN_KINDS.contains(&child.kind()))
             .map(|child| text(*child, source))
             .collect();
-        let raw_source = match node.parent() {
+        let raw_source = match parent {
             Some(parent) if parent.kind() == "redirected_statement" => text(parent, source),
             _ => text(node, source),
         };
@@ -403,7 +427,7 @@ impl Scanner {
         let analysis = shell_command::analyze(&words);
         self.analysis(&analysis, raw_source, depth)?;
         if analysis.reads_stdin {
-            let input = stdin_script(node, source);
+            let input = stdin_script(node, parent, source);
             match input {
                 Some(script) => self.script(&script, depth + 1)?,
                 None => self.opaque(format!(
@@ -454,6 +478,26 @@ impl Scanner {
         }
         for script in &analysis.scripts {
             self.script(script, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the redirected statements that end at or before `at`: one
+    /// whose walk offered no pattern (`A=1 > f`, `cd . > f`, `[[ x ]] > f`,
+    /// `{ A=1; } > f` create or truncate `f`) is a pattern itself.
+    fn close_redirected(
+        &mut self,
+        open: &mut Vec<(usize, usize, &str)>,
+        at: usize,
+    ) -> Result<(), ScanError> {
+        while let Some(&(end, offered, statement)) = open.last() {
+            if end > at {
+                break;
+            }
+            open.pop();
+            if self.offered == offered {
+                self.pattern(statement)?;
+            }
         }
         Ok(())
     }
@@ -555,9 +599,24 @@ impl Scanner {
     }
 }
 
+/// Whether a node has a file redirection (`>`, `>>`, `<`, `&>` …) among its
+/// children.
+fn has_file_redirect(node: Node<'_>) -> bool {
+    let mut cursor = node.walk();
+    node.children(&mut cursor)
+        .any(|child| child.kind() == "file_redirect")
+}
+
 /// Whether `raw` is a `NAME=value` assignment word.
 fn is_assignment(raw: &str) -> bool {
-    raw.split_once('=').is_some_and(|(name, _)| {
+    raw.split_once('=').is_some_and(|(left, _)| {
+        // `NAME+=value` and `NAME[index]=value` assign too.
+        let left = left.strip_suffix('+').unwrap_or(left);
+        let name = match left.split_once('[') {
+            Some((name, index)) if index.ends_with(']') => name,
+            Some(_) => return false,
+            None => left,
+        };
         !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -566,9 +625,9 @@ fn is_assignment(raw: &str) -> bool {
 
 /// The script a shell command reads from a heredoc or here-string, if it
 /// has one.
-fn stdin_script(node: Node<'_>, source: &str) -> Option<String> {
+fn stdin_script(node: Node<'_>, parent: Option<Node<'_>>, source: &str) -> Option<String> {
     let mut holders = vec![node];
-    if let Some(parent) = node.parent()
+    if let Some(parent) = parent
         && parent.kind() == "redirected_statement"
     {
         holders.push(parent);

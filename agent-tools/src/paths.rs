@@ -95,11 +95,20 @@ pub fn worktree_pattern(worktree: &Path, target: &Path) -> String {
     relative(worktree, target)
 }
 
+/// How many dangling symlinks [`real_path`] follows (as the kernel's limit
+/// of 40 links per lookup).
+const MAX_LINK_HOPS: usize = 40;
+
 /// Where `path` (absolute, normalised) leads on the file system: symlinks
 /// resolved for the longest part of it that exists, the rest appended
-/// (so a new file in a linked folder is placed where the link leads).
-/// `path` itself when nothing of it can be resolved.
+/// (so a new file in a linked folder is placed where the link leads). A
+/// symlink whose target does not exist yet leads to that target (`echo x
+/// > link` creates it). `path` itself when nothing of it can be resolved.
 pub fn real_path(path: &Path) -> PathBuf {
+    real_path_within(path, MAX_LINK_HOPS)
+}
+
+fn real_path_within(path: &Path, hops: usize) -> PathBuf {
     let mut existing = path;
     let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
     loop {
@@ -109,6 +118,16 @@ pub fn real_path(path: &Path) -> PathBuf {
                 out.push(part);
             }
             return normalize(&out);
+        }
+        if hops > 0
+            && let Ok(target) = std::fs::read_link(existing)
+        {
+            let base = existing.parent().unwrap_or(Path::new("/"));
+            let mut next = normalize(&base.join(target));
+            for part in rest.iter().rev() {
+                next.push(part);
+            }
+            return real_path_within(&next, hops - 1);
         }
         match (existing.parent(), existing.file_name()) {
             (Some(parent), Some(name)) => {

@@ -9,12 +9,29 @@ use crate::shell_word::Word;
 /// Commands that run the command given after their options.
 pub const WRAPPERS: &[&str] = &[
     "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "timeout", "nice",
-    "ionice", "stdbuf", "setsid", "xargs", "busybox", "watch", "find", "coproc", "unbuffer",
-    "taskset", "flock", "su", "runuser", "script",
+    "ionice", "stdbuf", "setsid", "xargs", "busybox", "toybox", "watch", "find", "coproc",
+    "unbuffer", "taskset", "flock", "su", "runuser", "script",
 ];
 
 /// Shells whose `-c` script, or heredoc / here-string input, is parsed.
-pub const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash"];
+pub const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "rbash", "ksh93", "oksh", "loksh",
+    "lksh", "posh",
+];
+
+/// Shells whose language is not bash's: any command line given to them is
+/// opaque (`fish -C 'rm x'`, `csh -c …`).
+const OTHER_SHELLS: &[&str] = &[
+    "fish",
+    "csh",
+    "tcsh",
+    "pwsh",
+    "powershell",
+    "nu",
+    "elvish",
+    "xonsh",
+    "rc",
+];
 
 /// Directory-changing commands: they never produce a bash pattern (§8.1),
 /// their target is checked as a path.
@@ -85,6 +102,17 @@ pub struct Analysis {
     input_depth: usize,
 }
 
+/// The name a program runs as: its base name, and `bash` for
+/// `/proc/…/exe` (the executable of a process: the shell itself for
+/// `/proc/self/exe`).
+fn program_name(program: &str) -> &str {
+    if program.starts_with("/proc/") && program.ends_with("/exe") {
+        "bash"
+    } else {
+        base_name(program)
+    }
+}
+
 /// The program name without its directory.
 pub fn base_name(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
@@ -113,7 +141,7 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             first.text
         ));
     }
-    let name = base_name(&first.text);
+    let name = program_name(&first.text);
     let args = &words[1..];
     let inner = match name {
         "sudo" => {
@@ -129,31 +157,21 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
         }
         "doas" => Some(skip_options(args, "uC", &[])),
         "env" => {
-            let i = skip_options(args, "uCS", &["--unset", "--chdir", "--split-string"]);
-            for (k, word) in args[..i].iter().enumerate() {
-                let value = || args.get(k + 1);
-                if word.text == "-S" || word.text == "--split-string" {
-                    if let Some(script) = value() {
-                        let mut text = script.text.clone();
-                        for rest in &args[i..] {
-                            text.push(' ');
-                            text.push_str(&rest.text);
-                        }
-                        out.scripts.push(text);
-                    }
-                } else if let Some(s) = word.text.strip_prefix("--split-string=") {
-                    out.scripts.push(s.to_string());
-                } else if word.text == "-C" || word.text == "--chdir" {
-                    if let Some(dir) = value() {
-                        out.paths.push(dir.clone());
-                    }
-                } else if let Some(dir) = word.text.strip_prefix("--chdir=") {
-                    out.paths.push(Word {
-                        text: dir.to_string(),
-                        ..word.clone()
-                    });
+            const ENV_VALUES: &str = "uCS";
+            let i = skip_options(args, ENV_VALUES, &["--unset", "--chdir", "--split-string"]);
+            let options = &args[..i];
+            // `-S STRING` (also `-vS STRING`, `-SSTRING`): the string is
+            // split into the command, the arguments after it follow.
+            for script in option_values(options, ENV_VALUES, 'S', "--split-string") {
+                let mut text = script.text;
+                for rest in &args[i..] {
+                    text.push(' ');
+                    text.push_str(&rest.text);
                 }
+                out.scripts.push(text);
             }
+            out.paths
+                .extend(option_values(options, ENV_VALUES, 'C', "--chdir"));
             Some(skip_assignments(args, i))
         }
         "command" => {
@@ -173,25 +191,39 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             Some(if list { i } else { i + 1 })
         }
         "flock" => {
+            const FLOCK_VALUES: &str = "wEc";
             let i = skip_options(
                 args,
-                "wEc",
+                FLOCK_VALUES,
                 &["--timeout", "--conflict-exit-code", "--command"],
             );
-            command_option(args, i, out);
-            // `flock FILE cmd …` or `flock FILE -c STRING`.
-            match args.get(i + 1) {
-                Some(w) if w.text == "-c" || w.text == "--command" => {
-                    command_option(args, i + 3, out);
-                    None
-                }
-                _ => Some(i + 1),
+            let before = option_values(&args[..i], FLOCK_VALUES, 'c', "--command");
+            out.scripts.extend(before.into_iter().map(|word| word.text));
+            // `flock FILE [options] cmd …` or `flock FILE -c STRING`.
+            let after = args.get(i + 1..).unwrap_or_default();
+            let end = skip_options(
+                after,
+                FLOCK_VALUES,
+                &["--timeout", "--conflict-exit-code", "--command"],
+            );
+            let scripts = option_values(&after[..end], FLOCK_VALUES, 'c', "--command");
+            if scripts.is_empty() {
+                Some(i + 1 + end)
+            } else {
+                out.scripts
+                    .extend(scripts.into_iter().map(|word| word.text));
+                None
             }
         }
         "su" | "runuser" | "script" => {
+            let with_value = match name {
+                "su" => "cgGsw",
+                "runuser" => "cgGsuw",
+                _ => "cBEIOoTm",
+            };
             let i = skip_options(
                 args,
-                "cgGsuwlLT",
+                with_value,
                 &[
                     "--command",
                     "--group",
@@ -199,12 +231,40 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
                     "--shell",
                     "--user",
                     "--log-out",
+                    "--whitelist-environment",
+                    "--log-in",
+                    "--log-io",
+                    "--log-timing",
+                    "--echo",
+                    "--output-limit",
                 ],
             );
-            command_option(args, i, out);
-            None
+            let options = &args[..i];
+            let commands = option_values(options, with_value, 'c', "--command");
+            let given = !commands.is_empty();
+            out.scripts
+                .extend(commands.into_iter().map(|word| word.text));
+            match name {
+                // `runuser -u USER [--] COMMAND …` runs the command itself.
+                "runuser" if !option_values(options, with_value, 'u', "--user").is_empty() => {
+                    Some(i)
+                }
+                // `su [-] [USER [ARGS…]]`: the arguments after the user go
+                // to the user's shell (`su root -c 'cmd'`).
+                "su" | "runuser" if !given => {
+                    let user = i + usize::from(args.get(i).is_some_and(|w| w.text == "-"));
+                    if user + 1 < args.len() {
+                        shell_script(&args[user + 1..], out);
+                    } else {
+                        // The user's shell reads its commands from the input.
+                        out.reads_stdin = true;
+                    }
+                    None
+                }
+                _ => None,
+            }
         }
-        "builtin" | "nohup" | "busybox" | "coproc" | "unbuffer" => {
+        "builtin" | "nohup" | "busybox" | "toybox" | "coproc" | "unbuffer" => {
             Some(usize::from(args.first().is_some_and(|w| w.text == "--")))
         }
         "exec" => Some(skip_options(args, "a", &[])),
@@ -306,9 +366,28 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             None
         }
         "source" | "." => {
-            if args.first().is_some_and(|w| w.dynamic) {
+            match args.first() {
+                Some(file) if file.dynamic => out
+                    .opaque
+                    .push("`source` of a file only known when the command runs".to_string()),
+                Some(file) => script_file(file, out),
+                None => {}
+            }
+            None
+        }
+        "hash" => {
+            if args.iter().any(|w| w.text.starts_with("-p")) {
+                out.opaque.push(
+                    "`hash -p` can make a command name run another program for later lines"
+                        .to_string(),
+                );
+            }
+            None
+        }
+        "enable" => {
+            if args.iter().any(|w| w.text.starts_with("-f")) {
                 out.opaque
-                    .push("`source` of a file only known when the command runs".to_string());
+                    .push("`enable -f` loads a builtin from a shared object".to_string());
             }
             None
         }
@@ -317,6 +396,12 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
                 out.opaque
                     .push("`alias` can rename commands for later lines".to_string());
             }
+            None
+        }
+        shell if OTHER_SHELLS.contains(&shell) => {
+            out.opaque.push(format!(
+                "a `{shell}` command line, which is not parsed as bash"
+            ));
             None
         }
         shell if SHELLS.contains(&shell) => {
@@ -347,19 +432,55 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
     }
 }
 
-/// The value of a `-c STRING` / `--command STRING` option among the first
-/// `end` arguments: a script the program hands to a shell.
-fn command_option(args: &[Word], end: usize, out: &mut Analysis) {
-    for (k, word) in args[..end.min(args.len())].iter().enumerate() {
-        let value = if word.text == "-c" || word.text == "--command" {
-            args.get(k + 1).map(|w| w.text.clone())
-        } else {
-            word.text.strip_prefix("--command=").map(str::to_string)
+/// The values of the short option `wanted` among `options` (the words
+/// before the command): alone (`-c CMD`), last in a cluster (`-qc CMD`) or
+/// with its value attached (`-cCMD`); a cluster's value starts at its
+/// first letter of `with_value`. Also `LONG VALUE` and `LONG=VALUE`.
+fn option_values(options: &[Word], with_value: &str, wanted: char, long: &str) -> Vec<Word> {
+    let mut values = Vec::new();
+    let mut k = 0;
+    while let Some(word) = options.get(k) {
+        let text = word.text.as_str();
+        k += 1;
+        if text == "--" {
+            break;
+        }
+        if let Some(rest) = text.strip_prefix(long) {
+            if rest.is_empty() {
+                values.extend(options.get(k).cloned());
+                k += 1;
+            } else if let Some(value) = rest.strip_prefix('=') {
+                values.push(Word {
+                    text: value.to_string(),
+                    ..word.clone()
+                });
+            }
+            continue;
+        }
+        let Some(cluster) = text.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+            continue;
         };
-        if let Some(script) = value {
-            out.scripts.push(script);
+        for (at, c) in cluster.char_indices() {
+            if !with_value.contains(c) {
+                continue;
+            }
+            let rest = &cluster[at + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                k += 1;
+                options.get(k - 1).cloned()
+            } else {
+                Some(Word {
+                    text: rest.to_string(),
+                    ..word.clone()
+                })
+            };
+            if c == wanted {
+                values.extend(value);
+            }
+            break;
         }
     }
+    values
 }
 
 const LONG_SUDO: [&str; 10] = [
@@ -560,9 +681,34 @@ fn shell_script(args: &[Word], out: &mut Analysis) {
                 out.opaque.push(
                     "a shell script whose file is only known when the command runs".to_string(),
                 );
+            } else {
+                script_file(file, out);
             }
         }
         _ => out.reads_stdin = true,
+    }
+}
+
+/// A script file given to a shell or to `source`: standard input under
+/// another name (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`) makes the
+/// command read its input (a heredoc or here-string the scanner parses);
+/// another descriptor cannot be seen.
+fn script_file(file: &Word, out: &mut Analysis) {
+    let text = file.text.as_str();
+    let descriptor = text
+        .strip_prefix("/dev/fd/")
+        .or_else(|| {
+            let rest = text.strip_prefix("/proc/")?;
+            let (_, fd) = rest.split_once("/fd/")?;
+            Some(fd)
+        })
+        .map(|fd| fd.trim_end_matches('/'));
+    match (text, descriptor) {
+        ("/dev/stdin", _) | (_, Some("0")) => out.reads_stdin = true,
+        (_, Some(_)) => out.opaque.push(format!(
+            "a script read from the file descriptor `{text}`, only known when the command runs"
+        )),
+        _ => {}
     }
 }
 
@@ -706,5 +852,26 @@ mod tests {
         assert_eq!(texts("tee -a /out/log"), ["/out/log"]);
         assert_eq!(texts("ls ../x y"), ["../x"]);
         assert_eq!(texts("time -o /tmp/t sudo /bin/rm -f x"), ["/tmp/t", "x"]);
+    }
+
+    #[test]
+    fn option_values_in_clusters_attached_and_long() {
+        let words = |line: &str| -> Vec<Word> { line.split(' ').flat_map(words_of).collect() };
+        let values = |line: &str, wanted, long| -> Vec<String> {
+            option_values(&words(line), "cuS", wanted, long)
+                .into_iter()
+                .map(|w| w.text)
+                .collect()
+        };
+        assert_eq!(values("-qc ls", 'c', "--command"), ["ls"]);
+        assert_eq!(values("-cls", 'c', "--command"), ["ls"]);
+        assert_eq!(
+            values("--command ls --command=pwd", 'c', "--command"),
+            ["ls", "pwd"]
+        );
+        // `-u`'s value is not a `-c`: `-uc` is user `c`.
+        assert_eq!(values("-uc ls", 'c', "--command"), Vec::<String>::new());
+        assert_eq!(values("-u root -vS ls", 'S', "--split"), ["ls"]);
+        assert_eq!(values("-- -c ls", 'c', "--command"), Vec::<String>::new());
     }
 }

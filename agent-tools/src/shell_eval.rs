@@ -67,6 +67,22 @@ const RUNTIME_VARIABLES: &[&str] = &[
     "COMPREPLY",
 ];
 
+/// Variables whose value bash runs as code: startup files of a shell
+/// started with them in its environment (`BASH_ENV`, `ENV`), prompts
+/// (expanded with command substitution; `PS4` by `set -x`) and
+/// `PROMPT_COMMAND`. (`BASH_FUNC_name%%` words define functions for a
+/// child bash.)
+const SHELL_CODE_VARIABLES: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "PROMPT_COMMAND",
+];
+
 /// bash's variables whose assignments are evaluated as arithmetic.
 const INTEGER_VARIABLES: &[&str] = &[
     "RANDOM", "SRANDOM", "OPTIND", "SECONDS", "LINENO", "HISTCMD",
@@ -122,16 +138,20 @@ pub(crate) struct EvalFacts {
     assignments: Vec<(String, String)>,
     /// Whether the line sources a file, which may assign any variable.
     sources: bool,
+    /// Variables of [`SHELL_CODE_VARIABLES`] (or `BASH_FUNC_…`) the line
+    /// sets to something.
+    shell_code: Vec<String>,
 }
 
 /// Per-script walk state: the end of the last context recorded, so the
-/// contexts nested in it (already covered by its text) are not recorded
-/// again.
+/// contexts nested in it (already covered by its text: a command
+/// substitution inside shows as `$(`) are not recorded again.
 #[derive(Debug, Default)]
 pub(crate) struct EvalWalk {
     covered_until: usize,
-    /// The index of that context in [`EvalFacts::contexts`].
-    covering: Option<usize>,
+    /// The end of the last `[[ … ]]` entered (test expressions before it
+    /// are inside it: the walk is in document order).
+    double_brackets_until: usize,
 }
 
 impl EvalFacts {
@@ -140,14 +160,10 @@ impl EvalFacts {
     /// order.
     pub(crate) fn visit(&mut self, node: Node<'_>, source: &str, walk: &mut EvalWalk) {
         let text = node_text(node, source);
-        if node.start_byte() < walk.covered_until
-            && matches!(node.kind(), "command_substitution" | "process_substitution")
-            && let Some(context) = walk.covering.and_then(|at| self.contexts.get_mut(at))
-        {
-            // A command's output evaluated as arithmetic.
-            context.code = true;
-        }
         match node.kind() {
+            "test_command" if text.starts_with("[[") => {
+                walk.double_brackets_until = node.end_byte();
+            }
             "arithmetic_expansion" => self.context_node(node, text, walk),
             "c_style_for_statement" => {
                 // The `(( … ))` header, not the body.
@@ -173,15 +189,10 @@ impl EvalFacts {
                 let words = node_words(node, source);
                 self.unset(words.get(1..).unwrap_or_default());
             }
-            // tree-sitter reads some `$(( … ))` (in heredocs) as a command
-            // substitution of a subshell; bash evaluates them first.
-            "command_substitution" if text.starts_with("$((") => {
-                self.context_node(node, text, walk);
-            }
             "heredoc_redirect" => self.heredoc(node, source),
             "binary_expression"
                 if test_operator(node, source).is_some_and(|op| INTEGER_TESTS.contains(&op))
-                    && in_double_brackets(node, source) =>
+                    && node.start_byte() < walk.double_brackets_until =>
             {
                 for field in ["left", "right"] {
                     if let Some(operand) = node.child_by_field_name(field) {
@@ -214,10 +225,15 @@ impl EvalFacts {
         };
         let args = &words[1..];
         for word in args {
-            if let Some((name, value)) = assignment_parts(&word.text)
-                && !is_integer(value)
+            if let Some((name, value)) = assignment_parts(&word.text) {
+                self.shell_code_assignment(name, value);
+                if !is_integer(value) {
+                    self.tainted.insert(name.to_string());
+                }
+            } else if let Some((name, value)) = word.text.split_once('=')
+                && name.starts_with("BASH_FUNC_")
             {
-                self.tainted.insert(name.to_string());
+                self.shell_code_assignment(name, value);
             }
         }
         match base_name(&first.text) {
@@ -250,7 +266,15 @@ impl EvalFacts {
             .iter()
             .filter(|(name, _)| self.is_integer_variable(name) || self.namerefs.contains(name))
             .map(|(_, value)| context_of(value));
-        let mut reasons = Vec::new();
+        let mut reasons: Vec<String> = self
+            .shell_code
+            .iter()
+            .map(|name| {
+                format!(
+                    "the line sets `{name}`, whose value bash runs as code (a startup file, a prompt or a function)"
+                )
+            })
+            .collect();
         for context in self
             .contexts
             .iter()
@@ -293,6 +317,16 @@ impl EvalFacts {
         reasons
     }
 
+    /// Notes an assignment to a variable bash runs as code (an empty value
+    /// runs nothing).
+    fn shell_code_assignment(&mut self, name: &str, value: &str) {
+        let value = value.trim_matches(['\'', '"']);
+        let code = SHELL_CODE_VARIABLES.contains(&name) || name.starts_with("BASH_FUNC_");
+        if code && !value.is_empty() && !self.shell_code.iter().any(|known| known == name) {
+            self.shell_code.push(name.to_string());
+        }
+    }
+
     fn is_integer_variable(&self, name: &str) -> bool {
         self.integers.contains(name) || INTEGER_VARIABLES.contains(&name)
     }
@@ -316,7 +350,6 @@ impl EvalFacts {
             return;
         }
         walk.covered_until = end;
-        walk.covering = Some(self.contexts.len());
         self.context_text(text);
     }
 
@@ -398,6 +431,7 @@ impl EvalFacts {
         if !integer {
             self.assigned_text.insert(name.clone());
         }
+        self.shell_code_assignment(&name, value_text);
         self.assignments.push((name, value_text.to_string()));
     }
 
@@ -466,6 +500,7 @@ impl EvalFacts {
                 self.assigned_text.insert(target.to_string());
             }
             if let Some(value) = value {
+                self.shell_code_assignment(target, value);
                 self.assignments
                     .push((target.to_string(), value.to_string()));
             }
@@ -673,20 +708,28 @@ fn references(text: &str) -> Vec<Reference> {
         let byte = bytes[at];
         if byte == b'$' {
             let mut start = at + 1;
+            // `${#x}` is a length: it does not evaluate the value (its
+            // subscript, if any, is read on).
+            let mut length = false;
             if bytes.get(start) == Some(&b'{') {
                 start += 1;
+                length = bytes.get(start) == Some(&b'#');
                 if matches!(bytes.get(start), Some(b'!' | b'#')) {
                     start += 1;
                 }
             }
             match bytes.get(start) {
                 Some(b'0'..=b'9' | b'@' | b'*') => {
-                    push(Reference::Positional(text[at..=start].to_string()));
+                    if !length {
+                        push(Reference::Positional(text[at..=start].to_string()));
+                    }
                     at = start + 1;
                 }
                 Some(c) if is_name_start(*c) => {
                     let end = name_end(bytes, start);
-                    push(Reference::Name(text[start..end].to_string()));
+                    if !length {
+                        push(Reference::Name(text[start..end].to_string()));
+                    }
                     at = end;
                 }
                 _ => at = start,
@@ -783,18 +826,6 @@ fn arithmetic_segments(text: &str) -> Vec<&str> {
     segments
 }
 
-/// Whether `node` (a test expression) is inside `[[ … ]]`.
-fn in_double_brackets(node: Node<'_>, source: &str) -> bool {
-    let mut current = node.parent();
-    while let Some(parent) = current {
-        if parent.kind() == "test_command" {
-            return node_text(parent, source).starts_with("[[");
-        }
-        current = parent.parent();
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -813,7 +844,8 @@ mod tests {
                 Reference::Positional("${@".into()),
             ]
         );
-        assert_eq!(names("$? + $# + $$"), []);
+        assert_eq!(names("$? + $# + $$ + ${#} + ${#s} + ${#@}"), []);
+        assert_eq!(names("${#a[i]}"), [Reference::Name("i".into())]);
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! variable names (`X='a[$(rm -f x)]'; (( X ))`), and `xargs` / `find
 //! -exec` complete commands with their input. The bypass corpus's
 //! "run-time evaluation" cases are each run by the real bash here, to show
-//! the attack deletes `x` when nothing stops it; the corpus test then shows
-//! the scan asks `bash_opaque` for each, and `bypass_effects` that a
-//! rejected ask leaves `x` in place. The corpus's controls of the same
+//! the attack deletes `x` when nothing stops it; the scan either shows the
+//! hidden `rm -f x` as a pattern (so `rm *` denies it) or asks
+//! `bash_opaque`, the corpus test checks each request, and `bypass_effects`
+//! that a rejected ask leaves `x` in place. The corpus's controls of the same
 //! family stay clear of `bash_opaque`.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -74,9 +75,14 @@ fn each_attack_runs_in_bash_and_is_opaque_to_the_scan() {
             ));
         }
         let _ = std::fs::remove_dir_all(&dir);
+        // Caught: the hidden command is a pattern of its own, or the line
+        // is opaque.
         let scanned = scan(line).unwrap();
-        if scanned.opaque.is_empty() {
-            failures.push(format!("{name}: the scan sees nothing opaque in {line:?}"));
+        let seen = scanned.patterns.iter().any(|pattern| pattern == "rm -f x");
+        if scanned.opaque.is_empty() && !seen {
+            failures.push(format!(
+                "{name}: the scan sees neither `rm -f x` nor anything opaque in {line:?}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -104,6 +110,14 @@ fn reasons_say_what_is_evaluated() {
         scanned.opaque,
         [
             "bash evaluates `(( X ))` as arithmetic or as a variable name, and `X` holds text only known at run time"
+        ]
+    );
+    let scanned = scan("BASH_ENV=/dev/stdin PS4='$(rm -f x)' PS4= bash -c true").unwrap();
+    assert_eq!(
+        scanned.opaque,
+        [
+            "the line sets `BASH_ENV`, whose value bash runs as code (a startup file, a prompt or a function)",
+            "the line sets `PS4`, whose value bash runs as code (a startup file, a prompt or a function)"
         ]
     );
     let scanned = scan("echo rm -f x | xargs env").unwrap();
