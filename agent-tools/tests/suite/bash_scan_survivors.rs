@@ -188,11 +188,10 @@ fn a_recovered_command_without_words_or_file_redirect_asks_nothing() {
 
 /// A redirection on a statement that holds no command (assignments,
 /// `[[ ]]`, `(( ))`, a declaration, `cd`) still creates or truncates its
-/// target, but no pattern is made for it, so the line asks nothing at all
-/// and runs even under `"bash": {"*": "deny"}`: `A=1 B=2 > src/main.rs`
-/// empties a project file unasked.
+/// target, so the statement is a pattern (found by these tests: without
+/// one the line asked nothing and ran even under `"bash": {"*": "deny"}`,
+/// `A=1 B=2 > src/main.rs` emptied a project file unasked).
 #[test]
-#[ignore = "bug: a redirected statement without a command asks nothing (see docs/mutation-testing.md)"]
 fn a_redirect_on_a_statement_without_a_command_is_asked_for() {
     let unasked: Vec<&str> = [
         "A=1 B=2 > victim",
@@ -285,12 +284,10 @@ fn a_plain_redirect_to_a_number_or_dash_is_a_path() {
 }
 
 /// A symlink in the project whose target does not exist yet: bash's
-/// `> link` creates the target, outside the project, but `paths::real_path`
-/// only resolves links that lead to an existing file, so nothing outside
-/// is asked for.
+/// `> link` creates the target, outside the project, so the target's
+/// folder is asked for (found by these tests, fixed in `paths::real_path`).
 #[cfg(unix)]
 #[test]
-#[ignore = "bug: paths::real_path does not follow a dangling symlink (see docs/mutation-testing.md)"]
 fn a_redirect_through_a_dangling_symlink_is_asked_for() {
     let root = temp_dir("dangling");
     let project = root.join("proj");
@@ -353,12 +350,10 @@ fn words_that_are_not_assignments_stay_in_the_lexical_split() {
 }
 
 /// Bash also takes `NAME+=value` and `NAME[i]=value` before a command as
-/// assignments, and runs the command after them; the lexical split keeps
-/// them as the command's name, so `rm -f x` is not a pattern and a
-/// `"rm *": "deny"` rule does not apply (the line is still asked as
-/// `bash_opaque`, a deny becomes an ask).
+/// assignments, and runs the command after them, so `rm -f x` is a
+/// pattern (found by these tests: it was not, and a `"rm *": "deny"` rule
+/// became an ask through `bash_opaque`).
 #[test]
-#[ignore = "bug: is_assignment in bash_scan.rs does not know `NAME+=` and `NAME[i]=` (see docs/mutation-testing.md)"]
 fn append_and_index_assignments_are_dropped_in_the_lexical_split() {
     for last in ["A+=1 rm -f x", "A[0]=1 rm -f x"] {
         let patterns = lexical_patterns(last);
