@@ -528,3 +528,16 @@ async fn ask_external_directory_asks_for_outside_paths_only() {
         .unwrap();
     assert_eq!(seen.lock().unwrap()[0].patterns, ["/nonexistent/out/*"]);
 }
+
+/// A symlink loop is followed a bounded number of times: the scan ends,
+/// and the loop (in the project) asks nothing outside.
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_ends() {
+    let root = temp_dir("loop");
+    std::os::unix::fs::symlink(root.join("b"), root.join("a")).unwrap();
+    std::os::unix::fs::symlink(root.join("a"), root.join("b")).unwrap();
+    let requests = plan("echo x > a", &root);
+    std::fs::remove_dir_all(&root).unwrap();
+    assert!(external_patterns(&requests).is_empty(), "{requests:?}");
+}
