@@ -19,7 +19,7 @@ shift || true
 command -v cargo-mutants >/dev/null 2>&1 || cargo install cargo-mutants --locked
 
 permission_files=(wildcard compiled radix config ruleset gate subagent)
-tools_files=(bash_scan external paths)
+tools_files=(bash_scan shell_eval external paths)
 
 run_group() {
   local name=$1 package=$2 src=$3

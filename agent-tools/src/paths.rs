@@ -119,7 +119,7 @@ fn real_path_within(path: &Path, hops: usize) -> PathBuf {
             }
             return normalize(&out);
         }
-        if hops > 0
+        if let Some(hops) = hops.checked_sub(1)
             && let Ok(target) = std::fs::read_link(existing)
         {
             let base = existing.parent().unwrap_or(Path::new("/"));
@@ -127,7 +127,7 @@ fn real_path_within(path: &Path, hops: usize) -> PathBuf {
             for part in rest.iter().rev() {
                 next.push(part);
             }
-            return real_path_within(&next, hops - 1);
+            return real_path_within(&next, hops);
         }
         match (existing.parent(), existing.file_name()) {
             (Some(parent), Some(name)) => {

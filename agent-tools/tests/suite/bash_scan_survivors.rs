@@ -541,3 +541,39 @@ fn a_symlink_loop_ends() {
     std::fs::remove_dir_all(&root).unwrap();
     assert!(external_patterns(&requests).is_empty(), "{requests:?}");
 }
+
+/// Only a file redirection makes a command-less statement a pattern: a
+/// heredoc on an assignment writes nothing.
+#[test]
+fn a_heredoc_on_a_statement_without_a_command_asks_nothing() {
+    for line in ["A=1 <<EOF\nx\nEOF", "export A=1 <<EOF\nx\nEOF"] {
+        let scanned = scan(line).unwrap();
+        assert!(!scanned.syntax_error, "{line:?}");
+        assert!(
+            scanned.patterns.is_empty(),
+            "{line:?}: {:?}",
+            scanned.patterns
+        );
+    }
+    assert_eq!(scan("A=1 > f").unwrap().patterns, strings(&["A=1 > f"]));
+}
+
+/// After a syntax error, `a[b=c` (its bracket unclosed) is not an
+/// assignment for bash but a command name, so the words after it are not
+/// a command of their own.
+#[test]
+fn an_unclosed_subscript_is_not_an_assignment_in_the_lexical_split() {
+    let scanned = scan("a[b=c rm -f x (").unwrap();
+    assert!(scanned.syntax_error);
+    assert!(
+        !scanned.patterns.contains(&"rm -f x".to_string()),
+        "{:?}",
+        scanned.patterns
+    );
+    let scanned = scan("a[b]=c rm -f x (").unwrap();
+    assert!(
+        scanned.patterns.contains(&"rm -f x".to_string()),
+        "{:?}",
+        scanned.patterns
+    );
+}
