@@ -494,11 +494,6 @@ impl EvalFacts {
                 self.name_argument(word);
                 continue;
             }
-            if let Some(value) = value
-                && !is_integer(value)
-            {
-                self.assigned_text.insert(target.to_string());
-            }
             if let Some(value) = value {
                 self.shell_code_assignment(target, value);
                 self.assignments
