@@ -702,32 +702,19 @@ fn references(text: &str) -> Vec<Reference> {
     while at < bytes.len() {
         let byte = bytes[at];
         if byte == b'$' {
-            let mut start = at + 1;
-            // `${#x}` is a length: it does not evaluate the value (its
-            // subscript, if any, is read on).
-            let mut length = false;
-            if bytes.get(start) == Some(&b'{') {
-                start += 1;
-                length = bytes.get(start) == Some(&b'#');
-                if matches!(bytes.get(start), Some(b'!' | b'#')) {
-                    start += 1;
-                }
-            }
+            // Positional parameters (`$1`, `${1}`, `$@`, `${*}`) and
+            // lengths (`${#x}` does not evaluate `x`'s value); a name after
+            // `$`, `${` or `${!` is read by the bare-name rule below (`$`,
+            // `{` and `!` are not word characters).
+            let brace = bytes.get(at + 1) == Some(&b'{');
+            let start = at + 1 + usize::from(brace);
             match bytes.get(start) {
                 Some(b'0'..=b'9' | b'@' | b'*') => {
-                    if !length {
-                        push(Reference::Positional(text[at..=start].to_string()));
-                    }
+                    push(Reference::Positional(text[at..=start].to_string()));
                     at = start + 1;
                 }
-                Some(c) if is_name_start(*c) => {
-                    let end = name_end(bytes, start);
-                    if !length {
-                        push(Reference::Name(text[start..end].to_string()));
-                    }
-                    at = end;
-                }
-                _ => at = start,
+                Some(b'#') if brace => at = name_end(bytes, start + 1),
+                _ => at += 1,
             }
             continue;
         }
