@@ -6,12 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use super::support::{recording_context, temp_dir};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_core::ToolContext;
-use agent_permission::{Approver, PermissionError, PermissionRequest, Permissions, Reply};
+use agent_permission::{PermissionError, PermissionRequest};
 use agent_tools::bash_scan::{
     BASH_OPAQUE, MAX_NESTING, ScanError, plan_requests, scan, shell_c_script,
 };
@@ -20,19 +20,6 @@ use agent_tools::{EXTERNAL_DIRECTORY, ToolRequest, ask_external_directory, file_
 /// A project path that does not exist: nothing in it is a symlink, and
 /// every path outside it is outside the project.
 const PROJECT: &str = "/nonexistent/proj";
-
-/// A fresh, canonical directory under the system temp dir.
-fn temp_dir(name: &str) -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "agent-tools-survivors-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
-}
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
@@ -263,7 +250,7 @@ fn a_duplicating_redirect_to_a_file_is_a_path() {
 #[test]
 fn a_plain_redirect_to_a_number_or_dash_is_a_path() {
     for name in ["5", "-"] {
-        let root = temp_dir("redirect");
+        let root = temp_dir("survivors", "redirect");
         let project = root.join("proj");
         let out = root.join("out");
         std::fs::create_dir_all(&project).unwrap();
@@ -289,7 +276,7 @@ fn a_plain_redirect_to_a_number_or_dash_is_a_path() {
 #[cfg(unix)]
 #[test]
 fn a_redirect_through_a_dangling_symlink_is_asked_for() {
-    let root = temp_dir("dangling");
+    let root = temp_dir("survivors", "dangling");
     let project = root.join("proj");
     let out = root.join("out");
     std::fs::create_dir_all(&project).unwrap();
@@ -420,7 +407,7 @@ fn tilde_paths_are_the_home_directory() {
         assert_eq!(external_patterns(&requests), ["~bob/x"]);
         return;
     }
-    let home = temp_dir("home");
+    let home = temp_dir("survivors", "home");
     let name = format!(
         "{}::tilde_paths_are_the_home_directory",
         module_path!().split_once("::").map_or("", |(_, rest)| rest)
@@ -451,7 +438,7 @@ fn tilde_paths_are_the_home_directory() {
 #[cfg(unix)]
 #[test]
 fn a_symlink_between_two_outside_folders_asks_for_both() {
-    let root = temp_dir("links");
+    let root = temp_dir("survivors", "links");
     let project = root.join("proj");
     let first = root.join("out1");
     let second = root.join("out2");
@@ -473,33 +460,8 @@ fn a_symlink_between_two_outside_folders_asks_for_both() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
-struct Recorder {
-    allow: bool,
-    seen: Arc<Mutex<Vec<PermissionRequest>>>,
-}
-
-#[async_trait::async_trait]
-impl Approver for Recorder {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.seen.lock().unwrap().push(request.clone());
-        if self.allow {
-            Reply::Once
-        } else {
-            Reply::reject()
-        }
-    }
-}
-
 fn context(allow: bool) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
-    let permissions = Permissions::new();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(Recorder {
-        allow,
-        seen: Arc::clone(&seen),
-    }));
-    let ctx = ToolContext::new("ses_test", "msg_test", "call_test", permissions)
-        .with_directories(PathBuf::from(PROJECT), PathBuf::from(PROJECT));
-    (ctx, seen)
+    recording_context(Path::new(PROJECT), allow)
 }
 
 /// `ask_external_directory` asks for the folder of an outside path and
@@ -534,7 +496,7 @@ async fn ask_external_directory_asks_for_outside_paths_only() {
 #[cfg(unix)]
 #[test]
 fn a_symlink_loop_ends() {
-    let root = temp_dir("loop");
+    let root = temp_dir("survivors", "loop");
     std::os::unix::fs::symlink(root.join("b"), root.join("a")).unwrap();
     std::os::unix::fs::symlink(root.join("a"), root.join("b")).unwrap();
     let requests = plan("echo x > a", &root);

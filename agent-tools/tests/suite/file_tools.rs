@@ -2,57 +2,17 @@
 //! in which order, and that nothing is touched before the answer.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use super::support::{recording_context, temp_dir};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use agent_core::permission::{Approver, PermissionRequest, Permissions, Reply};
+use agent_core::permission::PermissionRequest;
 use agent_core::{Tool, ToolContext, ToolError};
 use agent_tools::{EditTool, ReadTool, WriteTool};
 use serde_json::{Value, json};
 
-/// A fresh directory under the system temp dir, unique to this test run.
-fn temp_dir(name: &str) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "agent-tools-file-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
-}
-
-struct Recorder {
-    allow: bool,
-    seen: Arc<Mutex<Vec<PermissionRequest>>>,
-}
-
-#[async_trait::async_trait]
-impl Approver for Recorder {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.seen.lock().unwrap().push(request.clone());
-        if self.allow {
-            Reply::Once
-        } else {
-            Reply::reject()
-        }
-    }
-}
-
-/// A context for `dir` (also the worktree) whose every request reaches an
-/// approver that allows or rejects; returns the requests it saw.
 fn context(dir: &Path, allow: bool) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
-    let permissions = Permissions::new();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(Recorder {
-        allow,
-        seen: Arc::clone(&seen),
-    }));
-    let ctx = ToolContext::new("ses_test", "msg_test", "call_test", permissions)
-        .with_directories(dir.to_path_buf(), dir.to_path_buf());
-    (ctx, seen)
+    recording_context(dir, allow)
 }
 
 fn asked(seen: &Arc<Mutex<Vec<PermissionRequest>>>) -> Vec<(String, Vec<String>, Vec<String>)> {
@@ -73,7 +33,7 @@ async fn call(tool: &dyn Tool, input: Value, ctx: &ToolContext) -> Result<String
 
 #[tokio::test]
 async fn read_numbers_lines_and_asks_relative() {
-    let dir = temp_dir("read");
+    let dir = temp_dir("file", "read");
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/a.txt"), "one\ntwo\nthree\n").unwrap();
     let (ctx, seen) = context(&dir, true);
@@ -94,8 +54,8 @@ async fn read_numbers_lines_and_asks_relative() {
 
 #[tokio::test]
 async fn read_outside_asks_external_directory_first() {
-    let dir = temp_dir("read-in");
-    let outside = temp_dir("read-out");
+    let dir = temp_dir("file", "read-in");
+    let outside = temp_dir("file", "read-out");
     std::fs::write(outside.join("x.txt"), "secret\n").unwrap();
     let (ctx, seen) = context(&dir, true);
     let target = outside.join("x.txt");
@@ -116,7 +76,7 @@ async fn read_outside_asks_external_directory_first() {
 
 #[tokio::test]
 async fn read_rejected_returns_rejection() {
-    let dir = temp_dir("read-rej");
+    let dir = temp_dir("file", "read-rej");
     std::fs::write(dir.join("a.txt"), "x").unwrap();
     let (ctx, _) = context(&dir, false);
     let err = call(&ReadTool, json!({"filePath": "a.txt"}), &ctx)
@@ -127,7 +87,7 @@ async fn read_rejected_returns_rejection() {
 
 #[tokio::test]
 async fn read_refuses_binary_and_caps_large_files() {
-    let dir = temp_dir("read-big");
+    let dir = temp_dir("file", "read-big");
     std::fs::write(dir.join("blob"), [0u8, 1, 2, 3, 0, 255]).unwrap();
     let (ctx, _) = context(&dir, true);
     let err = call(&ReadTool, json!({"filePath": "blob"}), &ctx)
@@ -161,7 +121,7 @@ async fn read_refuses_binary_and_caps_large_files() {
 
 #[tokio::test]
 async fn read_lists_directories_and_suggests_names() {
-    let dir = temp_dir("read-dir");
+    let dir = temp_dir("file", "read-dir");
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("b.txt"), "").unwrap();
     std::fs::write(dir.join("a.txt"), "").unwrap();
@@ -184,7 +144,7 @@ async fn read_lists_directories_and_suggests_names() {
 
 #[tokio::test]
 async fn write_asks_before_writing_and_rejection_leaves_file() {
-    let dir = temp_dir("write");
+    let dir = temp_dir("file", "write");
     let file = dir.join("a.txt");
     std::fs::write(&file, "old\n").unwrap();
     let (ctx, seen) = context(&dir, false);
@@ -236,7 +196,7 @@ async fn write_asks_before_writing_and_rejection_leaves_file() {
 #[tokio::test]
 async fn atomic_write_keeps_permissions() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = temp_dir("perm");
+    let dir = temp_dir("file", "perm");
     let file = dir.join("run.sh");
     std::fs::write(&file, "echo 1\n").unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -248,7 +208,7 @@ async fn atomic_write_keeps_permissions() {
 
 #[tokio::test]
 async fn edit_rejection_leaves_file_untouched() {
-    let dir = temp_dir("edit-rej");
+    let dir = temp_dir("file", "edit-rej");
     let file = dir.join("a.rs");
     std::fs::write(&file, "fn a() {}\n").unwrap();
     let (ctx, seen) = context(&dir, false);
@@ -268,7 +228,7 @@ async fn edit_rejection_leaves_file_untouched() {
 
 #[tokio::test]
 async fn edit_cascade_crlf_and_bom() {
-    let dir = temp_dir("edit");
+    let dir = temp_dir("file", "edit");
     let file = dir.join("a.txt");
     std::fs::write(&file, "\u{feff}first\r\n    second\r\nthird\r\n").unwrap();
     let (ctx, _) = context(&dir, true);
@@ -303,7 +263,7 @@ async fn edit_cascade_crlf_and_bom() {
 
 #[tokio::test]
 async fn edit_empty_old_string_creates_only_new_files() {
-    let dir = temp_dir("edit-new");
+    let dir = temp_dir("file", "edit-new");
     let (ctx, seen) = context(&dir, true);
     let input = json!({"filePath": "new/file.txt", "oldString": "", "newString": "hello\n"});
     call(&EditTool, input.clone(), &ctx).await.unwrap();
@@ -323,7 +283,7 @@ async fn edit_empty_old_string_creates_only_new_files() {
 
 #[tokio::test]
 async fn concurrent_edits_of_one_file_are_serialised() {
-    let dir = temp_dir("edit-lock");
+    let dir = temp_dir("file", "edit-lock");
     let file = dir.join("a.txt");
     let lines: String = (0..20).map(|i| format!("line{i}\n")).collect();
     std::fs::write(&file, &lines).unwrap();

@@ -4,6 +4,7 @@ mod bash_in_loop;
 mod bash_runtime_eval;
 mod bash_scan_limits;
 mod bash_scan_props;
+mod bash_scan_survivors;
 mod bash_tool;
 mod bash_vectors;
 mod bypass_corpus;
@@ -15,11 +16,11 @@ mod replace_props;
 mod sandbox;
 mod search_tools;
 mod spill_read;
+mod support;
 mod todo_tools;
 mod webfetch_tool;
 
 // MCP (feature `mcp`): shared helpers, then one module per area.
-mod bash_scan_survivors;
 #[cfg(feature = "mcp")]
 mod mcp_common;
 #[cfg(feature = "mcp")]

@@ -2,44 +2,15 @@
 //! .gitignore, sorting and caps.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use super::support::{Recorder, temp_dir};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use agent_core::{Tool, ToolContext, ToolError};
-use agent_permission::{Action, Approver, PermissionRequest, Permissions, Reply, Rule, Ruleset};
+use agent_permission::{Action, PermissionRequest, Permissions, Rule, Ruleset};
 use agent_tools::{GlobTool, GrepTool, ListTool};
 use serde_json::{Value, json};
-
-fn temp_dir(name: &str) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "agent-tools-search-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
-}
-
-struct Recorder {
-    allow: bool,
-    seen: Arc<Mutex<Vec<PermissionRequest>>>,
-}
-
-#[async_trait::async_trait]
-impl Approver for Recorder {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.seen.lock().unwrap().push(request.clone());
-        if self.allow {
-            Reply::Once
-        } else {
-            Reply::reject()
-        }
-    }
-}
 
 fn context(dir: &Path, allow: bool) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
     let permissions = Permissions::new();
@@ -83,7 +54,7 @@ fn write(path: PathBuf, text: &str, age_secs: u64) {
 
 /// A project with a .gitignore'd folder and file, and files of known ages.
 fn project(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
+    let dir = temp_dir("search", name);
     write(dir.join(".gitignore"), "ignored/\n*.log\n", 500);
     write(dir.join("old.rs"), "fn old() { TODO }\n", 300);
     write(dir.join("src/new.rs"), "fn new() {}\n// TODO: more\n", 10);
@@ -121,7 +92,7 @@ async fn glob_respects_gitignore_and_sorts_newest_first() {
 
 #[tokio::test]
 async fn glob_caps_results() {
-    let dir = temp_dir("glob-cap");
+    let dir = temp_dir("search", "glob-cap");
     for i in 0..120 {
         write(dir.join(format!("f{i:03}.txt")), "", i);
     }
@@ -137,8 +108,8 @@ async fn glob_caps_results() {
 
 #[tokio::test]
 async fn glob_outside_asks_its_own_permission_then_external() {
-    let dir = temp_dir("glob-in");
-    let outside = temp_dir("glob-out");
+    let dir = temp_dir("search", "glob-in");
+    let outside = temp_dir("search", "glob-out");
     let (ctx, seen) = context(&dir, true);
     call(&GlobTool, json!({"pattern": "*", "path": outside}), &ctx)
         .await
@@ -190,7 +161,7 @@ async fn grep_respects_gitignore_and_groups_by_file() {
 
 #[tokio::test]
 async fn grep_skips_binary_and_searches_single_files() {
-    let dir = temp_dir("grep-bin");
+    let dir = temp_dir("search", "grep-bin");
     std::fs::write(dir.join("bin.dat"), b"needle\0\x01\x02").unwrap();
     std::fs::write(dir.join("a.txt"), "needle\n").unwrap();
     let (ctx, _) = context(&dir, true);
@@ -244,7 +215,7 @@ async fn list_renders_a_tree_without_ignored_folders() {
 
 #[tokio::test]
 async fn grep_output_stays_under_50_kb() {
-    let dir = temp_dir("grep-big");
+    let dir = temp_dir("search", "grep-big");
     let line = format!("hit {}\n", "x".repeat(1500));
     std::fs::write(dir.join("big.txt"), line.repeat(90)).unwrap();
     let (ctx, _) = context(&dir, true);
