@@ -68,10 +68,14 @@ fn each_attack_runs_in_bash_and_is_opaque_to_the_scan() {
     for (n, (name, line)) in attacks.iter().enumerate() {
         let dir = scratch(n);
         let output = run_bash(line, &dir);
-        if dir.join("x").exists() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if dir.join("x").exists() && stderr.contains("command not found") {
+            // A program this machine lacks (`rbash` outside Debian): the
+            // scan is still checked below.
+            println!("{name}: not run, {}", stderr.trim());
+        } else if dir.join("x").exists() {
             failures.push(format!(
-                "{name}: bash did not run the hidden command ({line:?}): {}",
-                String::from_utf8_lossy(&output.stderr)
+                "{name}: bash did not run the hidden command ({line:?}): {stderr}"
             ));
         }
         let _ = std::fs::remove_dir_all(&dir);
