@@ -702,20 +702,16 @@ fn references(text: &str) -> Vec<Reference> {
     while at < bytes.len() {
         let byte = bytes[at];
         if byte == b'$' {
-            // Positional parameters (`$1`, `${1}`, `$@`, `${*}`) and
-            // lengths (`${#x}` does not evaluate `x`'s value); a name after
-            // `$`, `${` or `${!` is read by the bare-name rule below (`$`,
-            // `{` and `!` are not word characters).
+            // Positional parameters (`$1`, `${1}`, `$@`, `${*}`). A name
+            // after `$`, `${` or `${!` is read by the bare-name rule below
+            // (`$`, `{` and `!` are not word characters), and the name of a
+            // length `${#x}` is not (it does not evaluate `x`'s value).
             let brace = bytes.get(at + 1) == Some(&b'{');
             let start = at + 1 + usize::from(brace);
-            match bytes.get(start) {
-                Some(b'0'..=b'9' | b'@' | b'*') => {
-                    push(Reference::Positional(text[at..=start].to_string()));
-                    at = start + 1;
-                }
-                Some(b'#') if brace => at = name_end(bytes, start + 1),
-                _ => at += 1,
+            if let Some(b'0'..=b'9' | b'@' | b'*') = bytes.get(start) {
+                push(Reference::Positional(text[at..=start].to_string()));
             }
+            at += 1;
             continue;
         }
         let follows_word = at > 0
