@@ -14,14 +14,18 @@
 //! line asked for nothing. The same happens in every place bash evaluates
 //! a value as arithmetic or as a variable name:
 //!
-//! - arithmetic: `(( … ))`, `$(( … ))`, `$[ … ]`, `for (( … ))`, `let`,
-//!   the integer tests (`-eq`, `-ne`, `-lt`, `-le`, `-gt`, `-ge`) of `[[`,
-//!   `[` and `test`, array subscripts, `${s:offset:length}`, `printf`'s
-//!   integer conversions, and assignments to `declare -i` variables;
+//! - arithmetic: `(( … ))`, `$(( … ))`, `$[ … ]` (also in an unquoted
+//!   heredoc), `for (( … ))`, `let`, the integer tests (`-eq`, `-ne`,
+//!   `-lt`, `-le`, `-gt`, `-ge`) of `[[` (those of `[` and `test` take
+//!   numbers only, and `printf %d` too: checked with bash 5.2), array
+//!   subscripts, `${s:offset:length}`, and assignments to `declare -i`
+//!   variables and to `RANDOM`/`OPTIND`;
 //! - names given as text: `read`, `mapfile`/`readarray`, `printf -v`,
-//!   `getopts`, `[[ -v … ]]`/`test -v`, `declare "…"`, namerefs
+//!   `getopts`, `unset`, `[[ -v … ]]`/`test -v`, `declare "…"`, namerefs
 //!   (`declare -n`), indirect expansion `${!name}` and prompt expansion
-//!   `${name@P}`.
+//!   `${name@P}`;
+//! - variables bash runs as code when set: `BASH_ENV`, `ENV`, the prompts
+//!   and `PROMPT_COMMAND`, exported functions (`BASH_FUNC_name%%`).
 //!
 //! [`EvalFacts`] collects those contexts while the scanner walks the line,
 //! and the names the line assigns text to; [`EvalFacts::reasons`] then says
