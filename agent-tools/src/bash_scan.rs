@@ -47,7 +47,7 @@ use crate::external::{EXTERNAL_DIRECTORY, external_request, is_inside};
 use crate::paths;
 use crate::request::ToolRequest;
 use crate::shell_command::{self, Analysis, base_name, join};
-use crate::shell_eval::{EvalFacts, EvalWalk};
+use crate::shell_eval::{EvalFacts, EvalWalk, assignment_parts};
 use crate::shell_word::{self, Token, Word, for_tree_sitter, join_continuations};
 
 pub use crate::shell_command::{CD_COMMANDS, FILE_COMMANDS, SHELLS, WRAPPERS};
@@ -329,11 +329,10 @@ impl Scanner {
             .ok_or(ScanError::Parse)?;
         let root = tree.root_node();
         let mut cursor = root.walk();
-        // The nesting depth of the current node's parent, per tree level.
-        let mut nesting: Vec<usize> = vec![depth];
-        // The current node's ancestors (tree-sitter's `Node::parent`
-        // searches down from the root: quadratic in deep trees).
-        let mut parents: Vec<Node<'_>> = Vec::new();
+        // The current node's ancestors, each with its nesting depth
+        // (tree-sitter's `Node::parent` searches down from the root:
+        // quadratic in deep trees).
+        let mut ancestors: Vec<(Node<'_>, usize)> = Vec::new();
         let mut eval_walk = EvalWalk::default();
         // Redirected statements being walked: where each ends, how many
         // patterns had been offered when it started, and its text.
@@ -345,13 +344,14 @@ impl Scanner {
                 redirected.push((node.end_byte(), self.offered, text(node, &source)));
             }
             self.eval.visit(node, &source, &mut eval_walk);
-            let parent_depth = nesting.last().copied().unwrap_or(depth);
+            let parent = ancestors.last().copied();
+            let parent_depth = parent.map_or(depth, |(_, nested)| nested);
             let here = parent_depth + usize::from(NESTING_KINDS.contains(&node.kind()));
             if here > MAX_NESTING {
                 return Err(ScanError::TooComplex);
             }
             match node.kind() {
-                "command" => self.command(node, parents.last().copied(), &source, here)?,
+                "command" => self.command(node, parent.map(|(node, _)| node), &source, here)?,
                 "redirected_statement" if node.child_by_field_name("body").is_none() => {
                     self.redirect_only(node, &source)?;
                 }
@@ -360,8 +360,7 @@ impl Scanner {
                 _ => {}
             }
             if cursor.goto_first_child() {
-                nesting.push(here);
-                parents.push(node);
+                ancestors.push((node, here));
                 continue;
             }
             loop {
@@ -371,8 +370,7 @@ impl Scanner {
                 if !cursor.goto_parent() {
                     break 'walk;
                 }
-                nesting.pop();
-                parents.pop();
+                ancestors.pop();
             }
         }
         self.close_redirected(&mut redirected, usize::MAX)?;
@@ -581,7 +579,7 @@ impl Scanner {
                             }
                             continue;
                         }
-                        if assignments && is_assignment(&raw) {
+                        if assignments && assignment_parts(&raw).is_some() {
                             continue;
                         }
                         assignments = false;
@@ -605,22 +603,6 @@ fn has_file_redirect(node: Node<'_>) -> bool {
     let mut cursor = node.walk();
     node.children(&mut cursor)
         .any(|child| child.kind() == "file_redirect")
-}
-
-/// Whether `raw` is a `NAME=value` assignment word.
-fn is_assignment(raw: &str) -> bool {
-    raw.split_once('=').is_some_and(|(left, _)| {
-        // `NAME+=value` and `NAME[index]=value` assign too.
-        let left = left.strip_suffix('+').unwrap_or(left);
-        let name = match left.split_once('[') {
-            Some((name, index)) if index.ends_with(']') => name,
-            Some(_) => return false,
-            None => left,
-        };
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
 }
 
 /// The script a shell command reads from a heredoc or here-string, if it

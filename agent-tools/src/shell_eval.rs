@@ -44,7 +44,8 @@ use tree_sitter::Node;
 use crate::shell_command::base_name;
 use crate::shell_word::{Word, words_of};
 
-/// The integer comparison operators of `test`, `[` and `[[`.
+/// The integer comparison operators of `[[` (bash evaluates their
+/// operands; `test` and `[` take numbers only).
 const INTEGER_TESTS: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
 
 /// bash's own variables whose value is text from the run (a command's last
@@ -265,11 +266,12 @@ impl EvalFacts {
     /// Why the line can run code through run-time evaluation, one reason
     /// per context (empty when it cannot).
     pub(crate) fn reasons(&self) -> Vec<String> {
-        let integer_assignments = self
+        let evaluated_assignments: Vec<Context> = self
             .assignments
             .iter()
-            .filter(|(name, _)| self.is_integer_variable(name) || self.namerefs.contains(name))
-            .map(|(_, value)| context_of(value));
+            .filter(|(name, _)| self.evaluates_assignments(name))
+            .map(|(_, value)| context_of(value))
+            .collect();
         let mut reasons: Vec<String> = self
             .shell_code
             .iter()
@@ -279,11 +281,7 @@ impl EvalFacts {
                 )
             })
             .collect();
-        for context in self
-            .contexts
-            .iter()
-            .chain(integer_assignments.collect::<Vec<_>>().iter())
-        {
+        for context in self.contexts.iter().chain(&evaluated_assignments) {
             if context.code {
                 reasons.push(format!(
                     "bash evaluates `{}` as arithmetic or as a variable name, and it holds a substitution or escape",
@@ -310,7 +308,7 @@ impl EvalFacts {
         let mut assigned_at_run_time: Vec<&String> = self
             .tainted
             .iter()
-            .filter(|name| self.is_integer_variable(name) || self.namerefs.contains(*name))
+            .filter(|name| self.evaluates_assignments(name))
             .collect();
         assigned_at_run_time.sort();
         for name in assigned_at_run_time {
@@ -329,6 +327,12 @@ impl EvalFacts {
         if code && !value.is_empty() && !self.shell_code.iter().any(|known| known == name) {
             self.shell_code.push(name.to_string());
         }
+    }
+
+    /// Whether bash evaluates what is assigned to `name`: an integer
+    /// variable, or a nameref whose first assignment names its target.
+    fn evaluates_assignments(&self, name: &str) -> bool {
+        self.is_integer_variable(name) || self.namerefs.contains(name)
     }
 
     fn is_integer_variable(&self, name: &str) -> bool {
@@ -756,11 +760,16 @@ fn is_integer(text: &str) -> bool {
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// `NAME=value`, `NAME+=value` or `NAME[…]=value`: the name and the value.
-fn assignment_parts(text: &str) -> Option<(&str, &str)> {
+/// `NAME=value`, `NAME+=value` or `NAME[index]=value`, as bash reads an
+/// assignment word: the name and the value (`a[b=c` is not one).
+pub(crate) fn assignment_parts(text: &str) -> Option<(&str, &str)> {
     let (left, value) = text.split_once('=')?;
     let left = left.strip_suffix('+').unwrap_or(left);
-    let name = left.split_once('[').map_or(left, |(name, _)| name);
+    let name = match left.split_once('[') {
+        Some((name, index)) if index.ends_with(']') => name,
+        Some(_) => return None,
+        None => left,
+    };
     is_name(name).then_some((name, value))
 }
 
@@ -845,6 +854,7 @@ mod tests {
         assert_eq!(assignment_parts("X+=a"), Some(("X", "a")));
         assert_eq!(assignment_parts("a[i]=b=c"), Some(("a", "b=c")));
         assert_eq!(assignment_parts("1X=1"), None);
+        assert_eq!(assignment_parts("a[b=c"), None);
         assert_eq!(assignment_parts("--opt=1"), None);
         assert!(is_integer("-12") && !is_integer("-") && !is_integer("1e3"));
     }
