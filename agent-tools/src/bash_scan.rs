@@ -48,7 +48,8 @@ use crate::paths;
 use crate::request::ToolRequest;
 use crate::shell_command::{self, Analysis, base_name, join};
 use crate::shell_eval::{EvalFacts, EvalWalk, assignment_parts};
-use crate::shell_word::{self, Token, Word, for_tree_sitter, join_continuations};
+use crate::shell_source;
+use crate::shell_word::{self, Token, Word, for_tree_sitter};
 
 pub use crate::shell_command::{CD_COMMANDS, FILE_COMMANDS, SHELLS, WRAPPERS};
 pub use crate::shell_word::{MAX_BRACE_WORDS, Word as ShellWord, words_of};
@@ -321,13 +322,18 @@ impl Scanner {
         if depth > MAX_NESTING {
             return Err(ScanError::TooComplex);
         }
-        let source = join_continuations(script);
-        let parse_text = for_tree_sitter(&source);
+        // The bytes bash reads, never rewritten: where tree-sitter's parse
+        // may differ from bash's, the line is opaque (`shell_source`).
+        let source = script;
+        let parse_text = for_tree_sitter(source);
         let tree = self
             .parser
             .parse(&parse_text, None)
             .ok_or(ScanError::Parse)?;
         let root = tree.root_node();
+        for reason in shell_source::unfaithful(root, source) {
+            self.opaque(reason);
+        }
         let mut cursor = root.walk();
         // The current node's ancestors, each with its nesting depth
         // (tree-sitter's `Node::parent` searches down from the root:
@@ -341,9 +347,9 @@ impl Scanner {
             let node = cursor.node();
             self.close_redirected(&mut redirected, node.start_byte())?;
             if node.kind() == "redirected_statement" && has_file_redirect(node) {
-                redirected.push((node.end_byte(), self.offered, text(node, &source)));
+                redirected.push((node.end_byte(), self.offered, text(node, source)));
             }
-            self.eval.visit(node, &source, &mut eval_walk);
+            self.eval.visit(node, source, &mut eval_walk);
             let parent = ancestors.last().copied();
             let parent_depth = parent.map_or(depth, |(_, nested)| nested);
             let here = parent_depth + usize::from(NESTING_KINDS.contains(&node.kind()));
@@ -351,12 +357,12 @@ impl Scanner {
                 return Err(ScanError::TooComplex);
             }
             match node.kind() {
-                "command" => self.command(node, parent.map(|(node, _)| node), &source, here)?,
+                "command" => self.command(node, parent.map(|(node, _)| node), source, here)?,
                 "redirected_statement" if node.child_by_field_name("body").is_none() => {
-                    self.redirect_only(node, &source)?;
+                    self.redirect_only(node, source)?;
                 }
-                "file_redirect" => self.redirect(node, &source),
-                "command_substitution" => self.backticks(node, &source, here)?,
+                "file_redirect" => self.redirect(node, source),
+                "command_substitution" => self.backticks(node, source, here)?,
                 _ => {}
             }
             if cursor.goto_first_child() {
@@ -377,8 +383,8 @@ impl Scanner {
         if root.has_error() {
             self.out.syntax_error = true;
             self.opaque("the command line has a syntax error");
-            self.pattern(&source)?;
-            self.lexical(&source, depth)?;
+            self.pattern(source)?;
+            self.lexical(source, depth)?;
         }
         Ok(())
     }
@@ -811,7 +817,6 @@ mod tests {
         for line in [
             "rm\t-f x",
             "rm  -f   x",
-            "r\\\nm -f x",
             "{rm,-f,x}",
             "'rm' -f x",
             "r\"m\" -f x",
@@ -848,6 +853,9 @@ mod tests {
                 scan.patterns
             );
         }
+        // A continuation that joins two words is not parsed the way bash
+        // reads it: opaque, never a guess.
+        assert!(!scan("r\\\nm -f x").unwrap().opaque.is_empty());
         let scan = scan("echo x | xargs rm -f").unwrap();
         assert!(has(&scan, "rm -f"));
         let scan = super::scan("find . -exec rm -f {} \\;").unwrap();

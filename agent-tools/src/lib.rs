@@ -91,6 +91,7 @@ mod request;
 mod sandbox;
 mod shell_command;
 mod shell_eval;
+mod shell_source;
 mod shell_word;
 mod todo;
 mod walk;

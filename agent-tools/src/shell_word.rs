@@ -522,61 +522,6 @@ fn sequence(inner: &[Piece]) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// `command` with `\`-newline continuations removed where bash removes
-/// them (everywhere except inside single quotes and comments), so a word
-/// split over lines is one word as it is for bash.
-pub fn join_continuations(command: &str) -> String {
-    if !command.contains("\\\n") {
-        return command.to_string();
-    }
-    let chars: Vec<char> = command.chars().collect();
-    let mut out = String::with_capacity(command.len());
-    let mut i = 0;
-    let mut single = false;
-    let mut double = false;
-    let mut comment = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if comment {
-            if c == '\n' {
-                comment = false;
-            }
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        if single {
-            if c == '\'' {
-                single = false;
-            }
-            out.push(c);
-            i += 1;
-            continue;
-        }
-        match c {
-            '\\' if chars.get(i + 1) == Some(&'\n') => {
-                i += 2;
-                continue;
-            }
-            '\\' => {
-                out.push(c);
-                if let Some(&next) = chars.get(i + 1) {
-                    out.push(next);
-                }
-                i += 2;
-                continue;
-            }
-            '\'' if !double => single = true,
-            '"' => double = !double,
-            '#' if !double && (i == 0 || chars[i - 1].is_whitespace()) => comment = true,
-            _ => {}
-        }
-        out.push(c);
-        i += 1;
-    }
-    out
-}
-
 /// Whether bash treats `c` as part of a word while tree-sitter's grammar
 /// skips it as a blank.
 fn blank_only_for_tree_sitter(c: char) -> bool {
@@ -800,8 +745,6 @@ mod tests {
 
     #[test]
     fn text_passes() {
-        assert_eq!(join_continuations("r\\\nm -f x"), "rm -f x");
-        assert_eq!(join_continuations("echo 'a\\\nb'"), "echo 'a\\\nb'");
         assert_eq!(for_tree_sitter("true\r# ;"), "true.# ;");
         assert_eq!(for_tree_sitter("a\u{a0}b").len(), "a\u{a0}b".len());
     }
