@@ -12,6 +12,7 @@ mod bypass_effects;
 mod conformance;
 mod file_tools;
 mod file_tools_in_loop;
+mod ordinary_commands;
 mod replace_props;
 mod sandbox;
 mod search_tools;
