@@ -41,20 +41,13 @@ use tree_sitter::Node;
 /// metacharacter (the `#` then begins a word).
 const COMMENT_STARTS: &[u8] = b" \t\n;&|()<>";
 
-/// Node kinds whose text bash and tree-sitter both read literally (a `#` or
-/// `\`-newline inside them is not a comment or a continuation).
-const LITERAL_KINDS: &[&str] = &["raw_string", "comment", "heredoc_body", "ansi_c_string"];
-
-/// Node kinds of double-quoted text (a continuation there is removed by
-/// bash and by the word reader alike).
-const STRING_KINDS: &[&str] = &["string", "translated_string"];
-
 /// Control characters bash gives a meaning of its own (internal quoting).
 const BASH_CONTROL: &[char] = &['\0', '\u{1}', '\u{7f}'];
 
 /// Why tree-sitter's parse of `source` may not be bash's; empty when it is
 /// faithful. `root` is the parse of `source` (masked for tree-sitter with
-/// the same byte offsets).
+/// the same byte offsets). Linear in the line: one walk of the tree, then
+/// sweeps over the positions to check.
 pub(crate) fn unfaithful(root: Node<'_>, source: &str) -> Vec<String> {
     let mut reasons = Vec::new();
     let mut add = |reason: String| {
@@ -68,96 +61,156 @@ pub(crate) fn unfaithful(root: Node<'_>, source: &str) -> Vec<String> {
             u32::from(c)
         ));
     }
+    let parse = Parse::of(root, source);
     let bytes = source.as_bytes();
-    for at in continuations(bytes) {
-        if let Some(reason) = continuation(root, source, at) {
+    let continued = continuations(bytes);
+    for (at, span) in continued.iter().zip(parse.innermost(&continued, 2)) {
+        if let Some(reason) = continuation(source, *at, span) {
             add(reason);
         }
     }
-    for reason in comments(root, source) {
+    for reason in comments(&parse, source) {
         add(reason);
     }
-    for reason in heredocs(root, source) {
+    for reason in heredocs(&parse.heredocs, source) {
         add(reason);
     }
     reasons
 }
 
 /// The positions of the `\` of every `\`-newline whose backslash is not
-/// itself escaped (an odd run of backslashes before the newline).
+/// itself escaped (an odd run of backslashes before the newline), in
+/// order.
 fn continuations(bytes: &[u8]) -> Vec<usize> {
     let mut found = Vec::new();
-    for (newline, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'\n') {
-        let run = bytes[..newline]
-            .iter()
-            .rev()
-            .take_while(|b| **b == b'\\')
-            .count();
-        if run % 2 == 1 {
-            found.push(newline - 1);
+    let mut run = 0;
+    for (at, byte) in bytes.iter().enumerate() {
+        match byte {
+            b'\\' => run += 1,
+            b'\n' if run % 2 == 1 => {
+                found.push(at - 1);
+                run = 0;
+            }
+            _ => run = 0,
         }
     }
     found
 }
 
-/// Node kinds that hold code again inside text (`"$(…)"`): a search for
-/// the text around a byte stops at them.
-const CODE_KINDS: &[&str] = &[
-    "command_substitution",
-    "process_substitution",
-    "arithmetic_expansion",
-    "expansion",
-];
-
-/// The innermost ancestor of `node` (itself included) of one of `kinds`,
-/// unless code ([`CODE_KINDS`]) encloses `node` first.
-fn enclosing<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
-    let mut current = Some(node);
-    while let Some(here) = current {
-        if kinds.contains(&here.kind()) {
-            return Some(here);
-        }
-        if CODE_KINDS.contains(&here.kind()) {
-            return None;
-        }
-        current = here.parent();
-    }
-    None
+/// How bash and tree-sitter read the text of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Text {
+    /// Both read it literally: `'…'`, a comment, a heredoc body with a
+    /// quoted delimiter.
+    Literal,
+    /// Double-quoted text (a continuation is removed by bash and by the
+    /// word reader alike).
+    Quoted,
+    /// The body of a heredoc with an unquoted delimiter.
+    Body,
+    /// `$'…'`.
+    AnsiC,
+    /// Code again inside text (`"$(…)"`, `${…}`).
+    Code,
 }
 
-/// Whether a heredoc's delimiter is quoted (its body is then literal).
-fn quoted_heredoc(redirect: Node<'_>, source: &str) -> bool {
-    let mut cursor = redirect.walk();
-    redirect
-        .children(&mut cursor)
-        .filter(|child| child.kind() == "heredoc_start")
-        .any(|start| text(start, source).contains(['\'', '"', '\\']))
+/// The class of a node kind, if it is one the checks look at.
+fn text_class(kind: &str, quoted_heredoc: bool) -> Option<Text> {
+    Some(match kind {
+        "raw_string" | "comment" => Text::Literal,
+        "heredoc_body" if quoted_heredoc => Text::Literal,
+        "heredoc_body" => Text::Body,
+        "string" | "translated_string" => Text::Quoted,
+        "ansi_c_string" => Text::AnsiC,
+        "command_substitution" | "process_substitution" | "arithmetic_expansion" | "expansion" => {
+            Text::Code
+        }
+        _ => return None,
+    })
+}
+
+/// What the checks need of a parse, gathered in one walk.
+struct Parse {
+    /// Nodes of a [`Text`] class in document order (parents first).
+    spans: Vec<(usize, usize, Text)>,
+    /// Where each comment starts.
+    comments: Vec<usize>,
+    /// The heredocs, in document order.
+    heredocs: Vec<Heredoc>,
+}
+
+impl Parse {
+    fn of(root: Node<'_>, source: &str) -> Parse {
+        let mut parse = Parse {
+            spans: Vec::new(),
+            comments: Vec::new(),
+            heredocs: Vec::new(),
+        };
+        let mut cursor = root.walk();
+        // Each node with whether its heredoc's delimiter is quoted.
+        let mut stack = vec![(root, false)];
+        while let Some((node, quoted)) = stack.pop() {
+            let kind = node.kind();
+            if let Some(class) = text_class(kind, quoted) {
+                parse
+                    .spans
+                    .push((node.start_byte(), node.end_byte(), class));
+            }
+            if kind == "comment" {
+                parse.comments.push(node.start_byte());
+            }
+            let quoted = if kind == "heredoc_redirect" {
+                let heredoc = Heredoc::of(node, source);
+                let quoted = heredoc.delimiter.contains(['\'', '"', '\\']);
+                parse.heredocs.push(heredoc);
+                quoted
+            } else {
+                quoted
+            };
+            // Children in reverse, so they pop in document order.
+            let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev().map(|child| (child, quoted)));
+        }
+        parse
+    }
+
+    /// For each of `positions` (ascending), the class of the innermost
+    /// span holding `width` bytes from it, `None` when no span does.
+    fn innermost(&self, positions: &[usize], width: usize) -> Vec<Option<Text>> {
+        let mut open: Vec<(usize, usize, Text)> = Vec::new();
+        let mut next = 0;
+        let mut found = Vec::with_capacity(positions.len());
+        for &at in positions {
+            while let Some(&span) = self.spans.get(next)
+                && span.0 <= at
+            {
+                open.push(span);
+                next += 1;
+            }
+            // A span that ends before `at + width` holds neither this
+            // position nor any later one.
+            while open.last().is_some_and(|span| span.1 < at + width) {
+                open.pop();
+            }
+            found.push(open.last().map(|span| span.2));
+        }
+        found
+    }
 }
 
 fn text<'a>(node: Node<'_>, source: &'a str) -> &'a str {
     source.get(node.byte_range()).unwrap_or_default()
 }
 
-/// Why the continuation at `at` may be read differently, if it may.
-fn continuation(root: Node<'_>, source: &str, at: usize) -> Option<String> {
+/// Why the continuation at `at` (inside a span of class `class`) may be
+/// read differently, if it may.
+fn continuation(source: &str, at: usize, class: Option<Text>) -> Option<String> {
     let bytes = source.as_bytes();
-    let node = root.descendant_for_byte_range(at, at + 2)?;
-    let mut kinds: Vec<&str> = LITERAL_KINDS.to_vec();
-    kinds.extend_from_slice(STRING_KINDS);
-    match enclosing(node, &kinds).map(|n| (n.kind(), n)) {
-        Some(("raw_string" | "comment", _)) => None,
-        Some(("string" | "translated_string", _)) => None,
-        Some(("heredoc_body", body)) => {
-            let quoted = body
-                .parent()
-                .is_some_and(|redirect| quoted_heredoc(redirect, source));
-            (!quoted).then(|| {
-                "a line continuation in the body of a heredoc with an unquoted delimiter"
-                    .to_string()
-            })
-        }
-        Some(_) => Some("a line continuation inside a `$'…'` string".to_string()),
-        None => {
+    match class {
+        Some(Text::Literal | Text::Quoted) => None,
+        Some(Text::Body) => Some(UNQUOTED_BODY.to_string()),
+        Some(Text::AnsiC) => Some("a line continuation inside a `$'…'` string".to_string()),
+        Some(Text::Code) | None => {
             let blank = |b: Option<&u8>| b.is_none_or(|b| matches!(b, b' ' | b'\t' | b'\n'));
             let before = at.checked_sub(1).and_then(|i| bytes.get(i));
             let after = bytes.get(at + 2);
@@ -171,43 +224,40 @@ fn continuation(root: Node<'_>, source: &str, at: usize) -> Option<String> {
     }
 }
 
+/// The reason for a continuation in an unquoted heredoc body.
+const UNQUOTED_BODY: &str =
+    "a line continuation in the body of a heredoc with an unquoted delimiter";
+
 /// Comments tree-sitter and bash may not agree on.
-fn comments(root: Node<'_>, source: &str) -> Vec<String> {
+fn comments(parse: &Parse, source: &str) -> Vec<String> {
     let bytes = source.as_bytes();
     let starts_comment = |at: usize| at == 0 || COMMENT_STARTS.contains(&bytes[at - 1]);
     let mut reasons = Vec::new();
     // Every comment tree-sitter sees starts where bash starts one.
-    let mut cursor = root.walk();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.kind() == "comment" {
-            if !starts_comment(node.start_byte()) {
-                reasons.push(format!(
-                    "a `#` that tree-sitter reads as a comment and bash as part of a word (`{}`)",
-                    excerpt(source, node.start_byte(), node.start_byte() + 24)
-                ));
-            }
-            continue;
-        }
-        stack.extend(node.children(&mut cursor));
+    if let Some(&at) = parse.comments.iter().find(|at| !starts_comment(**at)) {
+        reasons.push(format!(
+            "a `#` that tree-sitter reads as a comment and bash as part of a word (`{}`)",
+            excerpt(source, at, at + 24)
+        ));
     }
     // Every `#` bash reads as a comment is one to tree-sitter (or inside
     // text both read literally).
-    for (at, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'#') {
-        if !starts_comment(at) {
-            continue;
-        }
-        let Some(node) = root.descendant_for_byte_range(at, at + 1) else {
-            continue;
-        };
-        let mut kinds: Vec<&str> = LITERAL_KINDS.to_vec();
-        kinds.extend_from_slice(STRING_KINDS);
-        if enclosing(node, &kinds).is_none() {
-            reasons.push(format!(
-                "a `#` that bash reads as a comment and tree-sitter as code (`{}`)",
-                excerpt(source, at, at + 24)
-            ));
-        }
+    let hashes: Vec<usize> = bytes
+        .iter()
+        .enumerate()
+        .filter(|(at, byte)| **byte == b'#' && starts_comment(*at))
+        .map(|(at, _)| at)
+        .collect();
+    let classes = parse.innermost(&hashes, 1);
+    if let Some((&at, _)) = hashes
+        .iter()
+        .zip(classes)
+        .find(|(_, class)| matches!(class, None | Some(Text::Code)))
+    {
+        reasons.push(format!(
+            "a `#` that bash reads as a comment and tree-sitter as code (`{}`)",
+            excerpt(source, at, at + 24)
+        ));
     }
     reasons
 }
@@ -240,43 +290,44 @@ struct Heredoc {
     end: Option<(usize, usize)>,
 }
 
-fn heredoc_nodes(root: Node<'_>, source: &str) -> Vec<Heredoc> {
-    let mut found = Vec::new();
-    let mut cursor = root.walk();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.kind() == "heredoc_redirect" {
-            let mut inner = node.walk();
-            let mut heredoc = Heredoc {
-                strip_tabs: false,
-                delimiter: String::new(),
-                start_end: node.end_byte(),
-                body_start: None,
-                end: None,
-            };
-            for child in node.children(&mut inner) {
-                match child.kind() {
-                    "<<-" => heredoc.strip_tabs = true,
-                    "heredoc_start" => {
-                        heredoc.delimiter = text(child, source).to_string();
-                        heredoc.start_end = child.end_byte();
-                    }
-                    "heredoc_body" => heredoc.body_start = Some(child.start_byte()),
-                    "heredoc_end" => {
-                        heredoc.body_start.get_or_insert(child.start_byte());
-                        heredoc.end = Some((child.start_byte(), child.end_byte()));
-                    }
-                    _ => {}
+impl Heredoc {
+    /// The heredoc of a `heredoc_redirect` node.
+    fn of(node: Node<'_>, source: &str) -> Heredoc {
+        let mut heredoc = Heredoc {
+            strip_tabs: false,
+            delimiter: String::new(),
+            start_end: node.end_byte(),
+            body_start: None,
+            end: None,
+        };
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                "<<-" => heredoc.strip_tabs = true,
+                "heredoc_start" => {
+                    heredoc.delimiter = text(child, source).to_string();
+                    heredoc.start_end = child.end_byte();
                 }
+                "heredoc_body" => heredoc.body_start = Some(child.start_byte()),
+                "heredoc_end" => {
+                    heredoc.body_start.get_or_insert(child.start_byte());
+                    heredoc.end = Some((child.start_byte(), child.end_byte()));
+                }
+                _ => {}
             }
-            found.push(heredoc);
         }
-        // Children in reverse so the stack pops them in document order.
-        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
+        heredoc
     }
-    found.sort_by_key(|heredoc| heredoc.start_end);
-    found
+
+    /// Whether `line` ends this heredoc for bash.
+    fn ends_at(&self, line: &str, delimiter: &str) -> bool {
+        let line = if self.strip_tabs {
+            line.trim_start_matches('\t')
+        } else {
+            line
+        };
+        line == delimiter
+    }
 }
 
 /// The delimiter bash compares body lines with: the word after quote
@@ -347,13 +398,35 @@ fn line_is_closed(rest: &str) -> bool {
     !single && !double && depth <= 0
 }
 
-/// Heredocs whose body tree-sitter may bound differently from bash.
-fn heredocs(root: Node<'_>, source: &str) -> Vec<String> {
+/// Heredocs whose body tree-sitter may bound differently from bash. Each
+/// body is read once (up to tree-sitter's end, or to the end of the line
+/// when it found none), and each line's tail once.
+fn heredocs(heredocs: &[Heredoc], source: &str) -> Vec<String> {
     let mut reasons = Vec::new();
+    // A body tree-sitter did not end runs to the end of the input: more
+    // than one such body is not a line anybody writes, and reading each to
+    // the end would make the check quadratic.
+    if heredocs
+        .iter()
+        .filter(|heredoc| heredoc.end.is_none())
+        .count()
+        > 1
+    {
+        reasons.push("more than one heredoc without an end line".to_string());
+        return reasons;
+    }
+    let newlines: Vec<usize> = source
+        .bytes()
+        .enumerate()
+        .filter(|(_, byte)| *byte == b'\n')
+        .map(|(at, _)| at)
+        .collect();
     // Where the previous heredoc's terminator line ended, and the line its
     // operator was on: a second heredoc on that line starts after it.
     let mut previous: Option<(usize, usize)> = None;
-    for heredoc in heredoc_nodes(root, source) {
+    // The last line whose tail was checked, and the answer.
+    let mut checked_line: Option<(usize, bool)> = None;
+    for heredoc in heredocs {
         let misread = || {
             format!(
                 "a heredoc (`<<{}`) whose end the parser may misread",
@@ -367,11 +440,23 @@ fn heredocs(root: Node<'_>, source: &str) -> Vec<String> {
             ));
             continue;
         };
-        let line_end = source[heredoc.start_end..]
-            .find('\n')
-            .map_or(source.len(), |i| heredoc.start_end + i);
-        let line_start = source[..heredoc.start_end].rfind('\n').map_or(0, |i| i + 1);
-        if !line_is_closed(&source[heredoc.start_end..line_end]) {
+        let start_end = heredoc.start_end.min(source.len());
+        // The line the delimiter word is on, from the newline index.
+        let next = newlines.partition_point(|&newline| newline < start_end);
+        let line_end = newlines.get(next).copied().unwrap_or(source.len());
+        let line_start = next
+            .checked_sub(1)
+            .and_then(|i| newlines.get(i))
+            .map_or(0, |newline| newline + 1);
+        let closed = match checked_line {
+            Some((line, closed)) if line == line_start => closed,
+            _ => {
+                let closed = line_is_closed(&source[start_end..line_end]);
+                checked_line = Some((line_start, closed));
+                closed
+            }
+        };
+        if !closed {
             reasons.push(misread());
             continue;
         }
@@ -381,15 +466,15 @@ fn heredocs(root: Node<'_>, source: &str) -> Vec<String> {
         };
         let Some(body_start) = heredoc.body_start else {
             // No body and no end: bash reads to the end of the input.
-            if heredoc.end.is_none() && source[expected_start.min(source.len())..].is_empty() {
-                continue;
+            if heredoc.end.is_some() || expected_start < source.len() {
+                reasons.push(misread());
             }
-            reasons.push(misread());
             continue;
         };
         // tree-sitter starts a `<<-` body after the first line's tabs.
         let tabs = if heredoc.strip_tabs {
-            source[expected_start..].len() - source[expected_start..].trim_start_matches('\t').len()
+            let rest = &source[expected_start..];
+            rest.len() - rest.trim_start_matches('\t').len()
         } else {
             0
         };
@@ -397,36 +482,36 @@ fn heredocs(root: Node<'_>, source: &str) -> Vec<String> {
             reasons.push(misread());
             continue;
         }
-        // bash's terminator: the first line equal to the delimiter.
+        // bash ends the body at the first line equal to the delimiter: it
+        // must be tree-sitter's end line, and no line before it.
+        let limit = heredoc.end.map_or(source.len(), |(_, end)| end);
         let mut at = expected_start;
         let mut terminator = None;
-        while at < source.len() {
+        while at < limit {
             let end = source[at..].find('\n').map_or(source.len(), |i| at + i);
-            let line = &source[at..end];
-            let candidate = if heredoc.strip_tabs {
-                line.trim_start_matches('\t')
-            } else {
-                line
-            };
-            if candidate == delimiter {
-                terminator = Some((end - candidate.len(), end));
+            if heredoc.ends_at(&source[at..end], &delimiter) {
+                terminator = Some((at, end));
                 break;
             }
             at = end + 1;
         }
-        if terminator != heredoc.end {
+        let agrees = match (terminator, heredoc.end) {
+            (None, None) => true,
+            (Some((line, end)), Some((start, ts_end))) => {
+                end == ts_end && line <= start && source[line..start].bytes().all(|b| b == b'\t')
+            }
+            _ => false,
+        };
+        if !agrees {
             reasons.push(misread());
             continue;
         }
         // In an unquoted body bash joins continued lines before it looks
         // for the delimiter (also inside `${…}` spanning lines).
-        let body_end = terminator.map_or(source.len(), |(start, _)| start);
+        let body_end = terminator.map_or(source.len(), |(line, _)| line);
         let quoted = heredoc.delimiter.contains(['\'', '"', '\\']);
-        if !quoted && !continuations(&source.as_bytes()[body_start..body_end]).is_empty() {
-            reasons.push(
-                "a line continuation in the body of a heredoc with an unquoted delimiter"
-                    .to_string(),
-            );
+        if !quoted && !continuations(&source.as_bytes()[expected_start..body_end]).is_empty() {
+            reasons.push(UNQUOTED_BODY.to_string());
         }
         let after = terminator.map_or(source.len(), |(_, end)| (end + 1).min(source.len()));
         previous = Some((after, line_start));

@@ -26,7 +26,7 @@ fn ordinary_commands_are_not_opaque() {
         .iter()
         .filter_map(|command| {
             let scanned = scan(command).unwrap();
-            (!scanned.opaque.is_empty()).then(|| (*command, scanned.opaque))
+            (!scanned.opaque.is_empty()).then_some((*command, scanned.opaque))
         })
         .collect();
     println!(
