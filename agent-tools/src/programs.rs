@@ -1958,6 +1958,7 @@ mod tests {
             "local -n r=\"$1\"",
             "export PS4='$(rm -f x)'",
             "builtin read PS4 < f",
+            "MAILPATH='/var/mail/u?$(rm -f x)'",
         ] {
             assert!(!line_scan(line).opaque.is_empty(), "{line}");
         }
@@ -1980,6 +1981,116 @@ mod tests {
                 line_scan(line).opaque
             );
         }
+    }
+
+    /// Ordinary commands of build tools, version control, package
+    /// managers, pipelines and wrappers stay clear of `bash_opaque`.
+    const ORDINARY: &[&str] = &[
+        "git status",
+        "git log --oneline -n 5",
+        "git diff --stat HEAD~1",
+        "git commit -m 'fix: x'",
+        "cargo build --release",
+        "cargo test -p agent-tools --lib shell_",
+        "cargo clippy --all-targets -- -D warnings",
+        "cargo fmt --all",
+        "npm run test -- --watch",
+        "npm install",
+        "npx tsc --noEmit",
+        "pnpm -r build",
+        "yarn test",
+        "pip install -r requirements.txt",
+        "python3 -m pytest -q",
+        "go test ./...",
+        "make -j4",
+        "make -C build install",
+        "cmake -S . -B build",
+        "ls -la | grep x",
+        "find . -name '*.rs' | xargs wc -l",
+        "find . -type f -name '*.tmp' -exec ls -l {} +",
+        "grep -rn TODO src | head -20",
+        "cat README.md | wc -l",
+        "sort file | uniq -c | sort -rn",
+        "sed -n 1,20p src/lib.rs",
+        "awk '{print $1}' f",
+        "tar -czf out.tgz src",
+        "curl -fsSL https://example.com -o page.html",
+        "docker build -t app .",
+        "docker run --rm app",
+        "kubectl get pods",
+        "timeout 60 cargo test",
+        "timeout -s KILL 10s ./run.sh",
+        "nice -n 10 make -j4",
+        "ionice -c3 cargo build",
+        "env RUST_LOG=debug cargo run",
+        "env -i PATH=/usr/bin make",
+        "sudo -u postgres psql -c 'select 1'",
+        "sudo apt-get install -y jq",
+        "time cargo build",
+        "nohup ./server &",
+        "xargs -0 -n1 echo < list",
+        "strace -f -o trace.log ./app",
+        "valgrind --leak-check=full ./app",
+        "bash -c 'echo hi'",
+        "bash scripts/build.sh",
+        "sh -ec 'make && make test'",
+        "read -r line < README.md",
+        "while read -r a b; do echo \"$a\"; done < f",
+        "printf -v n '%d' 3",
+        "printf '%s\\n' a b",
+        "mapfile -t lines < f",
+        "set -euo pipefail",
+        "shopt -s nullglob globstar",
+        "declare -a arr=(1 2 3)",
+        "local x=1",
+        "export PATH=\"$HOME/bin:$PATH\"",
+        "source .venv/bin/activate",
+        "cd src && ls",
+        "pushd build && make && popd",
+        "echo -n hi",
+        "echo -e 'a\\tb'",
+        "test -f Cargo.toml && echo yes",
+        "[ -d target ] || mkdir target",
+        "trap 'rm -f tmp' EXIT",
+        "command -v cargo",
+        "type -a git",
+        "hash -r",
+        "getopts ab opt",
+        "wait",
+        "jobs -l",
+        "kill %1",
+        "ulimit -n 4096",
+        "umask 022",
+        "complete -F _git git",
+        "compgen -W 'a b c' a",
+        "history -c",
+        "alias",
+        "unalias ll",
+        "cp -r a b",
+        "rm -rf target",
+        "chmod +x run.sh",
+        "ln -s a b",
+        "tee out.log < in",
+        "watch -n 1 'ls -l'",
+        "flock /tmp/lock make",
+        "taskset -c 0 ./bench",
+        "unshare -r id",
+        "chrt -o 0 ./app",
+    ];
+
+    #[test]
+    fn ordinary_commands_stay_clear() {
+        let opaque: Vec<(&str, Vec<String>)> = ORDINARY
+            .iter()
+            .map(|line| (*line, line_scan(line).opaque))
+            .filter(|(_, reasons)| !reasons.is_empty())
+            .collect();
+        println!(
+            "ordinary commands: {} of {} opaque",
+            opaque.len(),
+            ORDINARY.len()
+        );
+        assert!(opaque.is_empty(), "{opaque:#?}");
     }
 
     #[test]

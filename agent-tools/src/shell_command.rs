@@ -2,7 +2,12 @@
 //! programs: wrappers (`sudo`, `env`, `xargs`, `find -exec` …), shells
 //! given a script (`bash -c`, `sh -c` with any options), `eval` and
 //! `trap` strings; and which of its words are paths the file system will
-//! use.
+//! use. What each program does is data in the program table
+//! (`programs.rs`); this module is the walk that reads it: it parses a
+//! command's options as its entry lists them (an unlisted one is opaque),
+//! follows the command a wrapper runs, collects the scripts given as text,
+//! and the special shapes (`find -exec … ;`, `xargs`, `su USER ARGS`,
+//! `flock FILE cmd` …) the entries name.
 
 use crate::programs::{self, Code, Opt, Options, Paths, Runs, Shape, Spec, l, s, sl};
 use crate::shell_word::Word;

@@ -25,7 +25,15 @@
 //!   (`declare -n`), indirect expansion `${!name}` and prompt expansion
 //!   `${name@P}`;
 //! - variables bash runs as code when set: `BASH_ENV`, `ENV`, the prompts
-//!   and `PROMPT_COMMAND`, exported functions (`BASH_FUNC_name%%`).
+//!   and `PROMPT_COMMAND`, `MAILPATH`'s messages, exported functions
+//!   (`BASH_FUNC_name%%`), however they are set (`=`, a builtin that
+//!   assigns a name, a nameref pointing at one).
+//!
+//! Which words a builtin takes as names is the "names" column of the
+//! program table (`programs.rs`): `read NAME… -a ARRAY`, `printf -v NAME`,
+//! `mapfile ARRAY`, `getopts OPTSTRING NAME`, `wait -p NAME`, `let`'s
+//! arithmetic, `unset`, `test -v` and the declarations, with the builtin's
+//! options parsed as the table lists them.
 //!
 //! [`EvalFacts`] collects those contexts while the scanner walks the line,
 //! and the names the line assigns text to; [`EvalFacts::reasons`] then says
@@ -87,6 +95,9 @@ const SHELL_CODE_VARIABLES: &[&str] = &[
     "PS3",
     "PS4",
     "PROMPT_COMMAND",
+    // The mail message of an interactive shell is expanded, command
+    // substitution included (`MAILPATH='f?$(cmd)'`).
+    "MAILPATH",
 ];
 
 /// Whether bash runs the value of the variable `name` as code.
