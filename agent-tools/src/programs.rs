@@ -173,6 +173,13 @@ pub(crate) enum Shape {
     Jobs,
     /// `entr [opts] cmd`, `-s` runs a shell command line.
     Entr,
+    /// `script [opts] [FILE]` without `-c`: an interactive shell reading
+    /// its input.
+    Script,
+    /// `hyperfine CMD…`: every operand is a command line run by a shell.
+    ScriptOperands,
+    /// `setarch ARCH [opts] cmd` (`linux32`/`linux64` without `ARCH`).
+    Setarch,
     /// `alias NAME=VALUE`: renames commands for later lines (opaque);
     /// `alias` alone or `alias -p` prints.
     Alias,
@@ -947,8 +954,115 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ],
             ..SPEC
         }),
+        runs: Runs::Shape(Shape::Script),
         code: &[(sl('c', "--command"), Code::Script)],
         example: Some("script {opts} -c '{cmd}' /dev/null"),
+        ..PLAIN
+    },
+    Program {
+        names: &["eatmydata", "chronic", "dumb-init", "catatonit"],
+        options: Options::Known(&Spec {
+            // `chronic -ev`, `dumb-init -c -v --single-child -r s:r`.
+            flags: "evcV",
+            values: "r",
+            long_flags: &["--single-child", "--verbose", "--version", "--help"],
+            long_values: &["--rewrite"],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("eatmydata {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["ifne"],
+        options: Options::Known(&Spec {
+            flags: "n",
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("ifne {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["tini"],
+        options: Options::Known(&Spec {
+            flags: "hsvwgl",
+            values: "pe",
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("tini {opts} -- {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["cgexec"],
+        options: Options::Known(&Spec {
+            flags: "h",
+            values: "gb",
+            long_flags: &["--sticky"],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("cgexec {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["setarch", "linux32", "linux64"],
+        options: Options::Any,
+        runs: Runs::Shape(Shape::Setarch),
+        example: Some("setarch x86_64 -R {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["hyperfine"],
+        options: Options::Known(&Spec {
+            flags: "NihV",
+            values: "wmMrspCcDSunLP",
+            long_flags: &[
+                "--ignore-failure",
+                "--show-output",
+                "--help",
+                "--version",
+                "-N",
+            ],
+            long_values: &[
+                "--warmup",
+                "--min-runs",
+                "--max-runs",
+                "--runs",
+                "--setup",
+                "--prepare",
+                "--conclude",
+                "--cleanup",
+                "--parameter-step-size",
+                "--shell",
+                "--time-unit",
+                "--command-name",
+                "--style",
+                "--sort",
+                "--export-asciidoc",
+                "--export-csv",
+                "--export-json",
+                "--export-markdown",
+                "--export-orgmode",
+                "--output",
+                "--input",
+            ],
+            long_pairs: &["--parameter-list"],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::ScriptOperands),
+        code: &[
+            (sl('s', "--setup"), Code::Script),
+            (sl('p', "--prepare"), Code::Script),
+            (sl('C', "--conclude"), Code::Script),
+            (sl('c', "--cleanup"), Code::Script),
+        ],
+        example: Some("hyperfine {opts} '{cmd}'"),
         ..PLAIN
     },
     Program {

@@ -71,6 +71,16 @@ pub const WRAPPERS: &[&str] = &[
     "entr",
     "gdb",
     "perf",
+    "eatmydata",
+    "chronic",
+    "dumb-init",
+    "catatonit",
+    "ifne",
+    "tini",
+    "cgexec",
+    "setarch",
+    "linux32",
+    "linux64",
 ];
 
 /// Shells whose `-c` script, or heredoc / here-string input, is parsed (a
@@ -355,7 +365,9 @@ fn shape_inner(
                 }
                 return None;
             }
-            Some(skip_assignments(args, end))
+            // `env - …` is `env -i …`.
+            let start = end + usize::from(args.get(end).is_some_and(|w| w.text == "-"));
+            Some(skip_assignments(args, start))
         }
         Shape::CommandBuiltin => (!parsed.any(&[s('v'), s('V')])).then_some(end),
         Shape::Taskset => {
@@ -570,6 +582,33 @@ fn shape_inner(
             }
             Some(end)
         }
+        Shape::Script => {
+            if !parsed.any(&[sl('c', "--command")]) {
+                // Without `-c`, `script` runs an interactive shell on its
+                // input.
+                out.reads_stdin = true;
+            }
+            None
+        }
+        Shape::ScriptOperands => {
+            for operand in operands {
+                script_text(name, operand, out);
+            }
+            None
+        }
+        Shape::Setarch => {
+            let skip = usize::from(name == "setarch");
+            let rest = args.get(skip..).unwrap_or_default();
+            match parse_options(rest, Options::Known(&SETARCH_OPTIONS)) {
+                Ok(more) => Some(skip + more.end),
+                Err(option) => {
+                    out.opaque.push(format!(
+                        "`{name}` with the option `{option}`, which the scan does not model"
+                    ));
+                    None
+                }
+            }
+        }
         Shape::Alias => {
             if operands.iter().any(|w| w.dynamic || w.text.contains('=')) {
                 out.opaque
@@ -625,6 +664,38 @@ const PERF_OPTIONS: Spec = Spec {
         "--filter",
         "--input",
     ],
+    long_optional: &[],
+    long_pairs: &[],
+    plus: false,
+    abbreviations: true,
+    values_from_next: false,
+};
+
+/// The options of `setarch` (after its architecture), `linux32` and
+/// `linux64`.
+const SETARCH_OPTIONS: Spec = Spec {
+    flags: "v3BFILRSTXZhV",
+    values: "",
+    optional: "",
+    long_flags: &[
+        "--verbose",
+        "--3gb",
+        "--4gb",
+        "--uname-2.6",
+        "--addr-compat-layout",
+        "--fdpic-funcptrs",
+        "--short-inode",
+        "--addr-limit-3gb",
+        "--whole-seconds",
+        "--addr-no-randomize",
+        "--mmap-page-zero",
+        "--read-implies-exec",
+        "--sticky-timeouts",
+        "--list",
+        "--help",
+        "--version",
+    ],
+    long_values: &[],
     long_optional: &[],
     long_pairs: &[],
     plus: false,
@@ -1225,10 +1296,13 @@ mod tests {
                     | Shape::Shell
                     | Shape::OtherShell
                     | Shape::Alias
+                    | Shape::Script
+                    | Shape::ScriptOperands
             ),
             _ => false,
         };
         let mut wrappers = names(&wraps);
+        // `script -c` was listed with the wrappers before the table.
         wrappers.push("script");
         wrappers.sort_unstable();
         assert_eq!(wrappers, sorted(WRAPPERS));
