@@ -481,6 +481,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
             (s('F'), Code::CommandName),
             (s('W'), Code::Expanded),
         ],
+        example: Some("compgen {opts} -C '{cmd}' a"),
         ..BUILTIN
     },
     Program {
@@ -2345,7 +2346,7 @@ mod tests {
             let exempt = matches!(
                 program.runs,
                 Runs::Shape(Shape::Source | Shape::OtherShell | Shape::Alias)
-            ) || program.names.contains(&"complete");
+            );
             assert!(
                 !runs || exempt || program.example.is_some(),
                 "`{}` runs commands and has no example",
