@@ -84,6 +84,7 @@ mod external;
 mod glob;
 mod grep;
 mod list;
+mod programs;
 mod read;
 mod read_rules;
 mod replace;

@@ -2,39 +2,96 @@
 //! programs: wrappers (`sudo`, `env`, `xargs`, `find -exec` …), shells
 //! given a script (`bash -c`, `sh -c` with any options), `eval` and
 //! `trap` strings; and which of its words are paths the file system will
-//! use.
+//! use. What each program does is data in the program table
+//! (`programs.rs`); this module is the walk that reads it: it parses a
+//! command's options as its entry lists them (an unlisted one is opaque),
+//! follows the command a wrapper runs, collects the scripts given as text,
+//! and the special shapes (`find -exec … ;`, `xargs`, `su USER ARGS`,
+//! `flock FILE cmd` …) the entries name.
 
+use crate::programs::{self, Code, Opt, Options, Paths, Runs, Shape, Spec, l, s, sl};
 use crate::shell_word::Word;
 
-/// Commands that run the command given after their options.
+/// Commands that run the command given after their options: a view of
+/// the program table (`programs.rs`, entries that run a command; a unit
+/// test keeps the two equal). Kept for `bash_scan::shell_c_script`.
 pub const WRAPPERS: &[&str] = &[
-    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "timeout", "nice",
-    "ionice", "stdbuf", "setsid", "xargs", "busybox", "toybox", "watch", "find", "coproc",
-    "unbuffer", "taskset", "flock", "su", "runuser", "script",
+    "sudo",
+    "doas",
+    "env",
+    "command",
+    "builtin",
+    "exec",
+    "nohup",
+    "time",
+    "timeout",
+    "nice",
+    "ionice",
+    "stdbuf",
+    "setsid",
+    "xargs",
+    "busybox",
+    "toybox",
+    "watch",
+    "find",
+    "coproc",
+    "unbuffer",
+    "taskset",
+    "flock",
+    "su",
+    "runuser",
+    "script",
+    "jobs",
+    "chroot",
+    "nsenter",
+    "unshare",
+    "setpriv",
+    "systemd-run",
+    "chrt",
+    "prlimit",
+    "numactl",
+    "nocache",
+    "fakeroot",
+    "faketime",
+    "proot",
+    "firejail",
+    "bwrap",
+    "strace",
+    "ltrace",
+    "valgrind",
+    "catchsegv",
+    "xvfb-run",
+    "dbus-run-session",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "sg",
+    "pkexec",
+    "caffeinate",
+    "entr",
+    "gdb",
+    "perf",
+    "eatmydata",
+    "chronic",
+    "dumb-init",
+    "catatonit",
+    "ifne",
+    "tini",
+    "cgexec",
+    "setarch",
+    "linux32",
+    "linux64",
 ];
 
-/// Shells whose `-c` script, or heredoc / here-string input, is parsed.
+/// Shells whose `-c` script, or heredoc / here-string input, is parsed (a
+/// view of the program table's `Shell` entries).
 pub const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "rbash", "ksh93", "oksh", "loksh",
     "lksh", "posh",
 ];
 
-/// Shells whose language is not bash's: any command line given to them is
-/// opaque (`fish -C 'rm x'`, `csh -c …`).
-const OTHER_SHELLS: &[&str] = &[
-    "fish",
-    "csh",
-    "tcsh",
-    "pwsh",
-    "powershell",
-    "nu",
-    "elvish",
-    "xonsh",
-    "rc",
-];
-
 /// Directory-changing commands: they never produce a bash pattern (§8.1),
-/// their target is checked as a path.
+/// their target is checked as a path (a view of the program table).
 pub const CD_COMMANDS: &[&str] = &[
     "cd",
     "chdir",
@@ -45,7 +102,8 @@ pub const CD_COMMANDS: &[&str] = &[
 ];
 
 /// Commands whose every non-option argument is a path (§8.1's list, plus
-/// `ln` and `tee`, which create links and write files).
+/// `ln` and `tee`, which create links and write files; a view of the
+/// program table's entries whose operands are paths).
 pub const FILE_COMMANDS: &[&str] = &[
     "cd",
     "chdir",
@@ -122,6 +180,10 @@ pub fn base_name(program: &str) -> &str {
 pub fn analyze(words: &[Word]) -> Analysis {
     let mut out = Analysis::default();
     analyze_into(words, 0, &mut out);
+    // A path given to an option that takes paths is also one that looks
+    // like a path: keep the first.
+    let mut seen = std::collections::HashSet::new();
+    out.paths.retain(|word| seen.insert(word.text.clone()));
     out
 }
 
@@ -143,230 +205,285 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
     }
     let name = program_name(&first.text);
     let args = &words[1..];
-    let inner = match name {
-        "sudo" => {
-            let i = skip_options(args, "uUgChprtTD", &LONG_SUDO);
-            let i = skip_assignments(args, i);
-            if args[..i].iter().any(|w| {
-                w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(['s', 'i'])
-            }) && i < args.len()
-            {
-                out.scripts.push(join(&args[i..]));
+    let Some(program) = programs::find(name) else {
+        collect_paths(name, Paths::LookLike, args, out);
+        return;
+    };
+    let parsed = match parse_options(args, program.options) {
+        Ok(parsed) => parsed,
+        Err(option) => {
+            let kind = if program.builtin { "the builtin " } else { "" };
+            out.opaque.push(format!(
+                "{kind}`{name}` with the option `{option}`, which the scan does not model"
+            ));
+            collect_paths(name, program.paths, args, out);
+            return;
+        }
+    };
+    for (option, code) in program.code {
+        match code {
+            Code::Opaque(reason) => {
+                if parsed.has(*option) {
+                    out.opaque.push(format!("`{name}` {reason}"));
+                }
+            }
+            Code::Script => {
+                for value in parsed.values(*option) {
+                    script_text(name, value, out);
+                }
+            }
+            Code::CommandName => {
+                for value in parsed.values(*option) {
+                    analyze_into(std::slice::from_ref(value), depth + 1, out);
+                }
+            }
+            Code::Expanded => {
+                for value in parsed.values(*option) {
+                    if value.dynamic || value.text.contains(['$', '`', '\\']) {
+                        out.opaque.push(format!(
+                            "`{name}` expands the text `{}` again when it runs",
+                            value.text
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for option in program.path_options {
+        out.paths
+            .extend(parsed.values(*option).into_iter().cloned());
+    }
+    // The index in `args` where the command it runs starts, if any.
+    let inner = match program.runs {
+        Runs::Nothing => None,
+        Runs::Opaque(reason) => {
+            out.opaque.push(format!("`{name}` {reason}"));
+            None
+        }
+        Runs::Command {
+            skip,
+            shell_without,
+        } => {
+            let start = parsed.end + skip;
+            if start >= args.len() && shell_without {
+                out.reads_stdin = true;
+            }
+            Some(start)
+        }
+        Runs::Shape(shape) => shape_inner(shape, name, args, &parsed, depth, out),
+    };
+    // A wrapper's own arguments end where the command it runs starts (that
+    // command's paths are collected when it is analysed); find's paths end
+    // at its first `-exec`.
+    let own = match (program.runs, inner) {
+        (_, Some(i)) => &args[..i.min(args.len())],
+        (Runs::Shape(Shape::Find), None) => {
+            let end = args
+                .iter()
+                .position(|w| FIND_EXECS.contains(&w.text.as_str()))
+                .unwrap_or(args.len());
+            &args[..end]
+        }
+        _ => args,
+    };
+    collect_paths(name, program.paths, own, out);
+    if let Some(i) = inner
+        && i < args.len()
+    {
+        analyze_into(&args[i..], depth + 1, out);
+    }
+}
+
+/// The actions of `find` that run a command.
+const FIND_EXECS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+
+/// A script given as a word: parsed in turn, opaque when only known at
+/// run time.
+fn script_text(name: &str, value: &Word, out: &mut Analysis) {
+    if value.dynamic {
+        out.opaque.push(format!(
+            "`{name}` runs the text `{}`, only known when the command runs",
+            value.text
+        ));
+    }
+    out.scripts.push(value.text.clone());
+}
+
+/// The start of the command a program of a special shape runs, if any
+/// (the scripts and reasons it adds go to `out`).
+fn shape_inner(
+    shape: Shape,
+    name: &str,
+    args: &[Word],
+    parsed: &Parsed,
+    depth: usize,
+    out: &mut Analysis,
+) -> Option<usize> {
+    let end = parsed.end;
+    let operands = &args[end..];
+    match shape {
+        Shape::Sudo => {
+            let i = skip_assignments(args, end);
+            if parsed.any(&[
+                s('e'),
+                l("--edit"),
+                s('l'),
+                l("--list"),
+                s('v'),
+                l("--validate"),
+            ]) {
+                // `sudo -e FILE` edits files; `-l`/`-v` run nothing.
+                out.paths.extend(args[i..].iter().cloned());
+                return None;
+            }
+            if parsed.any(&[s('s'), l("--shell"), s('i'), l("--login")]) {
+                if i < args.len() {
+                    out.scripts.push(join(&args[i..]));
+                } else {
+                    out.reads_stdin = true;
+                }
+                return None;
             }
             Some(i)
         }
-        "doas" => Some(skip_options(args, "uC", &[])),
-        "env" => {
-            const ENV_VALUES: &str = "uCS";
-            let i = skip_options(args, ENV_VALUES, &["--unset", "--chdir", "--split-string"]);
-            let options = &args[..i];
-            // `-S STRING` (also `-vS STRING`, `-SSTRING`): the string is
-            // split into the command, the arguments after it follow.
-            for script in option_values(options, ENV_VALUES, 'S', "--split-string") {
-                let mut text = script.text;
-                for rest in &args[i..] {
-                    text.push(' ');
-                    text.push_str(&rest.text);
-                }
-                out.scripts.push(text);
-            }
-            out.paths
-                .extend(option_values(options, ENV_VALUES, 'C', "--chdir"));
-            Some(skip_assignments(args, i))
-        }
-        "command" => {
-            let i = skip_options(args, "", &[]);
-            // `command -v NAME` / `-V` only looks the name up.
-            let lookup = args[..i]
-                .iter()
-                .any(|w| w.text != "--" && w.text.starts_with('-') && w.text.contains(['v', 'V']));
-            (!lookup).then_some(i)
-        }
-        "taskset" => {
-            // `taskset MASK cmd` or `taskset -c LIST cmd`; `-p` acts on a pid.
-            let i = skip_options(args, "c", &["--cpu-list"]);
-            let list = args[..i]
-                .iter()
-                .any(|w| w.text.starts_with("-c") || w.text == "--cpu-list");
-            Some(if list { i } else { i + 1 })
-        }
-        "flock" => {
-            const FLOCK_VALUES: &str = "wEc";
-            let i = skip_options(
-                args,
-                FLOCK_VALUES,
-                &["--timeout", "--conflict-exit-code", "--command"],
-            );
-            let before = option_values(&args[..i], FLOCK_VALUES, 'c', "--command");
-            out.scripts.extend(before.into_iter().map(|word| word.text));
-            // `flock FILE [options] cmd …` or `flock FILE -c STRING`.
-            let after = args.get(i + 1..).unwrap_or_default();
-            let end = skip_options(
-                after,
-                FLOCK_VALUES,
-                &["--timeout", "--conflict-exit-code", "--command"],
-            );
-            let scripts = option_values(&after[..end], FLOCK_VALUES, 'c', "--command");
-            if scripts.is_empty() {
-                Some(i + 1 + end)
-            } else {
+        Shape::Env => {
+            // `-S STRING`: the string is split into the command, the
+            // arguments after it follow (its value was pushed as a script:
+            // replace it by the string with the arguments).
+            let split = parsed.values(sl('S', "--split-string"));
+            if !split.is_empty() {
+                let count = split.len();
                 out.scripts
-                    .extend(scripts.into_iter().map(|word| word.text));
-                None
-            }
-        }
-        "su" | "runuser" | "script" => {
-            let with_value = match name {
-                "su" => "cgGsw",
-                "runuser" => "cgGsuw",
-                _ => "cBEIOoTm",
-            };
-            let i = skip_options(
-                args,
-                with_value,
-                &[
-                    "--command",
-                    "--group",
-                    "--supp-group",
-                    "--shell",
-                    "--user",
-                    "--log-out",
-                    "--whitelist-environment",
-                    "--log-in",
-                    "--log-io",
-                    "--log-timing",
-                    "--echo",
-                    "--output-limit",
-                ],
-            );
-            let options = &args[..i];
-            let commands = option_values(options, with_value, 'c', "--command");
-            let given = !commands.is_empty();
-            out.scripts
-                .extend(commands.into_iter().map(|word| word.text));
-            match name {
-                // `runuser -u USER [--] COMMAND …` runs the command itself.
-                "runuser" if !option_values(options, with_value, 'u', "--user").is_empty() => {
-                    Some(i)
-                }
-                // `su [-] [USER [ARGS…]]`: the arguments after the user go
-                // to the user's shell (`su root -c 'cmd'`).
-                "su" | "runuser" if !given => {
-                    let user = i + usize::from(args.get(i).is_some_and(|w| w.text == "-"));
-                    if user + 1 < args.len() {
-                        shell_script(&args[user + 1..], out);
-                    } else {
-                        // The user's shell reads its commands from the input.
-                        out.reads_stdin = true;
+                    .truncate(out.scripts.len().saturating_sub(count));
+                for script in split {
+                    let mut text = script.text.clone();
+                    for rest in operands {
+                        text.push(' ');
+                        text.push_str(&rest.text);
                     }
+                    out.scripts.push(text);
+                }
+                return None;
+            }
+            // `env - …` is `env -i …`.
+            let start = end + usize::from(args.get(end).is_some_and(|w| w.text == "-"));
+            Some(skip_assignments(args, start))
+        }
+        Shape::CommandBuiltin => (!parsed.any(&[s('v'), s('V')])).then_some(end),
+        Shape::Taskset => {
+            if parsed.any(&[s('p'), l("--pid")]) {
+                return None;
+            }
+            // `taskset MASK cmd`, `taskset -c LIST cmd`: one operand first.
+            Some(end + 1)
+        }
+        Shape::Flock => {
+            if parsed.has(sl('c', "--command")) {
+                return None;
+            }
+            // `flock FILE [options] cmd …` or `flock FILE -c STRING`.
+            let after = args.get(end + 1..).unwrap_or_default();
+            let spec = match programs::find("flock").map(|p| p.options) {
+                Some(options) => options,
+                None => Options::Any,
+            };
+            match parse_options(after, spec) {
+                Ok(more) => {
+                    let scripts = more.values(sl('c', "--command"));
+                    if scripts.is_empty() {
+                        Some(end + 1 + more.end)
+                    } else {
+                        for script in scripts {
+                            script_text(name, script, out);
+                        }
+                        None
+                    }
+                }
+                Err(option) => {
+                    out.opaque.push(format!(
+                        "`{name}` with the option `{option}`, which the scan does not model"
+                    ));
                     None
                 }
-                _ => None,
             }
         }
-        "builtin" | "nohup" | "busybox" | "toybox" | "coproc" | "unbuffer" => {
-            Some(usize::from(args.first().is_some_and(|w| w.text == "--")))
+        Shape::Su | Shape::Runuser => {
+            if shape == Shape::Runuser && parsed.has(sl('u', "--user")) {
+                // `runuser -u USER [--] COMMAND …` runs the command itself.
+                return Some(end);
+            }
+            if parsed.any(&[sl('c', "--command"), l("--session-command")]) {
+                return None;
+            }
+            // `su [-] [USER [ARGS…]]`: the arguments after the user go to
+            // the user's shell (`su root -c 'cmd'`).
+            let user = end + usize::from(args.get(end).is_some_and(|w| w.text == "-"));
+            if user + 1 < args.len() {
+                shell_script(&args[user + 1..], out);
+            } else {
+                // The user's shell reads its commands from the input.
+                out.reads_stdin = true;
+            }
+            None
         }
-        "exec" => Some(skip_options(args, "a", &[])),
-        "time" => Some(skip_options(args, "fo", &["--format", "--output"])),
-        "timeout" => {
-            let i = skip_options(args, "sk", &["--signal", "--kill-after"]);
-            Some(i + 1)
-        }
-        "nice" => Some(skip_options(args, "n", &["--adjustment"])),
-        "ionice" => Some(skip_options(args, "cnpPu", &["--class", "--classdata"])),
-        "stdbuf" => Some(skip_options(
-            args,
-            "ioe",
-            &["--input", "--output", "--error"],
-        )),
-        "setsid" => Some(skip_options(args, "", &[])),
-        "xargs" => {
-            let i = skip_options(
-                args,
-                "adEILnPs",
-                &[
-                    "--arg-file",
-                    "--delimiter",
-                    "--eof",
-                    "--replace",
-                    "--max-lines",
-                    "--max-args",
-                    "--max-procs",
-                    "--max-chars",
-                    "--process-slot-var",
-                ],
-            );
-            if i >= args.len() {
+        Shape::Xargs => {
+            if end >= args.len() {
                 // xargs without a command runs echo.
-                None
-            } else {
-                let replace = xargs_replace(&args[..i]);
-                filled_by_input(&args[i..], replace.as_deref(), "xargs", depth, out);
-                Some(i)
+                return None;
             }
+            let replace = xargs_replace(parsed);
+            filled_by_input(&args[end..], replace.as_deref(), "xargs", depth, out);
+            Some(end)
         }
-        "watch" => {
-            let i = skip_options(args, "n", &["--interval"]);
-            let exec = args[..i].iter().any(|w| {
-                w.text == "--exec"
-                    || (w.text.starts_with('-')
-                        && !w.text.starts_with("--")
-                        && w.text.contains('x'))
-            });
-            if exec {
-                Some(i)
+        Shape::Watch => {
+            if parsed.any(&[s('x'), l("--exec")]) {
+                Some(end)
             } else {
-                if i < args.len() {
-                    out.scripts.push(join(&args[i..]));
+                if !operands.is_empty() {
+                    out.scripts.push(join(operands));
                 }
                 None
             }
         }
-        "find" => {
+        Shape::Find => {
             let mut k = 0;
             while k < args.len() {
-                if matches!(
-                    args[k].text.as_str(),
-                    "-exec" | "-execdir" | "-ok" | "-okdir"
-                ) {
+                if FIND_EXECS.contains(&args[k].text.as_str()) {
                     let start = k + 1;
-                    let mut end = start;
-                    while end < args.len() && !matches!(args[end].text.as_str(), ";" | "+") {
-                        end += 1;
+                    let mut stop = start;
+                    while stop < args.len() && !matches!(args[stop].text.as_str(), ";" | "+") {
+                        stop += 1;
                     }
-                    analyze_into(&args[start..end], depth + 1, out);
-                    filled_by_input(&args[start..end], Some("{}"), "find", depth, out);
-                    k = end;
+                    analyze_into(&args[start..stop], depth + 1, out);
+                    filled_by_input(&args[start..stop], Some("{}"), "find", depth, out);
+                    k = stop;
                 }
                 k += 1;
             }
             None
         }
-        "eval" => {
-            if args.iter().any(|w| w.dynamic) {
+        Shape::Eval => {
+            if operands.iter().any(|w| w.dynamic) {
                 out.opaque
                     .push("`eval` of text only known when the command runs".to_string());
             }
-            if !args.is_empty() {
-                out.scripts.push(join(args));
+            if !operands.is_empty() {
+                out.scripts.push(join(operands));
             }
             None
         }
-        "trap" => {
-            let i = skip_options(args, "", &[]);
-            let rest = &args[i.min(args.len())..];
-            if rest.len() >= 2 && rest[0].text != "-" {
-                if rest[0].dynamic {
+        Shape::Trap => {
+            if operands.len() >= 2 && operands[0].text != "-" {
+                if operands[0].dynamic {
                     out.opaque
                         .push("`trap` of text only known when the command runs".to_string());
                 }
-                out.scripts.push(rest[0].text.clone());
+                out.scripts.push(operands[0].text.clone());
             }
             None
         }
-        "source" | "." => {
-            match args.first() {
+        Shape::Source => {
+            match operands.first() {
                 Some(file) if file.dynamic => out
                     .opaque
                     .push("`source` of a file only known when the command runs".to_string()),
@@ -375,126 +492,403 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             }
             None
         }
-        "hash" => {
-            if args.iter().any(|w| w.text.starts_with("-p")) {
-                out.opaque.push(
-                    "`hash -p` can make a command name run another program for later lines"
-                        .to_string(),
-                );
+        Shape::Shell => {
+            shell_script(args, out);
+            None
+        }
+        Shape::OtherShell => {
+            out.opaque.push(format!(
+                "a `{name}` command line, which is not parsed as bash"
+            ));
+            None
+        }
+        Shape::Sg => {
+            // `sg GROUP [-c] COMMAND`: `/bin/sh -c COMMAND`.
+            let mut rest = operands.get(1..).unwrap_or_default();
+            if rest.first().is_some_and(|w| w.text == "-c") {
+                rest = &rest[1..];
+            }
+            if rest.is_empty() {
+                out.reads_stdin = true;
+            } else {
+                if rest.iter().any(|w| w.dynamic) {
+                    out.opaque
+                        .push("`sg` runs text only known when the command runs".to_string());
+                }
+                out.scripts.push(join(rest));
             }
             None
         }
-        "enable" => {
-            if args.iter().any(|w| w.text.starts_with("-f")) {
-                out.opaque
-                    .push("`enable -f` loads a builtin from a shared object".to_string());
+        Shape::Gdb => {
+            // Only `gdb -batch … --args cmd …` without gdb commands is
+            // modelled: gdb commands (`-ex`, `-x`, its input) can run shell
+            // commands.
+            let args_at = args.iter().position(|w| w.text == "--args");
+            let batch = args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "-batch" | "--batch"));
+            let commands = args[..args_at.unwrap_or(args.len())].iter().any(|w| {
+                let text = w.text.trim_start_matches('-');
+                matches!(
+                    text.split('=').next().unwrap_or(text),
+                    "ex" | "x"
+                        | "iex"
+                        | "ix"
+                        | "eval-command"
+                        | "command"
+                        | "init-command"
+                        | "init-eval-command"
+                ) || !w.text.starts_with('-')
+            });
+            match args_at {
+                Some(at) if batch && !commands => Some(at + 1),
+                _ => {
+                    out.opaque
+                        .push("`gdb` runs gdb commands, which can run shell commands".to_string());
+                    None
+                }
+            }
+        }
+        Shape::Perf => {
+            let sub = operands.first()?;
+            if !matches!(sub.text.as_str(), "record" | "stat" | "trace") {
+                return None;
+            }
+            let rest = &args[end + 1..];
+            match parse_options(rest, Options::Known(&PERF_OPTIONS)) {
+                Ok(more) => Some(end + 1 + more.end),
+                Err(option) => {
+                    out.opaque.push(format!(
+                        "`perf {}` with the option `{option}`, which the scan does not model",
+                        sub.text
+                    ));
+                    None
+                }
+            }
+        }
+        Shape::Multicall => {
+            if operands.first().is_some_and(|w| w.text.starts_with("--")) {
+                return None;
+            }
+            Some(end)
+        }
+        Shape::Jobs => parsed.has(s('x')).then_some(end),
+        Shape::Entr => {
+            if parsed.has(s('s')) {
+                if !operands.is_empty() {
+                    out.scripts.push(join(operands));
+                }
+                return None;
+            }
+            Some(end)
+        }
+        Shape::Script => {
+            if !parsed.any(&[sl('c', "--command")]) {
+                // Without `-c`, `script` runs an interactive shell on its
+                // input.
+                out.reads_stdin = true;
             }
             None
         }
-        "alias" => {
-            if !args.is_empty() {
+        Shape::ScriptOperands => {
+            for operand in operands {
+                script_text(name, operand, out);
+            }
+            None
+        }
+        Shape::Setarch => {
+            let skip = usize::from(name == "setarch");
+            let rest = args.get(skip..).unwrap_or_default();
+            match parse_options(rest, Options::Known(&SETARCH_OPTIONS)) {
+                Ok(more) => Some(skip + more.end),
+                Err(option) => {
+                    out.opaque.push(format!(
+                        "`{name}` with the option `{option}`, which the scan does not model"
+                    ));
+                    None
+                }
+            }
+        }
+        Shape::Alias => {
+            if operands.iter().any(|w| w.dynamic || w.text.contains('=')) {
                 out.opaque
                     .push("`alias` can rename commands for later lines".to_string());
             }
             None
         }
-        shell if OTHER_SHELLS.contains(&shell) => {
-            out.opaque.push(format!(
-                "a `{shell}` command line, which is not parsed as bash"
-            ));
-            None
-        }
-        shell if SHELLS.contains(&shell) => {
-            shell_script(args, out);
-            None
-        }
-        _ => None,
-    };
-    // A wrapper's own arguments end where the command it runs starts (that
-    // command's paths are collected when it is analysed); find's paths end
-    // at its first `-exec`.
-    let own = match (name, inner) {
-        (_, Some(i)) => &args[..i.min(args.len())],
-        ("find", None) => {
-            let end = args
-                .iter()
-                .position(|w| matches!(w.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
-                .unwrap_or(args.len());
-            &args[..end]
-        }
-        _ => args,
-    };
-    collect_paths(name, own, out);
-    if let Some(i) = inner
-        && i < args.len()
-    {
-        analyze_into(&args[i..], depth + 1, out);
     }
 }
 
-/// The values of the short option `wanted` among `options` (the words
-/// before the command): alone (`-c CMD`), last in a cluster (`-qc CMD`) or
-/// with its value attached (`-cCMD`); a cluster's value starts at its
-/// first letter of `with_value`. Also `LONG VALUE` and `LONG=VALUE`.
-fn option_values(options: &[Word], with_value: &str, wanted: char, long: &str) -> Vec<Word> {
-    let mut values = Vec::new();
-    let mut k = 0;
-    while let Some(word) = options.get(k) {
+/// The options of `perf record`, `perf stat` and `perf trace` that come
+/// before the command.
+const PERF_OPTIONS: Spec = Spec {
+    flags: "aqvgBdnRrsTPSi",
+    values: "ecCFGmoptuIxM",
+    optional: "",
+    long_flags: &[
+        "--all-cpus",
+        "--quiet",
+        "--verbose",
+        "--no-inherit",
+        "--per-core",
+        "--per-socket",
+        "--per-thread",
+        "--detailed",
+        "--null",
+        "--raw-samples",
+        "--sample-cpu",
+        "--timestamp",
+        "--no-buildid",
+        "--no-buildid-cache",
+        "--stat",
+        "--group",
+    ],
+    long_values: &[
+        "--event",
+        "--count",
+        "--cpu",
+        "--freq",
+        "--cgroup",
+        "--mmap-pages",
+        "--output",
+        "--pid",
+        "--tid",
+        "--uid",
+        "--call-graph",
+        "--repeat",
+        "--interval-print",
+        "--delay",
+        "--field-separator",
+        "--metrics",
+        "--timeout",
+        "--filter",
+        "--input",
+    ],
+    long_optional: &[],
+    long_pairs: &[],
+    plus: false,
+    abbreviations: true,
+    values_from_next: false,
+};
+
+/// The options of `setarch` (after its architecture), `linux32` and
+/// `linux64`.
+const SETARCH_OPTIONS: Spec = Spec {
+    flags: "v3BFILRSTXZhV",
+    values: "",
+    optional: "",
+    long_flags: &[
+        "--verbose",
+        "--3gb",
+        "--4gb",
+        "--uname-2.6",
+        "--addr-compat-layout",
+        "--fdpic-funcptrs",
+        "--short-inode",
+        "--addr-limit-3gb",
+        "--whole-seconds",
+        "--addr-no-randomize",
+        "--mmap-page-zero",
+        "--read-implies-exec",
+        "--sticky-timeouts",
+        "--list",
+        "--help",
+        "--version",
+    ],
+    long_values: &[],
+    long_optional: &[],
+    long_pairs: &[],
+    plus: false,
+    abbreviations: true,
+    values_from_next: false,
+};
+
+/// The options of a command as it was written.
+#[derive(Debug, Default)]
+pub(crate) struct Parsed {
+    /// The index of the first operand (after `--`).
+    pub(crate) end: usize,
+    /// Each option given, with its value if it takes one.
+    given: Vec<(Opt, Option<Word>)>,
+}
+
+impl Parsed {
+    /// The values given to `option` (by either spelling).
+    pub(crate) fn values(&self, option: Opt) -> Vec<&Word> {
+        self.given
+            .iter()
+            .filter(|(given, _)| same_option(*given, option))
+            .filter_map(|(_, value)| value.as_ref())
+            .collect()
+    }
+
+    /// Whether `option` was given.
+    fn has(&self, option: Opt) -> bool {
+        self.given
+            .iter()
+            .any(|(given, _)| same_option(*given, option))
+    }
+
+    /// Whether any of `options` was given.
+    fn any(&self, options: &[Opt]) -> bool {
+        options.iter().any(|option| self.has(*option))
+    }
+}
+
+/// Whether two options are the same (they share a spelling).
+fn same_option(a: Opt, b: Opt) -> bool {
+    (a.short.is_some() && a.short == b.short) || (a.long.is_some() && a.long == b.long)
+}
+
+/// Reads the options at the start of `args` as `options` says; the error
+/// is the first option the program does not take (unknown, or an
+/// abbreviation that matches none or several).
+pub(crate) fn parse_options(args: &[Word], options: Options) -> Result<Parsed, String> {
+    let spec = match options {
+        Options::Any => return Ok(Parsed::default()),
+        Options::None => {
+            let end = usize::from(args.first().is_some_and(|w| w.text == "--"));
+            return Ok(Parsed {
+                end,
+                given: Vec::new(),
+            });
+        }
+        Options::Known(spec) => spec,
+    };
+    let mut parsed = Parsed::default();
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
         let text = word.text.as_str();
-        k += 1;
+        if word.dynamic && text.starts_with(['-', '+']) {
+            // `-$X`: an option only known at run time.
+            return Err(text.to_string());
+        }
         if text == "--" {
+            i += 1;
             break;
         }
-        if let Some(rest) = text.strip_prefix(long) {
-            if rest.is_empty() {
-                values.extend(options.get(k).cloned());
-                k += 1;
-            } else if let Some(value) = rest.strip_prefix('=') {
-                values.push(Word {
-                    text: value.to_string(),
-                    ..word.clone()
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            let full = resolve_long(spec, name).ok_or_else(|| text.to_string())?;
+            let option = l(full);
+            let with_value = |text: &str| Word {
+                text: text.to_string(),
+                ..word.clone()
+            };
+            if spec.long_pairs.contains(&full) {
+                let first = value.map(with_value).or_else(|| {
+                    i += 1;
+                    args.get(i).cloned()
                 });
+                parsed.given.push((option, first));
+                i += 1;
+                parsed.given.push((option, args.get(i).cloned()));
+            } else if spec.long_values.contains(&full) {
+                let value = match value {
+                    Some(value) => Some(with_value(value)),
+                    None => {
+                        i += 1;
+                        args.get(i).cloned()
+                    }
+                };
+                parsed.given.push((option, value));
+            } else if spec.long_optional.contains(&full) {
+                parsed.given.push((option, value.map(with_value)));
+            } else if value.is_some() {
+                // A flag given a value: the program refuses it.
+                return Err(text.to_string());
+            } else {
+                parsed.given.push((option, None));
             }
+            i += 1;
             continue;
         }
-        let Some(cluster) = text.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
-            continue;
+        let cluster = match text.strip_prefix('-') {
+            Some(cluster) => cluster,
+            None if spec.plus => match text.strip_prefix('+') {
+                Some(cluster) => cluster,
+                None => break,
+            },
+            None => break,
         };
+        if cluster.is_empty() {
+            break;
+        }
+        let mut step = 1;
         for (at, c) in cluster.char_indices() {
-            if !with_value.contains(c) {
+            let rest = &cluster[at + c.len_utf8()..];
+            if spec.values.contains(c) && spec.values_from_next {
+                step += 1;
+                parsed.given.push((s(c), args.get(i + step - 1).cloned()));
                 continue;
             }
-            let rest = &cluster[at + c.len_utf8()..];
-            let value = if rest.is_empty() {
-                k += 1;
-                options.get(k - 1).cloned()
-            } else {
-                Some(Word {
+            if spec.values.contains(c) {
+                let value = if rest.is_empty() {
+                    step = 2;
+                    args.get(i + 1).cloned()
+                } else {
+                    Some(Word {
+                        text: rest.to_string(),
+                        ..word.clone()
+                    })
+                };
+                parsed.given.push((s(c), value));
+                break;
+            }
+            if spec.optional.contains(c) {
+                let value = (!rest.is_empty()).then(|| Word {
                     text: rest.to_string(),
                     ..word.clone()
-                })
-            };
-            if c == wanted {
-                values.extend(value);
+                });
+                parsed.given.push((s(c), value));
+                break;
             }
-            break;
+            if spec.flags.contains(c) {
+                parsed.given.push((s(c), None));
+                continue;
+            }
+            return Err(if cluster.len() == c.len_utf8() {
+                text.to_string()
+            } else {
+                format!("-{c}` (in `{text}")
+            });
         }
+        i += step;
     }
-    values
+    parsed.end = i.min(args.len());
+    Ok(parsed)
 }
 
-const LONG_SUDO: [&str; 10] = [
-    "--user",
-    "--group",
-    "--close-from",
-    "--chdir",
-    "--host",
-    "--prompt",
-    "--role",
-    "--type",
-    "--command-timeout",
-    "--other-user",
-];
+/// The long option `name` (without dashes) stands for: itself, or the one
+/// option it abbreviates when the program accepts abbreviations.
+fn resolve_long(spec: &Spec, name: &str) -> Option<&'static str> {
+    let all = || {
+        spec.long_flags
+            .iter()
+            .chain(spec.long_values)
+            .chain(spec.long_optional)
+            .chain(spec.long_pairs)
+            .copied()
+    };
+    if let Some(exact) = all().find(|long| long.strip_prefix("--") == Some(name)) {
+        return Some(exact);
+    }
+    if !spec.abbreviations || name.is_empty() {
+        return None;
+    }
+    let mut matches: Vec<&'static str> = all()
+        .filter(|long| long.strip_prefix("--").is_some_and(|n| n.starts_with(name)))
+        .collect();
+    matches.sort_unstable();
+    matches.dedup();
+    match matches.as_slice() {
+        [only] => Some(only),
+        _ => None,
+    }
+}
 
 /// The words joined by spaces.
 pub fn join(words: &[Word]) -> String {
@@ -502,59 +896,19 @@ pub fn join(words: &[Word]) -> String {
     texts.join(" ")
 }
 
-/// The index of the first argument after the options: `--` ends them,
-/// `--name=value` and other long options are one word unless listed in
-/// `long_with_value`, a short cluster takes the next word as its value when
-/// its last letter is in `with_value` (`-u root`), or its rest when an
-/// earlier letter is (`-uroot`).
-fn skip_options(args: &[Word], with_value: &str, long_with_value: &[&str]) -> usize {
-    let mut i = 0;
-    while let Some(word) = args.get(i) {
-        let text = word.text.as_str();
-        if text == "--" {
-            return i + 1;
-        }
-        if let Some(long) = text.strip_prefix("--") {
-            let takes = !long.contains('=') && long_with_value.contains(&text);
-            i += if takes { 2 } else { 1 };
-            continue;
-        }
-        let Some(cluster) = text.strip_prefix('-') else {
-            break;
-        };
-        if cluster.is_empty() {
-            break;
-        }
-        let mut step = 1;
-        for (k, c) in cluster.char_indices() {
-            if with_value.contains(c) {
-                if k + c.len_utf8() == cluster.len() {
-                    step = 2;
-                }
-                break;
-            }
-        }
-        i += step;
-    }
-    i.min(args.len())
-}
-
 /// The replace string of `xargs` options (`-I STR`, `-iSTR`, `-i`,
 /// `--replace[=STR]`; `-i` and `--replace` alone mean `{}`), if any.
-fn xargs_replace(options: &[Word]) -> Option<String> {
+fn xargs_replace(parsed: &Parsed) -> Option<String> {
     let mut replace = None;
-    for (k, word) in options.iter().enumerate() {
-        let text = word.text.as_str();
-        if text == "-I" {
-            replace = options.get(k + 1).map(|value| value.text.clone());
-        } else if text == "-i" || text == "--replace" {
-            replace = Some("{}".to_string());
-        } else if let Some(value) = text
-            .strip_prefix("--replace=")
-            .or_else(|| text.strip_prefix("-I"))
-            .or_else(|| text.strip_prefix("-i"))
-        {
-            replace = Some(value.to_string());
+    for (option, value) in &parsed.given {
+        if same_option(*option, s('I')) {
+            replace = value.as_ref().map(|value| value.text.clone());
+        } else if same_option(*option, s('i')) || same_option(*option, l("--replace")) {
+            replace = Some(
+                value
+                    .as_ref()
+                    .map_or_else(|| "{}".to_string(), |value| value.text.clone()),
+            );
         }
     }
     replace.filter(|value| !value.is_empty())
@@ -661,7 +1015,8 @@ fn shell_script(args: &[Word], out: &mut Analysis) {
             match c {
                 'c' if text.starts_with('-') => command_string = true,
                 's' => stdin = true,
-                'o' | 'O' => step = 2,
+                // Each takes the next word (`-oO a b`).
+                'o' | 'O' => step += 1,
                 _ => {}
             }
         }
@@ -732,9 +1087,8 @@ fn top_level_exists(text: &str) -> bool {
     first.is_empty() || std::path::Path::new("/").join(first).exists()
 }
 
-fn collect_paths(name: &str, args: &[Word], out: &mut Analysis) {
-    let file_command = FILE_COMMANDS.contains(&name);
-    if matches!(name, "cd" | "chdir") {
+fn collect_paths(name: &str, paths: Paths, args: &[Word], out: &mut Analysis) {
+    if paths == Paths::Cd {
         match args
             .iter()
             .find(|w| !w.text.starts_with('-') || w.text == "-")
@@ -751,6 +1105,7 @@ fn collect_paths(name: &str, args: &[Word], out: &mut Analysis) {
             Some(_) => {}
         }
     }
+    let operands_are_paths = matches!(paths, Paths::Operands | Paths::Cd);
     let mut options_done = false;
     for word in args {
         let text = word.text.as_str();
@@ -773,7 +1128,7 @@ fn collect_paths(name: &str, args: &[Word], out: &mut Analysis) {
         if name == "chmod" && text.starts_with('+') {
             continue;
         }
-        if file_command || path_like(text) {
+        if operands_are_paths || path_like(text) {
             out.paths.push(word.clone());
         }
     }
@@ -855,23 +1210,101 @@ mod tests {
     }
 
     #[test]
-    fn option_values_in_clusters_attached_and_long() {
+    fn options_in_clusters_attached_long_and_abbreviated() {
         let words = |line: &str| -> Vec<Word> { line.split(' ').flat_map(words_of).collect() };
-        let values = |line: &str, wanted, long| -> Vec<String> {
-            option_values(&words(line), "cuS", wanted, long)
+        const SPEC: Spec = Spec {
+            flags: "qv",
+            values: "cuS",
+            optional: "m",
+            long_flags: &["--quiet"],
+            long_values: &["--command", "--user"],
+            long_optional: &["--mount"],
+            long_pairs: &["--bind"],
+            plus: false,
+            abbreviations: true,
+            values_from_next: false,
+        };
+        let values = |line: &str, option: Opt| -> Vec<String> {
+            let parsed = parse_options(&words(line), Options::Known(&SPEC)).unwrap();
+            parsed
+                .values(option)
                 .into_iter()
-                .map(|w| w.text)
+                .map(|w| w.text.clone())
                 .collect()
         };
-        assert_eq!(values("-qc ls", 'c', "--command"), ["ls"]);
-        assert_eq!(values("-cls", 'c', "--command"), ["ls"]);
-        assert_eq!(
-            values("--command ls --command=pwd", 'c', "--command"),
-            ["ls", "pwd"]
-        );
+        let c = sl('c', "--command");
+        assert_eq!(values("-qc ls", c), ["ls"]);
+        assert_eq!(values("-cls", c), ["ls"]);
+        assert_eq!(values("--command ls --command=pwd", c), ["ls", "pwd"]);
+        assert_eq!(values("--comm ls --c=pwd", c), ["ls", "pwd"]);
         // `-u`'s value is not a `-c`: `-uc` is user `c`.
-        assert_eq!(values("-uc ls", 'c', "--command"), Vec::<String>::new());
-        assert_eq!(values("-u root -vS ls", 'S', "--split"), ["ls"]);
-        assert_eq!(values("-- -c ls", 'c', "--command"), Vec::<String>::new());
+        assert!(values("-uc ls", c).is_empty());
+        assert_eq!(values("-u root -vS ls", s('S')), ["ls"]);
+        assert!(values("-- -c ls", c).is_empty());
+        assert_eq!(values("-mx -c ls", s('m')), ["x"]);
+        assert_eq!(values("--bind a b -c ls", l("--bind")), ["a", "b"]);
+        let end = |line: &str| parse_options(&words(line), Options::Known(&SPEC)).map(|p| p.end);
+        assert_eq!(end("-q --mount rm x"), Ok(2));
+        assert_eq!(end("--bind a b rm"), Ok(3));
+        assert_eq!(end("-- -q rm"), Ok(1));
+        // Unknown, ambiguous (`--u` is only `--user`: fine) and refused.
+        assert!(end("-z rm").is_err());
+        assert!(end("--frob rm").is_err());
+        assert!(end("--quiet=1 rm").is_err());
+        assert_eq!(end("--u x rm"), Ok(2));
+    }
+
+    #[test]
+    fn views_match_the_table() {
+        use crate::programs::PROGRAMS;
+        let names = |keep: &dyn Fn(&programs::Program) -> bool| -> Vec<&str> {
+            let mut names: Vec<&str> = PROGRAMS
+                .iter()
+                .filter(|p| keep(p))
+                .flat_map(|p| p.names.iter().copied())
+                .collect();
+            names.sort_unstable();
+            names
+        };
+        let sorted = |list: &[&'static str]| {
+            let mut list = list.to_vec();
+            list.sort_unstable();
+            list
+        };
+        assert_eq!(
+            names(&|p| matches!(p.paths, Paths::Operands | Paths::Cd)),
+            sorted(FILE_COMMANDS)
+        );
+        assert_eq!(
+            names(&|p| matches!(p.paths, Paths::Cd)
+                || p.names
+                    .iter()
+                    .any(|n| matches!(*n, "pushd" | "popd" | "push-location" | "set-location"))),
+            sorted(CD_COMMANDS)
+        );
+        assert_eq!(
+            names(&|p| matches!(p.runs, Runs::Shape(Shape::Shell))),
+            sorted(SHELLS)
+        );
+        let wraps = |p: &programs::Program| match p.runs {
+            Runs::Command { .. } => true,
+            Runs::Shape(shape) => !matches!(
+                shape,
+                Shape::Eval
+                    | Shape::Trap
+                    | Shape::Source
+                    | Shape::Shell
+                    | Shape::OtherShell
+                    | Shape::Alias
+                    | Shape::Script
+                    | Shape::ScriptOperands
+            ),
+            _ => false,
+        };
+        let mut wrappers = names(&wraps);
+        // `script -c` was listed with the wrappers before the table.
+        wrappers.push("script");
+        wrappers.sort_unstable();
+        assert_eq!(wrappers, sorted(WRAPPERS));
     }
 }

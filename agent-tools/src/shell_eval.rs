@@ -25,7 +25,15 @@
 //!   (`declare -n`), indirect expansion `${!name}` and prompt expansion
 //!   `${name@P}`;
 //! - variables bash runs as code when set: `BASH_ENV`, `ENV`, the prompts
-//!   and `PROMPT_COMMAND`, exported functions (`BASH_FUNC_name%%`).
+//!   and `PROMPT_COMMAND`, `MAILPATH`'s messages, exported functions
+//!   (`BASH_FUNC_name%%`), however they are set (`=`, a builtin that
+//!   assigns a name, a nameref pointing at one).
+//!
+//! Which words a builtin takes as names is the "names" column of the
+//! program table (`programs.rs`): `read NAME… -a ARRAY`, `printf -v NAME`,
+//! `mapfile ARRAY`, `getopts OPTSTRING NAME`, `wait -p NAME`, `let`'s
+//! arithmetic, `unset`, `test -v` and the declarations, with the builtin's
+//! options parsed as the table lists them.
 //!
 //! [`EvalFacts`] collects those contexts while the scanner walks the line,
 //! and the names the line assigns text to; [`EvalFacts::reasons`] then says
@@ -41,7 +49,8 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use crate::shell_command::base_name;
+use crate::programs::{self, Names, Runs, Shape, s};
+use crate::shell_command::{base_name, parse_options};
 use crate::shell_word::{Word, words_of};
 
 /// The integer comparison operators of `[[` (bash evaluates their
@@ -86,7 +95,15 @@ const SHELL_CODE_VARIABLES: &[&str] = &[
     "PS3",
     "PS4",
     "PROMPT_COMMAND",
+    // The mail message of an interactive shell is expanded, command
+    // substitution included (`MAILPATH='f?$(cmd)'`).
+    "MAILPATH",
 ];
+
+/// Whether bash runs the value of the variable `name` as code.
+fn is_shell_code_variable(name: &str) -> bool {
+    SHELL_CODE_VARIABLES.contains(&name) || name.starts_with("BASH_FUNC_")
+}
 
 /// bash's variables whose assignments are evaluated as arithmetic.
 const INTEGER_VARIABLES: &[&str] = &[
@@ -146,6 +163,8 @@ pub(crate) struct EvalFacts {
     /// Variables of [`SHELL_CODE_VARIABLES`] (or `BASH_FUNC_…`) the line
     /// sets to something.
     shell_code: Vec<String>,
+    /// Namerefs declared to refer to a name only known at run time.
+    dynamic_namerefs: Vec<String>,
 }
 
 /// Per-script walk state: the end of the last context recorded, so the
@@ -229,7 +248,10 @@ impl EvalFacts {
             return;
         };
         let args = &words[1..];
-        for word in args {
+        let program = programs::find(base_name(&first.text));
+        // `let i=1+2` assigns an integer: its words are arithmetic.
+        let arithmetic = program.is_some_and(|p| p.names_set == Names::Arithmetic);
+        for word in args.iter().filter(|_| !arithmetic) {
             if let Some((name, value)) = assignment_parts(&word.text) {
                 self.shell_code_assignment(name, value);
                 if !is_integer(value) {
@@ -241,25 +263,57 @@ impl EvalFacts {
                 self.shell_code_assignment(name, value);
             }
         }
-        match base_name(&first.text) {
-            "let" => {
-                for word in args {
+        // What the program table says the builtin does with names.
+        let Some(program) = program else {
+            return;
+        };
+        if program.runs == Runs::Shape(Shape::Source) {
+            self.sources = true;
+        }
+        if program.names_set == Names::Declarations {
+            self.declaration(words);
+            return;
+        }
+        // An option the table does not list makes the command opaque in
+        // `shell_command`; nothing more to learn here.
+        let Ok(parsed) = parse_options(args, program.options) else {
+            return;
+        };
+        let operands = &args[parsed.end..];
+        match program.names_set {
+            Names::None | Names::Declarations => {}
+            Names::Arithmetic => {
+                for word in operands {
                     self.context_text(&word.text);
                 }
             }
-            "test" | "[" => self.test_words(args),
-            "printf" => self.printf(args),
-            "unset" => self.unset(args),
-            "read" => self.read(args),
-            "mapfile" | "readarray" => self.mapfile(args),
-            "getopts" => {
-                if let Some(name) = args.get(1) {
+            Names::TestOperand => self.test_words(args),
+            Names::Unset => self.unset(args),
+            Names::OptionValue(letter) => {
+                for name in parsed.values(s(letter)) {
                     self.name_argument(name);
                 }
             }
-            "source" | "." => self.sources = true,
-            "declare" | "typeset" | "local" | "export" | "readonly" => self.declaration(words),
-            _ => {}
+            Names::Operands(array) => {
+                if let Some(letter) = array {
+                    for name in parsed.values(s(letter)) {
+                        self.name_argument(name);
+                    }
+                }
+                for name in operands {
+                    self.name_argument(name);
+                }
+            }
+            Names::FirstOperand => {
+                if let Some(name) = operands.first() {
+                    self.name_argument(name);
+                }
+            }
+            Names::SecondOperand => {
+                if let Some(name) = operands.get(1) {
+                    self.name_argument(name);
+                }
+            }
         }
     }
 
@@ -281,6 +335,22 @@ impl EvalFacts {
                 )
             })
             .collect();
+        for name in &self.dynamic_namerefs {
+            reasons.push(format!(
+                "`{name}` is a nameref to a variable whose name is only known at run time"
+            ));
+        }
+        // The first assignment to a nameref declared without a target
+        // names its target: one bash runs as code is set through it.
+        for (name, value) in &self.assignments {
+            if self.namerefs.contains(name)
+                && is_shell_code_variable(value.trim_matches(['\'', '"']))
+            {
+                reasons.push(format!(
+                    "the line points the nameref `{name}` at `{value}`, whose value bash runs as code"
+                ));
+            }
+        }
         for context in self.contexts.iter().chain(&evaluated_assignments) {
             if context.code {
                 reasons.push(format!(
@@ -323,8 +393,19 @@ impl EvalFacts {
     /// runs nothing).
     fn shell_code_assignment(&mut self, name: &str, value: &str) {
         let value = value.trim_matches(['\'', '"']);
-        let code = SHELL_CODE_VARIABLES.contains(&name) || name.starts_with("BASH_FUNC_");
-        if code && !value.is_empty() && !self.shell_code.iter().any(|known| known == name) {
+        if is_shell_code_variable(name)
+            && !value.is_empty()
+            && !self.shell_code.iter().any(|known| known == name)
+        {
+            self.shell_code.push(name.to_string());
+        }
+    }
+
+    /// Notes a builtin assigning to `name` (`read`, `printf -v`,
+    /// `mapfile`, `getopts`, `wait -p`, a nameref's target): a variable bash
+    /// runs as code is a reason whatever the value.
+    fn shell_code_name(&mut self, name: &str) {
+        if is_shell_code_variable(name) && !self.shell_code.iter().any(|known| known == name) {
             self.shell_code.push(name.to_string());
         }
     }
@@ -514,7 +595,11 @@ impl EvalFacts {
                 // Every use of a nameref reads the variable it names.
                 self.tainted.insert(target.to_string());
                 match value {
-                    Some(value) if is_name(value) => {}
+                    // A nameref to a variable bash runs as code sets it.
+                    Some(value) if is_name(value) => self.shell_code_name(value),
+                    Some(value) if word.dynamic || value.contains(['$', '`']) => {
+                        self.dynamic_namerefs.push(target.to_string());
+                    }
                     Some(value) => self.context_text(value),
                     None => {
                         self.namerefs.insert(target.to_string());
@@ -567,75 +652,12 @@ impl EvalFacts {
         }
     }
 
-    /// `printf -v NAME …`: the name is assigned.
-    fn printf(&mut self, args: &[Word]) {
-        for pair in args.windows(2) {
-            match pair[0].text.as_str() {
-                "-v" => self.name_argument(&pair[1]),
-                "--" => return,
-                _ => {}
-            }
-        }
-    }
-
-    /// `read [-options] [NAME…]`: the names (and `-a ARRAY`) are assigned
-    /// input.
-    fn read(&mut self, args: &[Word]) {
-        let mut words = args.iter();
-        while let Some(word) = words.next() {
-            let Some(flags) = word.text.strip_prefix('-').filter(|f| !f.is_empty()) else {
-                self.name_argument(word);
-                continue;
-            };
-            if flags == "-" {
-                for name in words.by_ref() {
-                    self.name_argument(name);
-                }
-                break;
-            }
-            // The first flag that takes an argument ends the cluster: its
-            // argument is the cluster's rest or the next word.
-            if let Some(at) = flags.find(|c: char| "adinNptu".contains(c)) {
-                let argument_is_name = flags[at..].starts_with('a');
-                let attached = &flags[at + 1..];
-                let argument = if attached.is_empty() {
-                    words.next().cloned()
-                } else {
-                    Some(Word {
-                        text: attached.to_string(),
-                        ..word.clone()
-                    })
-                };
-                if argument_is_name && let Some(name) = argument {
-                    self.name_argument(&name);
-                }
-            }
-        }
-    }
-
-    /// `mapfile [-options] [ARRAY]`: the array is assigned input.
-    fn mapfile(&mut self, args: &[Word]) {
-        let mut words = args.iter();
-        while let Some(word) = words.next() {
-            match word.text.strip_prefix('-').filter(|f| !f.is_empty()) {
-                Some(flags) => {
-                    if flags.ends_with(|c: char| "dnOsuCc".contains(c)) {
-                        words.next();
-                    }
-                }
-                None => {
-                    self.name_argument(word);
-                    return;
-                }
-            }
-        }
-    }
-
     /// A word a builtin takes as a variable name and assigns: a plain name
     /// is tainted; a subscript (`a[$i]`) or a name only known at run time
     /// (`"$n"`) is evaluated.
     fn name_argument(&mut self, word: &Word) {
         if !word.dynamic && is_name(&word.text) {
+            self.shell_code_name(&word.text);
             self.tainted.insert(word.text.clone());
             return;
         }

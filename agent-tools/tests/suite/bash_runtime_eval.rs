@@ -132,3 +132,40 @@ fn reasons_say_what_is_evaluated() {
         ]
     );
 }
+
+/// The program table's reasons name the program and what it does: an
+/// option the table does not list, a builtin that evaluates text through
+/// an option, a variable bash runs as code set by a builtin.
+#[test]
+fn program_table_reasons_name_the_program_and_option() {
+    assert_eq!(
+        scan("nice --frobnicate 5 rm -f x").unwrap().opaque,
+        ["`nice` with the option `--frobnicate`, which the scan does not model"]
+    );
+    assert_eq!(
+        scan("read -Q x").unwrap().opaque,
+        ["the builtin `read` with the option `-Q`, which the scan does not model"]
+    );
+    assert_eq!(
+        scan("mapfile -C f -c 1 a < README.md").unwrap().opaque,
+        ["`mapfile` evaluates its callback with each line read appended"]
+    );
+    assert_eq!(
+        scan("compgen -W '$(date)' a").unwrap().opaque,
+        ["`compgen` expands the text `$(date)` again when it runs"]
+    );
+    assert_eq!(
+        scan("read PS4 < README.md").unwrap().opaque,
+        [
+            "the line sets `PS4`, whose value bash runs as code (a startup file, a prompt or a function)"
+        ]
+    );
+    assert_eq!(
+        scan("declare -n r=\"$n\"").unwrap().opaque,
+        ["`r` is a nameref to a variable whose name is only known at run time"]
+    );
+    assert_eq!(
+        scan("ssh host true").unwrap().opaque,
+        ["`ssh` runs a command on another host (and `-o ProxyCommand`/`LocalCommand` here)"]
+    );
+}

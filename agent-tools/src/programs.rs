@@ -1,0 +1,2434 @@
+//! What the scanner knows about programs and bash builtins, as data: one
+//! [`Program`] entry per name, read by the walk of `shell_command` (what
+//! runs, which words are paths) and by `shell_eval` (which words are
+//! variable names).
+//!
+//! The principle is "accept what is modelled, ask for the rest": a program
+//! with [`Options::Known`] has every option it takes listed, and an option
+//! that is not (or an abbreviation that matches none or several) makes the
+//! command opaque, naming the program and the option. Every bash builtin
+//! and keyword has an entry; a program without one runs nothing the scan
+//! needs to see (its words are checked as paths when they look like ones).
+//!
+//! To add a program: add one entry to [`PROGRAMS`] (its options, what it
+//! runs, what it evaluates, which names it sets, which words are paths)
+//! with an `example` when it runs a command or evaluates text: the
+//! property test at the end of this file then hides `rm -f x` in it under
+//! generated option spellings (clustered, attached, `--long=v`,
+//! abbreviated, `--`) and checks the scan reports it or is opaque.
+
+/// An option of a program: a short letter, a long name, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Opt {
+    /// The letter of `-x`.
+    pub(crate) short: Option<char>,
+    /// The name of `--name`, with its dashes.
+    pub(crate) long: Option<&'static str>,
+}
+
+/// A short option.
+pub(crate) const fn s(c: char) -> Opt {
+    Opt {
+        short: Some(c),
+        long: None,
+    }
+}
+
+/// A long option.
+pub(crate) const fn l(name: &'static str) -> Opt {
+    Opt {
+        short: None,
+        long: Some(name),
+    }
+}
+
+/// An option with both spellings.
+pub(crate) const fn sl(c: char, name: &'static str) -> Opt {
+    Opt {
+        short: Some(c),
+        long: Some(name),
+    }
+}
+
+/// How a program's options are read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Options {
+    /// Options change nothing the scan models (`echo -n`, `pwd -P`): every
+    /// word is an operand for the walk (paths are still found).
+    Any,
+    /// The program takes no options: the first word is an operand.
+    None,
+    /// Exactly these options; any other is opaque.
+    Known(&'static Spec),
+}
+
+/// The options a program takes.
+#[derive(Debug)]
+pub(crate) struct Spec {
+    /// Short letters that take no value.
+    pub(crate) flags: &'static str,
+    /// Short letters that take a value: the rest of the cluster, or the
+    /// next word.
+    pub(crate) values: &'static str,
+    /// Short letters whose value is optional and only attached (`-m[file]`).
+    pub(crate) optional: &'static str,
+    /// Long options that take no value (`--name=v` is accepted for those
+    /// listed in `long_optional`).
+    pub(crate) long_flags: &'static [&'static str],
+    /// Long options that take a value: `--name=v` or `--name v`.
+    pub(crate) long_values: &'static [&'static str],
+    /// Long options whose value is optional and only given with `=`.
+    pub(crate) long_optional: &'static [&'static str],
+    /// Long options that take two values (`bwrap --bind SRC DEST`).
+    pub(crate) long_pairs: &'static [&'static str],
+    /// `+x` is an option too (`set +e`, `declare +x`).
+    pub(crate) plus: bool,
+    /// Whether GNU-style abbreviations of long options are accepted.
+    pub(crate) abbreviations: bool,
+    /// bash's own rule: a value letter in a cluster takes the next word,
+    /// and the cluster goes on (`bash -Ox extglob` is `-O extglob -x`).
+    pub(crate) values_from_next: bool,
+}
+
+/// An empty spec to start entries from.
+const SPEC: Spec = Spec {
+    flags: "",
+    values: "",
+    optional: "",
+    long_flags: &[],
+    long_values: &[],
+    long_optional: &[],
+    long_pairs: &[],
+    plus: false,
+    abbreviations: true,
+    values_from_next: false,
+};
+
+/// What a program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runs {
+    /// Nothing the scan needs to follow.
+    Nothing,
+    /// The command made of its operands, after `skip` operands
+    /// (`timeout DURATION cmd`: 1, `nice cmd`: 0). Without a command it
+    /// runs nothing (`reads_stdin` false) unless `shell_without` is set.
+    Command {
+        /// Operands before the command.
+        skip: usize,
+        /// Without a command it starts an interactive shell (`chroot /`,
+        /// `fakeroot`): it reads commands from its input.
+        shell_without: bool,
+    },
+    /// A special shape the walk knows by name.
+    Shape(Shape),
+    /// It runs code the scan cannot see (a remote command, a language of
+    /// its own): always opaque, for the reason given.
+    Opaque(&'static str),
+}
+
+/// The shapes of commands that need more than "skip options, then the
+/// command".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// `sudo [opts] [NAME=v…] cmd`, `-s`/`-i` run the command through a
+    /// shell, `-e`/`-l`/`-v`/`-k` run none.
+    Sudo,
+    /// `env [opts] [NAME=v…] cmd`, `-S STRING` splits a command line.
+    Env,
+    /// `command [-p] cmd`; `-v`/`-V` only look the name up.
+    CommandBuiltin,
+    /// `taskset MASK cmd` or `taskset -c LIST cmd`; `-p` acts on a pid.
+    Taskset,
+    /// `flock [opts] FILE [opts] cmd` or `flock FILE -c STRING`.
+    Flock,
+    /// `su [opts] [-] [USER [ARGS…]]`: args go to the user's shell.
+    Su,
+    /// `runuser -u USER cmd` or like `su`.
+    Runuser,
+    /// `xargs [opts] [cmd]`: completes the command with its input.
+    Xargs,
+    /// `find … -exec cmd ;` (also `-execdir`, `-ok`, `-okdir`).
+    Find,
+    /// `watch [opts] STRING…` (a shell command line) or `-x cmd`.
+    Watch,
+    /// `eval TEXT…`: the operands joined are a command line.
+    Eval,
+    /// `trap [opts] TEXT SIGNAL…`: the first operand is a command line.
+    Trap,
+    /// `source FILE` / `. FILE`: a file of commands.
+    Source,
+    /// A bash-like shell: `-c SCRIPT`, a script file or its input.
+    Shell,
+    /// A shell whose language is not bash's: opaque.
+    OtherShell,
+    /// `sg GROUP [-c] COMMAND`: the command is run by `/bin/sh -c`.
+    Sg,
+    /// `gdb … --args cmd`: only `-batch` without gdb commands is modelled.
+    Gdb,
+    /// `perf record|stat|trace [opts] cmd`.
+    Perf,
+    /// `busybox APPLET …`, `toybox APPLET …`.
+    Multicall,
+    /// `jobs -x cmd`: runs the command (job specs replaced by pids).
+    Jobs,
+    /// `entr [opts] cmd`, `-s` runs a shell command line.
+    Entr,
+    /// `script [opts] [FILE]` without `-c`: an interactive shell reading
+    /// its input.
+    Script,
+    /// `hyperfine CMD…`: every operand is a command line run by a shell.
+    ScriptOperands,
+    /// `setarch ARCH [opts] cmd` (`linux32`/`linux64` without `ARCH`).
+    Setarch,
+    /// `alias NAME=VALUE`: renames commands for later lines (opaque);
+    /// `alias` alone or `alias -p` prints.
+    Alias,
+}
+
+/// What an option's value means when the program evaluates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Code {
+    /// A command line, scanned like the top level (`flock -c`, `su -c`,
+    /// `compgen -C`, `complete -C`).
+    Script,
+    /// A command name (a function): analysed as a command of one word
+    /// (`complete -F f`).
+    CommandName,
+    /// Text bash expands again (`compgen -W`): opaque when it holds an
+    /// expansion or an escape.
+    Expanded,
+    /// Present at all: opaque for this reason.
+    Opaque(&'static str),
+}
+
+/// Which words a builtin takes as variable names it assigns (or reads by
+/// name); `shell_eval` checks them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Names {
+    /// None.
+    None,
+    /// Every operand, and the value of the option given (`read NAME…`,
+    /// `read -a ARRAY`).
+    Operands(Option<char>),
+    /// The value of this option (`printf -v NAME`, `wait -p NAME`).
+    OptionValue(char),
+    /// The first operand (`mapfile ARRAY`, default `MAPFILE`).
+    FirstOperand,
+    /// The second operand (`getopts OPTSTRING NAME`).
+    SecondOperand,
+    /// `NAME`, `NAME=value` operands and attribute flags (`declare`).
+    Declarations,
+    /// Operands are arithmetic (`let`).
+    Arithmetic,
+    /// Operands are names to unset (`unset`).
+    Unset,
+    /// The operand after `-v` is a name (`test -v`, `[ -v ]`).
+    TestOperand,
+}
+
+/// Which words are paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Paths {
+    /// Words that look like paths (absolute, `~`, `..`).
+    LookLike,
+    /// Every operand (`rm`, `cp`, `cat` …).
+    Operands,
+    /// A directory change: the target (no operand is `~`, `-` is
+    /// `$OLDPWD`); it never makes a bash pattern.
+    Cd,
+}
+
+/// One program or builtin.
+#[derive(Debug)]
+pub(crate) struct Program {
+    /// The names it runs as.
+    pub(crate) names: &'static [&'static str],
+    /// A bash builtin or keyword.
+    pub(crate) builtin: bool,
+    /// How its options are read.
+    pub(crate) options: Options,
+    /// What it runs.
+    pub(crate) runs: Runs,
+    /// Options whose value (or presence) is code.
+    pub(crate) code: &'static [(Opt, Code)],
+    /// Which words are variable names.
+    pub(crate) names_set: Names,
+    /// Which words are paths, besides those that look like paths.
+    pub(crate) paths: Paths,
+    /// Options whose value is a path (`env -C DIR`, `time -o FILE`).
+    pub(crate) path_options: &'static [Opt],
+    /// A line running `{cmd}` through this program, with `{opts}` where
+    /// options go: the property test puts a hidden command there (data
+    /// for the tests only).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) example: Option<&'static str>,
+}
+
+/// An entry that runs nothing and takes any option.
+const PLAIN: Program = Program {
+    names: &[],
+    builtin: false,
+    options: Options::Any,
+    runs: Runs::Nothing,
+    code: &[],
+    names_set: Names::None,
+    paths: Paths::LookLike,
+    path_options: &[],
+    example: None,
+};
+
+/// A builtin that runs nothing and whose options change nothing modelled.
+const BUILTIN: Program = Program {
+    builtin: true,
+    ..PLAIN
+};
+
+/// A program that runs the command after `skip` operands.
+const fn command_after(skip: usize) -> Runs {
+    Runs::Command {
+        skip,
+        shell_without: false,
+    }
+}
+
+/// The options of bash-like shells (`-c` and `-s` are read by the `Shell`
+/// shape; `-o`/`-O` take an option name).
+const SHELL_OPTIONS: Spec = Spec {
+    flags: "abcefhiklmnprstuvxBCEHPT",
+    values: "oO",
+    long_flags: &[
+        "--norc",
+        "--noprofile",
+        "--login",
+        "--posix",
+        "--restricted",
+        "--verbose",
+        "--noediting",
+        "--debugger",
+        "--dump-strings",
+        "--dump-po-strings",
+        "--help",
+        "--version",
+        "--pretty-print",
+        "--protected",
+        "--wordexp",
+    ],
+    long_values: &["--rcfile", "--init-file"],
+    plus: true,
+    abbreviations: false,
+    values_from_next: true,
+    ..SPEC
+};
+
+/// The table. Names are unique (checked by a test).
+pub(crate) const PROGRAMS: &[Program] = &[
+    // ---- bash keywords (tree-sitter parses most of them as syntax; the
+    // entries say the scan models them) ----
+    Program {
+        names: &[
+            "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+            "do", "done", "in", "function", "{", "}", "!", "[[", "]]",
+        ],
+        ..BUILTIN
+    },
+    Program {
+        names: &["time"],
+        options: Options::Known(&Spec {
+            flags: "apvq",
+            values: "fo",
+            long_flags: &[
+                "--append",
+                "--portability",
+                "--verbose",
+                "--quiet",
+                "--help",
+                "--version",
+            ],
+            long_values: &["--format", "--output"],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        path_options: &[sl('o', "--output")],
+        example: Some("time {opts} {cmd}"),
+        ..BUILTIN
+    },
+    Program {
+        names: &["coproc"],
+        options: Options::None,
+        runs: command_after(0),
+        example: Some("coproc {cmd}"),
+        ..BUILTIN
+    },
+    // ---- bash builtins that run nothing and whose options do not matter ----
+    Program {
+        names: &[
+            ":", "true", "false", "echo", "pwd", "exit", "return", "break", "continue", "shift",
+            "times", "suspend", "logout", "help", "caller", "type", "dirs", "disown", "kill",
+            "ulimit", "umask", "bg", "fg", "compopt", "unalias", "set", "shopt", "history",
+        ],
+        ..BUILTIN
+    },
+    Program {
+        names: &["wait"],
+        options: Options::Known(&Spec {
+            flags: "fn",
+            values: "p",
+            ..SPEC
+        }),
+        names_set: Names::OptionValue('p'),
+        ..BUILTIN
+    },
+    Program {
+        names: &["cd", "chdir"],
+        options: Options::Known(&Spec {
+            flags: "LPe@",
+            ..SPEC
+        }),
+        paths: Paths::Cd,
+        builtin: true,
+        ..PLAIN
+    },
+    Program {
+        names: &["pushd", "popd"],
+        paths: Paths::Operands,
+        ..BUILTIN
+    },
+    Program {
+        names: &["push-location", "set-location"],
+        paths: Paths::Operands,
+        ..PLAIN
+    },
+    Program {
+        names: &["test", "["],
+        options: Options::None,
+        names_set: Names::TestOperand,
+        ..BUILTIN
+    },
+    Program {
+        names: &["let"],
+        options: Options::None,
+        names_set: Names::Arithmetic,
+        ..BUILTIN
+    },
+    Program {
+        names: &["unset"],
+        options: Options::Known(&Spec {
+            flags: "fvn",
+            ..SPEC
+        }),
+        names_set: Names::Unset,
+        ..BUILTIN
+    },
+    Program {
+        names: &["read"],
+        options: Options::Known(&Spec {
+            flags: "ers",
+            values: "adinNptu",
+            ..SPEC
+        }),
+        names_set: Names::Operands(Some('a')),
+        ..BUILTIN
+    },
+    Program {
+        names: &["printf"],
+        options: Options::Known(&Spec {
+            values: "v",
+            ..SPEC
+        }),
+        names_set: Names::OptionValue('v'),
+        ..BUILTIN
+    },
+    Program {
+        names: &["mapfile", "readarray"],
+        options: Options::Known(&Spec {
+            flags: "t",
+            values: "dnOsuCc",
+            ..SPEC
+        }),
+        code: &[(
+            s('C'),
+            Code::Opaque("evaluates its callback with each line read appended"),
+        )],
+        names_set: Names::FirstOperand,
+        ..BUILTIN
+    },
+    Program {
+        names: &["getopts"],
+        options: Options::None,
+        names_set: Names::SecondOperand,
+        ..BUILTIN
+    },
+    Program {
+        names: &["declare", "typeset", "local", "export", "readonly"],
+        options: Options::Known(&Spec {
+            flags: "aAfFgiIlnprtux",
+            plus: true,
+            ..SPEC
+        }),
+        names_set: Names::Declarations,
+        ..BUILTIN
+    },
+    Program {
+        names: &["complete", "compgen"],
+        options: Options::Known(&Spec {
+            flags: "abcdefgjksuvDEI",
+            values: "oAGWFCXPS",
+            plus: true,
+            ..SPEC
+        }),
+        code: &[
+            (s('C'), Code::Script),
+            (s('F'), Code::CommandName),
+            (s('W'), Code::Expanded),
+        ],
+        example: Some("compgen {opts} -C '{cmd}' a"),
+        ..BUILTIN
+    },
+    Program {
+        names: &["bind"],
+        options: Options::Known(&Spec {
+            flags: "lpsvPSVX",
+            values: "mqufrx",
+            ..SPEC
+        }),
+        code: &[(
+            s('x'),
+            Code::Opaque("binds a key sequence to a shell command"),
+        )],
+        ..BUILTIN
+    },
+    Program {
+        names: &["fc"],
+        options: Options::Any,
+        runs: Runs::Opaque("re-runs or edits and runs commands from the history"),
+        ..BUILTIN
+    },
+    Program {
+        names: &["enable"],
+        options: Options::Known(&Spec {
+            flags: "adnps",
+            values: "f",
+            ..SPEC
+        }),
+        code: &[(s('f'), Code::Opaque("loads a builtin from a shared object"))],
+        ..BUILTIN
+    },
+    Program {
+        names: &["hash"],
+        options: Options::Known(&Spec {
+            flags: "dlrt",
+            values: "p",
+            ..SPEC
+        }),
+        code: &[(
+            s('p'),
+            Code::Opaque("can make a command name run another program for later lines"),
+        )],
+        ..BUILTIN
+    },
+    Program {
+        names: &["alias"],
+        runs: Runs::Shape(Shape::Alias),
+        ..BUILTIN
+    },
+    Program {
+        names: &["jobs"],
+        options: Options::Known(&Spec {
+            flags: "lnprsx",
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Jobs),
+        example: Some("jobs -x {cmd}"),
+        ..BUILTIN
+    },
+    Program {
+        names: &["eval"],
+        options: Options::None,
+        runs: Runs::Shape(Shape::Eval),
+        example: Some("eval '{cmd}'"),
+        ..BUILTIN
+    },
+    Program {
+        names: &["trap"],
+        options: Options::Known(&Spec {
+            flags: "lpP",
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Trap),
+        example: Some("trap {opts} '{cmd}' EXIT"),
+        ..BUILTIN
+    },
+    Program {
+        names: &["source", "."],
+        options: Options::None,
+        runs: Runs::Shape(Shape::Source),
+        ..BUILTIN
+    },
+    Program {
+        names: &["command"],
+        options: Options::Known(&Spec {
+            flags: "pvV",
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::CommandBuiltin),
+        example: Some("command {opts} {cmd}"),
+        ..BUILTIN
+    },
+    Program {
+        names: &["builtin"],
+        options: Options::Known(&SPEC),
+        runs: command_after(0),
+        example: Some("builtin eval '{cmd}'"),
+        ..BUILTIN
+    },
+    Program {
+        names: &["exec"],
+        options: Options::Known(&Spec {
+            flags: "cl",
+            values: "a",
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("exec {opts} {cmd}"),
+        ..BUILTIN
+    },
+    // ---- exec wrappers ----
+    Program {
+        names: &["sudo"],
+        options: Options::Known(&Spec {
+            flags: "AbBEeHiKklNnPSsVv",
+            values: "CcDgpRrTtUu",
+            optional: "h",
+            long_flags: &[
+                "--askpass",
+                "--background",
+                "--bell",
+                "--edit",
+                "--help",
+                "--set-home",
+                "--login",
+                "--remove-timestamp",
+                "--reset-timestamp",
+                "--list",
+                "--non-interactive",
+                "--preserve-groups",
+                "--stdin",
+                "--shell",
+                "--version",
+                "--validate",
+            ],
+            long_values: &[
+                "--auth-type",
+                "--close-from",
+                "--login-class",
+                "--chdir",
+                "--group",
+                "--prompt",
+                "--chroot",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--user",
+            ],
+            long_optional: &["--preserve-env", "--host"],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Sudo),
+        example: Some("sudo {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["doas"],
+        options: Options::Known(&Spec {
+            flags: "nsL",
+            values: "uC",
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("doas {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["env"],
+        options: Options::Known(&Spec {
+            flags: "i0v",
+            values: "uCS",
+            long_flags: &[
+                "--ignore-environment",
+                "--null",
+                "--debug",
+                "--list-signal-handling",
+                "--help",
+                "--version",
+            ],
+            long_values: &["--unset", "--chdir", "--split-string"],
+            long_optional: &["--block-signal", "--default-signal", "--ignore-signal"],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Env),
+        code: &[(sl('S', "--split-string"), Code::Script)],
+        path_options: &[sl('C', "--chdir")],
+        example: Some("env {opts} A=1 {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["nohup"],
+        options: Options::Known(&Spec {
+            long_flags: &["--help", "--version"],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("nohup {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["timeout"],
+        options: Options::Known(&Spec {
+            flags: "v",
+            values: "sk",
+            long_flags: &[
+                "--preserve-status",
+                "--foreground",
+                "--verbose",
+                "--help",
+                "--version",
+            ],
+            long_values: &["--signal", "--kill-after"],
+            ..SPEC
+        }),
+        runs: command_after(1),
+        example: Some("timeout {opts} 5 {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["nice"],
+        options: Options::Known(&Spec {
+            values: "n",
+            long_flags: &["--help", "--version"],
+            long_values: &["--adjustment"],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("nice {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["ionice"],
+        options: Options::Known(&Spec {
+            flags: "tVh",
+            values: "cnpPu",
+            long_flags: &["--ignore", "--help", "--version"],
+            long_values: &["--class", "--classdata", "--pid", "--pgid", "--uid"],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("ionice {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["stdbuf"],
+        options: Options::Known(&Spec {
+            values: "ioe",
+            long_flags: &["--help", "--version"],
+            long_values: &["--input", "--output", "--error"],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("stdbuf {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["setsid"],
+        options: Options::Known(&Spec {
+            flags: "cfwhV",
+            long_flags: &["--ctty", "--fork", "--wait", "--help", "--version"],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("setsid {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["xargs"],
+        options: Options::Known(&Spec {
+            flags: "0oprtx",
+            values: "adEILnPs",
+            optional: "eil",
+            long_flags: &[
+                "--null",
+                "--open-tty",
+                "--interactive",
+                "--no-run-if-empty",
+                "--verbose",
+                "--exit",
+                "--show-limits",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--arg-file",
+                "--delimiter",
+                "--max-args",
+                "--max-procs",
+                "--max-chars",
+                "--process-slot-var",
+            ],
+            long_optional: &["--eof", "--replace", "--max-lines"],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Xargs),
+        example: Some("xargs {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["busybox", "toybox"],
+        options: Options::None,
+        runs: Runs::Shape(Shape::Multicall),
+        example: Some("busybox {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["watch"],
+        options: Options::Known(&Spec {
+            flags: "bcegtxpwr",
+            values: "nq",
+            optional: "d",
+            long_flags: &[
+                "--beep",
+                "--color",
+                "--no-color",
+                "--errexit",
+                "--chgexit",
+                "--no-title",
+                "--exec",
+                "--precise",
+                "--no-wrap",
+                "--no-rerun",
+                "--help",
+                "--version",
+            ],
+            long_values: &["--interval", "--equexit"],
+            long_optional: &["--differences"],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Watch),
+        example: Some("watch {opts} '{cmd}'"),
+        ..PLAIN
+    },
+    Program {
+        names: &["find"],
+        options: Options::Any,
+        runs: Runs::Shape(Shape::Find),
+        example: Some("find . -exec {cmd} ;"),
+        ..PLAIN
+    },
+    Program {
+        names: &["unbuffer"],
+        options: Options::Known(&Spec { flags: "p", ..SPEC }),
+        runs: command_after(0),
+        example: Some("unbuffer {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["taskset"],
+        options: Options::Known(&Spec {
+            flags: "apcVh",
+            long_flags: &["--all-tasks", "--pid", "--cpu-list", "--help", "--version"],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Taskset),
+        example: Some("taskset {opts} 0x1 {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["flock"],
+        options: Options::Known(&Spec {
+            flags: "sxunoFhV",
+            values: "wEc",
+            long_flags: &[
+                "--shared",
+                "--exclusive",
+                "--unlock",
+                "--nonblock",
+                "--close",
+                "--no-fork",
+                "--verbose",
+                "--help",
+                "--version",
+            ],
+            long_values: &["--timeout", "--conflict-exit-code", "--command"],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Flock),
+        code: &[(sl('c', "--command"), Code::Script)],
+        example: Some("flock {opts} lock {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["su"],
+        options: Options::Known(&Spec {
+            flags: "flmpPhV",
+            values: "cgGsw",
+            long_flags: &[
+                "--fast",
+                "--login",
+                "--preserve-environment",
+                "--pty",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--command",
+                "--session-command",
+                "--group",
+                "--supp-group",
+                "--shell",
+                "--whitelist-environment",
+            ],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Su),
+        code: &[
+            (sl('c', "--command"), Code::Script),
+            (l("--session-command"), Code::Script),
+        ],
+        example: Some("su {opts} -c '{cmd}' root"),
+        ..PLAIN
+    },
+    Program {
+        names: &["runuser"],
+        options: Options::Known(&Spec {
+            flags: "flmpPhV",
+            values: "cgGsuw",
+            long_flags: &[
+                "--fast",
+                "--login",
+                "--preserve-environment",
+                "--pty",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--command",
+                "--session-command",
+                "--group",
+                "--supp-group",
+                "--shell",
+                "--user",
+                "--whitelist-environment",
+            ],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Runuser),
+        code: &[
+            (sl('c', "--command"), Code::Script),
+            (l("--session-command"), Code::Script),
+        ],
+        example: Some("runuser {opts} -u root -- {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["script"],
+        options: Options::Known(&Spec {
+            flags: "aefqhVk",
+            values: "cBEIOoTm",
+            long_flags: &[
+                "--append",
+                "--return",
+                "--flush",
+                "--force",
+                "--quiet",
+                "--logging-keys",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--command",
+                "--log-in",
+                "--log-out",
+                "--log-io",
+                "--log-timing",
+                "--echo",
+                "--output-limit",
+                "--logging-format",
+            ],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Script),
+        code: &[(sl('c', "--command"), Code::Script)],
+        example: Some("script {opts} -c '{cmd}' /dev/null"),
+        ..PLAIN
+    },
+    Program {
+        names: &["eatmydata", "chronic", "dumb-init", "catatonit"],
+        options: Options::Known(&Spec {
+            // `chronic -ev`, `dumb-init -c -v --single-child -r s:r`.
+            flags: "evcV",
+            values: "r",
+            long_flags: &["--single-child", "--verbose", "--version", "--help"],
+            long_values: &["--rewrite"],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("eatmydata {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["ifne"],
+        options: Options::Known(&Spec {
+            flags: "n",
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("ifne {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["tini"],
+        options: Options::Known(&Spec {
+            flags: "hsvwgl",
+            values: "pe",
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("tini {opts} -- {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["cgexec"],
+        options: Options::Known(&Spec {
+            flags: "h",
+            values: "gb",
+            long_flags: &["--sticky"],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("cgexec {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["setarch", "linux32", "linux64"],
+        options: Options::Any,
+        runs: Runs::Shape(Shape::Setarch),
+        example: Some("setarch x86_64 -R {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["hyperfine"],
+        options: Options::Known(&Spec {
+            flags: "NihV",
+            values: "wmMrspCcDSunLP",
+            long_flags: &[
+                "--ignore-failure",
+                "--show-output",
+                "--help",
+                "--version",
+                "-N",
+            ],
+            long_values: &[
+                "--warmup",
+                "--min-runs",
+                "--max-runs",
+                "--runs",
+                "--setup",
+                "--prepare",
+                "--conclude",
+                "--cleanup",
+                "--parameter-step-size",
+                "--shell",
+                "--time-unit",
+                "--command-name",
+                "--style",
+                "--sort",
+                "--export-asciidoc",
+                "--export-csv",
+                "--export-json",
+                "--export-markdown",
+                "--export-orgmode",
+                "--output",
+                "--input",
+            ],
+            long_pairs: &["--parameter-list"],
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::ScriptOperands),
+        code: &[
+            (sl('s', "--setup"), Code::Script),
+            (sl('p', "--prepare"), Code::Script),
+            (sl('C', "--conclude"), Code::Script),
+            (sl('c', "--cleanup"), Code::Script),
+        ],
+        example: Some("hyperfine {opts} '{cmd}'"),
+        ..PLAIN
+    },
+    Program {
+        names: &["chroot"],
+        options: Options::Known(&Spec {
+            long_flags: &["--skip-chdir", "--help", "--version"],
+            long_values: &["--userspec", "--groups"],
+            ..SPEC
+        }),
+        runs: Runs::Command {
+            skip: 1,
+            shell_without: true,
+        },
+        example: Some("chroot {opts} / {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["nsenter"],
+        options: Options::Known(&Spec {
+            flags: "aFZcehV",
+            values: "tSGN",
+            optional: "muinpUCTrw",
+            long_flags: &[
+                "--all",
+                "--no-fork",
+                "--follow-context",
+                "--preserve-credentials",
+                "--env",
+                "--join-cgroup",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--target",
+                "--setuid",
+                "--setgid",
+                "--net-socket",
+                "--keep-caps",
+            ],
+            long_optional: &[
+                "--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time",
+                "--root", "--wd", "--wdns",
+            ],
+            ..SPEC
+        }),
+        runs: Runs::Command {
+            skip: 0,
+            shell_without: true,
+        },
+        example: Some("nsenter {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["unshare"],
+        options: Options::Known(&Spec {
+            flags: "fcrhVl",
+            values: "SGRw",
+            optional: "muinpUCT",
+            long_flags: &[
+                "--fork",
+                "--kill-child",
+                "--map-root-user",
+                "--map-current-user",
+                "--map-auto",
+                "--keep-caps",
+                "--load-interp",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--setuid",
+                "--setgid",
+                "--root",
+                "--wd",
+                "--map-user",
+                "--map-group",
+                "--map-users",
+                "--map-groups",
+                "--propagation",
+                "--setgroups",
+                "--monotonic",
+                "--boottime",
+            ],
+            long_optional: &[
+                "--mount",
+                "--uts",
+                "--ipc",
+                "--net",
+                "--pid",
+                "--user",
+                "--cgroup",
+                "--time",
+                "--mount-proc",
+                "--mount-binfmt",
+            ],
+            ..SPEC
+        }),
+        runs: Runs::Command {
+            skip: 0,
+            shell_without: true,
+        },
+        example: Some("unshare {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["setpriv"],
+        options: Options::Known(&Spec {
+            flags: "dhV",
+            long_flags: &[
+                "--dump",
+                "--clear-groups",
+                "--keep-groups",
+                "--init-groups",
+                "--nnp",
+                "--no-new-privs",
+                "--reset-env",
+                "--list-caps",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--ruid",
+                "--euid",
+                "--rgid",
+                "--egid",
+                "--reuid",
+                "--regid",
+                "--groups",
+                "--inh-caps",
+                "--ambient-caps",
+                "--bounding-set",
+                "--securebits",
+                "--pdeathsig",
+                "--selinux-label",
+                "--apparmor-profile",
+                "--landlock-access",
+                "--landlock-rule",
+                "--seccomp-filter",
+            ],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("setpriv {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["systemd-run"],
+        options: Options::Known(&Spec {
+            flags: "rGSPtqh",
+            values: "upEHM",
+            long_flags: &[
+                "--user",
+                "--system",
+                "--scope",
+                "--remain-after-exit",
+                "--send-sighup",
+                "--pty",
+                "--pipe",
+                "--quiet",
+                "--wait",
+                "--collect",
+                "--same-dir",
+                "--shell",
+                "--no-block",
+                "--no-ask-password",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--unit",
+                "--property",
+                "--description",
+                "--slice",
+                "--service-type",
+                "--uid",
+                "--gid",
+                "--nice",
+                "--working-directory",
+                "--setenv",
+                "--on-active",
+                "--on-boot",
+                "--on-startup",
+                "--on-unit-active",
+                "--on-unit-inactive",
+                "--on-calendar",
+                "--on-timezone-change",
+                "--on-clock-change",
+                "--timer-property",
+                "--path-property",
+                "--socket-property",
+                "--machine",
+                "--host",
+            ],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        code: &[
+            (
+                sl('H', "--host"),
+                Code::Opaque("runs the command on another host"),
+            ),
+            (
+                sl('M', "--machine"),
+                Code::Opaque("runs the command in a container"),
+            ),
+        ],
+        example: Some("systemd-run {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["chrt"],
+        options: Options::Known(&Spec {
+            flags: "abdfiompevRhV",
+            values: "TPD",
+            long_flags: &[
+                "--all-tasks",
+                "--batch",
+                "--deadline",
+                "--fifo",
+                "--idle",
+                "--other",
+                "--rr",
+                "--ext",
+                "--reset-on-fork",
+                "--max",
+                "--pid",
+                "--verbose",
+                "--help",
+                "--version",
+            ],
+            long_values: &["--sched-runtime", "--sched-period", "--sched-deadline"],
+            ..SPEC
+        }),
+        runs: command_after(1),
+        code: &[],
+        example: Some("chrt {opts} 0 {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["prlimit"],
+        options: Options::Known(&Spec {
+            flags: "hVo",
+            values: "p",
+            optional: "cdefilmnqrstuvxy",
+            long_flags: &["--noheadings", "--raw", "--verbose", "--help", "--version"],
+            long_values: &["--pid", "--output"],
+            long_optional: &[
+                "--core",
+                "--data",
+                "--nice",
+                "--fsize",
+                "--sigpending",
+                "--memlock",
+                "--rss",
+                "--nofile",
+                "--msgqueue",
+                "--rtprio",
+                "--stack",
+                "--cpu",
+                "--nproc",
+                "--as",
+                "--locks",
+                "--rttime",
+            ],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("prlimit {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["numactl"],
+        options: Options::Known(&Spec {
+            flags: "alsHbS",
+            values: "imNCPpw",
+            long_flags: &[
+                "--all",
+                "--localalloc",
+                "--show",
+                "--hardware",
+                "--balancing",
+                "--strict",
+                "--help",
+            ],
+            long_values: &[
+                "--interleave",
+                "--membind",
+                "--cpunodebind",
+                "--physcpubind",
+                "--preferred",
+                "--preferred-many",
+                "--weighted-interleave",
+            ],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("numactl {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["nocache"],
+        options: Options::Known(&Spec {
+            values: "n",
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("nocache {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["fakeroot"],
+        options: Options::Known(&Spec {
+            flags: "uhv",
+            values: "lisb",
+            long_flags: &["--unknown-is-real", "--help", "--version"],
+            long_values: &["--lib", "--faked"],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: Runs::Command {
+            skip: 0,
+            shell_without: true,
+        },
+        example: Some("fakeroot {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["faketime"],
+        options: Options::Known(&Spec {
+            flags: "f",
+            values: "mp",
+            long_flags: &["--exclude-monotonic", "--help", "--version"],
+            long_values: &["--date-prog"],
+            ..SPEC
+        }),
+        runs: command_after(1),
+        example: Some("faketime {opts} '2020-01-01' {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["proot"],
+        options: Options::Known(&Spec {
+            flags: "0ViRSh",
+            values: "rbmqwvk",
+            long_flags: &[
+                "--root-id",
+                "--help",
+                "--version",
+                "--kill-on-exit",
+                "--link2symlink",
+            ],
+            long_values: &[
+                "--rootfs",
+                "--bind",
+                "--mount",
+                "--qemu",
+                "--pwd",
+                "--cwd",
+                "--verbose",
+                "--kernel-release",
+            ],
+            ..SPEC
+        }),
+        runs: Runs::Command {
+            skip: 0,
+            shell_without: true,
+        },
+        example: Some("proot {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["firejail"],
+        options: Options::Known(&Spec {
+            // firejail's options are all `--name` or `--name=value`.
+            long_flags: &[
+                "--quiet",
+                "--noprofile",
+                "--private",
+                "--net",
+                "--noroot",
+                "--seccomp",
+                "--caps.drop",
+                "--nonewprivs",
+                "--nosound",
+                "--no3d",
+                "--x11",
+                "--appimage",
+                "--debug",
+            ],
+            long_optional: &[
+                "--profile",
+                "--private",
+                "--net",
+                "--caps.drop",
+                "--seccomp",
+                "--whitelist",
+                "--blacklist",
+                "--read-only",
+                "--read-write",
+                "--name",
+                "--dns",
+                "--ip",
+                "--netfilter",
+                "--rlimit-as",
+                "--timeout",
+                "--env",
+                "--x11",
+                "--join",
+            ],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: Runs::Command {
+            skip: 0,
+            shell_without: true,
+        },
+        example: Some("firejail {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["bwrap"],
+        options: Options::Known(&Spec {
+            long_flags: &[
+                "--unshare-all",
+                "--unshare-user",
+                "--unshare-user-try",
+                "--unshare-ipc",
+                "--unshare-pid",
+                "--unshare-net",
+                "--unshare-uts",
+                "--unshare-cgroup",
+                "--unshare-cgroup-try",
+                "--share-net",
+                "--die-with-parent",
+                "--new-session",
+                "--as-pid-1",
+                "--clearenv",
+                "--disable-userns",
+                "--assert-userns-disabled",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--args",
+                "--argv0",
+                "--userns",
+                "--userns2",
+                "--pidns",
+                "--uid",
+                "--gid",
+                "--hostname",
+                "--chdir",
+                "--unsetenv",
+                "--lock-file",
+                "--sync-fd",
+                "--remount-ro",
+                "--proc",
+                "--dev",
+                "--tmpfs",
+                "--mqueue",
+                "--dir",
+                "--seccomp",
+                "--add-seccomp-fd",
+                "--exec-label",
+                "--file-label",
+                "--block-fd",
+                "--userns-block-fd",
+                "--info-fd",
+                "--json-status-fd",
+                "--cap-add",
+                "--cap-drop",
+                "--perms",
+                "--size",
+            ],
+            long_pairs: &[
+                "--setenv",
+                "--bind",
+                "--bind-try",
+                "--dev-bind",
+                "--dev-bind-try",
+                "--ro-bind",
+                "--ro-bind-try",
+                "--bind-fd",
+                "--ro-bind-fd",
+                "--file",
+                "--bind-data",
+                "--ro-bind-data",
+                "--symlink",
+                "--chmod",
+                "--overlay-src",
+            ],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("bwrap {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["strace"],
+        options: Options::Known(&Spec {
+            flags: "cCdDfFhiknqrtTvVwxyzZY",
+            values: "abeEIoOpPsSuUX",
+            long_flags: &[
+                "--summary-only",
+                "--summary",
+                "--follow-forks",
+                "--output-separately",
+                "--quiet",
+                "--help",
+                "--version",
+            ],
+            long_values: &[
+                "--trace",
+                "--signal",
+                "--status",
+                "--output",
+                "--attach",
+                "--string-limit",
+                "--user",
+                "--env",
+                "--trace-path",
+                "--summary-columns",
+            ],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        path_options: &[sl('o', "--output")],
+        example: Some("strace {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["ltrace"],
+        options: Options::Known(&Spec {
+            flags: "bcCfhiLrStTV",
+            values: "aAeFlnopsuwxD",
+            long_flags: &["--demangle", "--help", "--version", "--no-signals"],
+            long_values: &["--align", "--config", "--indent", "--output", "--library"],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        path_options: &[sl('o', "--output")],
+        example: Some("ltrace {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["valgrind"],
+        options: Options::Known(&Spec {
+            // valgrind's options are `--name=value`; `-q`, `-v` and `-h`.
+            flags: "qvh",
+            long_flags: &[
+                "--help",
+                "--version",
+                "--quiet",
+                "--verbose",
+                "--trace-children",
+            ],
+            long_optional: &[
+                "--tool",
+                "--log-file",
+                "--log-fd",
+                "--leak-check",
+                "--show-leak-kinds",
+                "--track-origins",
+                "--error-exitcode",
+                "--suppressions",
+                "--gen-suppressions",
+                "--trace-children",
+                "--num-callers",
+                "--xml",
+                "--xml-file",
+            ],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("valgrind {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["catchsegv"],
+        options: Options::None,
+        runs: command_after(0),
+        example: Some("catchsegv {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["xvfb-run"],
+        options: Options::Known(&Spec {
+            flags: "ah",
+            values: "efnpsw",
+            long_flags: &["--auto-servernum", "--help"],
+            long_values: &[
+                "--error-file",
+                "--auth-file",
+                "--server-num",
+                "--xauth-protocol",
+                "--server-args",
+                "--wait",
+            ],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("xvfb-run {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["dbus-run-session"],
+        options: Options::Known(&Spec {
+            long_flags: &["--help", "--version"],
+            long_optional: &["--config-file", "--dbus-daemon"],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("dbus-run-session {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["torsocks"],
+        options: Options::Known(&Spec {
+            flags: "idqh",
+            values: "uapP",
+            long_flags: &["--isolate", "--debug", "--quiet", "--help", "--version"],
+            long_values: &["--user", "--pass", "--address", "--port"],
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("torsocks {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["proxychains", "proxychains4"],
+        options: Options::Known(&Spec {
+            flags: "q",
+            values: "f",
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("proxychains {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["sg"],
+        options: Options::None,
+        runs: Runs::Shape(Shape::Sg),
+        example: Some("sg users '{cmd}'"),
+        ..PLAIN
+    },
+    Program {
+        names: &["pkexec"],
+        options: Options::Known(&Spec {
+            long_flags: &[
+                "--disable-internal-agent",
+                "--keep-cwd",
+                "--help",
+                "--version",
+            ],
+            long_values: &["--user"],
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: Runs::Command {
+            skip: 0,
+            shell_without: true,
+        },
+        example: Some("pkexec {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["caffeinate"],
+        options: Options::Known(&Spec {
+            flags: "dimsu",
+            values: "tw",
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: command_after(0),
+        example: Some("caffeinate {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["entr"],
+        options: Options::Known(&Spec {
+            flags: "acdnprsz",
+            abbreviations: false,
+            ..SPEC
+        }),
+        runs: Runs::Shape(Shape::Entr),
+        example: Some("entr {opts} {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["gdb"],
+        options: Options::Any,
+        runs: Runs::Shape(Shape::Gdb),
+        example: Some("gdb -batch --args {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["perf"],
+        options: Options::Any,
+        runs: Runs::Shape(Shape::Perf),
+        example: Some("perf stat {cmd}"),
+        ..PLAIN
+    },
+    Program {
+        names: &["parallel"],
+        runs: Runs::Opaque("composes and runs command lines from its arguments and input"),
+        ..PLAIN
+    },
+    Program {
+        names: &["ssh"],
+        runs: Runs::Opaque(
+            "runs a command on another host (and `-o ProxyCommand`/`LocalCommand` here)",
+        ),
+        ..PLAIN
+    },
+    // ---- shells ----
+    Program {
+        names: &[
+            "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "rbash", "ksh93", "oksh",
+            "loksh", "lksh", "posh",
+        ],
+        options: Options::Known(&SHELL_OPTIONS),
+        runs: Runs::Shape(Shape::Shell),
+        example: Some("bash {opts} -c '{cmd}'"),
+        ..PLAIN
+    },
+    Program {
+        names: &[
+            "fish",
+            "csh",
+            "tcsh",
+            "pwsh",
+            "powershell",
+            "nu",
+            "elvish",
+            "xonsh",
+            "rc",
+        ],
+        runs: Runs::Shape(Shape::OtherShell),
+        ..PLAIN
+    },
+    // ---- file commands (§8.1's list, plus `ln` and `tee`) ----
+    Program {
+        names: &[
+            "rm",
+            "cp",
+            "mv",
+            "mkdir",
+            "touch",
+            "chmod",
+            "chown",
+            "cat",
+            "get-content",
+            "set-content",
+            "add-content",
+            "copy-item",
+            "move-item",
+            "remove-item",
+            "new-item",
+            "rename-item",
+            "ln",
+            "tee",
+        ],
+        paths: Paths::Operands,
+        ..PLAIN
+    },
+];
+
+/// The entry for `name`, if the table has one. The first entry wins
+/// (`wait` is listed once among the plain builtins and once with its
+/// options: the later one is the exact one, so lookups go last to first).
+pub(crate) fn find(name: &str) -> Option<&'static Program> {
+    PROGRAMS
+        .iter()
+        .rev()
+        .find(|program| program.names.contains(&name))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::bash_scan::scan;
+    use proptest::prelude::*;
+
+    /// bash 5.2's builtins (`compgen -b`, `enable -a`) and keywords
+    /// (`compgen -k`).
+    const BASH_BUILTINS: &[&str] = &[
+        ".",
+        ":",
+        "[",
+        "alias",
+        "bg",
+        "bind",
+        "break",
+        "builtin",
+        "caller",
+        "cd",
+        "command",
+        "compgen",
+        "complete",
+        "compopt",
+        "continue",
+        "declare",
+        "dirs",
+        "disown",
+        "echo",
+        "enable",
+        "eval",
+        "exec",
+        "exit",
+        "export",
+        "false",
+        "fc",
+        "fg",
+        "getopts",
+        "hash",
+        "help",
+        "history",
+        "jobs",
+        "kill",
+        "let",
+        "local",
+        "logout",
+        "mapfile",
+        "popd",
+        "printf",
+        "pushd",
+        "pwd",
+        "read",
+        "readarray",
+        "readonly",
+        "return",
+        "set",
+        "shift",
+        "shopt",
+        "source",
+        "suspend",
+        "test",
+        "times",
+        "trap",
+        "true",
+        "type",
+        "typeset",
+        "ulimit",
+        "umask",
+        "unalias",
+        "unset",
+        "wait",
+    ];
+    const BASH_KEYWORDS: &[&str] = &[
+        "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+        "do", "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
+    ];
+
+    #[test]
+    fn names_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for program in PROGRAMS {
+            for name in program.names {
+                assert!(seen.insert(*name), "`{name}` has two entries");
+            }
+        }
+    }
+
+    #[test]
+    fn every_bash_builtin_and_keyword_has_an_explicit_entry() {
+        let mut names: Vec<String> = BASH_BUILTINS
+            .iter()
+            .chain(BASH_KEYWORDS)
+            .map(|name| name.to_string())
+            .collect();
+        // The machine's bash, when it has one, may know more.
+        if let Ok(output) = std::process::Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", "compgen -b; compgen -k"])
+            .output()
+        {
+            names.extend(
+                String::from_utf8_lossy(&output.stdout)
+                    .lines()
+                    .map(str::to_string),
+            );
+        }
+        for name in &names {
+            let program = find(name).unwrap_or_else(|| panic!("no entry for the builtin `{name}`"));
+            assert!(program.builtin, "`{name}` is a builtin");
+        }
+    }
+
+    fn line_scan(line: &str) -> crate::bash_scan::BashScan {
+        scan(line).unwrap()
+    }
+
+    fn caught(line: &str) -> bool {
+        let scanned = line_scan(line);
+        scanned.patterns.iter().any(|p| p == "rm -f x") || !scanned.opaque.is_empty()
+    }
+
+    #[test]
+    fn wraps_column() {
+        for line in [
+            "jobs -x rm -f x",
+            "chrt -o 0 rm -f x",
+            "prlimit --nofile=10 rm -f x",
+            "nsenter -t 1 -mfile -u rm -f x",
+            "unshare --mount=/x -r rm -f x",
+            "bwrap --ro-bind / / --dev /dev rm -f x",
+            "strace -f -o log rm -f x",
+            "perf record -g -o out rm -f x",
+            "gdb -batch --args rm -f x",
+            "sg users 'rm -f x'",
+            "firejail --private --net=none rm -f x",
+            "timeout --kill 1 5 rm -f x",
+            "sudo -h rm -f x",
+            "builtin exec rm -f x",
+        ] {
+            assert!(
+                line_scan(line).patterns.iter().any(|p| p == "rm -f x"),
+                "{line}"
+            );
+        }
+        // Options that mean no command runs.
+        assert!(
+            !line_scan("command -v rm")
+                .patterns
+                .iter()
+                .any(|p| p.starts_with("rm"))
+        );
+        assert!(
+            !line_scan("jobs -l")
+                .patterns
+                .iter()
+                .any(|p| p.starts_with("-l"))
+        );
+        assert!(!line_scan("sudo -l rm").patterns.iter().any(|p| p == "rm"));
+        // Remote and composed commands are asked.
+        assert!(!line_scan("ssh host ls").opaque.is_empty());
+        assert!(!line_scan("parallel echo ::: a").opaque.is_empty());
+        assert!(
+            !line_scan("gdb -ex 'shell rm -f x' --args ls")
+                .opaque
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn evaluates_column() {
+        for line in [
+            "compgen -C 'rm -f x' a",
+            "complete -C 'rm -f x' ls",
+            "env --split-str='rm -f x'",
+            "flock l -c 'rm -f x'",
+            "su --comm='rm -f x' root",
+            "watch -n 1 'rm -f x'",
+            "entr -s 'rm -f x'",
+            "trap 'rm -f x' EXIT",
+            "eval -- rm -f x",
+        ] {
+            assert!(
+                line_scan(line).patterns.iter().any(|p| p == "rm -f x"),
+                "{line}"
+            );
+        }
+        for line in [
+            "compgen -W '$(rm -f x)' a",
+            "mapfile -C 'rm -f x #' -c 1 a < f",
+            "bind -x '\"\\C-x\": rm -f x'",
+            "fc -s rm",
+            "enable -f ./x.so rm",
+            "hash -p /tmp/evil ls",
+            "alias ls='rm -f x'",
+            "fish -c 'rm -f x'",
+            "read -Q x",
+        ] {
+            assert!(!line_scan(line).opaque.is_empty(), "{line}");
+        }
+        for line in [
+            "compgen -W 'a b' a",
+            "complete -F _git git",
+            "alias",
+            "trap - EXIT",
+        ] {
+            assert!(line_scan(line).opaque.is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn sets_column() {
+        // A variable bash runs as code, however a builtin sets it.
+        for line in [
+            "read PS4 < f",
+            "read -r -a PROMPT_COMMAND < f",
+            "printf -v PS4 '%s' x",
+            "mapfile -t BASH_ENV < f",
+            "readarray ENV < f",
+            "getopts ab PS1",
+            "wait -n -p PS4",
+            "declare -n r=PS4",
+            "declare -n r; r=PS0",
+            "declare -n r=$name",
+            "local -n r=\"$1\"",
+            "export PS4='$(rm -f x)'",
+            "builtin read PS4 < f",
+            "MAILPATH='/var/mail/u?$(rm -f x)'",
+        ] {
+            assert!(!line_scan(line).opaque.is_empty(), "{line}");
+        }
+        // Ordinary names stay clear.
+        for line in [
+            "read -r line < f",
+            "read -ra parts < f",
+            "printf -v n '%d' 3",
+            "printf '%s -v PS4' x",
+            "mapfile -t lines < f",
+            "getopts ab opt",
+            "wait -n -p pid",
+            "declare -n r=X",
+            "export PATH=/bin",
+            "let i=1+2 j=i",
+        ] {
+            assert!(
+                line_scan(line).opaque.is_empty(),
+                "{line}: {:?}",
+                line_scan(line).opaque
+            );
+        }
+    }
+
+    /// Ordinary commands of build tools, version control, package
+    /// managers, pipelines and wrappers stay clear of `bash_opaque`.
+    const ORDINARY: &[&str] = &[
+        "git status",
+        "git log --oneline -n 5",
+        "git diff --stat HEAD~1",
+        "git commit -m 'fix: x'",
+        "cargo build --release",
+        "cargo test -p agent-tools --lib shell_",
+        "cargo clippy --all-targets -- -D warnings",
+        "cargo fmt --all",
+        "npm run test -- --watch",
+        "npm install",
+        "npx tsc --noEmit",
+        "pnpm -r build",
+        "yarn test",
+        "pip install -r requirements.txt",
+        "python3 -m pytest -q",
+        "go test ./...",
+        "make -j4",
+        "make -C build install",
+        "cmake -S . -B build",
+        "ls -la | grep x",
+        "find . -name '*.rs' | xargs wc -l",
+        "find . -type f -name '*.tmp' -exec ls -l {} +",
+        "grep -rn TODO src | head -20",
+        "cat README.md | wc -l",
+        "sort file | uniq -c | sort -rn",
+        "sed -n 1,20p src/lib.rs",
+        "awk '{print $1}' f",
+        "tar -czf out.tgz src",
+        "curl -fsSL https://example.com -o page.html",
+        "docker build -t app .",
+        "docker run --rm app",
+        "kubectl get pods",
+        "timeout 60 cargo test",
+        "timeout -s KILL 10s ./run.sh",
+        "nice -n 10 make -j4",
+        "ionice -c3 cargo build",
+        "env RUST_LOG=debug cargo run",
+        "env -i PATH=/usr/bin make",
+        "sudo -u postgres psql -c 'select 1'",
+        "sudo apt-get install -y jq",
+        "time cargo build",
+        "nohup ./server &",
+        "xargs -0 -n1 echo < list",
+        "strace -f -o trace.log ./app",
+        "valgrind --leak-check=full ./app",
+        "bash -c 'echo hi'",
+        "bash scripts/build.sh",
+        "sh -ec 'make && make test'",
+        "read -r line < README.md",
+        "while read -r a b; do echo \"$a\"; done < f",
+        "printf -v n '%d' 3",
+        "printf '%s\\n' a b",
+        "mapfile -t lines < f",
+        "set -euo pipefail",
+        "shopt -s nullglob globstar",
+        "declare -a arr=(1 2 3)",
+        "local x=1",
+        "export PATH=\"$HOME/bin:$PATH\"",
+        "source .venv/bin/activate",
+        "cd src && ls",
+        "pushd build && make && popd",
+        "echo -n hi",
+        "echo -e 'a\\tb'",
+        "test -f Cargo.toml && echo yes",
+        "[ -d target ] || mkdir target",
+        "trap 'rm -f tmp' EXIT",
+        "command -v cargo",
+        "type -a git",
+        "hash -r",
+        "getopts ab opt",
+        "wait",
+        "jobs -l",
+        "kill %1",
+        "ulimit -n 4096",
+        "umask 022",
+        "complete -F _git git",
+        "compgen -W 'a b c' a",
+        "history -c",
+        "alias",
+        "unalias ll",
+        "cp -r a b",
+        "rm -rf target",
+        "chmod +x run.sh",
+        "ln -s a b",
+        "tee out.log < in",
+        "watch -n 1 'ls -l'",
+        "flock /tmp/lock make",
+        "taskset -c 0 ./bench",
+        "unshare -r id",
+        "chrt -o 0 ./app",
+    ];
+
+    #[test]
+    fn ordinary_commands_stay_clear() {
+        let opaque: Vec<(&str, Vec<String>)> = ORDINARY
+            .iter()
+            .map(|line| (*line, line_scan(line).opaque))
+            .filter(|(_, reasons)| !reasons.is_empty())
+            .collect();
+        println!(
+            "ordinary commands: {} of {} opaque",
+            opaque.len(),
+            ORDINARY.len()
+        );
+        assert!(opaque.is_empty(), "{opaque:#?}");
+    }
+
+    #[test]
+    fn paths_column() {
+        let paths = |line| line_scan(line).path_args;
+        assert_eq!(paths("rm -f a b"), ["a", "b"]);
+        assert_eq!(paths("env -C dir ls"), ["dir"]);
+        assert_eq!(paths("time -o out ls"), ["out"]);
+        assert_eq!(paths("strace --output=log ls"), ["log"]);
+        assert!(paths("echo a b").is_empty());
+        assert_eq!(paths("sudo -e notes"), ["notes"]);
+    }
+
+    /// Options a program takes that mean it runs no command, or runs it
+    /// differently from its example: left out of the generated spellings
+    /// (each is checked by the columns' tests above).
+    const MODES: &[(&str, char, &str)] = &[
+        ("command", 'v', ""),
+        ("command", 'V', ""),
+        ("sudo", 'e', "--edit"),
+        ("sudo", 'l', "--list"),
+        ("sudo", 'v', "--validate"),
+        ("taskset", 'p', "--pid"),
+        ("watch", 'x', "--exec"),
+    ];
+
+    fn excluded(program: &Program, short: Option<char>, long: Option<&str>) -> bool {
+        let coded = program.code.iter().any(|(opt, _)| {
+            (short.is_some() && opt.short == short) || (long.is_some() && opt.long == long)
+        });
+        let name = program.names[0];
+        coded
+            || MODES.iter().any(|(program, c, l)| {
+                *program == name && (short == Some(*c) || (!l.is_empty() && long == Some(*l)))
+            })
+    }
+
+    /// The shortest prefix of `long` no other long option of `spec` starts
+    /// with, if it is shorter than `long`.
+    fn abbreviation(spec: &Spec, long: &str) -> Option<String> {
+        let all: Vec<&str> = spec
+            .long_flags
+            .iter()
+            .chain(spec.long_values)
+            .chain(spec.long_optional)
+            .chain(spec.long_pairs)
+            .copied()
+            .filter(|other| *other != long)
+            .collect();
+        (4..long.len()).map(|n| &long[..n]).find_map(|prefix| {
+            (!all.iter().any(|other| other.starts_with(prefix))).then(|| prefix.to_string())
+        })
+    }
+
+    /// Every spelling of every option of `program` the generator may use.
+    fn spellings(program: &Program) -> Vec<String> {
+        let Options::Known(spec) = program.options else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let flags: Vec<char> = spec
+            .flags
+            .chars()
+            .filter(|c| !excluded(program, Some(*c), None))
+            .collect();
+        for c in &flags {
+            out.push(format!("-{c}"));
+        }
+        if flags.len() >= 2 {
+            out.push(format!("-{}{}", flags[0], flags[flags.len() - 1]));
+        }
+        for c in spec
+            .values
+            .chars()
+            .filter(|c| !excluded(program, Some(*c), None))
+        {
+            out.push(format!("-{c} V"));
+            out.push(format!("-{c}V"));
+            if let Some(flag) = flags.first() {
+                out.push(format!("-{flag}{c} V"));
+                out.push(format!("-{flag}{c}V"));
+            }
+        }
+        for c in spec
+            .optional
+            .chars()
+            .filter(|c| !excluded(program, Some(*c), None))
+        {
+            out.push(format!("-{c}"));
+            out.push(format!("-{c}V"));
+        }
+        let longs = |list: &'static [&'static str]| {
+            list.iter()
+                .copied()
+                .filter(|long| !excluded(program, None, Some(long)))
+                .collect::<Vec<_>>()
+        };
+        for long in longs(spec.long_flags) {
+            out.push(long.to_string());
+            if spec.abbreviations
+                && let Some(short) = abbreviation(spec, long)
+            {
+                out.push(short);
+            }
+        }
+        for long in longs(spec.long_values) {
+            out.push(format!("{long} V"));
+            out.push(format!("{long}=V"));
+            if spec.abbreviations
+                && let Some(short) = abbreviation(spec, long)
+            {
+                out.push(format!("{short} V"));
+                out.push(format!("{short}=V"));
+            }
+        }
+        for long in longs(spec.long_optional) {
+            out.push(format!("{long}=V"));
+        }
+        for long in longs(spec.long_pairs) {
+            out.push(format!("{long} V W"));
+        }
+        out
+    }
+
+    /// The entries that run a command or evaluate text, with an example.
+    fn examples() -> Vec<(&'static Program, &'static str)> {
+        PROGRAMS
+            .iter()
+            .filter_map(|program| program.example.map(|example| (program, example)))
+            .collect()
+    }
+
+    #[test]
+    fn every_entry_that_runs_or_evaluates_has_an_example() {
+        for program in PROGRAMS {
+            let runs = !matches!(program.runs, Runs::Nothing | Runs::Opaque(_))
+                || program.code.iter().any(|(_, code)| *code == Code::Script);
+            let exempt = matches!(
+                program.runs,
+                Runs::Shape(Shape::Source | Shape::OtherShell | Shape::Alias)
+            );
+            assert!(
+                !runs || exempt || program.example.is_some(),
+                "`{}` runs commands and has no example",
+                program.names[0]
+            );
+        }
+        for (program, example) in examples() {
+            let line = example.replace("{opts}", "").replace("{cmd}", "rm -f x");
+            assert!(
+                line_scan(&line).patterns.iter().any(|p| p == "rm -f x"),
+                "`{}`: the example {line:?} does not show `rm -f x`",
+                program.names[0]
+            );
+        }
+    }
+
+    fn example_cases() -> impl Strategy<Value = String> {
+        let cases = examples();
+        (0..cases.len()).prop_flat_map(move |k| {
+            let (program, example) = cases[k];
+            let spellings = spellings(program);
+            let pick = if spellings.is_empty() {
+                Just(Vec::new()).boxed()
+            } else {
+                proptest::collection::vec(proptest::sample::select(spellings), 0..4).boxed()
+            };
+            let name = program.names[0];
+            (pick, any::<bool>()).prop_map(move |(options, dashes)| {
+                let mut opts = options.join(" ");
+                // `--` ends the options: only where no option follows.
+                let option_follows = example
+                    .split("{opts}")
+                    .nth(1)
+                    .is_some_and(|rest| rest.starts_with(" -"));
+                if dashes && !option_follows && !opts.is_empty() {
+                    opts.push_str(" --");
+                }
+                example
+                    .replace("{opts}", &opts)
+                    .replace("{cmd}", "rm -f x")
+                    .replacen(program.names[0], name, 1)
+            })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// A hidden `rm -f x` under any spelling of a program's options is
+        /// a pattern of its own, or the line is opaque.
+        #[test]
+        fn hidden_command_is_seen_or_asked(line in example_cases()) {
+            prop_assert!(caught(&line), "{line:?}: {:?}", line_scan(&line));
+        }
+
+        /// An option the table does not list, anywhere among the options,
+        /// is opaque.
+        #[test]
+        fn unknown_options_are_asked(
+            k in 0..PROGRAMS.len(),
+            letter in proptest::char::range('a', 'z'),
+            long in "--[a-z]{3,8}-zz",
+        ) {
+            let program = &PROGRAMS[k];
+            let Options::Known(spec) = program.options else {
+                return Ok(());
+            };
+            let name = program.names[0];
+            // tree-sitter parses these as declarations, which `shell_eval`
+            // reads (bash rejects their unknown options and runs nothing).
+            if program.names_set == Names::Declarations || program.names_set == Names::Unset {
+                return Ok(());
+            }
+            let known = spec.flags.contains(letter)
+                || spec.values.contains(letter)
+                || spec.optional.contains(letter);
+            if !known {
+                let line = format!("{name} -{letter} rm -f x");
+                prop_assert!(!line_scan(&line).opaque.is_empty(), "{line}");
+            }
+            let line = format!("{name} {long} rm -f x");
+            prop_assert!(!line_scan(&line).opaque.is_empty(), "{line}");
+        }
+    }
+}
