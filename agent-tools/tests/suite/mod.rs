@@ -18,6 +18,7 @@ mod search_tools;
 mod spill_read;
 mod support;
 mod todo_tools;
+mod webfetch_hosts;
 mod webfetch_tool;
 
 // MCP (feature `mcp`): shared helpers, then one module per area.
