@@ -12,6 +12,7 @@ mod bypass_effects;
 mod conformance;
 mod file_tools;
 mod file_tools_in_loop;
+mod listing_read_rules;
 mod replace_props;
 mod sandbox;
 mod search_tools;
