@@ -68,6 +68,9 @@ pub const MAX_NESTING: usize = 32;
 /// is refused (so nested substitutions cannot make the scan quadratic).
 pub const MAX_PATTERN_BYTES: usize = 1024 * 1024;
 
+/// Most [`BashScan::arguments`] kept for one command line.
+pub const MAX_ARGUMENTS: usize = 4096;
+
 /// Paths under `/dev` every command may use without an external-directory
 /// check.
 pub const SAFE_DEVICES: &[&str] = &[
@@ -118,6 +121,14 @@ pub struct BashScan {
     pub path_args: Vec<String>,
     /// Paths only known at run time (`$D`, `~bob/x`): always outside.
     pub dynamic_paths: Vec<String>,
+    /// Every literal argument word of every command that runs (after the
+    /// program name, wrappers and scripts seen through), every literal
+    /// redirection target and the words of here-strings: quotes removed,
+    /// glob characters kept, without duplicates, in first-seen order, at
+    /// most [`MAX_ARGUMENTS`]. Words only known at run time are left out
+    /// (see [`dynamic_paths`](Self::dynamic_paths)). The bash tool judges
+    /// each one that names a file against the `read` rules.
+    pub arguments: Vec<String>,
     /// What could not be seen through, one reason each; non-empty means
     /// the tool also asks [`BASH_OPAQUE`].
     pub opaque: Vec<String>,
@@ -297,6 +308,13 @@ impl Scanner {
         push_unique(&mut self.out.always, arity::always_pattern(tokens));
     }
 
+    /// Adds a literal argument word (see [`BashScan::arguments`]).
+    fn argument(&mut self, word: &Word) {
+        if !word.dynamic && !word.text.is_empty() && self.out.arguments.len() < MAX_ARGUMENTS {
+            push_unique(&mut self.out.arguments, word.text.clone());
+        }
+    }
+
     fn opaque(&mut self, reason: impl Into<String>) {
         push_unique(&mut self.out.opaque, reason.into());
     }
@@ -356,6 +374,7 @@ impl Scanner {
                     self.redirect_only(node, &source)?;
                 }
                 "file_redirect" => self.redirect(node, &source),
+                "herestring_redirect" => self.herestring(node, &source),
                 "command_substitution" => self.backticks(node, &source, here)?,
                 _ => {}
             }
@@ -449,6 +468,9 @@ impl Scanner {
             let Some(first) = command.first() else {
                 continue;
             };
+            for word in command.iter().skip(1) {
+                self.argument(word);
+            }
             let name = base_name(&first.text);
             if CD_COMMANDS.contains(&name) {
                 continue;
@@ -523,7 +545,24 @@ impl Scanner {
                 continue;
             }
             for word in words_of(target) {
+                self.argument(&word);
                 self.path(&word);
+            }
+        }
+    }
+
+    /// The words of a here-string are arguments too: `xargs cat <<< .env`
+    /// reads the file its input names.
+    fn herestring(&mut self, node: Node<'_>, source: &str) {
+        let mut walker = node.walk();
+        for child in node.named_children(&mut walker) {
+            for word in words_of(text(child, source)) {
+                for part in word.text.split_whitespace() {
+                    self.argument(&Word {
+                        text: part.to_string(),
+                        ..word.clone()
+                    });
+                }
             }
         }
     }
@@ -760,6 +799,32 @@ mod tests {
 
     fn has(scan: &BashScan, pattern: &str) -> bool {
         scan.patterns.iter().any(|p| p == pattern)
+    }
+
+    #[test]
+    fn arguments_are_every_literal_word_after_the_program() {
+        let scan = scan(
+            "cat ./.env 'a b' && cd sub; grep -r x \"$D\" <in >'out f' && bash -c 'base64 .e*' \
+             && xargs cat <<< '.env x'",
+        )
+        .unwrap();
+        assert_eq!(
+            scan.arguments,
+            [
+                "./.env",
+                "a b",
+                "sub",
+                "-r",
+                "x",
+                "in",
+                "out f",
+                "-c",
+                "base64 .e*",
+                ".e*",
+                "cat",
+                ".env"
+            ]
+        );
     }
 
     #[test]
