@@ -1,6 +1,7 @@
 //! The integration tests of agent-tools, one module per area.
 
 mod bash_in_loop;
+mod bash_read_rules;
 mod bash_runtime_eval;
 mod bash_scan_limits;
 mod bash_scan_props;
