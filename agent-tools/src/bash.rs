@@ -78,10 +78,10 @@ pub enum BashError {
     /// The command line could not be scanned for its permission request.
     #[error(transparent)]
     Scan(#[from] ScanError),
-    /// The line's globs match more directory entries than can be checked
-    /// against the `read` rules.
+    /// The line names (or its globs match) more files and folders than can
+    /// be checked against the `read` rules.
     #[error(
-        "The command's globs would examine more than {0} directory entries, too many to check against the read rules; use narrower globs or the glob tool."
+        "The command names or matches too many files and folders to check against the read rules (more than {0} look-ups); split it into smaller commands or use narrower globs."
     )]
     TooManyGlobEntries(usize),
     /// `workdir` is not an existing directory.

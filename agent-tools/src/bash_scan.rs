@@ -125,7 +125,7 @@ pub struct BashScan {
     /// program name, wrappers and scripts seen through), every literal
     /// redirection target and the words of here-strings: quotes removed,
     /// glob characters kept, without duplicates, in first-seen order, at
-    /// most [`MAX_ARGUMENTS`]. Words only known at run time are left out
+    /// most [`MAX_ARGUMENTS`] (beyond it the line is opaque). Words only known at run time are left out
     /// (see [`dynamic_paths`](Self::dynamic_paths)). The bash tool judges
     /// each one that names a file against the `read` rules.
     pub arguments: Vec<String>,
@@ -188,6 +188,7 @@ pub fn scan(command: &str) -> Result<BashScan, ScanError> {
         parser,
         out: BashScan::default(),
         seen_patterns: HashSet::new(),
+        seen_arguments: HashSet::new(),
         budget: MAX_PATTERN_BYTES,
         offered: 0,
         eval: EvalFacts::default(),
@@ -259,6 +260,8 @@ struct Scanner {
     parser: Parser,
     out: BashScan,
     seen_patterns: HashSet<String>,
+    /// The words already in [`BashScan::arguments`].
+    seen_arguments: HashSet<String>,
     budget: usize,
     /// How many patterns were offered (also ones already listed): tells
     /// whether a redirected statement produced any.
@@ -309,9 +312,19 @@ impl Scanner {
     }
 
     /// Adds a literal argument word (see [`BashScan::arguments`]).
+    /// Beyond [`MAX_ARGUMENTS`] the line is opaque: an argument that is
+    /// not listed could not be held against the `read` rules.
     fn argument(&mut self, word: &Word) {
-        if !word.dynamic && !word.text.is_empty() && self.out.arguments.len() < MAX_ARGUMENTS {
-            push_unique(&mut self.out.arguments, word.text.clone());
+        if word.dynamic || word.text.is_empty() || self.seen_arguments.contains(&word.text) {
+            return;
+        }
+        if self.out.arguments.len() < MAX_ARGUMENTS {
+            self.seen_arguments.insert(word.text.clone());
+            self.out.arguments.push(word.text.clone());
+        } else {
+            self.opaque(format!(
+                "more than {MAX_ARGUMENTS} different arguments, too many to check against the read rules"
+            ));
         }
     }
 

@@ -29,16 +29,15 @@ use crate::paths;
 use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 
-/// Directories an argument is resolved against at most (the command's own
-/// and those other arguments name).
-const MAX_BASES: usize = 8;
-/// Directory entries a line's globs may examine at most.
+/// File system look-ups (directory entries a glob examines, paths an
+/// argument resolves to) one line may make at most; beyond it the call is
+/// refused, never judged on part of its files.
 pub(crate) const MAX_GLOB_ENTRIES: usize = 100_000;
 /// Deepest folder a `**` descends to.
 const MAX_GLOB_DEPTH: usize = 16;
 
-/// The line's globs would examine more than [`MAX_GLOB_ENTRIES`] entries:
-/// the files they match cannot all be checked, so the call is refused.
+/// The line would need more than [`MAX_GLOB_ENTRIES`] look-ups: the files
+/// it names cannot all be checked, so the call is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TooManyEntries;
 
@@ -71,8 +70,8 @@ pub(crate) fn read_requests(
         .iter()
         .flat_map(|argument| candidates(argument, home.as_deref()))
         .collect();
-    let bases = bases(&words, cwd);
     let mut budget = MAX_GLOB_ENTRIES;
+    let bases = bases(&words, cwd, &mut budget)?;
     let mut requests: Vec<ToolRequest> = Vec::new();
     for word in &words {
         for base in &bases {
@@ -128,15 +127,13 @@ fn candidates(argument: &str, home: Option<&Path>) -> Vec<String> {
 }
 
 /// The command's directory, then every existing directory a word names
-/// (against it, then against those: `cd a; cd b`), at most [`MAX_BASES`].
-fn bases(words: &[String], cwd: &Path) -> Vec<PathBuf> {
+/// (against it, then against those: `cd a; cd b`).
+fn bases(words: &[String], cwd: &Path, budget: &mut usize) -> Result<Vec<PathBuf>, TooManyEntries> {
     let mut bases = vec![cwd.to_path_buf()];
     for _ in 0..2 {
         for word in words.iter().filter(|w| !has_glob(w)) {
             for base in bases.clone() {
-                if bases.len() >= MAX_BASES {
-                    return bases;
-                }
+                *budget = budget.checked_sub(1).ok_or(TooManyEntries)?;
                 let dir = paths::resolve(&base, Path::new(word));
                 if dir.is_dir() && !bases.contains(&dir) {
                     bases.push(dir);
@@ -144,7 +141,7 @@ fn bases(words: &[String], cwd: &Path) -> Vec<PathBuf> {
             }
         }
     }
-    bases
+    Ok(bases)
 }
 
 /// Where the kernel opens `path` (symlinks and `..` resolved physically),
@@ -166,6 +163,7 @@ fn named_files(
     budget: &mut usize,
 ) -> Result<Vec<PathBuf>, TooManyEntries> {
     if !has_glob(word) {
+        *budget = budget.checked_sub(1).ok_or(TooManyEntries)?;
         // Both the lexical form (as the file tools resolve) and the
         // physical one (`sub/../x` with `sub` a symlink) are judged.
         let lexical = paths::resolve(base, Path::new(word));
