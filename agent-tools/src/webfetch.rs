@@ -354,13 +354,17 @@ fn hop_request(url: &str, format: FetchFormat, timeout: Duration) -> ToolRequest
 /// octal and hex hosts written as dotted quads, default port dropped),
 /// then the host as the network stack reaches it (IPv4-mapped and
 /// IPv4-compatible IPv6 written as IPv4, `0.0.0.0` and `[::]` as loopback,
-/// no trailing dot), without user info or fragment. A `localhost` or
-/// `*.localhost` host (RFC 6761 loopback) adds the same URL with
-/// `127.0.0.1` and `[::1]`.
+/// no trailing dot), without user info or fragment. A loopback host
+/// (`localhost` and `*.localhost` by RFC 6761, `127.0.0.0/8`, `[::1]`)
+/// adds the same URL with `127.0.0.1` and with `[::1]`.
 ///
 /// ```
 /// use agent_tools::url_patterns;
-/// assert_eq!(url_patterns("http://127.1:80/x"), ["http://127.1:80/x", "http://127.0.0.1/x"]);
+/// assert_eq!(
+///     url_patterns("http://127.1:80/x"),
+///     ["http://127.1:80/x", "http://127.0.0.1/x", "http://[::1]/x"],
+/// );
+/// assert_eq!(url_patterns("https://example.com/"), ["https://example.com/"]);
 /// assert!(url_patterns("http://2130706433/").contains(&"http://127.0.0.1/".to_string()));
 /// assert!(url_patterns("http://[::ffff:7f00:1]/").contains(&"http://127.0.0.1/".to_string()));
 /// assert!(url_patterns("http://0/").contains(&"http://127.0.0.1/".to_string()));

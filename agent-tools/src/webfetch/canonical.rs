@@ -25,7 +25,8 @@
 //! the rules are asked, so a rule for an address does not cover a name that
 //! resolves to it. The one exception is `localhost` and `*.localhost`,
 //! which RFC 6761 reserves for loopback: their patterns also carry
-//! `127.0.0.1` and `[::1]` (see [`loopback_aliases`]).
+//! `127.0.0.1` and `[::1]`, as do those of every loopback address
+//! (`127.0.0.2`, `[::1]`; see [`loopback_aliases`]).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -163,14 +164,19 @@ fn reached_v6(address: Ipv6Addr) -> IpAddr {
     IpAddr::V6(address)
 }
 
-/// The loopback addresses a `localhost` name reaches (RFC 6761): the
-/// canonical URL with `127.0.0.1` and with `[::1]` as its host. Empty for
-/// any other host.
+/// The loopback URLs a loopback host stands for: for a `localhost` or
+/// `*.localhost` name (RFC 6761), any `127.0.0.0/8` address and `[::1]`,
+/// the canonical URL with `127.0.0.1` and with `[::1]` as its host (a
+/// service listening on every address answers on all of them, so a rule
+/// for `http://127.0.0.1*` must cover them). Empty for any other host.
 pub(crate) fn loopback_aliases(canonical: &Url) -> Vec<Url> {
-    let Some(Host::Name(name)) = host(canonical) else {
-        return Vec::new();
+    let loopback = match host(canonical) {
+        Some(Host::Name(name)) => name == "localhost" || name.ends_with(".localhost"),
+        Some(Host::Ipv4(address)) => address.is_loopback(),
+        Some(Host::Ipv6(address)) => address.is_loopback(),
+        None => false,
     };
-    if name != "localhost" && !name.ends_with(".localhost") {
+    if !loopback {
         return Vec::new();
     }
     [
@@ -374,7 +380,7 @@ mod tests {
     }
 
     #[test]
-    fn localhost_names_carry_both_loopback_addresses() {
+    fn loopback_hosts_carry_both_loopback_addresses() {
         for url in [
             "http://localhost:8/a",
             "http://LocalHost.:8/a",
@@ -391,7 +397,25 @@ mod tests {
                 "{url}"
             );
         }
-        let judged = judge("http://localhost.example/").unwrap();
-        assert!(loopback_aliases(&judged.canonical).is_empty());
+        for url in ["http://127.3.2.1:8/a", "http://[::1]:8/a", "http://0:8/a"] {
+            let judged = judge(url).unwrap();
+            let aliases: Vec<String> = loopback_aliases(&judged.canonical)
+                .iter()
+                .map(Url::to_string)
+                .collect();
+            assert_eq!(
+                aliases,
+                ["http://127.0.0.1:8/a", "http://[::1]:8/a"],
+                "{url}"
+            );
+        }
+        for url in [
+            "http://localhost.example/",
+            "http://10.0.0.1/",
+            "http://[::2]/",
+        ] {
+            let judged = judge(url).unwrap();
+            assert!(loopback_aliases(&judged.canonical).is_empty(), "{url}");
+        }
     }
 }

@@ -98,6 +98,17 @@ async fn every_spelling_of_a_denied_address_is_denied_and_never_requested() {
             assert!(!error.contains(SECRET), "{url}: {error}");
         }
     }
+    // Other loopback addresses stand for 127.0.0.1 too (a service on
+    // every address answers there).
+    for url in [
+        format!("http://127.0.0.2:{port}/secret"),
+        format!("http://[::1]:{port}/secret"),
+        format!("http://[::]:{port}/secret"),
+        format!("http://x.localhost:{port}/secret"),
+    ] {
+        let result = tool.execute(json!({"url": url}), &ctx).await;
+        assert!(result.is_err(), "{url}");
+    }
     // Denied by the rule, not asked and not left to fail on connecting.
     assert!(seen.lock().unwrap().is_empty());
     server.verify().await;
