@@ -410,10 +410,12 @@ impl TypedTool for WebFetchTool {
             .map(Duration::from_secs)
             .unwrap_or(WEBFETCH_DEFAULT_TIMEOUT)
             .min(WEBFETCH_MAX_TIMEOUT);
+        // A URL that cannot be judged (an IPv6 zone id, a bad host) is
+        // refused before anyone is asked about it.
+        let judged = canonical::judge(&args.url).map_err(|error| unjudged(&args.url, error))?;
         for request in Self::requests(&args) {
             request.ask(ctx).await?;
         }
-        let judged = canonical::judge(&args.url).map_err(|error| unjudged(&args.url, error))?;
         let (final_url, content_type, body) = tokio::select! {
             result = self.fetch(judged, &args, timeout, ctx) => result?,
             () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
