@@ -221,3 +221,85 @@ async fn a_path_only_known_at_run_time_is_asked_as_outside() {
         )]
     );
 }
+
+mod globs_against_bash {
+    //! Differential: for generated glob words over a project holding
+    //! denied and allowed files, the bash tool denies `cat WORD` exactly
+    //! when real bash expands WORD to a denied file.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    const FILES: &[&str] = &[
+        ".env",
+        "a.env",
+        "e",
+        ".a",
+        "ae",
+        "sub/.env",
+        "sub/x.env",
+        "sub/e",
+    ];
+    const TOKENS: &[&str] = &["*", "?", "a", "e", ".", "[ae]", "[!a]", "env", ".env", "x"];
+
+    fn world() -> PathBuf {
+        let dir = temp_dir("bash-read", "glob-diff");
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        for file in FILES {
+            std::fs::write(dir.join(file), SECRET).unwrap();
+        }
+        dir
+    }
+
+    /// What bash expands `word` to in `dir` (nothing when it matches
+    /// nothing).
+    fn bash_expansion(dir: &Path, word: &str) -> Vec<String> {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "shopt -s nullglob; for f in {word}; do printf '%s\\n' \"$f\"; done"
+            ))
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn word() -> impl Strategy<Value = String> {
+        let component = prop::collection::vec(prop::sample::select(TOKENS), 1..4)
+            .prop_map(|tokens| tokens.concat());
+        prop::collection::vec(component, 1..3).prop_map(|components| components.join("/"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        #[test]
+        fn denied_exactly_when_bash_expands_to_a_denied_file(words in prop::collection::vec(word(), 1..3)) {
+            let dir = world();
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let config = json!({"*": "allow", "read": {"*": "allow", "*.env": "deny"}});
+            let (ctx, _) = context(&dir, &config, true);
+            for word in &words {
+                if !word.contains(['*', '?', '[']) {
+                    continue;
+                }
+                let expanded = bash_expansion(&dir, word);
+                let reaches_denied = expanded.iter().any(|f| f.ends_with(".env"));
+                let result = runtime.block_on(bash(&format!("cat {word}"), &ctx));
+                prop_assert_eq!(
+                    result.is_err(),
+                    reaches_denied,
+                    "cat {} (bash expands to {:?}): {:?}",
+                    word,
+                    expanded,
+                    result
+                );
+            }
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}
