@@ -1,5 +1,7 @@
 //! The `bash` tool (§8): asks `external_directory` and `bash` for what the
-//! command line touches ([`plan_requests`]), then runs it with
+//! command line touches ([`plan_requests`]), and `read` for each file its
+//! arguments name that a `read` rule denies or asks (`read_args`), then
+//! runs it with
 //! `bash -c` (or `sh -c` where bash is missing) in its own process group,
 //! streaming its output to the call's live metadata. On timeout or
 //! cancellation the **whole process group** is ended (SIGTERM, then SIGKILL
@@ -21,8 +23,11 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests};
+mod read_args;
+
+use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests, scan};
 use crate::paths;
+use crate::read_rules::ReadRules;
 use crate::sandbox::{CallScope, Sandbox, approved_directories};
 
 /// The tool id and permission name.
@@ -73,6 +78,12 @@ pub enum BashError {
     /// The command line could not be scanned for its permission request.
     #[error(transparent)]
     Scan(#[from] ScanError),
+    /// The line names (or its globs match) more files and folders than can
+    /// be checked against the `read` rules.
+    #[error(
+        "The command names or matches too many files and folders to check against the read rules (more than {0} look-ups); split it into smaller commands or use narrower globs."
+    )]
+    TooManyGlobEntries(usize),
     /// `workdir` is not an existing directory.
     #[error(
         "The workdir {0} is not an existing directory; pass an existing directory or leave workdir out to run in the project directory."
@@ -265,6 +276,21 @@ impl TypedTool for BashTool {
             } else {
                 request.ask(ctx).await?;
             }
+        }
+        // The read rules bind the files the arguments name (see
+        // `read_args`): asked like a read of each file, before it runs.
+        let scanned = scan(&args.command).map_err(BashError::from)?;
+        let reads = read_args::read_requests(
+            &scanned,
+            &args.command,
+            &cwd,
+            &paths::resolve(&ctx.directory, Path::new(".")),
+            &paths::resolve(&ctx.worktree, Path::new(".")),
+            &ReadRules::of(ctx),
+        )
+        .map_err(|_| BashError::TooManyGlobEntries(read_args::MAX_GLOB_ENTRIES))?;
+        for request in &reads {
+            request.ask(ctx).await?;
         }
         if !cwd.is_dir() {
             return Err(BashError::Workdir(cwd.display().to_string()).into());

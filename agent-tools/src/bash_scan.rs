@@ -69,6 +69,9 @@ pub const MAX_NESTING: usize = 32;
 /// is refused (so nested substitutions cannot make the scan quadratic).
 pub const MAX_PATTERN_BYTES: usize = 1024 * 1024;
 
+/// Most [`BashScan::arguments`] kept for one command line.
+pub const MAX_ARGUMENTS: usize = 4096;
+
 /// Paths under `/dev` every command may use without an external-directory
 /// check.
 pub const SAFE_DEVICES: &[&str] = &[
@@ -119,6 +122,14 @@ pub struct BashScan {
     pub path_args: Vec<String>,
     /// Paths only known at run time (`$D`, `~bob/x`): always outside.
     pub dynamic_paths: Vec<String>,
+    /// Every literal argument word of every command that runs (after the
+    /// program name, wrappers and scripts seen through), every literal
+    /// redirection target and the words of here-strings: quotes removed,
+    /// glob characters kept, without duplicates, in first-seen order, at
+    /// most [`MAX_ARGUMENTS`] (beyond it the line is opaque). Words only known at run time are left out
+    /// (see [`dynamic_paths`](Self::dynamic_paths)). The bash tool judges
+    /// each one that names a file against the `read` rules.
+    pub arguments: Vec<String>,
     /// What could not be seen through, one reason each; non-empty means
     /// the tool also asks [`BASH_OPAQUE`].
     pub opaque: Vec<String>,
@@ -178,6 +189,7 @@ pub fn scan(command: &str) -> Result<BashScan, ScanError> {
         parser,
         out: BashScan::default(),
         seen_patterns: HashSet::new(),
+        seen_arguments: HashSet::new(),
         budget: MAX_PATTERN_BYTES,
         offered: 0,
         eval: EvalFacts::default(),
@@ -249,6 +261,8 @@ struct Scanner {
     parser: Parser,
     out: BashScan,
     seen_patterns: HashSet<String>,
+    /// The words already in [`BashScan::arguments`].
+    seen_arguments: HashSet<String>,
     budget: usize,
     /// How many patterns were offered (also ones already listed): tells
     /// whether a redirected statement produced any.
@@ -296,6 +310,23 @@ impl Scanner {
             return;
         }
         push_unique(&mut self.out.always, arity::always_pattern(tokens));
+    }
+
+    /// Adds a literal argument word (see [`BashScan::arguments`]).
+    /// Beyond [`MAX_ARGUMENTS`] the line is opaque: an argument that is
+    /// not listed could not be held against the `read` rules.
+    fn argument(&mut self, word: &Word) {
+        if word.dynamic || word.text.is_empty() || self.seen_arguments.contains(&word.text) {
+            return;
+        }
+        if self.out.arguments.len() < MAX_ARGUMENTS {
+            self.seen_arguments.insert(word.text.clone());
+            self.out.arguments.push(word.text.clone());
+        } else {
+            self.opaque(format!(
+                "more than {MAX_ARGUMENTS} different arguments, too many to check against the read rules"
+            ));
+        }
     }
 
     fn opaque(&mut self, reason: impl Into<String>) {
@@ -362,6 +393,7 @@ impl Scanner {
                     self.redirect_only(node, source)?;
                 }
                 "file_redirect" => self.redirect(node, source),
+                "herestring_redirect" => self.herestring(node, source),
                 "command_substitution" => self.backticks(node, source, here)?,
                 _ => {}
             }
@@ -455,6 +487,9 @@ impl Scanner {
             let Some(first) = command.first() else {
                 continue;
             };
+            for word in command.iter().skip(1) {
+                self.argument(word);
+            }
             let name = base_name(&first.text);
             if CD_COMMANDS.contains(&name) {
                 continue;
@@ -529,7 +564,24 @@ impl Scanner {
                 continue;
             }
             for word in words_of(target) {
+                self.argument(&word);
                 self.path(&word);
+            }
+        }
+    }
+
+    /// The words of a here-string are arguments too: `xargs cat <<< .env`
+    /// reads the file its input names.
+    fn herestring(&mut self, node: Node<'_>, source: &str) {
+        let mut walker = node.walk();
+        for child in node.named_children(&mut walker) {
+            for word in words_of(text(child, source)) {
+                for part in word.text.split_whitespace() {
+                    self.argument(&Word {
+                        text: part.to_string(),
+                        ..word.clone()
+                    });
+                }
             }
         }
     }
@@ -766,6 +818,32 @@ mod tests {
 
     fn has(scan: &BashScan, pattern: &str) -> bool {
         scan.patterns.iter().any(|p| p == pattern)
+    }
+
+    #[test]
+    fn arguments_are_every_literal_word_after_the_program() {
+        let scan = scan(
+            "cat ./.env 'a b' && cd sub; grep -r x \"$D\" <in >'out f' && bash -c 'base64 .e*' \
+             && xargs cat <<< '.env x'",
+        )
+        .unwrap();
+        assert_eq!(
+            scan.arguments,
+            [
+                "./.env",
+                "a b",
+                "sub",
+                "-r",
+                "x",
+                "in",
+                "out f",
+                "-c",
+                "base64 .e*",
+                ".e*",
+                "cat",
+                ".env"
+            ]
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::error::FileError;
 use crate::external::external_requests;
 use crate::paths;
+use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 use crate::walk::{PathGlob, walk_files};
 
@@ -61,7 +62,9 @@ pub struct ListArgs {
 /// with the folder's absolute path and `always: ["*"]`. Files ignored by
 /// `.gitignore`, the usual build/cache folders ([`DEFAULT_IGNORED_DIRS`])
 /// and the `ignore` globs are left out; the first 100 files in path order
-/// are shown.
+/// are shown. As glob and grep, a file the `read` rules do not allow is
+/// not named (only their number is said), so a listing cannot reveal what
+/// a `read` of that file would deny or ask.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ListTool;
 
@@ -155,6 +158,7 @@ impl TypedTool for ListTool {
             .map(|g| PathGlob::new(g.trim_end_matches('/')))
             .collect::<Result<Vec<_>, _>>()?;
         let cancel = ctx.cancel.clone();
+        let read_rules = ReadRules::of(ctx);
         let root = search.clone();
         let ignores = std::sync::Arc::new(ignores);
         let files = tokio::task::spawn_blocking(move || {
@@ -167,21 +171,34 @@ impl TypedTool for ListTool {
             let (found, _) = walk_files(&root, std::sync::Arc::new(keep_dir), &|| {
                 cancel.is_cancelled()
             });
-            found
+            let mut hidden = 0usize;
+            let files = found
                 .into_iter()
+                .filter(|f| !ignores.iter().any(|g| g.is_match(&f.relative)))
+                .filter(|f| {
+                    let allowed = read_rules.allows(&f.path);
+                    hidden += usize::from(!allowed);
+                    allowed
+                })
                 .map(|f| f.relative)
-                .filter(|rel| !ignores.iter().any(|g| g.is_match(rel)))
                 .take(LIST_LIMIT + 1)
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+            (files, hidden)
         })
         .await
         .map_err(|e| ToolError::failed(format!("The listing stopped unexpectedly: {e}")))?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
+        let (files, hidden) = files;
         let truncated = files.len() > LIST_LIMIT;
         let files = &files[..files.len().min(LIST_LIMIT)];
         let mut output = render(&search, files);
+        if hidden > 0 {
+            output.push_str(&format!(
+                "\n({hidden} files are not shown: the read rules do not allow reading them)\n"
+            ));
+        }
         if truncated {
             output.push_str(&format!(
                 "\n(Showing the first {LIST_LIMIT} files. List a subfolder or use glob to see more.)\n"

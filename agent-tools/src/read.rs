@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::error::FileError;
 use crate::external::file_requests;
 use crate::paths;
+use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 
 /// Lines returned when no `limit` is given.
@@ -52,7 +53,9 @@ pub struct ReadArgs {
 /// Asks `external_directory` for paths outside the project, then `read`
 /// with the worktree-relative path and `always: ["*"]`. Binary files are
 /// refused; output is capped at 2000 lines, 2000 characters per line and
-/// 50 KB, with a hint telling the model which `offset` continues.
+/// 50 KB, with a hint telling the model which `offset` continues. A
+/// directory's entries that the `read` rules do not allow are not named, as
+/// in glob, grep and list.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadTool;
 
@@ -104,7 +107,7 @@ impl TypedTool for ReadTool {
             }
         };
         let output = if metadata.is_dir() {
-            read_dir(&path, offset, limit).await?
+            read_dir(&path, offset, limit, &ReadRules::of(ctx)).await?
         } else {
             let bytes = read_bounded(&path).await?;
             if is_binary(&path, &bytes) {
@@ -211,14 +214,26 @@ pub fn is_binary(path: &Path, bytes: &[u8]) -> bool {
     control * 10 > head.len() * 3
 }
 
-async fn read_dir(path: &Path, offset: usize, limit: usize) -> Result<Rendered, FileError> {
+/// The entries of the directory `path`, leaving out those `read_rules` do
+/// not allow (their number is said, not their names).
+async fn read_dir(
+    path: &Path,
+    offset: usize,
+    limit: usize,
+    read_rules: &ReadRules,
+) -> Result<Rendered, FileError> {
     let fail = |source| FileError::Read {
         path: path.to_path_buf(),
         source,
     };
     let mut reader = tokio::fs::read_dir(path).await.map_err(fail)?;
     let mut entries = Vec::new();
+    let mut hidden = 0usize;
     while let Some(entry) = reader.next_entry().await.map_err(fail)? {
+        if !read_rules.allows(&entry.path()) {
+            hidden += 1;
+            continue;
+        }
         let name = entry.file_name().to_string_lossy().into_owned();
         // `metadata` follows symlinks, so a link to a folder lists as one.
         let is_dir = tokio::fs::metadata(entry.path())
@@ -248,6 +263,13 @@ async fn read_dir(path: &Path, offset: usize, limit: usize) -> Result<Rendered, 
         )
     } else {
         format!("({} entries)", entries.len())
+    };
+    let footer = if hidden > 0 {
+        format!(
+            "{footer}\n({hidden} entries are not shown: the read rules do not allow reading them)"
+        )
+    } else {
+        footer
     };
     let text = format!(
         "<path>{}</path>\n<type>directory</type>\n<entries>\n{}\n\n{footer}\n</entries>",

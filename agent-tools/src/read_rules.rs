@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use agent_core::ToolContext;
-use agent_permission::{Action, Rule, Ruleset, evaluate};
+use agent_permission::{Action, Rule, Ruleset, evaluate, find_last};
 
 use crate::paths;
 
@@ -58,6 +58,21 @@ impl ReadRules {
         read_patterns(file, &self.directory, &self.worktree)
             .iter()
             .all(|pattern| evaluate(READ, pattern, &rulesets).action == Action::Allow)
+    }
+}
+
+impl ReadRules {
+    /// Whether a rule (or approval) matching one of `file`'s `read`
+    /// patterns denies or asks: a file no rule names is left alone (the
+    /// bash tool's arguments, so a host without `read` rules does not get
+    /// a `read` request for every file a command names).
+    pub(crate) fn restricts(&self, file: &Path) -> bool {
+        let rulesets = [&self.rules, &self.approved];
+        read_patterns(file, &self.directory, &self.worktree)
+            .iter()
+            .any(|pattern| {
+                find_last(READ, pattern, &rulesets).is_some_and(|rule| rule.action != Action::Allow)
+            })
     }
 }
 

@@ -3,10 +3,13 @@
 //! Responses are capped at 5 MB and the request has a timeout.
 //!
 //! Beyond opencode (see `docs/security.md`): the URL is also matched in its
-//! normalised form (`http://127.1`, `http://LOCALHOST.`, `http://2130706433`
-//! are all `http://127.0.0.1/` or `http://localhost/`), and redirects are
-//! followed by the tool itself, each hop asked like the first URL, so a
-//! redirect cannot lead to a URL the rules deny.
+//! canonical form, the host written as the network stack reaches it
+//! (`http://127.1`, `http://[::ffff:7f00:1]`, `http://0.0.0.0`,
+//! `http://2130706433` are all `http://127.0.0.1/`; see the `canonical`
+//! module), and the fetch uses that very form, so the address judged is the
+//! address connected to. Redirects are followed by the tool itself, each
+//! hop judged and asked like the first URL, so a redirect cannot lead to a
+//! URL the rules deny.
 
 use std::time::Duration;
 
@@ -14,6 +17,10 @@ use agent_core::{ToolContext, ToolError, ToolOutput, TypedTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+
+mod canonical;
+
+use reqwest::Url;
 
 use crate::html;
 use crate::request::ToolRequest;
@@ -66,6 +73,14 @@ pub enum WebFetchError {
     /// The URL is not http(s).
     #[error("The URL must start with http:// or https:// (got {0:?}).")]
     Scheme(String),
+    /// The URL does not parse (an IPv6 zone id, a bad host or port).
+    #[error("{url:?} is not a valid URL: {reason}. Give an absolute http:// or https:// URL.")]
+    Invalid {
+        /// The URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The HTTP client could not be built.
     #[error("Could not set up the HTTP client: {0}.")]
     Client(String),
@@ -157,13 +172,16 @@ impl WebFetchTool {
         WebFetchTool { client }
     }
 
-    /// One GET of `url`: the response, or where it redirects to.
+    /// One GET of the judged URL: the response, or where it redirects to.
+    /// The request is built from the judged [`Url`] itself (no text is
+    /// parsed again) and checked to still carry it before it is sent.
     async fn fetch_once(
         &self,
-        url: &str,
+        judged: &canonical::Judged,
         format: FetchFormat,
         timeout: Duration,
     ) -> Result<Hop, WebFetchError> {
+        let url = judged.canonical.as_str();
         let accept = match format {
             FetchFormat::Markdown => {
                 "text/markdown;q=1.0, text/x-markdown;q=0.9, text/plain;q=0.8, text/html;q=0.7, */*;q=0.1"
@@ -186,14 +204,20 @@ impl WebFetchTool {
                 }
             }
         };
-        let mut response = self
+        let request = self
             .client
-            .get(url)
+            .get(judged.fetch.clone())
             .header(reqwest::header::ACCEPT, accept)
             .timeout(timeout)
-            .send()
-            .await
+            .build()
             .map_err(map)?;
+        if !same_destination(request.url(), &judged.canonical) {
+            return Err(WebFetchError::Request {
+                url: url.to_string(),
+                reason: format!("the client would request {} instead", request.url()),
+            });
+        }
+        let mut response = self.client.execute(request).await.map_err(map)?;
         let status = response.status();
         if status.is_redirection() {
             let location = response
@@ -204,14 +228,15 @@ impl WebFetchTool {
                     url: url.to_string(),
                     reason: format!("status {} without a Location header", status.as_u16()),
                 })?;
-            let next = response
-                .url()
-                .join(location)
-                .map_err(|error| WebFetchError::Redirect {
-                    url: url.to_string(),
-                    reason: format!("invalid Location {location:?}: {error}"),
-                })?;
-            return Ok(Hop::Redirect(next.to_string()));
+            let next =
+                judged
+                    .canonical
+                    .join(location)
+                    .map_err(|error| WebFetchError::Redirect {
+                        url: url.to_string(),
+                        reason: format!("invalid Location {location:?}: {error}"),
+                    })?;
+            return Ok(Hop::Redirect(next));
         }
         if !status.is_success() {
             return Err(WebFetchError::Status {
@@ -248,25 +273,28 @@ impl WebFetchTool {
         ))
     }
 
-    /// Fetches `args.url`, asking for every redirect before following it;
-    /// returns the final URL, its content type and body.
+    /// Fetches the judged first URL, judging and asking for every redirect
+    /// before following it; returns the final URL, its content type and
+    /// body.
     async fn fetch(
         &self,
+        first: canonical::Judged,
         args: &WebFetchArgs,
         timeout: Duration,
         ctx: &ToolContext,
     ) -> Result<(String, String, String), ToolError> {
-        let mut url = args.url.clone();
+        let mut judged = first;
         for hop in 0..=WEBFETCH_MAX_REDIRECTS {
-            if hop > 0 {
-                if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(WebFetchError::Scheme(url).into());
+            match self.fetch_once(&judged, args.format, timeout).await? {
+                Hop::Redirect(_) if hop == WEBFETCH_MAX_REDIRECTS => break,
+                Hop::Redirect(next) => {
+                    let text = next.to_string();
+                    judged = canonical::judge_url(next).map_err(|error| unjudged(&text, error))?;
+                    hop_request(&text, args.format, timeout).ask(ctx).await?;
                 }
-                hop_request(&url, args.format, timeout).ask(ctx).await?;
-            }
-            match self.fetch_once(&url, args.format, timeout).await? {
-                Hop::Redirect(next) => url = next,
-                Hop::Done(content_type, body) => return Ok((url, content_type, body)),
+                Hop::Done(content_type, body) => {
+                    return Ok((judged.canonical.to_string(), content_type, body));
+                }
             }
         }
         Err(WebFetchError::Redirect {
@@ -277,10 +305,31 @@ impl WebFetchTool {
     }
 }
 
+/// Whether the client's request goes where the judged URL says: same
+/// scheme, host and port (user info moves to a header, so it may differ).
+fn same_destination(request: &Url, judged: &Url) -> bool {
+    request.scheme() == judged.scheme()
+        && request.host_str() == judged.host_str()
+        && request.port_or_known_default() == judged.port_or_known_default()
+        && request.path() == judged.path()
+        && request.query() == judged.query()
+}
+
+/// The error for a URL that cannot be judged.
+fn unjudged(url: &str, error: canonical::Unjudged) -> WebFetchError {
+    match error {
+        canonical::Unjudged::Scheme => WebFetchError::Scheme(url.to_string()),
+        canonical::Unjudged::Invalid(reason) => WebFetchError::Invalid {
+            url: url.to_string(),
+            reason,
+        },
+    }
+}
+
 /// What one GET gave.
 enum Hop {
-    /// A redirect to this absolute URL.
-    Redirect(String),
+    /// A redirect to this absolute URL (parsed, not yet judged).
+    Redirect(Url),
     /// The content type and body.
     Done(String, String),
 }
@@ -299,16 +348,30 @@ fn hop_request(url: &str, format: FetchFormat, timeout: Duration) -> ToolRequest
     }
 }
 
-/// The patterns a URL is matched on: as given, then as the fetch will use
-/// it (WHATWG parsing: scheme and host lower-cased, IPv4 shorthand,
-/// decimal, octal and hex hosts written as dotted quads, default port
-/// dropped), then that without user info or a trailing dot on the host.
+/// The patterns a URL is matched on: as given (opencode's pattern), then
+/// its canonical form, the one the fetch uses: WHATWG parsing (scheme and
+/// host lower-cased, percent-encoding undone, IPv4 shorthand, decimal,
+/// octal and hex hosts written as dotted quads, default port dropped),
+/// then the host as the network stack reaches it (IPv4-mapped and
+/// IPv4-compatible IPv6 written as IPv4, `0.0.0.0` and `[::]` as loopback,
+/// no trailing dot), without user info or fragment. A loopback host
+/// (`localhost` and `*.localhost` by RFC 6761, `127.0.0.0/8`, `[::1]`)
+/// adds the same URL with `127.0.0.1` and with `[::1]`.
 ///
 /// ```
 /// use agent_tools::url_patterns;
-/// assert_eq!(url_patterns("http://127.1:80/x"), ["http://127.1:80/x", "http://127.0.0.1/x"]);
+/// assert_eq!(
+///     url_patterns("http://127.1:80/x"),
+///     ["http://127.1:80/x", "http://127.0.0.1/x", "http://[::1]/x"],
+/// );
+/// assert_eq!(url_patterns("https://example.com/"), ["https://example.com/"]);
 /// assert!(url_patterns("http://2130706433/").contains(&"http://127.0.0.1/".to_string()));
-/// assert!(url_patterns("HTTP://u:p@LOCALHOST./").contains(&"http://localhost/".to_string()));
+/// assert!(url_patterns("http://[::ffff:7f00:1]/").contains(&"http://127.0.0.1/".to_string()));
+/// assert!(url_patterns("http://0/").contains(&"http://127.0.0.1/".to_string()));
+/// assert_eq!(
+///     url_patterns("HTTP://u:p@LOCALHOST./"),
+///     ["HTTP://u:p@LOCALHOST./", "http://localhost/", "http://127.0.0.1/", "http://[::1]/"],
+/// );
 /// ```
 pub fn url_patterns(url: &str) -> Vec<String> {
     let mut patterns = vec![url.to_string()];
@@ -317,17 +380,11 @@ pub fn url_patterns(url: &str) -> Vec<String> {
             patterns.push(pattern);
         }
     };
-    if let Ok(mut parsed) = reqwest::Url::parse(url) {
-        push(parsed.to_string());
-        let _ = parsed.set_username("");
-        let _ = parsed.set_password(None);
-        if let Some(host) = parsed.host_str().map(str::to_string)
-            && let Some(bare) = host.strip_suffix('.')
-            && !bare.is_empty()
-        {
-            let _ = parsed.set_host(Some(bare));
+    if let Ok(judged) = canonical::judge(url) {
+        push(judged.canonical.to_string());
+        for alias in canonical::loopback_aliases(&judged.canonical) {
+            push(alias.to_string());
         }
-        push(parsed.to_string());
     }
     patterns
 }
@@ -353,11 +410,14 @@ impl TypedTool for WebFetchTool {
             .map(Duration::from_secs)
             .unwrap_or(WEBFETCH_DEFAULT_TIMEOUT)
             .min(WEBFETCH_MAX_TIMEOUT);
+        // A URL that cannot be judged (an IPv6 zone id, a bad host) is
+        // refused before anyone is asked about it.
+        let judged = canonical::judge(&args.url).map_err(|error| unjudged(&args.url, error))?;
         for request in Self::requests(&args) {
             request.ask(ctx).await?;
         }
         let (final_url, content_type, body) = tokio::select! {
-            result = self.fetch(&args, timeout, ctx) => result?,
+            result = self.fetch(judged, &args, timeout, ctx) => result?,
             () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
         };
         let is_html = content_type.contains("text/html") || content_type.contains("xhtml");

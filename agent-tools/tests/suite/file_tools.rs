@@ -126,6 +126,14 @@ async fn read_lists_directories_and_suggests_names() {
     std::fs::write(dir.join("b.txt"), "").unwrap();
     std::fs::write(dir.join("a.txt"), "").unwrap();
     let (ctx, _) = context(&dir, true);
+    // A directory shows only entries the read rules allow (see
+    // listing_read_rules.rs): allow reading, as the agent defaults do.
+    let rules = agent_permission::Ruleset(vec![agent_permission::Rule::new(
+        "read",
+        "*",
+        agent_permission::Action::Allow,
+    )]);
+    let ctx = ctx.with_ruleset(Arc::new(rules));
     let out = call(&ReadTool, json!({"filePath": "."}), &ctx)
         .await
         .unwrap();

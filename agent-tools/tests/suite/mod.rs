@@ -1,6 +1,7 @@
 //! The integration tests of agent-tools, one module per area.
 
 mod bash_in_loop;
+mod bash_read_rules;
 mod bash_runtime_eval;
 mod bash_scan_limits;
 mod bash_scan_props;
@@ -12,6 +13,7 @@ mod bypass_effects;
 mod conformance;
 mod file_tools;
 mod file_tools_in_loop;
+mod listing_read_rules;
 mod ordinary_commands;
 mod replace_props;
 mod sandbox;
@@ -19,6 +21,7 @@ mod search_tools;
 mod spill_read;
 mod support;
 mod todo_tools;
+mod webfetch_hosts;
 mod webfetch_tool;
 
 // MCP (feature `mcp`): shared helpers, then one module per area.

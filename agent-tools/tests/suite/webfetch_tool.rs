@@ -64,7 +64,9 @@ async fn asks_then_fetches_as_markdown() {
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].permission, "webfetch");
-    assert_eq!(seen[0].patterns, [url]);
+    // The URL as given, then (a loopback host) the same URL on `[::1]`.
+    let ipv6 = url.replace("127.0.0.1", "[::1]");
+    assert_eq!(seen[0].patterns, [url.clone(), ipv6]);
     assert_eq!(seen[0].always, ["*"]);
 }
 
