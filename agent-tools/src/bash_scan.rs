@@ -65,6 +65,17 @@ pub const MAX_COMMAND_BYTES: usize = 128 * 1024;
 /// (`bash -c`, `eval` …) scanned; deeper lines are refused.
 pub const MAX_NESTING: usize = 32;
 
+/// Longest line whose syntax errors tree-sitter recovers from (4 KiB);
+/// a longer line with an error is split word by word instead (its
+/// recovery can take minutes), and is opaque either way.
+pub const MAX_RECOVERED_BYTES: usize = 4 * 1024;
+
+/// Longest time tree-sitter may take to parse one line (2 s): a line
+/// whose parse takes longer is refused as too complex. Ordinary lines parse
+/// in microseconds, the longest dense ones (65,000 commands in 128 KiB) in
+/// tenths of a second; this bounds the pathological rest.
+pub const MAX_PARSE_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Most bytes of patterns one command line may produce; beyond it the line
 /// is refused (so nested substitutions cannot make the scan quadratic).
 pub const MAX_PATTERN_BYTES: usize = 1024 * 1024;
@@ -158,10 +169,11 @@ pub enum ScanError {
         "the command is {0} bytes long, more than the {MAX_COMMAND_BYTES} bytes that can be checked; write long content with the write tool and run shorter commands"
     )]
     TooLong(usize),
-    /// Substitutions or scripts nest deeper than [`MAX_NESTING`], or the
-    /// patterns would exceed [`MAX_PATTERN_BYTES`].
+    /// Substitutions or scripts nest deeper than [`MAX_NESTING`], the
+    /// patterns would exceed [`MAX_PATTERN_BYTES`], or the parse took
+    /// longer than [`MAX_PARSE_TIME`].
     #[error(
-        "the command nests substitutions or scripts too deeply to be checked (at most {MAX_NESTING} levels, {MAX_PATTERN_BYTES} bytes of patterns); split it into simpler commands"
+        "the command nests substitutions or scripts too deeply to be checked (at most {MAX_NESTING} levels, {MAX_PATTERN_BYTES} bytes of patterns, {MAX_PARSE_TIME:?} of parsing); split it into simpler commands"
     )]
     TooComplex,
 }
@@ -357,10 +369,37 @@ impl Scanner {
         // may differ from bash's, the line is opaque (`shell_source`).
         let source = script;
         let parse_text = for_tree_sitter(source);
-        let tree = self
-            .parser
-            .parse(&parse_text, None)
-            .ok_or(ScanError::Parse)?;
+        let bytes = parse_text.as_bytes();
+        // tree-sitter's error recovery is quadratic on some long lines
+        // (minutes for 128 KiB of `<<A`): a long line is not recovered
+        // but split word by word, as every line with a syntax error also is.
+        let long = bytes.len() > MAX_RECOVERED_BYTES;
+        let started = std::time::Instant::now();
+        let mut out_of_time = false;
+        let mut give_up = |state: &tree_sitter::ParseState| {
+            out_of_time = started.elapsed() > MAX_PARSE_TIME;
+            out_of_time || (long && state.has_error())
+        };
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut give_up);
+        let parsed = self.parser.parse_with_options(
+            &mut |at, _| bytes.get(at..).unwrap_or_default(),
+            None,
+            Some(options),
+        );
+        let Some(tree) = parsed else {
+            // A cancelled parse resumes on the next call unless reset.
+            self.parser.reset();
+            if out_of_time {
+                return Err(ScanError::TooComplex);
+            }
+            if !long {
+                return Err(ScanError::Parse);
+            }
+            self.out.syntax_error = true;
+            self.opaque("a long command line with a syntax error");
+            self.pattern(source)?;
+            return self.lexical(source, depth);
+        };
         let root = tree.root_node();
         for reason in shell_source::unfaithful(root, source) {
             self.opaque(reason);
