@@ -248,15 +248,16 @@ fn support() -> &'static Support {
                 sys::seccomp_install(program.instructions())
             })
         });
+        // As the command would: root in place, anyone else in a user
+        // namespace where there is one, else without the bounding set
+        // (which an unprivileged process cannot change).
         let root = sys::geteuid() == 0;
+        let user_namespace = !root && super::namespaces::available().is_ok();
         let capabilities = probe("dropping capabilities", move || {
-            if root {
-                sys::drop_capabilities(true)
-            } else {
-                // As the command would: in a user namespace.
+            if user_namespace {
                 Namespaces::new(true, false).enter()?;
-                sys::drop_capabilities(true)
             }
+            sys::drop_capabilities(root || user_namespace)
         });
         let namespaces = Namespaces::new(true, false).with_mount_namespace();
         let plan = MountPlan::new(&[]);
