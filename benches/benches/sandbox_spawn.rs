@@ -11,12 +11,22 @@
 //!   still the PID namespace and reaper (as a non-root user: nothing but
 //!   the environment filter and the session).
 //! - `prepare_only`: `Sandbox::prepare` alone (no process).
+//! - `workspace_write_masked`: `workspace-write` with two denied paths
+//!   inside the project (a directory and a file), which the kernel layer
+//!   masks with mounts.
+//!
+//! Since the kernel layer (issue 20), `workspace_write` also includes the
+//! mount namespace with its private `/proc` and `/dev`, the dropped
+//! capabilities, the abstract-socket scope and the seccomp filter. After
+//! the criterion groups, `ratio`: the sandboxed variants and
+//! `danger_full_access` spawned in turn (interleaved, so load changes hit
+//! both alike), with the medians, their ratio and difference.
 
 #![allow(missing_docs)]
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_tools::{CallScope, Sandbox, SandboxMode, SandboxPolicy};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -92,7 +102,80 @@ fn spawn(c: &mut Criterion) {
     group.bench_function("prepare_only", |b| {
         b.iter(|| write.prepare(&scope).map(drop))
     });
+    let masked = masked_sandbox(&scope);
+    group.bench_function("workspace_write_masked", |b| {
+        b.iter(|| runtime.block_on(run_sandboxed(&masked, &scope)))
+    });
     group.finish();
+
+    ratio(
+        &runtime,
+        &scope,
+        &danger,
+        &[
+            ("workspace_write", &write),
+            ("workspace_write_network_off", &offline),
+            ("workspace_write_masked", &masked),
+        ],
+    );
+}
+
+/// `workspace-write` with a denied directory and a denied file inside the
+/// project: Landlock cannot deny them, the kernel layer masks them.
+fn masked_sandbox(scope: &CallScope) -> Sandbox {
+    let secrets = scope.directory.join("secrets");
+    let _ = std::fs::create_dir_all(&secrets);
+    let netrc = scope.directory.join(".netrc");
+    let _ = std::fs::write(&netrc, "");
+    let sandbox = Sandbox::new(
+        SandboxPolicy::new(SandboxMode::WorkspaceWrite)
+            .with_deny_read(secrets)
+            .with_deny_read(netrc),
+    );
+    eprintln!("{}", sandbox.status().summary());
+    sandbox
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// Each sandboxed variant against `danger_full_access`, spawned in turn.
+fn ratio(
+    runtime: &tokio::runtime::Runtime,
+    scope: &CallScope,
+    danger: &Sandbox,
+    variants: &[(&str, &Sandbox)],
+) {
+    const ROUNDS: usize = 300;
+    let time = |sandbox: &Sandbox| {
+        let started = Instant::now();
+        runtime.block_on(run_sandboxed(sandbox, scope));
+        started.elapsed()
+    };
+    let mut base = Vec::with_capacity(ROUNDS);
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(ROUNDS); variants.len()];
+    for _ in 0..ROUNDS {
+        base.push(time(danger));
+        for (i, (_, sandbox)) in variants.iter().enumerate() {
+            times[i].push(time(sandbox));
+        }
+    }
+    let base = median(base);
+    eprintln!(
+        "ratio (medians of {ROUNDS} interleaved rounds): danger_full_access {:.3} ms",
+        base.as_secs_f64() * 1e3
+    );
+    for ((name, _), samples) in variants.iter().zip(times) {
+        let m = median(samples);
+        eprintln!(
+            "ratio: {name} {:.3} ms = {:.2} x danger_full_access (+{:.3} ms)",
+            m.as_secs_f64() * 1e3,
+            m.as_secs_f64() / base.as_secs_f64(),
+            (m.as_secs_f64() - base.as_secs_f64()) * 1e3
+        );
+    }
 }
 
 criterion_group!(benches, spawn);

@@ -1,8 +1,14 @@
-//! Which environment variables reach spawned commands. By default every
-//! variable of the agent's environment is passed except those whose names
-//! look like secrets ([`DEFAULT_EXCLUDES`]: provider API keys, tokens,
-//! passwords), so `env` or a malicious script cannot read them; names on the
-//! allow list ([`DEFAULT_KEEP`] plus [`EnvFilter::keep`]) pass anyway.
+//! Which environment variables reach spawned commands: an allow list. By
+//! default only the documented [`CORE_VARIABLES`] (`PATH`, `HOME`, the
+//! locale, the temporary directories, ...) and the names the policy lists
+//! in [`EnvFilter::keep`] pass, so an unknown secret (`FOO_TOKEN`,
+//! `AWS_*`, `GH_*`), a way to a daemon outside the sandbox
+//! (`SSH_AUTH_SOCK`, `DOCKER_HOST`) or a provider key never reaches `env`
+//! or a malicious script unless the configuration names it.
+//!
+//! `inherit: "all"` (the default before the allow list) passes everything
+//! except names that look like secrets ([`DEFAULT_EXCLUDES`]); the
+//! excludes also apply to the core variables.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -24,12 +30,28 @@ pub const DEFAULT_EXCLUDES: &[&str] = &[
     "*_AUTH",
 ];
 
-/// Names that match [`DEFAULT_EXCLUDES`] but hold no secret, passed anyway.
+/// Names that match [`DEFAULT_EXCLUDES`] but hold no secret: with
+/// `inherit: "all"` they pass anyway.
 pub const DEFAULT_KEEP: &[&str] = &["TOKENIZERS_PARALLELISM", "KEYTIMEOUT"];
 
-/// The variables [`EnvInherit::Core`] passes.
+/// The variables every command gets (the default allow list): where things
+/// are, who the user is, the terminal and the locale. Nothing here holds a
+/// secret or leads to a daemon.
 pub const CORE_VARIABLES: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_*", "TZ", "TMPDIR", "TMP",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "USERNAME",
+    "SHELL",
+    "TERM",
+    "COLORTERM",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TMPDIR",
+    "TMP",
     "TEMP",
 ];
 
@@ -38,12 +60,13 @@ pub const CORE_VARIABLES: &[&str] = &[
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum EnvInherit {
-    /// Every variable of the agent's environment.
-    #[default]
+    /// Every variable of the agent's environment (minus the excludes).
     All,
-    /// Only [`CORE_VARIABLES`].
+    /// [`CORE_VARIABLES`] and the names of [`EnvFilter::keep`] (the
+    /// default).
+    #[default]
     Core,
-    /// Nothing (only [`EnvFilter::set`]).
+    /// Only the names of [`EnvFilter::keep`] (and [`EnvFilter::set`]).
     None,
 }
 
@@ -51,12 +74,12 @@ pub enum EnvInherit {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EnvFilter {
-    /// Where the environment starts from.
+    /// Where the environment starts from (default: the core variables).
     pub inherit: EnvInherit,
     /// Extra name patterns to drop.
     pub exclude: Vec<String>,
-    /// Name patterns to pass even when an exclude matches (the allow list,
-    /// added to [`DEFAULT_KEEP`]).
+    /// Name patterns that pass: added to the allow list (`core`, `none`),
+    /// and passed even when an exclude matches (every mode).
     pub keep: Vec<String>,
     /// Do not apply [`DEFAULT_EXCLUDES`] (pass provider keys; not advised).
     pub ignore_default_excludes: bool,
@@ -71,20 +94,17 @@ impl EnvFilter {
             // A name that is not UTF-8 cannot be matched reliably: drop it.
             return false;
         };
-        let inherited = match self.inherit {
-            EnvInherit::All => true,
-            EnvInherit::Core => CORE_VARIABLES.iter().any(|p| name_matches(p, name)),
-            EnvInherit::None => false,
-        };
+        let kept = self.keep.iter().any(|p| name_matches(p, name));
+        let inherited = kept
+            || match self.inherit {
+                EnvInherit::All => true,
+                EnvInherit::Core => CORE_VARIABLES.iter().any(|p| name_matches(p, name)),
+                EnvInherit::None => false,
+            };
         if !inherited {
             return false;
         }
-        let kept = DEFAULT_KEEP
-            .iter()
-            .copied()
-            .chain(self.keep.iter().map(String::as_str))
-            .any(|p| name_matches(p, name));
-        if kept {
+        if kept || DEFAULT_KEEP.iter().any(|p| name_matches(p, name)) {
             return true;
         }
         let excluded = (!self.ignore_default_excludes
@@ -165,9 +185,68 @@ mod tests {
         assert!(name_matches("*", ""));
     }
 
+    /// The names an agent's environment typically holds besides the core
+    /// ones: secrets, ways to daemons, harmless settings.
+    const OTHERS: &[&str] = &[
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_REGION",
+        "GITHUB_TOKEN",
+        "GH_HOST",
+        "GH_ENTERPRISE_TOKEN",
+        "FOO_TOKEN",
+        "MY_API_KEY",
+        "DATABASE_URL",
+        "PGPASSWORD",
+        "SSH_AUTH_SOCK",
+        "DOCKER_HOST",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "XDG_RUNTIME_DIR",
+        "TMUX",
+        "HTTPS_PROXY",
+        "TOKENIZERS_PARALLELISM",
+        "CARGO_HOME",
+        "EDITOR",
+    ];
+
     #[test]
-    fn provider_keys_and_secrets_are_dropped_by_default() {
+    fn by_default_only_core_variables_pass() {
         let filter = EnvFilter::default();
+        let core = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TERM"];
+        let mut all: Vec<&str> = core.to_vec();
+        all.extend(OTHERS);
+        assert_eq!(names(&filter.apply(vars(&all))), core);
+    }
+
+    #[test]
+    fn keep_adds_to_the_allow_list_even_over_excludes() {
+        let filter = EnvFilter {
+            keep: vec!["DOCKER_HOST".into(), "MY_API_KEY".into(), "AWS_*".into()],
+            ..EnvFilter::default()
+        };
+        let out = filter.apply(vars(&[
+            "PATH",
+            "DOCKER_HOST",
+            "MY_API_KEY",
+            "AWS_REGION",
+            "FOO_TOKEN",
+        ]));
+        assert_eq!(
+            names(&out),
+            ["PATH", "DOCKER_HOST", "MY_API_KEY", "AWS_REGION"]
+        );
+    }
+
+    #[test]
+    fn inherit_all_is_the_old_deny_list() {
+        let filter = EnvFilter {
+            inherit: EnvInherit::All,
+            ..EnvFilter::default()
+        };
         let out = filter.apply(vars(&[
             "PATH",
             "HOME",
@@ -192,11 +271,17 @@ mod tests {
                 "CARGO_HOME"
             ]
         );
+        let parsed: EnvFilter =
+            serde_json::from_value(serde_json::json!({"inherit": "all"})).unwrap();
+        assert_eq!(parsed, filter);
+        let default: EnvFilter = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert_eq!(default.inherit, EnvInherit::Core);
     }
 
     #[test]
     fn keep_exclude_set_and_inherit() {
         let filter = EnvFilter {
+            inherit: EnvInherit::All,
             keep: vec!["MY_API_KEY".into()],
             exclude: vec!["CARGO_*".into()],
             set: [("HOME".to_string(), "/h".to_string())].into(),
@@ -207,17 +292,40 @@ mod tests {
         assert_eq!(out[1].1, "/h");
 
         let core = EnvFilter {
-            inherit: EnvInherit::Core,
+            exclude: vec!["TMPDIR".into()],
             ..EnvFilter::default()
         };
         assert_eq!(
-            names(&core.apply(vars(&["PATH", "LC_ALL", "EDITOR"]))),
+            names(&core.apply(vars(&["PATH", "LC_ALL", "EDITOR", "TMPDIR"]))),
             ["PATH", "LC_ALL"]
         );
         let none = EnvFilter {
             inherit: EnvInherit::None,
+            keep: vec!["EDITOR".into()],
             ..EnvFilter::default()
         };
-        assert!(none.apply(vars(&["PATH"])).is_empty());
+        assert_eq!(names(&none.apply(vars(&["PATH", "EDITOR"]))), ["EDITOR"]);
+    }
+
+    proptest::proptest! {
+        /// Under the default filter a name passes exactly when it is a core
+        /// variable that does not look like a secret (`LC_TOKEN` does not
+        /// pass), whatever the name and its case.
+        #[test]
+        fn only_core_names_pass_by_default(name in "(LC_)?[A-Za-z_][A-Za-z0-9_]{0,24}") {
+            let core = CORE_VARIABLES.iter().any(|p| name_matches(p, &name));
+            let secret = DEFAULT_EXCLUDES.iter().any(|p| name_matches(p, &name));
+            proptest::prop_assert_eq!(
+                EnvFilter::default().passes(OsStr::new(&name)),
+                core && !secret
+            );
+        }
+    }
+
+    #[test]
+    fn every_literal_core_name_passes() {
+        for name in CORE_VARIABLES.iter().map(|p| p.replace('*', "ALL")) {
+            assert!(EnvFilter::default().passes(OsStr::new(&name)), "{name}");
+        }
     }
 }

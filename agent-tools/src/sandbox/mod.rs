@@ -15,7 +15,14 @@
 //! - a network namespace when the network is off (`namespaces`);
 //! - `no_new_privs` and a Landlock ruleset: read everywhere except the
 //!   denied paths, write only in the writable set (`landlock`);
-//! - an environment without provider keys and other secrets (`env`).
+//! - in `read-only` and `workspace-write`, the kernel layer (`kernel`): a
+//!   private `/proc` and a minimal `/dev` in a mount namespace, with empty
+//!   read-only mounts over denied paths inside writable roots (`mounts`);
+//!   no capabilities, even for root; abstract unix sockets scoped by
+//!   Landlock; and a seccomp filter refusing `ptrace`, new unix sockets and
+//!   a few more calls (`seccomp`);
+//! - an environment of the core variables and what the policy names
+//!   (`env`).
 //!
 //! The agent process itself is never restricted. Where something cannot be
 //! enforced the status says so, the first call of each session logs it, and
@@ -32,11 +39,17 @@ mod status;
 #[cfg(target_os = "linux")]
 mod child;
 #[cfg(target_os = "linux")]
+mod kernel;
+#[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
+mod mounts;
 #[cfg(target_os = "linux")]
 mod namespaces;
 #[cfg(target_os = "linux")]
 mod reaper;
+#[cfg(target_os = "linux")]
+mod seccomp;
 #[cfg(target_os = "linux")]
 mod sys;
 

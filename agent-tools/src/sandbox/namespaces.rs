@@ -1,7 +1,8 @@
 //! The Linux namespaces a command runs in: a PID namespace so that every
 //! descendant ends with the call, a network namespace when the network is
-//! off, and — for a caller that is not root — a user namespace that makes
-//! the other two possible without privileges, mapping the caller's own uid
+//! off, a mount namespace for its private `/proc` and `/dev` (`mounts`),
+//! and — for a caller that is not root — a user namespace that makes
+//! the others possible without privileges, mapping the caller's own uid
 //! and gid so files keep their owner.
 //!
 //! Everything here is computed before spawning; [`Namespaces::enter`] runs
@@ -41,6 +42,16 @@ impl Namespaces {
         if network_off {
             flags |= libc::CLONE_NEWNET;
         }
+        Namespaces::with_flags(flags)
+    }
+
+    /// The same namespaces plus a mount namespace (for the private `/proc`
+    /// and `/dev` of `mounts`).
+    pub(super) fn with_mount_namespace(self) -> Self {
+        Namespaces::with_flags((self.flags & !libc::CLONE_NEWUSER) | libc::CLONE_NEWNS)
+    }
+
+    fn with_flags(mut flags: c_int) -> Self {
         let uid = sys::geteuid();
         let user_maps = (flags != 0 && uid != 0).then(|| {
             flags |= libc::CLONE_NEWUSER;

@@ -111,6 +111,11 @@ pub struct SandboxPolicy {
     pub on_unsupported: OnUnsupported,
     /// Which environment variables reach commands.
     pub env: EnvFilter,
+    /// Let commands create unix-domain sockets (`socket(AF_UNIX, …)`),
+    /// and so reach daemons outside the sandbox through theirs: the ssh
+    /// agent, docker, a terminal multiplexer, a database. Off by default:
+    /// the seccomp filter refuses them (`socketpair` always works).
+    pub allow_unix_sockets: bool,
 }
 
 impl SandboxPolicy {
@@ -157,6 +162,13 @@ impl SandboxPolicy {
     /// Replaces the environment filter.
     pub fn with_env(mut self, env: EnvFilter) -> Self {
         self.env = env;
+        self
+    }
+
+    /// Lets commands create unix-domain sockets (see
+    /// [`allow_unix_sockets`](Self::allow_unix_sockets)).
+    pub fn with_unix_sockets(mut self, allowed: bool) -> Self {
+        self.allow_unix_sockets = allowed;
         self
     }
 

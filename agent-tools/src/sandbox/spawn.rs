@@ -83,6 +83,8 @@ struct Inner {
     status: SandboxStatus,
     base_env: Option<Vec<(OsString, OsString)>>,
     reported: Mutex<HashSet<String>>,
+    #[cfg(target_os = "linux")]
+    kernel: Arc<super::kernel::KernelLayer>,
 }
 
 impl Default for Sandbox {
@@ -95,7 +97,15 @@ impl Sandbox {
     /// A sandbox for `policy`; probes (once per process) what the kernel
     /// supports.
     pub fn new(policy: SandboxPolicy) -> Self {
-        let status = detect(&policy);
+        #[cfg(target_os = "linux")]
+        let kernel = Arc::new(super::kernel::KernelLayer::new(
+            &policy,
+            &super::namespaces::available(),
+        ));
+        #[cfg(target_os = "linux")]
+        let status = kernel.add_to(detect(&policy));
+        #[cfg(not(target_os = "linux"))]
+        let status = detect(&policy).without_kernel_layer(policy.mode);
         if status.is_degraded() {
             tracing::warn!(status = %status.summary(), "sandbox degraded");
         }
@@ -105,6 +115,8 @@ impl Sandbox {
                 status,
                 base_env: None,
                 reported: Mutex::new(HashSet::new()),
+                #[cfg(target_os = "linux")]
+                kernel,
             }),
         }
     }
@@ -121,6 +133,8 @@ impl Sandbox {
                 status: self.inner.status.clone(),
                 base_env: Some(vars.into_iter().collect()),
                 reported: Mutex::new(HashSet::new()),
+                #[cfg(target_os = "linux")]
+                kernel: self.inner.kernel.clone(),
             }),
         }
     }
@@ -183,7 +197,12 @@ impl Sandbox {
                     .as_deref()
                     .is_some_and(|roots| roots.iter().any(|r| path.starts_with(r)))
             });
-        for path in &unenforced {
+        // Where a mount namespace is available, those are masked instead.
+        #[cfg(target_os = "linux")]
+        let masked = self.inner.kernel.masks();
+        #[cfg(not(target_os = "linux"))]
+        let masked = false;
+        for path in unenforced.iter().filter(|_| !masked) {
             tracing::debug!(
                 path = %path.display(),
                 "sandbox: a denied path inside a writable directory stays readable"
@@ -200,11 +219,12 @@ impl Sandbox {
                 None
             };
             let pid = matches!(status.descendants, Guard::Enforced { .. });
-            Some(super::child::ChildPlan {
-                namespaces: super::namespaces::Namespaces::new(pid, network_off),
-                no_new_privs: policy.mode.restricts_files(),
+            Some(super::child::ChildPlan::new(
+                super::namespaces::Namespaces::new(pid, network_off),
+                policy.mode.restricts_files(),
                 landlock,
-            })
+                self.inner.kernel.plan(pid, &unenforced),
+            ))
         };
         Ok(PreparedCommand {
             env,
@@ -212,7 +232,11 @@ impl Sandbox {
             plan,
             cwd: scope.cwd.clone(),
             writable: writable.filter(|_| filesystem),
-            denied: if filesystem { denied } else { Vec::new() },
+            denied: match (filesystem, masked) {
+                (true, true) => denied.into_iter().chain(unenforced).collect(),
+                (true, false) => denied,
+                (false, _) => Vec::new(),
+            },
             network_off,
             status: status.clone(),
             first_report,

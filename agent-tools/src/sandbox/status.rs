@@ -51,6 +51,20 @@ pub struct SandboxStatus {
     /// Every descendant ends with its call (including those that left the
     /// process group with `setsid` or a double fork).
     pub descendants: Guard,
+    /// The seccomp filter: `ptrace`, `process_vm_readv`/`writev`, io_uring,
+    /// the kernel keyrings, vsock sockets and (unless the policy allows
+    /// them) new unix-domain sockets are refused.
+    pub seccomp: Guard,
+    /// No connection to abstract unix sockets made outside the sandbox.
+    pub abstract_unix_sockets: Guard,
+    /// A private `/proc` (only the command's own processes; not the agent's
+    /// environment) and a minimal `/dev`.
+    pub private_proc: Guard,
+    /// No capabilities, even when the agent runs as root.
+    pub capabilities: Guard,
+    /// Denied paths inside writable directories, which Landlock cannot
+    /// deny, are covered by empty read-only mounts.
+    pub credential_masking: Guard,
 }
 
 impl SandboxStatus {
@@ -61,24 +75,95 @@ impl SandboxStatus {
             filesystem,
             network,
             descendants,
+            seccomp: Guard::NotRequested,
+            abstract_unix_sockets: Guard::NotRequested,
+            private_proc: Guard::NotRequested,
+            capabilities: Guard::NotRequested,
+            credential_masking: Guard::NotRequested,
         }
+    }
+
+    /// The same status with the kernel layer's guarantees (each
+    /// `not-requested` in a status from [`new`](Self::new)): seccomp,
+    /// abstract unix sockets, private `/proc`, capabilities, credential
+    /// masking.
+    pub fn with_kernel_layer(
+        mut self,
+        seccomp: Guard,
+        abstract_unix_sockets: Guard,
+        private_proc: Guard,
+        capabilities: Guard,
+        credential_masking: Guard,
+    ) -> Self {
+        self.seccomp = seccomp;
+        self.abstract_unix_sockets = abstract_unix_sockets;
+        self.private_proc = private_proc;
+        self.capabilities = capabilities;
+        self.credential_masking = credential_masking;
+        self
+    }
+
+    /// Without Linux: the kernel layer is unavailable wherever `mode`
+    /// asks for it.
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn without_kernel_layer(self, mode: SandboxMode) -> Self {
+        if !mode.restricts_files() {
+            return self;
+        }
+        let unavailable = || Guard::Unavailable {
+            reason: "seccomp, mount namespaces and capabilities are Linux's".to_string(),
+        };
+        self.with_kernel_layer(
+            unavailable(),
+            unavailable(),
+            unavailable(),
+            unavailable(),
+            Guard::NotRequested,
+        )
+    }
+
+    /// Every guarantee with its name as the status's JSON names it.
+    pub fn guards(&self) -> [(&'static str, &Guard); 8] {
+        [
+            ("filesystem", &self.filesystem),
+            ("network", &self.network),
+            ("descendants", &self.descendants),
+            ("seccomp", &self.seccomp),
+            ("abstract_unix_sockets", &self.abstract_unix_sockets),
+            ("private_proc", &self.private_proc),
+            ("capabilities", &self.capabilities),
+            ("credential_masking", &self.credential_masking),
+        ]
     }
 
     /// Whether something the policy asks for is not enforced.
     pub fn is_degraded(&self) -> bool {
-        [&self.filesystem, &self.network, &self.descendants]
+        self.guards()
             .iter()
-            .any(|guard| matches!(guard, Guard::Unavailable { .. }))
+            .any(|(_, guard)| matches!(guard, Guard::Unavailable { .. }))
     }
 
     /// One line for logs and tool output.
     pub fn summary(&self) -> String {
-        format!(
+        let mut line = format!(
             "sandbox {}: file system {}; network off {}; descendants ended with the call {}",
             self.mode,
             self.filesystem.describe(),
             self.network.describe(),
             self.descendants.describe()
-        )
+        );
+        let kernel = [
+            ("system call filter", &self.seccomp),
+            ("abstract unix sockets", &self.abstract_unix_sockets),
+            ("private /proc", &self.private_proc),
+            ("no capabilities", &self.capabilities),
+            ("credential masking", &self.credential_masking),
+        ];
+        for (name, guard) in kernel {
+            if *guard != Guard::NotRequested {
+                line.push_str(&format!("; {name} {}", guard.describe()));
+            }
+        }
+        line
     }
 }

@@ -286,6 +286,171 @@ pub(super) fn bring_up_loopback() -> io::Result<()> {
     result
 }
 
+/// `mount(2)`. `None` arguments are passed as null pointers.
+pub(super) fn mount(
+    source: Option<&CStr>,
+    target: &CStr,
+    fstype: Option<&CStr>,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+) -> io::Result<()> {
+    let ptr = |s: Option<&CStr>| s.map_or(std::ptr::null(), CStr::as_ptr);
+    // SAFETY: every pointer is null or a valid NUL-terminated string that
+    // outlives the call; `data` is a string, as tmpfs and proc expect.
+    #[allow(unsafe_code)]
+    let ret = unsafe {
+        libc::mount(
+            ptr(source),
+            target.as_ptr(),
+            ptr(fstype),
+            flags,
+            ptr(data).cast(),
+        )
+    };
+    check(ret).map(drop)
+}
+
+/// Creates the directory `path` (an existing one is fine).
+pub(super) fn mkdir(path: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: `path` is a valid NUL-terminated string for the call.
+    #[allow(unsafe_code)]
+    let ret = unsafe { libc::mkdir(path.as_ptr(), mode) };
+    match check(ret) {
+        Err(error) if error.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+        other => other.map(drop),
+    }
+}
+
+/// Creates the empty regular file `path` with `mode` (an existing one is
+/// fine), e.g. as a mount point.
+pub(super) fn create_file(path: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: `path` is a valid NUL-terminated string; the mode is passed
+    // as the variadic argument O_CREAT requires.
+    #[allow(unsafe_code)]
+    let fd = check(unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            mode as libc::c_uint,
+        )
+    })?;
+    close(fd);
+    Ok(())
+}
+
+/// Creates the symbolic link `path` pointing to `target`.
+pub(super) fn symlink(target: &CStr, path: &CStr) -> io::Result<()> {
+    // SAFETY: both are valid NUL-terminated strings for the call.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::symlink(target.as_ptr(), path.as_ptr()) }).map(drop)
+}
+
+/// Removes the file `path`.
+pub(super) fn unlink(path: &CStr) -> io::Result<()> {
+    // SAFETY: `path` is a valid NUL-terminated string for the call.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::unlink(path.as_ptr()) }).map(drop)
+}
+
+/// `prctl` with integer arguments only.
+fn prctl(option: c_int, arg2: libc::c_ulong, arg3: libc::c_ulong) -> io::Result<c_int> {
+    // SAFETY: the options used here (capability bounding set, ambient set,
+    // securebits) take integer arguments only.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::prctl(option, arg2, arg3, 0, 0) })
+}
+
+/// `SECBIT_NOROOT`, `SECBIT_NO_SETUID_FIXUP`, `SECBIT_KEEP_CAPS_LOCKED`,
+/// `SECBIT_NO_CAP_AMBIENT_RAISE` and their locks (not `SECBIT_KEEP_CAPS`):
+/// uid 0 gains nothing at exec, and nothing can turn that off again.
+const SECUREBITS_NO_REGAIN: libc::c_ulong = 0b1110_1111;
+
+/// The header of `capget`/`capset` (`_LINUX_CAPABILITY_VERSION_3`).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: c_int,
+}
+
+/// One half of the 64 capability bits of `capset`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// Leaves the caller without any capability, for good: with
+/// `bounding_set` (the caller holds `CAP_SETPCAP`: root, or in its own
+/// user namespace) the securebits that let uid 0 regain capabilities at
+/// exec are locked off and every capability leaves the bounding set; in
+/// any case the ambient set is cleared and the effective, permitted and
+/// inheritable sets are emptied.
+pub(super) fn drop_capabilities(bounding_set: bool) -> io::Result<()> {
+    if bounding_set {
+        prctl(libc::PR_SET_SECUREBITS, SECUREBITS_NO_REGAIN, 0)?;
+        for capability in 0..64 {
+            match prctl(libc::PR_CAPBSET_DROP, capability, 0) {
+                Ok(_) => {}
+                // Past the last capability this kernel knows.
+                Err(error) if error.raw_os_error() == Some(libc::EINVAL) && capability > 0 => {
+                    break;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+        0,
+    )?;
+    let mut header = CapHeader {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let data = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capset reads a version-3 header and two data structs, both
+    // valid for the call.
+    #[allow(unsafe_code)]
+    let ret = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Installs the seccomp filter `program` on the caller (and what it execs).
+/// `no_new_privs` must be set. The program was built and checked (length,
+/// instructions) before the fork.
+pub(super) fn seccomp_install(program: &[libc::sock_filter]) -> io::Result<()> {
+    let Ok(len) = u16::try_from(program.len()) else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    let fprog = libc::sock_fprog {
+        len,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: `fprog` points at `len` instructions that outlive the call;
+    // the kernel copies them and never writes through the pointer.
+    #[allow(unsafe_code)]
+    check(unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &fprog as *const libc::sock_fprog,
+            0,
+            0,
+        )
+    })
+    .map(drop)
+}
+
 /// Registers `setup` to run in the child between fork and exec.
 ///
 /// `setup` must be async-signal-safe: it runs in a copy of a multi-threaded

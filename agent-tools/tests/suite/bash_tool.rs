@@ -11,6 +11,8 @@ use agent_core::{Tool, ToolContext, ToolError};
 use agent_permission::{Approver, PermissionError, PermissionRequest, Permissions, Reply};
 use agent_tools::BashTool;
 use serde_json::{Value, json};
+
+use super::support::{unique_sleep, wait_for_process_with_arg};
 use tokio_util::sync::CancellationToken;
 
 struct Recorder {
@@ -86,13 +88,6 @@ fn is_gone(pid: u32) -> bool {
             .next()
             .is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
-}
-
-fn pids(text: &str) -> Vec<u32> {
-    text.split_whitespace()
-        .filter_map(|word| word.strip_prefix("pid="))
-        .map(|pid| pid.parse().unwrap())
-        .collect()
 }
 
 #[tokio::test]
@@ -222,28 +217,27 @@ async fn external_then_bash_when_approved() {
 async fn timeout_kills_the_whole_process_group() {
     let s = setup("timeout", Reply::Once);
     let started = Instant::now();
-    let out = tool()
-        .execute(
-            json!({"command": "sh -c 'read -r p _ </proc/self/stat; echo pid=$p; exec sleep 30' & sleep 30; wait", "timeout": 500}),
-            &s.ctx,
-        )
-        .await
-        .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // The grandchild is found by its unique argument in this process's
+    // /proc (the command's own /proc is private to its PID namespace).
+    let marker = unique_sleep(30);
+    let ctx = s.ctx.clone();
+    let command = format!("sh -c 'exec sleep {marker}' & sleep 30; wait");
+    let call = tokio::spawn(async move {
+        tool()
+            .execute(json!({"command": command, "timeout": 1500}), &ctx)
+            .await
+    });
+    let grandchild = wait_for_process_with_arg(&marker).await;
+    let out = call.await.unwrap().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(6));
     assert!(
         out.output
-            .contains("bash tool terminated command after exceeding timeout 500 ms"),
+            .contains("bash tool terminated command after exceeding timeout 1500 ms"),
         "{}",
         out.output
     );
     assert!(out.output.contains("<shell_metadata>"));
-    let grandchildren = pids(&out.output);
-    assert_eq!(grandchildren.len(), 1, "{}", out.output);
-    assert!(
-        is_gone(grandchildren[0]),
-        "pid {} survived",
-        grandchildren[0]
-    );
+    assert!(is_gone(grandchild), "pid {grandchild} survived");
 }
 
 #[tokio::test]
@@ -251,33 +245,29 @@ async fn cancellation_kills_the_group_and_keeps_partial_output() {
     let s = setup("cancel", Reply::Once);
     let cancel = CancellationToken::new();
     let ctx = s.ctx.clone().with_cancel(cancel.clone());
-    let run = tokio::spawn(async move {
-        tool()
-            .execute(json!({"command": "sh -c 'read -r p _ </proc/self/stat; echo pid=$p; exec sleep 30' & sleep 30"}), &ctx)
-            .await
-    });
-    // Cancel as soon as the command has printed its grandchild's pid.
-    let pid = loop {
-        let found = s
-            .updates
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|m| m["output"].as_str())
-            .flat_map(pids)
-            .next();
-        if let Some(pid) = found {
-            break pid;
-        }
+    let marker = unique_sleep(30);
+    let command = format!("sh -c 'echo started-{marker}; exec sleep {marker}' & sleep 30");
+    let run = tokio::spawn(async move { tool().execute(json!({"command": command}), &ctx).await });
+    // Cancel as soon as the command has printed that its grandchild runs.
+    let started = format!("started-{marker}");
+    while !s
+        .updates
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["output"].as_str())
+        .any(|output| output.contains(&started))
+    {
         tokio::task::yield_now().await;
-    };
+    }
+    let pid = wait_for_process_with_arg(&marker).await;
     cancel.cancel();
     let result = run.await.unwrap();
     assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
     assert!(is_gone(pid), "pid {pid} survived");
     let updates = s.updates.lock().unwrap();
     let last = updates.last().unwrap()["output"].as_str().unwrap();
-    assert!(last.contains(&format!("pid={pid}")), "{last}");
+    assert!(last.contains(&started), "{last}");
     assert!(last.contains("User aborted the command"), "{last}");
 }
 
@@ -330,22 +320,21 @@ async fn workdir_outside_the_project_is_asked_for() {
 async fn background_job_does_not_hold_the_call() {
     let s = setup("background", Reply::Once);
     let started = Instant::now();
-    let out = tool()
-        .execute(
-            json!({"command": "sh -c 'read -r p _ </proc/self/stat; echo pid=$p; exec sleep 5' & sleep 0.2; echo done"}),
-            &s.ctx,
-        )
-        .await
-        .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(3));
+    // The command ends once the test has seen its background job (found
+    // by its unique argument in this process's /proc: the command's own
+    // /proc is private to its PID namespace).
+    let marker = unique_sleep(5);
+    let ctx = s.ctx.clone();
+    let command = format!(
+        "sh -c 'exec sleep {marker}' & while [ ! -e seen ]; do sleep 0.02; done; echo done"
+    );
+    let call = tokio::spawn(async move { tool().execute(json!({"command": command}), &ctx).await });
+    let pid = wait_for_process_with_arg(&marker).await;
+    std::fs::write(s.dir.join("seen"), "").unwrap();
+    let out = call.await.unwrap().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
     assert!(out.output.contains("done"), "{}", out.output);
     // Unlike opencode, the end of the call ends its background jobs too
-    // (the sandbox's PID namespace; the pid printed is the host's).
-    let pids = pids(&out.output);
-    assert_eq!(pids.len(), 1, "{}", out.output);
-    assert!(
-        is_gone(pids[0]),
-        "background pid {} survived the call",
-        pids[0]
-    );
+    // (the sandbox's PID namespace).
+    assert!(is_gone(pid), "background pid {pid} survived the call");
 }

@@ -17,6 +17,7 @@ mod listing_read_rules;
 mod ordinary_commands;
 mod replace_props;
 mod sandbox;
+mod sandbox_kernel;
 mod search_tools;
 mod spill_read;
 mod support;

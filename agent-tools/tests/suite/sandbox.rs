@@ -357,8 +357,23 @@ async fn provider_keys_and_secrets_do_not_reach_commands() {
     .into_iter()
     .map(|(k, v)| (k.into(), v.into()))
     .collect();
-    let sandbox = Sandbox::new(SandboxPolicy::default()).with_base_environment(base);
+    let sandbox = Sandbox::new(SandboxPolicy::default()).with_base_environment(base.clone());
     let tool = BashTool::new().with_sandbox(sandbox);
+    let out = p.run(&tool, "env").await;
+    assert!(!out.output.contains("sk-leak"), "{}", out.output);
+    // An allow list: a name the configuration does not list stays out...
+    assert!(!out.output.contains("KEEP_ME"), "{}", out.output);
+    assert!(
+        out.output.contains("HOME=/nonexistent-home"),
+        "{}",
+        out.output
+    );
+    // ...and passes once it does.
+    let policy = SandboxPolicy::default().with_env(agent_tools::EnvFilter {
+        keep: vec!["KEEP_ME".to_string()],
+        ..agent_tools::EnvFilter::default()
+    });
+    let tool = BashTool::new().with_sandbox(Sandbox::new(policy).with_base_environment(base));
     let out = p.run(&tool, "env").await;
     assert!(!out.output.contains("sk-leak"), "{}", out.output);
     assert!(out.output.contains("KEEP_ME=kept-value"), "{}", out.output);

@@ -57,3 +57,47 @@ pub fn recording_context(
         .with_directories(dir.to_path_buf(), dir.to_path_buf());
     (ctx, seen)
 }
+
+/// A `sleep` argument no other process has (`{secs}.{digits}` seconds).
+/// A sandboxed command has a private `/proc` and cannot learn its host
+/// pid, so a test finds the sleeping process by this argument in its own
+/// (the host's) `/proc` instead.
+pub fn unique_sleep(secs: u32) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{secs}.{:07}{:04}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed) % 10_000
+    )
+}
+
+/// The (host) pids of the processes with `arg` among their arguments.
+pub fn pids_with_arg(arg: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|a| a == arg.as_bytes()))
+        })
+        .collect()
+}
+
+/// Waits until a process with `arg` among its arguments runs (up to 20 s
+/// of real time: these are real processes); its pid.
+pub async fn wait_for_process_with_arg(arg: &str) -> u32 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(pid) = pids_with_arg(arg).first() {
+            return *pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no process with argument {arg} appeared"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
