@@ -1,5 +1,6 @@
 //! The integration tests of agent-tools, one module per area.
 
+mod bash_differential;
 mod bash_in_loop;
 mod bash_runtime_eval;
 mod bash_scan_limits;
