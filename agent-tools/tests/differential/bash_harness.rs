@@ -39,7 +39,7 @@ pub const WRAPPERS: &[&str] = &[
 ];
 
 /// How long one line may run before its process group is killed.
-pub const LINE_TIMEOUT: Duration = Duration::from_secs(10);
+pub const LINE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The first byte of every xtrace record (bash repeats it per nesting
 /// level); bash quotes control characters inside words with `$'…'`, so it
