@@ -1,5 +1,6 @@
 //! The integration tests of agent-tools, one module per area.
 
+mod bash_differential;
 mod bash_in_loop;
 mod bash_read_rules;
 mod bash_runtime_eval;
