@@ -26,11 +26,14 @@
 mod denial;
 mod env;
 mod policy;
+mod roots;
 mod spawn;
 mod status;
 
 #[cfg(target_os = "linux")]
 mod child;
+#[cfg(target_os = "linux")]
+mod handles;
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
@@ -42,6 +45,9 @@ mod sys;
 
 pub use denial::{DenialKind, SandboxDenial};
 pub use env::{CORE_VARIABLES, DEFAULT_EXCLUDES, DEFAULT_KEEP, EnvFilter, EnvInherit};
+#[cfg(target_os = "linux")]
+pub(crate) use handles::create_new_file;
 pub use policy::{OnUnsupported, SECRET_PATHS, SandboxMode, SandboxPolicy, UnknownSandboxMode};
+pub use roots::PROTECTED_NAMES;
 pub use spawn::{CallScope, PreparedCommand, Sandbox, SandboxError, approved_directories};
 pub use status::{Guard, SandboxStatus};

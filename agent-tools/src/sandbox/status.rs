@@ -51,6 +51,15 @@ pub struct SandboxStatus {
     /// Every descendant ends with its call (including those that left the
     /// process group with `setsid` or a double fork).
     pub descendants: Guard,
+    /// The writable set and the denied paths are fixed on a project's
+    /// first call and held as opened descriptors, so a command that
+    /// replaces a path with a symbolic link moves nothing.
+    pub fixed_roots: Guard,
+    /// The protected paths inside the workspace (`.git`, `opencode.json`,
+    /// `opencode.jsonc`, `.opencode`) are read-only to commands. Not part
+    /// of [`is_degraded`](Self::is_degraded): the file tools ask
+    /// `protected_path` before changing them either way.
+    pub protected_paths: Guard,
 }
 
 impl SandboxStatus {
@@ -61,7 +70,16 @@ impl SandboxStatus {
             filesystem,
             network,
             descendants,
+            fixed_roots: Guard::NotRequested,
+            protected_paths: Guard::NotRequested,
         }
+    }
+
+    /// Sets the state of the fixed roots and of the protected paths.
+    pub fn with_roots(mut self, fixed_roots: Guard, protected_paths: Guard) -> Self {
+        self.fixed_roots = fixed_roots;
+        self.protected_paths = protected_paths;
+        self
     }
 
     /// Whether something the policy asks for is not enforced.
@@ -74,11 +92,13 @@ impl SandboxStatus {
     /// One line for logs and tool output.
     pub fn summary(&self) -> String {
         format!(
-            "sandbox {}: file system {}; network off {}; descendants ended with the call {}",
+            "sandbox {}: file system {}; network off {}; descendants ended with the call {}; fixed roots {}; protected paths read-only to commands {}",
             self.mode,
             self.filesystem.describe(),
             self.network.describe(),
-            self.descendants.describe()
+            self.descendants.describe(),
+            self.fixed_roots.describe(),
+            self.protected_paths.describe()
         )
     }
 }

@@ -14,6 +14,7 @@ mod file_tools;
 mod file_tools_in_loop;
 mod replace_props;
 mod sandbox;
+mod sandbox_roots;
 mod search_tools;
 mod spill_read;
 mod support;

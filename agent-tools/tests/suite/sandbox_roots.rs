@@ -1,0 +1,270 @@
+//! The sandbox's roots cannot be moved by a command (issue 20): the
+//! writable set is fixed on a project's first call, the spill directory is
+//! never writable and the agent writes it without following links, and
+//! approvals given automatically never widen the sandbox — only a person's
+//! explicit grant does.
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::{Tool, ToolContext, ToolOutput, TruncationLimits, Truncator};
+use agent_permission::{AllowAll, Approver, PermissionRequest, Permissions, Reply};
+use agent_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
+use serde_json::json;
+
+/// Folders `workspace-write` always leaves writable.
+fn in_temp(path: &Path) -> bool {
+    let mut roots: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    roots.push(std::env::temp_dir());
+    roots
+        .into_iter()
+        .map(|r| r.canonicalize().unwrap_or(r))
+        .any(|r| path.starts_with(r))
+}
+
+/// A fresh directory outside every temporary folder: cargo's per-target
+/// temporary directory, or `$HOME/.cache` when that is under `/tmp`.
+fn outside_dir(name: &str) -> PathBuf {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(target).unwrap();
+    let mut root = target.canonicalize().unwrap();
+    if in_temp(&root) {
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME"));
+        root = home.join(".cache").join("agent-sdk-sandbox-tests");
+        std::fs::create_dir_all(&root).unwrap();
+        root = root.canonicalize().unwrap();
+    }
+    let dir = root.join(format!("roots-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// A fresh directory under the temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir()
+        .canonicalize()
+        .unwrap()
+        .join(format!("roots-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn bash(policy: SandboxPolicy) -> BashTool {
+    let sandbox = Sandbox::new(policy);
+    assert!(
+        !sandbox.status().is_degraded(),
+        "the sandbox is not fully enforced here: {}",
+        sandbox.status().summary()
+    );
+    BashTool::new()
+        .with_kill_grace(Duration::from_millis(300))
+        .with_sandbox(sandbox)
+}
+
+fn context(directory: &Path, worktree: &Path, approver: Arc<dyn Approver>) -> ToolContext {
+    let permissions = Permissions::new();
+    permissions.set_approver(approver);
+    ToolContext::new("ses_roots", "msg_1", "call_1", permissions)
+        .with_directories(directory.to_path_buf(), worktree.to_path_buf())
+}
+
+async fn run(tool: &BashTool, ctx: &ToolContext, command: &str) -> ToolOutput {
+    tool.execute(json!({"command": command, "timeout": 20_000}), ctx)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_project_path_swapped_for_a_link_does_not_move_the_writable_set() {
+    // The project directory is a folder of the worktree, so a command may
+    // replace it; the fake home stands for any folder outside.
+    let worktree = outside_dir("swap-worktree");
+    let project = worktree.join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let home = outside_dir("swap-home");
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    let ctx = context(&project, &worktree, Arc::new(AllowAll));
+
+    run(&tool, &ctx, "echo first > inside.txt").await;
+    assert!(
+        project.join("inside.txt").exists(),
+        "the project is writable"
+    );
+    run(
+        &tool,
+        &ctx,
+        &format!(
+            "cd {w} && mv app app.old && ln -s {h} app",
+            w = worktree.display(),
+            h = home.display()
+        ),
+    )
+    .await;
+    assert!(
+        std::fs::symlink_metadata(&project)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the first command replaced the project with a link"
+    );
+    // The second call runs "in the project", which now leads to the home.
+    let out = run(&tool, &ctx, "echo pwned > pwned.txt").await;
+    assert!(
+        !home.join("pwned.txt").exists(),
+        "the link moved the writable set: {}",
+        out.output
+    );
+    let _ = std::fs::remove_dir_all(&worktree);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[tokio::test]
+async fn a_project_under_the_temp_directory_stays_confined_to_itself() {
+    let project = temp_dir("temp-project");
+    let home = outside_dir("temp-home");
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    let ctx = context(&project, &project, Arc::new(AllowAll));
+    run(&tool, &ctx, "echo ok > a.txt").await;
+    assert!(project.join("a.txt").exists());
+    run(
+        &tool,
+        &ctx,
+        &format!(
+            "mv {p} {p}.old && ln -s {h} {p}",
+            p = project.display(),
+            h = home.display()
+        ),
+    )
+    .await;
+    run(&tool, &ctx, "echo pwned > pwned.txt").await;
+    assert!(!home.join("pwned.txt").exists(), "the link moved the root");
+    let _ = std::fs::remove_file(&project);
+    let _ = std::fs::remove_dir_all(project.with_extension("old"));
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[tokio::test]
+async fn the_spill_directory_swapped_for_a_link_is_neither_writable_nor_followed() {
+    let project = outside_dir("spill-project");
+    let home = outside_dir("spill-home");
+    // A spill directory under the (writable) temporary directory, the
+    // worst place a host could choose.
+    let spill = temp_dir("spill").join("tool-output");
+    let truncator = Truncator {
+        limits: TruncationLimits {
+            max_lines: 5,
+            max_bytes: 50_000,
+        },
+        spill_dir: spill.clone(),
+    };
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite)).with_truncator(truncator);
+    let ctx = context(&project, &project, Arc::new(AllowAll));
+
+    let out = run(&tool, &ctx, "seq 1 100").await;
+    assert!(
+        out.output.contains("Full output saved to:"),
+        "{}",
+        out.output
+    );
+    assert!(spill.is_dir());
+    run(
+        &tool,
+        &ctx,
+        &format!(
+            "rm -rf {s} && ln -s {h} {s}",
+            s = spill.display(),
+            h = home.display()
+        ),
+    )
+    .await;
+    // A command writing through the link, and the agent spilling through
+    // it: neither lands in the home.
+    let out = run(
+        &tool,
+        &ctx,
+        &format!("echo pwned > {}/pwned.txt; seq 1 100", spill.display()),
+    )
+    .await;
+    assert!(!home.join("pwned.txt").exists(), "{}", out.output);
+    assert!(
+        out.output.contains("could not be saved"),
+        "the spill refused the link: {}",
+        out.output
+    );
+    assert_eq!(
+        std::fs::read_dir(&home).unwrap().count(),
+        0,
+        "nothing was written in the home"
+    );
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_file(&spill);
+}
+
+/// Answers `grant` to the requests that offer it, `once` to the rest: a
+/// person choosing "grant this directory to the sandbox".
+struct Grants;
+
+#[async_trait::async_trait]
+impl Approver for Grants {
+    async fn approve(&self, request: &PermissionRequest) -> Reply {
+        if request.offers_grant() {
+            Reply::Grant
+        } else {
+            Reply::Once
+        }
+    }
+}
+
+#[tokio::test]
+async fn auto_approval_of_an_outside_path_never_opens_it_a_grant_does() {
+    let project = outside_dir("auto-project");
+    let outside = outside_dir("auto-outside");
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    let target = outside.join("f.txt");
+    let command = format!("echo x > {}", target.display());
+
+    // `agent run --auto` answers every ask with `once` (AllowAll).
+    let auto = context(&project, &project, Arc::new(AllowAll));
+    let out = run(&tool, &auto, &command).await;
+    assert!(
+        !target.exists(),
+        "--auto widened the sandbox: {}",
+        out.output
+    );
+    assert!(
+        out.output.contains("blocked by the sandbox"),
+        "{}",
+        out.output
+    );
+
+    // A rule that allows the folder does not widen it either.
+    let ruled = auto
+        .clone()
+        .with_ruleset(Arc::new(agent_permission::Ruleset::from(vec![
+            agent_permission::Rule::new("*", "*", agent_permission::Action::Allow),
+        ])));
+    run(&tool, &ruled, &command).await;
+    assert!(!target.exists(), "an allow rule widened the sandbox");
+
+    // A person's explicit grant opens the folder for that call only.
+    let person = context(&project, &project, Arc::new(Grants));
+    run(&tool, &person, &command).await;
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
+    std::fs::remove_file(&target).unwrap();
+    run(&tool, &auto, &command).await;
+    assert!(!target.exists(), "the grant outlived its call");
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&outside);
+}
