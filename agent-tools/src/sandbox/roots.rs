@@ -272,3 +272,71 @@ pub(super) fn devices() -> &'static [Held] {
             .collect()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir()
+            .canonicalize()
+            .unwrap()
+            .join(format!("roots-unit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn roots(
+        policy: &SandboxPolicy,
+        directory: &Path,
+        worktree: &Path,
+        home: &Path,
+    ) -> Vec<PathBuf> {
+        let inputs = RootInputs {
+            policy,
+            directory,
+            worktree,
+            home: Some(home),
+        };
+        let denied = DeniedSet::resolve(policy, Some(home));
+        FixedRoots::resolve(&inputs, &denied)
+            .writable_paths()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_home_that_is_the_work_tree_is_not_a_root_the_project_is() {
+        let home = scratch("home-worktree");
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        let project = home.join("code").join("app");
+        std::fs::create_dir_all(&project).unwrap();
+        let policy = SandboxPolicy::default();
+        let writable = roots(&policy, &project, &home, &home);
+        assert!(writable.contains(&project), "{writable:?}");
+        assert!(!writable.contains(&home), "{writable:?}");
+        // Only the policy's own list can make the home writable.
+        let named = SandboxPolicy::default().with_writable("~/");
+        assert!(roots(&named, &project, &home, &home).contains(&home));
+        std::fs::remove_dir_all(home).unwrap();
+    }
+
+    #[test]
+    fn roots_are_opened_where_they_were_and_links_are_not_roots() {
+        let base = scratch("links");
+        let real = base.join("real");
+        std::fs::create_dir_all(&real).unwrap();
+        std::os::unix::fs::symlink(&real, base.join("link")).unwrap();
+        let policy = SandboxPolicy::default();
+        let writable = roots(
+            &policy,
+            &base.join("link"),
+            Path::new("/"),
+            Path::new("/nonexistent"),
+        );
+        // A link given by the host is resolved once, to where it led then.
+        assert!(writable.contains(&real), "{writable:?}");
+        assert!(!writable.contains(&base.join("link")));
+        std::fs::remove_dir_all(base).unwrap();
+    }
+}

@@ -203,7 +203,11 @@ async fn external_directory_is_asked_first() {
                "sandbox_grant": true})
     );
     // The sandboxed bash tool offers "grant this directory" as an answer.
-    assert!(seen[0].answers().contains(&agent_permission::ReplyKind::Grant));
+    assert!(
+        seen[0]
+            .answers()
+            .contains(&agent_permission::ReplyKind::Grant)
+    );
 }
 
 #[tokio::test]

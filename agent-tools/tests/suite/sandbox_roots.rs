@@ -268,3 +268,93 @@ async fn auto_approval_of_an_outside_path_never_opens_it_a_grant_does() {
     let _ = std::fs::remove_dir_all(&project);
     let _ = std::fs::remove_dir_all(&outside);
 }
+
+/// Records each request and answers by a closure.
+struct Recorder {
+    seen: std::sync::Mutex<Vec<String>>,
+    answer: fn(&PermissionRequest) -> Reply,
+}
+
+#[async_trait::async_trait]
+impl Approver for Recorder {
+    async fn approve(&self, request: &PermissionRequest) -> Reply {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("{} {:?}", request.permission, request.patterns));
+        (self.answer)(request)
+    }
+}
+
+#[tokio::test]
+async fn file_tools_ask_protected_path_even_when_everything_is_allowed() {
+    use agent_tools::{EditTool, WriteTool};
+    let project = outside_dir("protected");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join(".git/config"), "[core]\n").unwrap();
+    let allow_all = Arc::new(agent_permission::Ruleset::from(vec![
+        agent_permission::Rule::new("*", "*", agent_permission::Action::Allow),
+    ]));
+    let rejecter = Arc::new(Recorder {
+        seen: Default::default(),
+        answer: |_| Reply::reject(),
+    });
+    let ctx = context(&project, &project, rejecter.clone()).with_ruleset(allow_all.clone());
+
+    for (tool, args) in [
+        (
+            Box::new(WriteTool) as Box<dyn Tool>,
+            json!({"filePath": "opencode.json", "content": "{\"mcp\":{}}"}),
+        ),
+        (
+            Box::new(WriteTool),
+            json!({"filePath": ".opencode/plugin/x.ts", "content": "x"}),
+        ),
+        (
+            Box::new(EditTool),
+            json!({"filePath": ".git/config", "oldString": "[core]", "newString": "[core]\n\tfsmonitor = evil"}),
+        ),
+    ] {
+        assert!(tool.execute(args.clone(), &ctx).await.is_err(), "{args}");
+    }
+    let seen = rejecter.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(
+        seen.iter().all(|s| s.starts_with("protected_path ")),
+        "{seen:?}"
+    );
+    assert!(!project.join("opencode.json").exists());
+    assert!(!project.join(".opencode").exists());
+    assert_eq!(
+        std::fs::read_to_string(project.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+
+    // An ordinary file is not asked; a rule naming protected_path allows
+    // the protected ones knowingly.
+    let ctx_ok = ctx.clone();
+    WriteTool
+        .execute(json!({"filePath": "src.txt", "content": "x"}), &ctx_ok)
+        .await
+        .unwrap();
+    assert_eq!(rejecter.seen.lock().unwrap().len(), 3);
+    let mut rules = allow_all.0.clone();
+    rules.push(agent_permission::Rule::new(
+        "protected_path",
+        "*",
+        agent_permission::Action::Allow,
+    ));
+    let knowing = ctx.with_ruleset(Arc::new(agent_permission::Ruleset(rules)));
+    WriteTool
+        .execute(
+            json!({"filePath": "opencode.json", "content": "{}"}),
+            &knowing,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(project.join("opencode.json")).unwrap(),
+        "{}"
+    );
+    let _ = std::fs::remove_dir_all(&project);
+}
