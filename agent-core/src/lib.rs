@@ -135,7 +135,7 @@ pub use tool_context::{MetadataCallback, ToolContext};
 /// The tools a session can use.
 pub use tool_registry::ToolRegistry;
 /// Tool output truncation (§7.1), with the full output kept in a spill file.
-pub use truncate::{TruncationLimits, Truncator};
+pub use truncate::{Truncated, TruncationLimits, Truncator, truncate};
 
 // --- Agents: what the engine runs a turn for, and the catalog.
 /// The parts of an agent the engine uses.

@@ -15,7 +15,7 @@ use tokio::task::AbortHandle;
 
 use crate::approver::Approver;
 use crate::error::PermissionError;
-use crate::request::{AskRequest, PermissionRequest, Reply, ReplyKind};
+use crate::request::{Allowed, AskRequest, PermissionRequest, Reply, ReplyKind};
 use crate::rule::{Action, Rule, Ruleset};
 use crate::ruleset::{decide, find_last};
 use crate::store::{ApprovalStore, MemoryStore, StoreError};
@@ -125,14 +125,14 @@ struct Pending {
     /// Distinguishes this entry from a later one reusing the same id.
     token: u64,
     /// Resolves the waiting `ask`.
-    resolve: oneshot::Sender<Result<(), PermissionError>>,
+    resolve: oneshot::Sender<Result<Allowed, PermissionError>>,
     /// The approver task deciding this request, if any.
     approver_task: Option<AbortHandle>,
 }
 
 impl Pending {
     /// Resolves the asker and cancels the approver task.
-    fn finish(self, outcome: Result<(), PermissionError>) {
+    fn finish(self, outcome: Result<Allowed, PermissionError>) {
         if let Some(task) = &self.approver_task {
             task.abort();
         }
@@ -497,6 +497,19 @@ impl Permissions {
         request: AskRequest,
     ) -> impl Future<Output = Result<(), PermissionError>> + Send + 'static {
         let inner = Arc::clone(self.inner());
+        async move { Inner::ask(&inner, request).await.map(drop) }
+    }
+
+    /// [`ask`](Self::ask), saying how the request was allowed: by the rules
+    /// (no prompt), by a `once` or `always` answer, or by a
+    /// [`Reply::Grant`] — the one answer that lets a tool widen its OS
+    /// sandbox for the call (only for requests that
+    /// [offer it](PermissionRequest::offers_grant)).
+    pub fn ask_answer(
+        &self,
+        request: AskRequest,
+    ) -> impl Future<Output = Result<Allowed, PermissionError>> + Send + 'static {
+        let inner = Arc::clone(self.inner());
         async move { Inner::ask(&inner, request).await }
     }
 
@@ -625,7 +638,7 @@ impl Inner {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<(), PermissionError> {
+    async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
         // Ceilings (the rules of a task child's parents) bound it: the
@@ -639,7 +652,7 @@ impl Inner {
             }
         }
         if settled {
-            return Ok(());
+            return Ok(Allowed::ByRules);
         }
         // Something would be asked: read the approvals again, so that one
         // revoked or granted elsewhere (another process sharing the store)
@@ -658,7 +671,7 @@ impl Inner {
                 }
             }
             if !needs_prompt {
-                return Ok(());
+                return Ok(Allowed::ByRules);
             }
             if state.is_shut_down() {
                 return Err(PermissionError::Rejected);
@@ -788,7 +801,16 @@ impl Inner {
         });
 
         match reply {
-            Reply::Once => entry.finish(Ok(())),
+            Reply::Once => entry.finish(Ok(Allowed::Once)),
+            Reply::Grant => {
+                // A grant counts only where the tool offered one.
+                let allowed = if entry.request.offers_grant() {
+                    Allowed::Grant
+                } else {
+                    Allowed::Once
+                };
+                entry.finish(Ok(allowed));
+            }
             Reply::Reject { feedback } => {
                 let error = match feedback {
                     Some(feedback) if !feedback.is_empty() => {
@@ -816,7 +838,7 @@ impl Inner {
             }
             Reply::Always => {
                 let rules = entry.request.always_rules();
-                entry.finish(Ok(()));
+                entry.finish(Ok(Allowed::Always));
                 if !rules.is_empty() {
                     state.generation += 1;
                     state.approved.extend(rules.iter().cloned());
@@ -848,7 +870,7 @@ impl Inner {
                             request_id: sibling,
                             reply: Reply::Always,
                         });
-                        pending.finish(Ok(()));
+                        pending.finish(Ok(Allowed::Always));
                     }
                 }
             }

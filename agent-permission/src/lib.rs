@@ -94,7 +94,8 @@ pub use subagent::{derive_subagent_permission, task_child_permission};
 pub use error::PermissionError;
 /// Request and reply data shared by the gate and its hosts.
 pub use request::{
-    AskRequest, PermissionRequest, Reply, ReplyKind, ToolCallRef, is_storable_always_pattern,
+    Allowed, AskRequest, PermissionRequest, Reply, ReplyKind, SANDBOX_GRANT_KEY, ToolCallRef,
+    is_storable_always_pattern,
 };
 
 /// The async approval gate (§6), behind the `gate` feature.

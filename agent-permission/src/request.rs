@@ -130,6 +130,29 @@ pub enum ReplyKind {
     Always,
     /// Refuse it (with optional feedback).
     Reject,
+    /// Allow this request once and grant the directories it names to the
+    /// OS sandbox for this call (offered only where
+    /// [`PermissionRequest::offers_grant`]).
+    Grant,
+}
+
+/// The metadata key (`true`) by which a tool says a request's directories
+/// can be granted to its OS sandbox with [`Reply::Grant`].
+pub const SANDBOX_GRANT_KEY: &str = "sandbox_grant";
+
+/// How an allowed request was allowed ([`Permissions::ask_answer`](crate::Permissions::ask_answer)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Allowed {
+    /// By the rules or an earlier "always" approval, without a prompt.
+    ByRules,
+    /// By a `once` answer (an approver that allows everything answers so).
+    Once,
+    /// By an `always` answer, or the cascade of one.
+    Always,
+    /// By a [`Reply::Grant`]: allowed once, and the host granted the
+    /// request's directories to the OS sandbox for this call.
+    Grant,
 }
 
 /// A pending request as published to hosts (`permission.asked`).
@@ -156,12 +179,27 @@ impl PermissionRequest {
     /// The answers that mean something for this request: `always` is only
     /// offered when the request has `always` patterns, because otherwise it
     /// would approve nothing beyond this one call.
+    /// `grant` is offered only when the request
+    /// [offers it](Self::offers_grant).
     pub fn answers(&self) -> Vec<ReplyKind> {
-        if !self.always.iter().any(|p| is_storable_always_pattern(p)) {
-            vec![ReplyKind::Once, ReplyKind::Reject]
-        } else {
-            vec![ReplyKind::Once, ReplyKind::Always, ReplyKind::Reject]
+        let mut answers = vec![ReplyKind::Once];
+        if self.offers_grant() {
+            answers.push(ReplyKind::Grant);
         }
+        if self.always.iter().any(|p| is_storable_always_pattern(p)) {
+            answers.push(ReplyKind::Always);
+        }
+        answers.push(ReplyKind::Reject);
+        answers
+    }
+
+    /// Whether a [`Reply::Grant`] means something for this request: its
+    /// tool put `"sandbox_grant": true` in the metadata
+    /// ([`SANDBOX_GRANT_KEY`]; the bash tool does for the
+    /// `external_directory` requests of a sandboxed command). A grant to a
+    /// request that does not offer one counts as `once`.
+    pub fn offers_grant(&self) -> bool {
+        self.metadata.get(SANDBOX_GRANT_KEY) == Some(&serde_json::Value::Bool(true))
     }
 
     /// The rules an "always" answer would add to the approved list: one
@@ -210,6 +248,15 @@ pub enum Reply {
     /// Allow this request and approve its `always` patterns for every
     /// session of the project; pending siblings they cover are resolved too.
     Always,
+    /// Allow this request once **and** grant the directories it names to
+    /// the tool's OS sandbox for this one call (write access under
+    /// `workspace-write`). Only a person should answer this, as a choice
+    /// separate from `once`: approvers that answer by themselves (an
+    /// `--auto` mode, `AllowAll`) answer `once`, which
+    /// never widens a sandbox. Counts as `once` for a request that does
+    /// not [offer a grant](PermissionRequest::offers_grant); nothing is
+    /// remembered.
+    Grant,
     /// Refuse this request and every other pending request of its session.
     /// Non-empty feedback turns this request's error into `Corrected`.
     Reject {
@@ -238,6 +285,7 @@ impl Reply {
             Reply::Once => ReplyKind::Once,
             Reply::Always => ReplyKind::Always,
             Reply::Reject { .. } => ReplyKind::Reject,
+            Reply::Grant => ReplyKind::Grant,
         }
     }
 }

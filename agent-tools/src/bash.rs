@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use agent_core::Truncator;
 use agent_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use agent_permission::{Allowed, AskRequest, PermissionError, SANDBOX_GRANT_KEY};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -26,8 +27,10 @@ use tokio::sync::mpsc;
 mod read_args;
 
 use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests, scan};
+use crate::external::EXTERNAL_DIRECTORY;
 use crate::paths;
 use crate::read_rules::ReadRules;
+use crate::request::ToolRequest;
 use crate::sandbox::{CallScope, Sandbox, approved_directories};
 
 /// The tool id and permission name.
@@ -114,7 +117,7 @@ pub struct BashTool {
     default_timeout: Duration,
     max_timeout: Duration,
     kill_grace: Duration,
-    truncator: Truncator,
+    truncator: Option<Truncator>,
     shell: Option<PathBuf>,
     sandbox: Sandbox,
 }
@@ -125,7 +128,7 @@ impl Default for BashTool {
             default_timeout: BASH_DEFAULT_TIMEOUT,
             max_timeout: BASH_MAX_TIMEOUT,
             kill_grace: BASH_KILL_GRACE,
-            truncator: Truncator::default(),
+            truncator: None,
             shell: None,
             sandbox: Sandbox::default(),
         }
@@ -157,9 +160,13 @@ impl BashTool {
         self
     }
 
-    /// Sets how output is truncated (and where the full output is spilled).
+    /// Sets how output is truncated and where the full output is spilled
+    /// (default: the call context's [`truncator`](ToolContext::truncator),
+    /// whose spill directory an engine puts in the agent's data directory).
+    /// The spill directory is never writable to commands; the tool writes
+    /// it without following links.
     pub fn with_truncator(mut self, truncator: Truncator) -> Self {
-        self.truncator = truncator;
+        self.truncator = Some(truncator);
         self
     }
 
@@ -270,9 +277,17 @@ impl TypedTool for BashTool {
             &paths::resolve(&ctx.worktree, Path::new(".")),
         )
         .map_err(BashError::from)?;
+        // Only a person's explicit grant widens the sandbox (never a rule,
+        // `--auto` or a plain `once`).
+        let grantable = self.sandbox.offers_grants();
+        let mut granted = Vec::new();
         for request in &requests {
             if request.permission == BASH_OPAQUE {
                 request.ask_by_name(ctx).await?;
+            } else if grantable && request.permission == EXTERNAL_DIRECTORY {
+                if ask_grantable(request, ctx).await? == Allowed::Grant {
+                    granted.push(request.clone());
+                }
             } else {
                 request.ask(ctx).await?;
             }
@@ -305,13 +320,17 @@ impl TypedTool for BashTool {
             json!({"output": "", "description": description}),
         );
 
+        let truncator = self
+            .truncator
+            .clone()
+            .unwrap_or_else(|| ctx.truncator().clone());
         let scope = CallScope {
             session_id: ctx.session_id.clone(),
             directory: paths::resolve(&ctx.directory, Path::new(".")),
             worktree: paths::resolve(&ctx.worktree, Path::new(".")),
             cwd: cwd.clone(),
-            tool_output: Some(self.truncator.spill_dir.clone()),
-            approved: approved_directories(&requests),
+            tool_output: Some(truncator.spill_dir.clone()),
+            approved: approved_directories(&granted),
         };
         let mut sandbox = self
             .sandbox
@@ -427,7 +446,7 @@ impl TypedTool for BashTool {
         if ending == Ending::Cancelled {
             return Err(ToolError::Cancelled);
         }
-        let shown = self.truncator.apply(BASH, output.clone()).await;
+        let shown = crate::spill::truncate_and_spill(&truncator, BASH, output.clone()).await;
         let truncated = shown != output;
         Ok(ToolOutput::text(shown)
             .with_title(title)
@@ -438,6 +457,32 @@ impl TypedTool for BashTool {
                 "truncated": truncated,
                 "sandbox": sandbox_metadata,
             })))
+    }
+}
+
+/// Asks `request` offering a sandbox grant ([`SANDBOX_GRANT_KEY`]), as
+/// [`ToolRequest::ask`] does otherwise; how it was allowed.
+async fn ask_grantable(
+    request: &ToolRequest,
+    ctx: &ToolContext,
+) -> Result<Allowed, PermissionError> {
+    let mut metadata = request.metadata.clone();
+    if let serde_json::Value::Object(map) = &mut metadata {
+        map.insert(SANDBOX_GRANT_KEY.to_string(), serde_json::Value::Bool(true));
+    }
+    let ask = AskRequest::new(
+        ctx.session_id.as_str(),
+        request.permission.as_str(),
+        request.patterns.iter().cloned(),
+    )
+    .always(request.always.iter().cloned())
+    .metadata(metadata)
+    .ruleset(ctx.ruleset().clone())
+    .ceilings(ctx.ceilings().to_vec())
+    .tool(ctx.message_id.as_str(), ctx.call_id.as_str());
+    tokio::select! {
+        result = ctx.permissions().ask_answer(ask) => result,
+        () = ctx.cancel.cancelled() => Err(PermissionError::Rejected),
     }
 }
 

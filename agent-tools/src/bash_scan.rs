@@ -395,6 +395,21 @@ impl Scanner {
             if !long {
                 return Err(ScanError::Parse);
             }
+            // The word-by-word split does not track nesting: count it by
+            // parentheses and backticks, as deep as the tree walk allows.
+            let mut nesting = 0usize;
+            let mut deepest = 0usize;
+            for byte in bytes {
+                match byte {
+                    b'(' | b'`' => nesting += 1,
+                    b')' => nesting = nesting.saturating_sub(1),
+                    _ => {}
+                }
+                deepest = deepest.max(nesting);
+            }
+            if depth + deepest > MAX_NESTING {
+                return Err(ScanError::TooComplex);
+            }
             self.out.syntax_error = true;
             self.opaque("a long command line with a syntax error");
             self.pattern(source)?;

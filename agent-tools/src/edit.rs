@@ -90,7 +90,7 @@ impl TypedTool for EditTool {
             } else {
                 request
             };
-            request.ask(ctx).await?;
+            crate::write::ask_file_request(&request, ctx).await?;
         }
         let _lock = lock_file(&path).await;
         let metadata = tokio::fs::metadata(&path).await;

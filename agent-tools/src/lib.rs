@@ -85,6 +85,7 @@ mod glob;
 mod grep;
 mod list;
 mod programs;
+mod protected;
 mod read;
 mod read_rules;
 mod replace;
@@ -94,6 +95,7 @@ mod shell_command;
 mod shell_eval;
 mod shell_source;
 mod shell_word;
+mod spill;
 mod todo;
 mod walk;
 mod webfetch;
@@ -109,6 +111,9 @@ pub use external::{
     external_request, file_requests, is_inside,
 };
 pub use request::ToolRequest;
+// Protected paths (`.git`, `opencode.json`, `.opencode` …): the file tools
+// ask `protected_path` before changing them.
+pub use protected::{PROTECTED_NAMES, PROTECTED_PATH, protected_entry};
 
 // The bash tool (§8); its command-line scanner is the `bash_scan`
 // namespace.

@@ -322,13 +322,17 @@ const SHELL_OPTIONS: Spec = Spec {
 
 /// The table. Names are unique (checked by a test).
 pub(crate) const PROGRAMS: &[Program] = &[
-    // ---- bash keywords (tree-sitter parses most of them as syntax; the
-    // entries say the scan models them) ----
+    // ---- bash keywords: tree-sitter parses them as syntax, so one in the
+    // place of a program means it misread the compound command around it
+    // (`! for …` gave commands `for V in y`, `do m1`, `done`) ----
     Program {
         names: &[
             "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
             "do", "done", "in", "function", "{", "}", "!", "[[", "]]",
         ],
+        runs: Runs::Opaque(
+            "a reserved word where the parser expected a program: it misread the compound command",
+        ),
         ..BUILTIN
     },
     Program {

@@ -49,15 +49,35 @@ impl WriteTool {
     }
 }
 
-/// `external_directory` (when outside) then `edit` on the worktree-relative
-/// path and, through a symlink, on where it leads: what write and edit ask.
+/// `protected_path` (for a protected path, see `protected`), then
+/// `external_directory` (when outside), then `edit` on the
+/// worktree-relative path and, through a symlink, on where it leads: what
+/// write and edit ask.
 pub(crate) fn edit_requests(
     file_path: &str,
     directory: &Path,
     worktree: &Path,
 ) -> Vec<ToolRequest> {
     let path = paths::resolve(directory, Path::new(file_path));
-    file_requests("edit", &path, false, directory, worktree)
+    let mut requests: Vec<ToolRequest> =
+        crate::protected::protected_request(&path, directory, worktree)
+            .into_iter()
+            .collect();
+    requests.extend(file_requests("edit", &path, false, directory, worktree));
+    requests
+}
+
+/// Asks a file tool's `request`: `protected_path` by the rules that name
+/// it only (an `"*": "allow"` does not answer it), the rest as usual.
+pub(crate) async fn ask_file_request(
+    request: &ToolRequest,
+    ctx: &ToolContext,
+) -> Result<(), agent_permission::PermissionError> {
+    if request.permission == crate::protected::PROTECTED_PATH {
+        request.ask_by_name(ctx).await
+    } else {
+        request.ask(ctx).await
+    }
 }
 
 #[async_trait::async_trait]
@@ -77,7 +97,7 @@ impl TypedTool for WriteTool {
         let mut requests = self.requests(&args, &ctx.directory, &ctx.worktree);
         let edit = requests.pop();
         for request in &requests {
-            request.ask(ctx).await?;
+            ask_file_request(request, ctx).await?;
         }
         let _lock = lock_file(&path).await;
         let (exists, old) = match tokio::fs::metadata(&path).await {

@@ -40,6 +40,9 @@ pub fn describe_ask(request: &agent_permission::PermissionRequest) -> String {
         text.push('\n');
     }
     text.push_str("  [o] once");
+    if request.answers().contains(&ReplyKind::Grant) {
+        text.push_str("  [g] once and let the command write there (sandbox)");
+    }
     if request.answers().contains(&ReplyKind::Always) {
         let rules: Vec<String> = request
             .always_rules()
@@ -58,6 +61,7 @@ async fn answer(reader: &LineReader, request: &ApprovalRequest) -> Reply {
         match reader.read("choice> ", false).await {
             Line::Text(t) => match t.trim() {
                 "o" | "once" | "y" => return Reply::Once,
+                "g" | "grant" if request.request.offers_grant() => return Reply::Grant,
                 "a" | "always" if !request.request.always.is_empty() => return Reply::Always,
                 "r" | "reject" | "n" => return Reply::reject(),
                 "f" | "feedback" => {
@@ -66,7 +70,7 @@ async fn answer(reader: &LineReader, request: &ApprovalRequest) -> Reply {
                         _ => Reply::reject(),
                     };
                 }
-                _ => eprintln!("answer o, a, r or f"),
+                _ => eprintln!("answer o, g (where offered), a, r or f"),
             },
             Line::Interrupted | Line::Eof => return Reply::reject(),
         }

@@ -25,7 +25,8 @@ pub struct RunOptions {
     pub agent: Option<String>,
     /// `provider/model` to run on.
     pub model: Option<String>,
-    /// Answer every ask "once" (deny rules still deny).
+    /// Answer every ask "once" (deny rules still deny). Never widens the
+    /// bash sandbox: an automatic "once" is not a grant.
     pub auto: bool,
     /// Continue the latest session of the directory.
     pub continue_last: bool,
@@ -42,8 +43,10 @@ pub struct RunOptions {
 }
 
 /// The sandbox policy for bash: the config's `sandbox` key (agent-tools'
-/// `SandboxPolicy`), else `workspace-write` with the common credential
-/// folders unreadable; `--sandbox MODE` replaces the mode.
+/// `SandboxPolicy`; each field changes only what it names, so the common
+/// credential folders stay unreadable unless the key removes them with
+/// `default_deny_read: false` or `allow_read`), else `workspace-write`
+/// with those folders unreadable; `--sandbox MODE` replaces the mode.
 pub fn sandbox_policy(
     flag: Option<SandboxMode>,
     config: &serde_json::Map<String, serde_json::Value>,
@@ -52,7 +55,7 @@ pub fn sandbox_policy(
         Some(value) => serde_json::from_value::<SandboxPolicy>(value.clone()).map_err(|e| {
             format!("config key `sandbox`: {e} (see docs/sandbox.md for its fields)")
         })?,
-        None => SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_default_secret_paths(),
+        None => SandboxPolicy::new(SandboxMode::WorkspaceWrite),
     };
     if let Some(mode) = flag {
         policy.mode = mode;
@@ -247,7 +250,24 @@ mod sandbox_config_tests {
     fn the_config_key_sets_the_policy_and_the_flag_its_mode() {
         let none = sandbox_policy(None, &config(serde_json::json!({}))).unwrap();
         assert_eq!(none.mode, SandboxMode::WorkspaceWrite);
-        assert!(!none.deny_read.is_empty(), "credential folders unreadable");
+        assert!(
+            none.denied_read().len() >= agent_tools::SECRET_PATHS.len(),
+            "credential folders unreadable"
+        );
+
+        // A key naming only the network keeps the default denials.
+        let network = config(serde_json::json!({"sandbox": {"network": false}}));
+        let network = sandbox_policy(None, &network).unwrap();
+        assert_eq!(network.network, Some(false));
+        assert_eq!(network.denied_read(), none.denied_read());
+        // Removing them is explicit.
+        let removed = config(serde_json::json!({"sandbox": {"default_deny_read": false}}));
+        assert!(
+            sandbox_policy(None, &removed)
+                .unwrap()
+                .denied_read()
+                .is_empty()
+        );
 
         let cfg = config(serde_json::json!({"sandbox": {"mode": "read-only", "network": true}}));
         let from_config = sandbox_policy(None, &cfg).unwrap();

@@ -183,11 +183,30 @@ fn named_files(
         None => (base.to_path_buf(), word),
     };
     let mut current = vec![start];
-    for component in rest.split('/').filter(|c| !c.is_empty()) {
+    let components: Vec<&str> = rest.split('/').filter(|c| !c.is_empty()).collect();
+    for (at, component) in components.iter().copied().enumerate() {
         let mut next = Vec::new();
         if component == "**" {
             for dir in &current {
                 descend(dir, 0, &mut next, budget)?;
+            }
+            // Last, `**` names files too: every entry of those folders
+            // (`*` without globstar, every file beneath with it).
+            if at + 1 == components.len() {
+                let folders = std::mem::take(&mut next);
+                for dir in &folders {
+                    let Ok(entries) = std::fs::read_dir(dir) else {
+                        continue;
+                    };
+                    for entry in entries.flatten() {
+                        *budget = budget.checked_sub(1).ok_or(TooManyEntries)?;
+                        let name = entry.file_name();
+                        if options.dotglob || !name.to_string_lossy().starts_with('.') {
+                            next.push(dir.join(name));
+                        }
+                    }
+                }
+                next.extend(folders);
             }
         } else if !has_glob(component) {
             next = current.iter().map(|dir| dir.join(component)).collect();

@@ -57,6 +57,11 @@ impl ChildPlan {
             reaper::fork_init_and_command()?;
             if let Some(mounts) = &self.kernel.mounts {
                 mounts.enter()?;
+                // The ruleset was built from the host's `/proc`; the
+                // command reads its own, mounted just now.
+                if let Some(ruleset) = &self.landlock {
+                    sys::landlock_allow_beneath(ruleset.as_raw_fd(), c"/proc", sys::LANDLOCK_READ)?;
+                }
             }
         }
         if self.no_new_privs {

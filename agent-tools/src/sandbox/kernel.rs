@@ -217,13 +217,19 @@ impl KernelLayer {
         self.masks
     }
 
+    /// Whether a call with a PID namespace gets its own mounts (a private
+    /// `/proc`, masks, read-only protected paths).
+    pub(super) fn mounts(&self) -> bool {
+        self.mounts
+    }
+
     /// The plan of a call whose denied paths inside writable roots are
-    /// `masked`; `pid` says whether the call gets a PID namespace (the
-    /// mounts need one).
-    pub(super) fn plan(&self, pid: bool, masked: &[PathBuf]) -> KernelPlan {
+    /// `masked` and whose protected paths are `readonly`; `pid` says
+    /// whether the call gets a PID namespace (the mounts need one).
+    pub(super) fn plan(&self, pid: bool, masked: &[PathBuf], readonly: &[PathBuf]) -> KernelPlan {
         let masked: &[PathBuf] = if self.masks { masked } else { &[] };
         KernelPlan {
-            mounts: (self.mounts && pid).then(|| MountPlan::new(masked)),
+            mounts: (self.mounts && pid).then(|| MountPlan::new(masked, readonly)),
             seccomp: self.seccomp.clone(),
             scope: self.scope.clone(),
             bounding_set: self.bounding_set,
@@ -260,7 +266,7 @@ fn support() -> &'static Support {
             sys::drop_capabilities(root || user_namespace)
         });
         let namespaces = Namespaces::new(true, false).with_mount_namespace();
-        let plan = MountPlan::new(&[]);
+        let plan = MountPlan::new(&[], &[]);
         let mounts = probe("a private /proc and /dev in a mount namespace", move || {
             namespaces.enter()?;
             reaper::fork_init_and_command()?;

@@ -33,11 +33,13 @@
 mod denial;
 mod env;
 mod policy;
+mod roots;
 mod spawn;
 mod status;
 
 #[cfg(target_os = "linux")]
 mod child;
+mod handles;
 #[cfg(target_os = "linux")]
 mod kernel;
 #[cfg(target_os = "linux")]
@@ -55,6 +57,9 @@ mod sys;
 
 pub use denial::{DenialKind, SandboxDenial};
 pub use env::{CORE_VARIABLES, DEFAULT_EXCLUDES, DEFAULT_KEEP, EnvFilter, EnvInherit};
+#[cfg(target_os = "linux")]
+pub(crate) use handles::create_new_file;
 pub use policy::{OnUnsupported, SECRET_PATHS, SandboxMode, SandboxPolicy, UnknownSandboxMode};
+pub use roots::PROTECTED_NAMES;
 pub use spawn::{CallScope, PreparedCommand, Sandbox, SandboxError, approved_directories};
 pub use status::{Guard, SandboxStatus};

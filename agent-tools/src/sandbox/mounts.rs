@@ -12,7 +12,11 @@
 //!   grants, cannot deny it) is covered by an empty, read-only mount with
 //!   mode 000: a directory by a tmpfs, a file by an empty file. Reading it
 //!   fails with "Permission denied", as a Landlock denial does, and it can
-//!   be neither replaced nor removed (it is a mount point).
+//!   be neither replaced nor removed (it is a mount point);
+//! - what a later run trusts inside a writable root (`.git`, the project's
+//!   `opencode.json`/`opencode.jsonc` and `.opencode`, those that exist when
+//!   the call starts) is bound read-only onto itself: commands read it,
+//!   cannot change, remove or rename it.
 //!
 //! The new `/dev` is built on a tmpfs mounted over `/proc` for the moment
 //! (the host's `/dev` is still reachable then), moved onto `/dev`, and only
@@ -87,13 +91,16 @@ pub(super) struct MountPlan {
     devices: Vec<usize>,
     shm: bool,
     masks: Vec<Mask>,
+    /// Paths bound read-only onto themselves: what a later run trusts
+    /// (`.git`, the project's opencode config), inside a writable root.
+    readonly: Vec<CString>,
 }
 
 impl MountPlan {
     /// The plan for a call whose denied paths inside writable roots are
     /// `masked` (absolute, canonical, existing). Host devices that do not
     /// exist are left out.
-    pub(super) fn new(masked: &[PathBuf]) -> MountPlan {
+    pub(super) fn new(masked: &[PathBuf], readonly: &[PathBuf]) -> MountPlan {
         let exists = |path: &CStr| Path::new(std::ffi::OsStr::from_bytes(path.to_bytes())).exists();
         MountPlan {
             devices: (0..DEVICES.len())
@@ -108,6 +115,10 @@ impl MountPlan {
                     Some(Mask { target, directory })
                 })
                 .collect(),
+            readonly: readonly
+                .iter()
+                .filter_map(|path| CString::new(path.as_os_str().as_bytes()).ok())
+                .collect(),
         }
     }
 
@@ -118,6 +129,7 @@ impl MountPlan {
         sys::mount(None, c"/", None, libc::MS_REC | libc::MS_SLAVE, None)?;
         self.stage_dev()?;
         self.mask()?;
+        self.protect()?;
         // The staged tmpfs: read-only, then moved onto /dev.
         sys::mount(
             None,
@@ -167,6 +179,28 @@ impl MountPlan {
         }
         for (target, link) in LINKS {
             sys::symlink(target, link)?;
+        }
+        Ok(())
+    }
+
+    /// Binds each protected path read-only onto itself: readable, but
+    /// neither writable nor removable or renamable (a mount point).
+    fn protect(&self) -> io::Result<()> {
+        for target in &self.readonly {
+            sys::mount(
+                Some(target),
+                target,
+                None,
+                libc::MS_BIND | libc::MS_REC,
+                None,
+            )?;
+            sys::mount(
+                None,
+                target,
+                None,
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID,
+                None,
+            )?;
         }
         Ok(())
     }

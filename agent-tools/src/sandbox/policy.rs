@@ -84,14 +84,17 @@ pub enum OnUnsupported {
     Error,
 }
 
-/// The `sandbox` configuration key.
+/// The `sandbox` configuration key. Each field changes only what it
+/// names: a key that sets the network leaves the default credential
+/// denials ([`SECRET_PATHS`]) in place; they go only when the key says so
+/// (`"default_deny_read": false`, or a path in `allow_read`).
 ///
 /// ```json
 /// {"sandbox": {"mode": "workspace-write", "network": false,
-///              "writable": ["~/.cache"], "deny_read": ["~/.ssh", "~/.aws"],
-///              "on_unsupported": "error"}}
+///              "writable": ["~/.cache"], "deny_read": ["~/private"],
+///              "allow_read": ["~/.kube"], "on_unsupported": "error"}}
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxPolicy {
     /// The mode (default `workspace-write`).
@@ -104,9 +107,18 @@ pub struct SandboxPolicy {
     /// leading `~/` is the home directory.
     pub writable: Vec<PathBuf>,
     /// Paths commands may not read (file or directory; a leading `~/` is the
-    /// home directory). Enforced outside the writable directories; see
-    /// `docs/security.md` for the one limit.
+    /// home directory), besides [`SECRET_PATHS`] while
+    /// [`default_deny_read`](Self::default_deny_read) is on. Enforced
+    /// outside the writable directories; see `docs/sandbox.md` for the one
+    /// limit.
     pub deny_read: Vec<PathBuf>,
+    /// Whether [`SECRET_PATHS`] are denied too (default `true`). Turning it
+    /// off is the explicit way to drop every default denial.
+    pub default_deny_read: bool,
+    /// Paths taken out of the denied set, written as in
+    /// [`SECRET_PATHS`] or [`deny_read`](Self::deny_read) (`~/.kube`): the
+    /// explicit way to drop one default denial.
+    pub allow_read: Vec<PathBuf>,
     /// What to do where the mode cannot be enforced.
     pub on_unsupported: OnUnsupported,
     /// Which environment variables reach commands.
@@ -118,8 +130,25 @@ pub struct SandboxPolicy {
     pub allow_unix_sockets: bool,
 }
 
+impl Default for SandboxPolicy {
+    fn default() -> Self {
+        SandboxPolicy {
+            mode: SandboxMode::default(),
+            network: None,
+            writable: Vec::new(),
+            deny_read: Vec::new(),
+            default_deny_read: true,
+            allow_read: Vec::new(),
+            on_unsupported: OnUnsupported::default(),
+            env: EnvFilter::default(),
+            allow_unix_sockets: false,
+        }
+    }
+}
+
 impl SandboxPolicy {
-    /// A policy with this mode and every other setting at its default.
+    /// A policy with this mode and every other setting at its default
+    /// (the [`SECRET_PATHS`] denied).
     pub fn new(mode: SandboxMode) -> Self {
         SandboxPolicy {
             mode,
@@ -145,12 +174,44 @@ impl SandboxPolicy {
         self
     }
 
-    /// Adds the usual credential stores of the home directory to
-    /// [`deny_read`](Self::deny_read): [`SECRET_PATHS`].
+    /// Denies the usual credential stores of the home directory,
+    /// [`SECRET_PATHS`] (the default; this turns
+    /// [`default_deny_read`](Self::default_deny_read) back on).
     pub fn with_default_secret_paths(mut self) -> Self {
-        self.deny_read
-            .extend(SECRET_PATHS.iter().map(|path| PathBuf::from(*path)));
+        self.default_deny_read = true;
         self
+    }
+
+    /// Stops denying [`SECRET_PATHS`] by default (the paths in
+    /// [`deny_read`](Self::deny_read) stay denied).
+    pub fn without_default_secret_paths(mut self) -> Self {
+        self.default_deny_read = false;
+        self
+    }
+
+    /// Takes `path` out of the denied set (see
+    /// [`allow_read`](Self::allow_read)).
+    pub fn with_allow_read(mut self, path: impl Into<PathBuf>) -> Self {
+        self.allow_read.push(path.into());
+        self
+    }
+
+    /// The paths commands may not read, as written (`~/` not expanded):
+    /// [`SECRET_PATHS`] unless turned off, then
+    /// [`deny_read`](Self::deny_read), less [`allow_read`](Self::allow_read),
+    /// without duplicates.
+    pub fn denied_read(&self) -> Vec<PathBuf> {
+        let defaults = SECRET_PATHS
+            .iter()
+            .map(|path| PathBuf::from(*path))
+            .filter(|_| self.default_deny_read);
+        let mut denied: Vec<PathBuf> = Vec::new();
+        for path in defaults.chain(self.deny_read.iter().cloned()) {
+            if !denied.contains(&path) && !self.allow_read.contains(&path) {
+                denied.push(path);
+            }
+        }
+        denied
     }
 
     /// Sets what happens where the mode cannot be enforced.
@@ -179,7 +240,8 @@ impl SandboxPolicy {
     }
 }
 
-/// Credential stores [`SandboxPolicy::with_default_secret_paths`] denies.
+/// Credential stores every policy denies unless it says otherwise
+/// ([`SandboxPolicy::default_deny_read`], [`SandboxPolicy::allow_read`]).
 pub const SECRET_PATHS: &[&str] = &[
     "~/.ssh",
     "~/.gnupg",
@@ -236,6 +298,34 @@ mod tests {
         assert_eq!(default.mode, SandboxMode::WorkspaceWrite);
         assert!(default.network_allowed());
         assert!(serde_json::from_value::<SandboxPolicy>(serde_json::json!({"mdoe": "x"})).is_err());
+    }
+
+    #[test]
+    fn a_key_naming_other_fields_keeps_the_default_denials() {
+        let policy: SandboxPolicy =
+            serde_json::from_value(serde_json::json!({"network": false, "deny_read": ["~/p"]}))
+                .unwrap();
+        let denied = policy.denied_read();
+        for secret in SECRET_PATHS {
+            assert!(denied.contains(&PathBuf::from(secret)), "{secret} kept");
+        }
+        assert!(denied.contains(&PathBuf::from("~/p")));
+        assert_eq!(
+            SandboxPolicy::default().denied_read().len(),
+            SECRET_PATHS.len()
+        );
+
+        let one_less: SandboxPolicy =
+            serde_json::from_value(serde_json::json!({"allow_read": ["~/.kube"]})).unwrap();
+        let denied = one_less.denied_read();
+        assert!(!denied.contains(&PathBuf::from("~/.kube")));
+        assert_eq!(denied.len(), SECRET_PATHS.len() - 1);
+
+        let none: SandboxPolicy = serde_json::from_value(
+            serde_json::json!({"default_deny_read": false, "deny_read": ["~/p"]}),
+        )
+        .unwrap();
+        assert_eq!(none.denied_read(), [PathBuf::from("~/p")]);
     }
 
     #[test]

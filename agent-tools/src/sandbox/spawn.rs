@@ -1,7 +1,7 @@
 //! [`Sandbox`]: a policy plus what this machine can enforce, turned into a
 //! [`PreparedCommand`] for each call.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::denial::{Boundary, SandboxDenial, find_denials};
-use super::policy::{OnUnsupported, SandboxMode, SandboxPolicy, expand_home};
+use super::policy::{OnUnsupported, SandboxPolicy};
+use super::roots::{DeniedSet, FixedRoots, Held, RootInputs};
 use super::status::{Guard, SandboxStatus};
 use crate::external::EXTERNAL_DIRECTORY;
 use crate::request::ToolRequest;
@@ -44,16 +45,25 @@ pub struct CallScope {
     pub worktree: PathBuf,
     /// Where the command runs.
     pub cwd: PathBuf,
-    /// The tool-output (spill) directory.
+    /// The tool-output (spill) directory. It is never a writable root: the
+    /// agent writes it itself (without following links), and commands read
+    /// it like any other readable path.
     pub tool_output: Option<PathBuf>,
-    /// Directories an `external_directory` approval opened for this call
-    /// (see [`approved_directories`]).
+    /// Directories a person granted to the sandbox for this call: the
+    /// `external_directory` requests answered with
+    /// [`Reply::Grant`](agent_permission::Reply::Grant) (see
+    /// [`approved_directories`]). An approval by a rule, by `--auto` or by
+    /// any `once`/`always` answer never lands here; the policy's
+    /// [`writable`](SandboxPolicy::writable) list opens directories ahead
+    /// of time.
     pub approved: Vec<PathBuf>,
 }
 
 /// The directories the `external_directory` requests of a call name (their
 /// `dir/*` patterns without the `/*`), for [`CallScope::approved`]. Call it
-/// with the requests that were asked and approved.
+/// with the requests a person granted to the sandbox (answered
+/// [`Reply::Grant`](agent_permission::Reply::Grant)), never with every
+/// request that was allowed.
 pub fn approved_directories(requests: &[ToolRequest]) -> Vec<PathBuf> {
     requests
         .iter()
@@ -85,7 +95,24 @@ struct Inner {
     reported: Mutex<HashSet<String>>,
     #[cfg(target_os = "linux")]
     kernel: Arc<super::kernel::KernelLayer>,
+    /// The denied paths and read rules, resolved on the first call.
+    denied: std::sync::OnceLock<DeniedSet>,
+    /// Each session's roots, resolved on its first call.
+    roots: Mutex<HashMap<RootsKey, Arc<FixedRoots>>>,
 }
+
+/// Whose roots: one project (directory and worktree as the host gives
+/// them), for every session of this sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RootsKey {
+    directory: PathBuf,
+    worktree: PathBuf,
+}
+
+/// At most this many projects' roots are held (a few descriptors each);
+/// past it they are all let go, and each project's next call resolves its
+/// roots again.
+const MAX_HELD_PROJECTS: usize = 128;
 
 impl Default for Sandbox {
     fn default() -> Self {
@@ -103,7 +130,20 @@ impl Sandbox {
             &super::namespaces::available(),
         ));
         #[cfg(target_os = "linux")]
-        let status = kernel.add_to(detect(&policy));
+        let status = {
+            let mut status = kernel.add_to(detect(&policy));
+            let enforced = |guard: &Guard| matches!(guard, Guard::Enforced { .. });
+            if policy.mode == super::policy::SandboxMode::WorkspaceWrite
+                && kernel.mounts()
+                && enforced(&status.filesystem)
+                && enforced(&status.descendants)
+            {
+                status.protected_paths = Guard::Enforced {
+                    by: "read-only bind mounts in the command's mount namespace, of those that exist when the call starts (the file tools ask protected_path)".to_string(),
+                };
+            }
+            status
+        };
         #[cfg(not(target_os = "linux"))]
         let status = detect(&policy).without_kernel_layer(policy.mode);
         if status.is_degraded() {
@@ -117,6 +157,8 @@ impl Sandbox {
                 reported: Mutex::new(HashSet::new()),
                 #[cfg(target_os = "linux")]
                 kernel,
+                denied: std::sync::OnceLock::new(),
+                roots: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -135,6 +177,8 @@ impl Sandbox {
                 reported: Mutex::new(HashSet::new()),
                 #[cfg(target_os = "linux")]
                 kernel: self.inner.kernel.clone(),
+                denied: std::sync::OnceLock::new(),
+                roots: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -147,6 +191,14 @@ impl Sandbox {
     /// What this machine enforces of the policy.
     pub fn status(&self) -> &SandboxStatus {
         &self.inner.status
+    }
+
+    /// Whether a person can grant a directory to a call
+    /// ([`CallScope::approved`]): writes are restricted to the workspace
+    /// and that is enforced here.
+    pub fn offers_grants(&self) -> bool {
+        self.inner.policy.mode == super::policy::SandboxMode::WorkspaceWrite
+            && matches!(self.inner.status.filesystem, Guard::Enforced { .. })
     }
 
     /// Logs a degraded status the first time a session asks; true then.
@@ -168,8 +220,56 @@ impl Sandbox {
         first
     }
 
+    /// The denied paths and read rules, resolved on the first call.
+    fn denied_set(&self, home: Option<&Path>) -> &DeniedSet {
+        self.inner
+            .denied
+            .get_or_init(|| DeniedSet::resolve(&self.inner.policy, home))
+    }
+
+    /// The roots of `scope`'s project: resolved and opened on the first
+    /// call there, held for every later one of any session (a new sandbox,
+    /// for a changed policy, resolves them again).
+    fn roots(&self, scope: &CallScope, home: Option<&Path>) -> Arc<FixedRoots> {
+        let key = RootsKey {
+            directory: scope.directory.clone(),
+            worktree: scope.worktree.clone(),
+        };
+        let mut held = match self.inner.roots.lock() {
+            Ok(held) => held,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(roots) = held.get(&key) {
+            return Arc::clone(roots);
+        }
+        let roots = Arc::new(FixedRoots::resolve(
+            &RootInputs {
+                policy: &self.inner.policy,
+                directory: &scope.directory,
+                worktree: &scope.worktree,
+                home,
+            },
+            self.denied_set(home),
+        ));
+        if held.len() >= MAX_HELD_PROJECTS {
+            held.clear();
+        }
+        held.insert(key, Arc::clone(&roots));
+        roots
+    }
+
+    /// The writable roots of `scope`'s project (resolved on its first call,
+    /// held since), when writes are restricted.
+    pub fn writable_roots(&self, scope: &CallScope) -> Option<Vec<PathBuf>> {
+        let env: Vec<(OsString, OsString)> = Vec::new();
+        self.roots(scope, home_dir(&env).as_deref())
+            .writable_paths()
+    }
+
     /// Prepares a command for `scope`: its environment, and (on Linux) what
-    /// its child does between fork and exec.
+    /// its child does between fork and exec. The writable set and the
+    /// denied paths are those fixed on the project's first call; a path
+    /// replaced since (by a symbolic link, say) moves nothing.
     pub fn prepare(&self, scope: &CallScope) -> Result<PreparedCommand, SandboxError> {
         let policy = &self.inner.policy;
         let status = &self.inner.status;
@@ -185,18 +285,9 @@ impl Sandbox {
         };
         let env = policy.env.apply(base);
         let home = home_dir(&env);
-        let all_denied = denied_paths(policy, home.as_deref());
-        let writable = match policy.mode {
-            SandboxMode::DangerFullAccess => None,
-            SandboxMode::ReadOnly => Some(Vec::new()),
-            _ => Some(writable_roots(policy, scope, home.as_deref(), &all_denied)),
-        };
-        let (denied, unenforced): (Vec<PathBuf>, Vec<PathBuf>) =
-            all_denied.into_iter().partition(|path| {
-                !writable
-                    .as_deref()
-                    .is_some_and(|roots| roots.iter().any(|r| path.starts_with(r)))
-            });
+        let roots = self.roots(scope, home.as_deref());
+        let granted = granted_roots(&scope.approved, &roots);
+        let unenforced = roots.unenforced.clone();
         // Where a mount namespace is available, those are masked instead.
         #[cfg(target_os = "linux")]
         let masked = self.inner.kernel.masks();
@@ -208,12 +299,19 @@ impl Sandbox {
                 "sandbox: a denied path inside a writable directory stays readable"
             );
         }
+        let writable = roots.writable_paths().map(|mut paths| {
+            paths.extend(granted.iter().map(|g| g.path.clone()));
+            paths
+        });
+        let denied = roots.denied.clone();
         let filesystem = matches!(status.filesystem, Guard::Enforced { .. });
         let network_off = matches!(status.network, Guard::Enforced { .. });
         #[cfg(target_os = "linux")]
         let plan = {
             let landlock = if filesystem {
-                super::landlock::ruleset(&denied, writable.as_deref().unwrap_or_default())
+                let held = roots.writable.iter().flatten().chain(&granted);
+                let denied_set = self.denied_set(home.as_deref());
+                super::landlock::ruleset(&denied_set.readable, &denied_set.listable, held)
                     .map_err(|error| SandboxError::Landlock(error.to_string()))?
             } else {
                 None
@@ -223,7 +321,9 @@ impl Sandbox {
                 super::namespaces::Namespaces::new(pid, network_off),
                 policy.mode.restricts_files(),
                 landlock,
-                self.inner.kernel.plan(pid, &unenforced),
+                self.inner
+                    .kernel
+                    .plan(pid, &unenforced, &protected_paths(policy, scope)),
             ))
         };
         Ok(PreparedCommand {
@@ -380,7 +480,9 @@ fn detect(policy: &SandboxPolicy) -> SandboxStatus {
                 reason: "danger-full-access runs a non-root user's commands without namespaces; only the process group is ended".to_string(),
             },
         };
+        let (fixed_roots, protected_paths) = roots_guards(policy, &filesystem);
         SandboxStatus::new(policy.mode, filesystem, network, descendants)
+            .with_roots(fixed_roots, protected_paths)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -401,6 +503,55 @@ fn detect(policy: &SandboxPolicy) -> SandboxStatus {
     }
 }
 
+/// The state of the fixed roots and of the protected paths, given the
+/// file system guard.
+#[cfg(target_os = "linux")]
+fn roots_guards(policy: &SandboxPolicy, filesystem: &Guard) -> (Guard, Guard) {
+    if !matches!(filesystem, Guard::Enforced { .. }) {
+        return (filesystem.clone(), filesystem.clone());
+    }
+    let fixed = Guard::Enforced {
+        by:
+            "Landlock rules built from descriptors opened once per project, without following links"
+                .to_string(),
+    };
+    let protected = if policy.mode == super::policy::SandboxMode::WorkspaceWrite {
+        Guard::Unavailable {
+            reason: "commands can still write .git, opencode.json and .opencode inside the project (Landlock cannot take them out of the writable project); the file tools ask protected_path".to_string(),
+        }
+    } else {
+        Guard::Enforced {
+            by: "read-only mode".to_string(),
+        }
+    };
+    (fixed, protected)
+}
+
+/// The protected paths ([`PROTECTED_NAMES`](super::PROTECTED_NAMES)) of
+/// the call's project and worktree that exist now, canonical: bound
+/// read-only for its command in `workspace-write` (in `read-only` nothing
+/// is writable anyway).
+#[cfg(target_os = "linux")]
+fn protected_paths(policy: &SandboxPolicy, scope: &CallScope) -> Vec<PathBuf> {
+    if policy.mode != super::policy::SandboxMode::WorkspaceWrite {
+        return Vec::new();
+    }
+    let mut found: Vec<PathBuf> = Vec::new();
+    for root in [&scope.directory, &scope.worktree] {
+        if root.as_os_str().is_empty() || root.as_path() == std::path::Path::new("/") {
+            continue;
+        }
+        for name in super::PROTECTED_NAMES {
+            if let Ok(path) = root.join(name).canonicalize()
+                && !found.contains(&path)
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
 fn home_dir(env: &[(OsString, OsString)]) -> Option<PathBuf> {
     std::env::var_os("HOME")
         .or_else(|| {
@@ -411,68 +562,25 @@ fn home_dir(env: &[(OsString, OsString)]) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The canonical writable roots of `workspace-write` for `scope`. A
-/// directory approved for the call that overlaps a denied path is left out:
-/// the host's list wins over a call's approval.
-fn writable_roots(
-    policy: &SandboxPolicy,
-    scope: &CallScope,
-    home: Option<&Path>,
-    denied: &[PathBuf],
-) -> Vec<PathBuf> {
-    let mut candidates: Vec<PathBuf> = vec![scope.directory.clone()];
-    if scope.worktree != Path::new("/") && !scope.worktree.as_os_str().is_empty() {
-        candidates.push(scope.worktree.clone());
+/// The directories granted for one call, opened now; those that overlap
+/// a denied path, are `/` or are already writable are left out (the host's
+/// lists win over a call's grant).
+fn granted_roots(approved: &[PathBuf], roots: &FixedRoots) -> Vec<Held> {
+    if roots.writable.is_none() {
+        return Vec::new();
     }
-    candidates.extend([
-        std::env::temp_dir(),
-        PathBuf::from("/tmp"),
-        PathBuf::from("/var/tmp"),
-        PathBuf::from("/dev/shm"),
-    ]);
-    if let Some(dir) = &scope.tool_output {
-        // The spill directory is created lazily; make sure it exists so it
-        // gets its rule.
-        let _ = std::fs::create_dir_all(dir);
-        candidates.push(dir.clone());
-    }
-    candidates.extend(policy.writable.iter().map(|p| expand_home(p, home)));
-    candidates.extend(
-        scope
-            .approved
-            .iter()
-            .filter_map(|dir| dir.canonicalize().ok())
-            .filter(|dir| {
-                !denied
-                    .iter()
-                    .any(|d| d.starts_with(dir) || dir.starts_with(d))
-            }),
-    );
-    let mut roots: Vec<PathBuf> = Vec::new();
-    for candidate in candidates {
-        let Ok(root) = candidate.canonicalize() else {
-            continue;
-        };
-        if root != Path::new("/") && !roots.contains(&root) {
-            roots.push(root);
-        }
-    }
-    roots
-}
-
-/// The policy's denied paths that exist, canonical. (Those inside a
-/// writable root cannot be enforced: Landlock cannot take away what a rule
-/// above granted.)
-fn denied_paths(policy: &SandboxPolicy, home: Option<&Path>) -> Vec<PathBuf> {
-    let mut denied: Vec<PathBuf> = Vec::new();
-    for path in &policy.deny_read {
-        if let Ok(path) = expand_home(path, home).canonicalize()
-            && !denied.contains(&path)
-        {
-            denied.push(path);
-        }
-    }
-    denied
+    let denied = roots.denied.iter().chain(&roots.unenforced);
+    let denied: Vec<&PathBuf> = denied.collect();
+    approved
+        .iter()
+        .filter_map(|dir| Held::open(dir))
+        .filter(|held| held.dir && held.path != Path::new("/"))
+        .filter(|held| {
+            !denied
+                .iter()
+                .any(|d| d.starts_with(&held.path) || held.path.starts_with(d))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -495,16 +603,22 @@ mod tests {
     #[test]
     fn writable_roots_skip_root_worktree_and_missing_dirs() {
         let dir = std::env::temp_dir().canonicalize().unwrap();
+        let sandbox = Sandbox::new(SandboxPolicy::default());
         let scope = CallScope {
+            session_id: "s".into(),
             directory: dir.clone(),
             worktree: PathBuf::from("/"),
             cwd: dir.clone(),
-            approved: vec![PathBuf::from("/nonexistent-approved"), PathBuf::from("/")],
             ..CallScope::default()
         };
-        let roots = writable_roots(&SandboxPolicy::default(), &scope, None, &[]);
+        let roots = sandbox.writable_roots(&scope).unwrap();
         assert!(roots.contains(&dir));
         assert!(!roots.iter().any(|r| r == Path::new("/")));
-        assert!(!roots.iter().any(|r| r.starts_with("/nonexistent-approved")));
+        let held = sandbox.roots(&scope, None);
+        let granted = granted_roots(
+            &[PathBuf::from("/nonexistent-approved"), PathBuf::from("/")],
+            &held,
+        );
+        assert!(granted.is_empty());
     }
 }

@@ -65,6 +65,15 @@ pub struct SandboxStatus {
     /// Denied paths inside writable directories, which Landlock cannot
     /// deny, are covered by empty read-only mounts.
     pub credential_masking: Guard,
+    /// The writable set and the denied paths are fixed on a project's
+    /// first call and held as opened descriptors, so a command that
+    /// replaces a path with a symbolic link moves nothing.
+    pub fixed_roots: Guard,
+    /// The protected paths inside the workspace (`.git`, `opencode.json`,
+    /// `opencode.jsonc`, `.opencode`) are read-only to commands. Not part
+    /// of [`is_degraded`](Self::is_degraded): the file tools ask
+    /// `protected_path` before changing them either way.
+    pub protected_paths: Guard,
 }
 
 impl SandboxStatus {
@@ -80,6 +89,8 @@ impl SandboxStatus {
             private_proc: Guard::NotRequested,
             capabilities: Guard::NotRequested,
             credential_masking: Guard::NotRequested,
+            fixed_roots: Guard::NotRequested,
+            protected_paths: Guard::NotRequested,
         }
     }
 
@@ -123,7 +134,7 @@ impl SandboxStatus {
     }
 
     /// Every guarantee with its name as the status's JSON names it.
-    pub fn guards(&self) -> [(&'static str, &Guard); 8] {
+    pub fn guards(&self) -> [(&'static str, &Guard); 10] {
         [
             ("filesystem", &self.filesystem),
             ("network", &self.network),
@@ -133,14 +144,24 @@ impl SandboxStatus {
             ("private_proc", &self.private_proc),
             ("capabilities", &self.capabilities),
             ("credential_masking", &self.credential_masking),
+            ("fixed_roots", &self.fixed_roots),
+            ("protected_paths", &self.protected_paths),
         ]
+    }
+
+    /// Sets the state of the fixed roots and of the protected paths.
+    pub fn with_roots(mut self, fixed_roots: Guard, protected_paths: Guard) -> Self {
+        self.fixed_roots = fixed_roots;
+        self.protected_paths = protected_paths;
+        self
     }
 
     /// Whether something the policy asks for is not enforced.
     pub fn is_degraded(&self) -> bool {
-        self.guards()
-            .iter()
-            .any(|(_, guard)| matches!(guard, Guard::Unavailable { .. }))
+        // The protected paths are also guarded by the file tools' own ask.
+        self.guards().iter().any(|(name, guard)| {
+            *name != "protected_paths" && matches!(guard, Guard::Unavailable { .. })
+        })
     }
 
     /// One line for logs and tool output.
@@ -158,6 +179,11 @@ impl SandboxStatus {
             ("private /proc", &self.private_proc),
             ("no capabilities", &self.capabilities),
             ("credential masking", &self.credential_masking),
+            ("fixed roots", &self.fixed_roots),
+            (
+                "protected paths read-only to commands",
+                &self.protected_paths,
+            ),
         ];
         for (name, guard) in kernel {
             if *guard != Guard::NotRequested {

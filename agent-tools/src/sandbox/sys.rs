@@ -161,6 +161,48 @@ pub(super) fn landlock_restrict_self(fd: RawFd) -> io::Result<()> {
     }
 }
 
+/// Landlock's read rights (execute, read file, read directory), as
+/// `landlock_add_rule(2)` takes them.
+pub(super) const LANDLOCK_READ: u64 = (1 << 0) | (1 << 2) | (1 << 3);
+
+/// Adds to the (not yet enforced) Landlock ruleset `ruleset` a rule giving
+/// `access` beneath `path`: for a file system mounted in the child after
+/// the ruleset was built (the command's own `/proc`).
+pub(super) fn landlock_allow_beneath(ruleset: RawFd, path: &CStr, access: u64) -> io::Result<()> {
+    /// `struct landlock_path_beneath_attr` (packed in the kernel's ABI).
+    #[repr(C, packed)]
+    struct PathBeneath {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
+    // SAFETY: `path` is a NUL-terminated string; the flags take no pointers.
+    #[allow(unsafe_code)]
+    let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) })?;
+    let attr = PathBeneath {
+        allowed_access: access,
+        parent_fd: fd,
+    };
+    // SAFETY: LANDLOCK_RULE_PATH_BENEATH (1) takes a pointer to a valid
+    // `landlock_path_beneath_attr`, which `attr` is for the call.
+    #[allow(unsafe_code)]
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            1 as libc::c_int,
+            &attr as *const PathBeneath,
+            0 as libc::c_uint,
+        )
+    };
+    let error = io::Error::last_os_error();
+    // SAFETY: `fd` was opened above and is not used after this.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::close(fd);
+    }
+    if ret < 0 { Err(error) } else { Ok(()) }
+}
+
 /// `waitpid(pid, 0)`, retried on EINTR; returns the pid and raw status.
 pub(super) fn wait(pid: pid_t) -> io::Result<(pid_t, c_int)> {
     loop {

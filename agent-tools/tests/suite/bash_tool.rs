@@ -194,7 +194,14 @@ async fn external_directory_is_asked_first() {
     assert_eq!(seen[0].always, ["/tmp/*"]);
     assert_eq!(
         seen[0].metadata,
-        json!({"command": "rm /tmp/x", "directories": ["/tmp"], "patterns": ["/tmp/*"]})
+        json!({"command": "rm /tmp/x", "directories": ["/tmp"], "patterns": ["/tmp/*"],
+               "sandbox_grant": true})
+    );
+    // The sandboxed bash tool offers "grant this directory" as an answer.
+    assert!(
+        seen[0]
+            .answers()
+            .contains(&agent_permission::ReplyKind::Grant)
     );
 }
 

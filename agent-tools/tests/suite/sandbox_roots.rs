@@ -1,0 +1,417 @@
+//! The sandbox's roots cannot be moved by a command (issue 20): the
+//! writable set is fixed on a project's first call, the spill directory is
+//! never writable and the agent writes it without following links, and
+//! approvals given automatically never widen the sandbox — only a person's
+//! explicit grant does.
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::{Tool, ToolContext, ToolOutput, TruncationLimits, Truncator};
+use agent_permission::{AllowAll, Approver, PermissionRequest, Permissions, Reply};
+use agent_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
+use serde_json::json;
+
+/// Folders `workspace-write` always leaves writable.
+fn in_temp(path: &Path) -> bool {
+    let mut roots: Vec<PathBuf> = ["/tmp", "/var/tmp", "/dev/shm"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    roots.push(std::env::temp_dir());
+    roots
+        .into_iter()
+        .map(|r| r.canonicalize().unwrap_or(r))
+        .any(|r| path.starts_with(r))
+}
+
+/// A fresh directory outside every temporary folder: cargo's per-target
+/// temporary directory, or `$HOME/.cache` when that is under `/tmp`.
+fn outside_dir(name: &str) -> PathBuf {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(target).unwrap();
+    let mut root = target.canonicalize().unwrap();
+    if in_temp(&root) {
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME"));
+        root = home.join(".cache").join("agent-sdk-sandbox-tests");
+        std::fs::create_dir_all(&root).unwrap();
+        root = root.canonicalize().unwrap();
+    }
+    let dir = root.join(format!("roots-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// A fresh directory under the temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir()
+        .canonicalize()
+        .unwrap()
+        .join(format!("roots-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn bash(policy: SandboxPolicy) -> BashTool {
+    let sandbox = Sandbox::new(policy);
+    assert!(
+        !sandbox.status().is_degraded(),
+        "the sandbox is not fully enforced here: {}",
+        sandbox.status().summary()
+    );
+    BashTool::new()
+        .with_kill_grace(Duration::from_millis(300))
+        .with_sandbox(sandbox)
+}
+
+fn context(directory: &Path, worktree: &Path, approver: Arc<dyn Approver>) -> ToolContext {
+    let permissions = Permissions::new();
+    permissions.set_approver(approver);
+    ToolContext::new("ses_roots", "msg_1", "call_1", permissions)
+        .with_directories(directory.to_path_buf(), worktree.to_path_buf())
+}
+
+async fn run(tool: &BashTool, ctx: &ToolContext, command: &str) -> ToolOutput {
+    tool.execute(json!({"command": command, "timeout": 20_000}), ctx)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_project_path_swapped_for_a_link_does_not_move_the_writable_set() {
+    // The project directory is a folder of the worktree, so a command may
+    // replace it; the fake home stands for any folder outside.
+    let worktree = outside_dir("swap-worktree");
+    let project = worktree.join("app");
+    std::fs::create_dir_all(&project).unwrap();
+    let home = outside_dir("swap-home");
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    let ctx = context(&project, &worktree, Arc::new(AllowAll));
+
+    run(&tool, &ctx, "echo first > inside.txt").await;
+    assert!(
+        project.join("inside.txt").exists(),
+        "the project is writable"
+    );
+    run(
+        &tool,
+        &ctx,
+        &format!(
+            "cd {w} && mv app app.old && ln -s {h} app",
+            w = worktree.display(),
+            h = home.display()
+        ),
+    )
+    .await;
+    assert!(
+        std::fs::symlink_metadata(&project)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the first command replaced the project with a link"
+    );
+    // The second call runs "in the project", which now leads to the home.
+    let out = run(&tool, &ctx, "echo pwned > pwned.txt").await;
+    assert!(
+        !home.join("pwned.txt").exists(),
+        "the link moved the writable set: {}",
+        out.output
+    );
+    let _ = std::fs::remove_dir_all(&worktree);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[tokio::test]
+async fn a_project_under_the_temp_directory_stays_confined_to_itself() {
+    let project = temp_dir("temp-project");
+    let home = outside_dir("temp-home");
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    let ctx = context(&project, &project, Arc::new(AllowAll));
+    run(&tool, &ctx, "echo ok > a.txt").await;
+    assert!(project.join("a.txt").exists());
+    run(
+        &tool,
+        &ctx,
+        &format!(
+            "mv {p} {p}.old && ln -s {h} {p}",
+            p = project.display(),
+            h = home.display()
+        ),
+    )
+    .await;
+    run(&tool, &ctx, "echo pwned > pwned.txt").await;
+    assert!(!home.join("pwned.txt").exists(), "the link moved the root");
+    let _ = std::fs::remove_file(&project);
+    let _ = std::fs::remove_dir_all(project.with_extension("old"));
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[tokio::test]
+async fn the_spill_directory_swapped_for_a_link_is_neither_writable_nor_followed() {
+    let project = outside_dir("spill-project");
+    let home = outside_dir("spill-home");
+    // A spill directory under the (writable) temporary directory, the
+    // worst place a host could choose.
+    let spill = temp_dir("spill").join("tool-output");
+    let truncator = Truncator {
+        limits: TruncationLimits {
+            max_lines: 5,
+            max_bytes: 50_000,
+        },
+        spill_dir: spill.clone(),
+    };
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite)).with_truncator(truncator);
+    let ctx = context(&project, &project, Arc::new(AllowAll));
+
+    let out = run(&tool, &ctx, "seq 1 100").await;
+    assert!(
+        out.output.contains("Full output saved to:"),
+        "{}",
+        out.output
+    );
+    assert!(spill.is_dir());
+    run(
+        &tool,
+        &ctx,
+        &format!(
+            "rm -rf {s} && ln -s {h} {s}",
+            s = spill.display(),
+            h = home.display()
+        ),
+    )
+    .await;
+    // A command writing through the link, and the agent spilling through
+    // it: neither lands in the home.
+    let out = run(
+        &tool,
+        &ctx,
+        &format!("echo pwned > {}/pwned.txt; seq 1 100", spill.display()),
+    )
+    .await;
+    assert!(!home.join("pwned.txt").exists(), "{}", out.output);
+    assert!(
+        out.output.contains("could not be saved"),
+        "the spill refused the link: {}",
+        out.output
+    );
+    assert_eq!(
+        std::fs::read_dir(&home).unwrap().count(),
+        0,
+        "nothing was written in the home"
+    );
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_file(&spill);
+}
+
+/// Answers `grant` to the requests that offer it, `once` to the rest: a
+/// person choosing "grant this directory to the sandbox".
+struct Grants;
+
+#[async_trait::async_trait]
+impl Approver for Grants {
+    async fn approve(&self, request: &PermissionRequest) -> Reply {
+        if request.offers_grant() {
+            Reply::Grant
+        } else {
+            Reply::Once
+        }
+    }
+}
+
+#[tokio::test]
+async fn auto_approval_of_an_outside_path_never_opens_it_a_grant_does() {
+    let project = outside_dir("auto-project");
+    let outside = outside_dir("auto-outside");
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    let target = outside.join("f.txt");
+    let command = format!("echo x > {}", target.display());
+
+    // `agent run --auto` answers every ask with `once` (AllowAll).
+    let auto = context(&project, &project, Arc::new(AllowAll));
+    let out = run(&tool, &auto, &command).await;
+    assert!(
+        !target.exists(),
+        "--auto widened the sandbox: {}",
+        out.output
+    );
+    assert!(
+        out.output.contains("blocked by the sandbox"),
+        "{}",
+        out.output
+    );
+
+    // A rule that allows the folder does not widen it either.
+    let ruled = auto
+        .clone()
+        .with_ruleset(Arc::new(agent_permission::Ruleset::from(vec![
+            agent_permission::Rule::new("*", "*", agent_permission::Action::Allow),
+        ])));
+    run(&tool, &ruled, &command).await;
+    assert!(!target.exists(), "an allow rule widened the sandbox");
+
+    // A person's explicit grant opens the folder for that call only.
+    let person = context(&project, &project, Arc::new(Grants));
+    run(&tool, &person, &command).await;
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
+    std::fs::remove_file(&target).unwrap();
+    run(&tool, &auto, &command).await;
+    assert!(!target.exists(), "the grant outlived its call");
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&outside);
+}
+
+/// Records each request and answers by a closure.
+struct Recorder {
+    seen: std::sync::Mutex<Vec<String>>,
+    answer: fn(&PermissionRequest) -> Reply,
+}
+
+#[async_trait::async_trait]
+impl Approver for Recorder {
+    async fn approve(&self, request: &PermissionRequest) -> Reply {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("{} {:?}", request.permission, request.patterns));
+        (self.answer)(request)
+    }
+}
+
+#[tokio::test]
+async fn file_tools_ask_protected_path_even_when_everything_is_allowed() {
+    use agent_tools::{EditTool, WriteTool};
+    let project = outside_dir("protected");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join(".git/config"), "[core]\n").unwrap();
+    let allow_all = Arc::new(agent_permission::Ruleset::from(vec![
+        agent_permission::Rule::new("*", "*", agent_permission::Action::Allow),
+    ]));
+    let rejecter = Arc::new(Recorder {
+        seen: Default::default(),
+        answer: |_| Reply::reject(),
+    });
+    let ctx = context(&project, &project, rejecter.clone()).with_ruleset(allow_all.clone());
+
+    for (tool, args) in [
+        (
+            Box::new(WriteTool) as Box<dyn Tool>,
+            json!({"filePath": "opencode.json", "content": "{\"mcp\":{}}"}),
+        ),
+        (
+            Box::new(WriteTool),
+            json!({"filePath": ".opencode/plugin/x.ts", "content": "x"}),
+        ),
+        (
+            Box::new(EditTool),
+            json!({"filePath": ".git/config", "oldString": "[core]", "newString": "[core]\n\tfsmonitor = evil"}),
+        ),
+    ] {
+        assert!(tool.execute(args.clone(), &ctx).await.is_err(), "{args}");
+    }
+    let seen = rejecter.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(
+        seen.iter().all(|s| s.starts_with("protected_path ")),
+        "{seen:?}"
+    );
+    assert!(!project.join("opencode.json").exists());
+    assert!(!project.join(".opencode").exists());
+    assert_eq!(
+        std::fs::read_to_string(project.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+
+    // An ordinary file is not asked; a rule naming protected_path allows
+    // the protected ones knowingly.
+    let ctx_ok = ctx.clone();
+    WriteTool
+        .execute(json!({"filePath": "src.txt", "content": "x"}), &ctx_ok)
+        .await
+        .unwrap();
+    assert_eq!(rejecter.seen.lock().unwrap().len(), 3);
+    let mut rules = allow_all.0.clone();
+    rules.push(agent_permission::Rule::new(
+        "protected_path",
+        "*",
+        agent_permission::Action::Allow,
+    ));
+    let knowing = ctx.with_ruleset(Arc::new(agent_permission::Ruleset(rules)));
+    WriteTool
+        .execute(
+            json!({"filePath": "opencode.json", "content": "{}"}),
+            &knowing,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(project.join("opencode.json")).unwrap(),
+        "{}"
+    );
+    let _ = std::fs::remove_dir_all(&project);
+}
+
+/// What the next run trusts is read-only to commands: `.git` (its config
+/// and hooks run on the user's next `git status`), `opencode.json` and
+/// `.opencode` (an MCP command started on the next `agent run`). They stay
+/// readable, and a command can neither replace nor rename them.
+#[tokio::test]
+async fn what_a_later_run_trusts_is_read_only_to_commands() {
+    let project = outside_dir("protected");
+    std::fs::create_dir_all(project.join(".git/hooks")).unwrap();
+    std::fs::write(project.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(project.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(project.join("opencode.json"), "{}\n").unwrap();
+    std::fs::create_dir_all(project.join(".opencode/agent")).unwrap();
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    assert!(
+        tool.sandbox()
+            .status()
+            .summary()
+            .contains("protected paths"),
+        "{}",
+        tool.sandbox().status().summary()
+    );
+    let ctx = context(&project, &project, Arc::new(AllowAll));
+    for attack in [
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config",
+        "echo 'touch pwned' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
+        "echo '{\"mcp\":{\"x\":{\"type\":\"local\",\"command\":[\"touch\",\"pwned\"]}}}' > opencode.json",
+        "echo x > .opencode/agent/evil.md",
+        "mv .git .git.old && mkdir .git && echo evil > .git/config",
+        "mv opencode.json o.json && echo '{}' > opencode.json",
+        "rm -rf .opencode",
+    ] {
+        run(&tool, &ctx, attack).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(project.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!project.join(".git/hooks/pre-commit").exists());
+    assert!(!project.join(".git.old").exists());
+    assert_eq!(
+        std::fs::read_to_string(project.join("opencode.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(!project.join("o.json").exists());
+    assert!(project.join(".opencode/agent").is_dir());
+    assert!(!project.join(".opencode/agent/evil.md").exists());
+    // Still readable, and the rest of the project still writable.
+    let out = run(&tool, &ctx, "cat .git/HEAD && echo ok > build.log").await;
+    assert!(
+        out.output.contains("ref: refs/heads/main"),
+        "{}",
+        out.output
+    );
+    assert!(project.join("build.log").exists());
+    let _ = std::fs::remove_dir_all(&project);
+}
