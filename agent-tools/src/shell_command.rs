@@ -264,7 +264,10 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             skip,
             shell_without,
         } => {
-            let start = parsed.end + skip;
+            // `coproc X=1 cmd` runs `cmd` with `X` set; for the other
+            // wrappers such a word fails as a program name, and seeing the
+            // command after it asks for more, never less.
+            let start = skip_assignments(args, parsed.end + skip);
             if start >= args.len() && shell_without {
                 out.reads_stdin = true;
             }

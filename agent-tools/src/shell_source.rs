@@ -64,7 +64,7 @@ pub(crate) fn unfaithful(root: Node<'_>, source: &str) -> Vec<String> {
     let parse = Parse::of(root, source);
     let bytes = source.as_bytes();
     let continued = continuations(bytes);
-    for (at, span) in continued.iter().zip(parse.innermost(&continued, 2)) {
+    for (at, span) in continued.iter().zip(parse.innermost(&continued, 1)) {
         if let Some(reason) = continuation(source, *at, span) {
             add(reason);
         }

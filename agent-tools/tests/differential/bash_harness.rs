@@ -1428,20 +1428,12 @@ fn ansi_escape(chars: &[char], i: usize, word: &mut Vec<u8>) -> usize {
 /// scanner learns the construct.
 pub const HOLE_CLASSES: &[(&str, &str)] = &[
     (
-        "comment-continuation",
-        "a `\\`-newline at the end of a comment: bash ends the comment at the newline, the scanner glues the next line into it",
-    ),
-    (
         "input-completion",
         "`xargs` and `find -exec` complete the command with their input (`m1` runs as `m1 a`, `m2 {}` as `m2 .`); the pattern is the command as written",
     ),
     (
         "declaration",
         "declaration builtins (`declare`, `local`, `export`, `readonly`, `typeset`, `unset`) produce no pattern",
-    ),
-    (
-        "coproc",
-        "the commands of a `coproc` (named `coproc C { …; }` or not) produce no pattern",
     ),
     (
         "glued-substitution",
@@ -1472,10 +1464,6 @@ pub const HOLE_CLASSES: &[(&str, &str)] = &[
         "brace expansion followed by an expansion (`{a,b}$1`) is mis-expanded (`a$ b$ 1`)",
     ),
     (
-        "negated-compound",
-        "`!` before a compound command (`! for …`, `! if …`) is misparsed: its keywords become programs and its commands words of them",
-    ),
-    (
         "empty-for-list",
         "`for V in; do …` (an empty word list, valid bash) is misparsed: the commands after it become words of `do`/`then`",
     ),
@@ -1497,12 +1485,6 @@ pub const HOLE_CLASSES: &[(&str, &str)] = &[
 /// any (see [`HOLE_CLASSES`]).
 pub fn known_hole(line: &str, executed: &Executed) -> Option<&'static str> {
     let segments: Vec<&str> = line.split('\n').collect();
-    let comment_ends_in_backslash = segments.iter().any(|s| {
-        s.ends_with('\\')
-            && s.char_indices().any(|(i, c)| {
-                c == '#' && (i == 0 || s[..i].ends_with([' ', '\t', ';', '&', '|', '(', ')', '`']))
-            })
-    });
     let args = executed.argv.get(1..).unwrap_or_default();
     let program = executed
         .argv
@@ -1510,14 +1492,13 @@ pub fn known_hole(line: &str, executed: &Executed) -> Option<&'static str> {
         .map(String::as_str)
         .unwrap_or_default();
     let listed = |name: &str| agent_tools::bash_scan::WRAPPERS.contains(&name);
-    let class = if comment_ends_in_backslash {
-        "comment-continuation"
-    } else if line.contains("xargs") || line.contains("-exec") {
+    // Closed classes (comment continuations, the named coproc, `!` before a
+    // compound command) are no longer excused: such lines must be covered
+    // or asked.
+    let class = if line.contains("xargs") || line.contains("-exec") {
         "input-completion"
     } else if ["declare", "local", "export", "readonly", "typeset", "unset"].contains(&program) {
         "declaration"
-    } else if line.contains("coproc") {
-        "coproc"
     } else if executed.joined().contains("/dev/fd/") {
         "glued-substitution"
     } else if WRAPPERS
@@ -1544,13 +1525,6 @@ pub fn known_hole(line: &str, executed: &Executed) -> Option<&'static str> {
         "trailing-newline"
     } else if line.contains("}$") {
         "brace-then-expansion"
-    } else if [
-        "! for", "! if", "! while", "! until", "! case", "! {", "! (", "! [[",
-    ]
-    .iter()
-    .any(|k| line.contains(k))
-    {
-        "negated-compound"
     } else if line.contains("for V in;") {
         "empty-for-list"
     } else if line.contains("<<") && line.contains("\\\n") {
