@@ -158,6 +158,9 @@ pub struct Analysis {
     pub reads_stdin: bool,
     /// How many `xargs` / `find -exec` inputs this analysis is inside.
     input_depth: usize,
+    /// How many words [`commands`](Self::commands) holds, bounded by
+    /// [`MAX_ANALYSED_WORDS`].
+    words: usize,
 }
 
 /// The name a program runs as: its base name, and `bash` for
@@ -187,6 +190,10 @@ pub fn analyze(words: &[Word]) -> Analysis {
     out
 }
 
+/// Most words the commands of one simple command may add up to, wrappers'
+/// commands included (each wrapper repeats the words after it).
+const MAX_ANALYSED_WORDS: usize = 16 * 1024;
+
 fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
     let Some(first) = words.first() else {
         return;
@@ -194,6 +201,19 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
     if depth > MAX_WRAPPER_DEPTH {
         out.opaque
             .push(format!("more than {MAX_WRAPPER_DEPTH} nested wrappers"));
+        return;
+    }
+    // Each wrapper level copies the rest of the line: a chain of
+    // `xargs xargs …` or `find -exec find -exec …` would make that
+    // quadratic. Past the bound the line is asked as a whole.
+    out.words += words.len();
+    if out.words > MAX_ANALYSED_WORDS {
+        let reason = format!(
+            "the command wraps more than {MAX_ANALYSED_WORDS} words of commands in commands"
+        );
+        if !out.opaque.contains(&reason) {
+            out.opaque.push(reason);
+        }
         return;
     }
     out.commands.push(words.to_vec());

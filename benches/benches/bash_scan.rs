@@ -6,7 +6,8 @@
 //! deepest lines the length limit allows: `if` nested 4,000 deep (the
 //! walk used tree-sitter's `Node::parent`, which searches down from the
 //! root, so it was quadratic: 6.4 s in a debug build) and 4,000 arithmetic
-//! loops.
+//! loops; wrapper chains (`find -exec`, `xargs`), continuations and
+//! comments filling the 128 KiB limit.
 
 #![allow(missing_docs)]
 
@@ -40,7 +41,22 @@ fn lines() -> Vec<(&'static str, String)> {
             "4000 arithmetic loops",
             "for ((i=0; i<n; i++)); do echo $((i * 2)); done; ".repeat(1000),
         ),
+        // Wrapper chains up to the length limit: each level used to copy
+        // the rest of the line (quadratic, over a minute in a debug build).
+        ("find -exec chain", fill("find . -exec ", "rm x ;")),
+        ("xargs chain", fill("xargs ", "rm")),
+        ("xargs -I chain", fill("xargs -I{} ", "rm {}")),
+        // Line continuations and comments up to the limit: the faithfulness
+        // checks (shell_source) are one walk and sweeps.
+        ("continuations", fill("a \\\n", "")),
+        ("comments", fill("a #c\n", "")),
     ]
+}
+
+/// `unit` repeated up to the length limit, then `tail`.
+fn fill(unit: &str, tail: &str) -> String {
+    let count = (agent_tools::bash_scan::MAX_COMMAND_BYTES - tail.len()) / unit.len();
+    format!("{}{tail}", unit.repeat(count))
 }
 
 fn bench(c: &mut Criterion) {
