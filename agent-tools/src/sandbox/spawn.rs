@@ -321,9 +321,11 @@ impl Sandbox {
                 super::namespaces::Namespaces::new(pid, network_off),
                 policy.mode.restricts_files(),
                 landlock,
-                self.inner
-                    .kernel
-                    .plan(pid, &unenforced, &protected_paths(policy, scope)),
+                self.inner.kernel.plan(
+                    pid,
+                    &unenforced,
+                    &protected_paths(policy, scope, home.as_deref()),
+                ),
             ))
         };
         Ok(PreparedCommand {
@@ -530,12 +532,22 @@ fn roots_guards(policy: &SandboxPolicy, filesystem: &Guard) -> (Guard, Guard) {
 /// The protected paths ([`PROTECTED_NAMES`](super::PROTECTED_NAMES)) of
 /// the call's project and worktree that exist now, canonical: bound
 /// read-only for its command in `workspace-write` (in `read-only` nothing
-/// is writable anyway).
+/// is writable anyway). One the policy's `writable` list names exactly
+/// (`"writable": [".git"]`, relative to the project, lets commands commit)
+/// stays writable: the user opened it knowingly.
 #[cfg(target_os = "linux")]
-fn protected_paths(policy: &SandboxPolicy, scope: &CallScope) -> Vec<PathBuf> {
+fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path>) -> Vec<PathBuf> {
     if policy.mode != super::policy::SandboxMode::WorkspaceWrite {
         return Vec::new();
     }
+    let opened: Vec<PathBuf> = policy
+        .writable
+        .iter()
+        .filter_map(|dir| {
+            let dir = super::policy::expand_home(dir, home);
+            scope.directory.join(dir).canonicalize().ok()
+        })
+        .collect();
     let mut found: Vec<PathBuf> = Vec::new();
     for root in [&scope.directory, &scope.worktree] {
         if root.as_os_str().is_empty() || root.as_path() == std::path::Path::new("/") {
@@ -544,6 +556,7 @@ fn protected_paths(policy: &SandboxPolicy, scope: &CallScope) -> Vec<PathBuf> {
         for name in super::PROTECTED_NAMES {
             if let Ok(path) = root.join(name).canonicalize()
                 && !found.contains(&path)
+                && !opened.contains(&path)
             {
                 found.push(path);
             }

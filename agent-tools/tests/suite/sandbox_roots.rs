@@ -415,3 +415,26 @@ async fn what_a_later_run_trusts_is_read_only_to_commands() {
     assert!(project.join("build.log").exists());
     let _ = std::fs::remove_dir_all(&project);
 }
+
+/// A protected path the `writable` list names is opened knowingly: with
+/// `"writable": [".git"]` commands can commit; the others stay read-only.
+#[tokio::test]
+async fn a_protected_path_named_writable_is_opened_knowingly() {
+    let project = outside_dir("protected-opened");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join("opencode.json"), "{}\n").unwrap();
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_writable(".git"));
+    let ctx = context(&project, &project, Arc::new(AllowAll));
+    run(
+        &tool,
+        &ctx,
+        "echo x > .git/index.lock; echo y > opencode.json",
+    )
+    .await;
+    assert!(project.join(".git/index.lock").exists());
+    assert_eq!(
+        std::fs::read_to_string(project.join("opencode.json")).unwrap(),
+        "{}\n"
+    );
+    let _ = std::fs::remove_dir_all(&project);
+}
