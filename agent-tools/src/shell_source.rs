@@ -331,38 +331,37 @@ impl Heredoc {
 }
 
 /// The delimiter bash compares body lines with: the word after quote
-/// removal (no expansion). `None` when the word holds an expansion, which
-/// this check does not model.
+/// removal (no expansion). `None` when the word holds an expansion or a
+/// quote it does not close (the parser then read only part of the word),
+/// which this check does not model.
 fn delimiter_text(word: &str) -> Option<String> {
     let mut out = String::new();
     let mut chars = word.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\'' => {
-                for inner in chars.by_ref() {
-                    if inner == '\'' {
-                        break;
-                    }
-                    out.push(inner);
+            '\'' => loop {
+                // An open quote: the word is not one the parser read whole.
+                match chars.next()? {
+                    '\'' => break,
+                    inner => out.push(inner),
                 }
-            }
-            '"' => {
-                while let Some(inner) = chars.next() {
-                    match inner {
-                        '"' => break,
-                        '\\' => match chars.next() {
-                            Some(next @ ('$' | '`' | '"' | '\\')) => out.push(next),
-                            Some(next) => {
-                                out.push('\\');
-                                out.push(next);
-                            }
-                            None => out.push('\\'),
-                        },
-                        '$' | '`' => return None,
-                        other => out.push(other),
-                    }
+            },
+            '"' => loop {
+                let inner = chars.next()?;
+                match inner {
+                    '"' => break,
+                    '\\' => match chars.next() {
+                        Some(next @ ('$' | '`' | '"' | '\\')) => out.push(next),
+                        Some(next) => {
+                            out.push('\\');
+                            out.push(next);
+                        }
+                        None => out.push('\\'),
+                    },
+                    '$' | '`' => return None,
+                    other => out.push(other),
                 }
-            }
+            },
             '\\' => out.push(chars.next()?),
             '$' | '`' => return None,
             other => out.push(other),
@@ -435,7 +434,7 @@ fn heredocs(heredocs: &[Heredoc], source: &str) -> Vec<String> {
         };
         let Some(delimiter) = delimiter_text(&heredoc.delimiter) else {
             reasons.push(format!(
-                "a heredoc delimiter with an expansion (`<<{}`)",
+                "a heredoc delimiter with an expansion or an open quote (`<<{}`)",
                 heredoc.delimiter.escape_debug()
             ));
             continue;
@@ -567,6 +566,7 @@ mod tests {
             ("cat <<é\nä\necho '\né\nrm -rf src\n'", "may misread"),
             ("cat <<EOF 'x\nEOF\n' ; rm y\nEOF", "may misread"),
             ("cat <<$X\nrm\n$X", "expansion"),
+            ("cat <<'E\nOF'\nrm -f x\nE\nOF\n", "open quote"),
             ("echo \u{1}x", "control character"),
         ] {
             let found = reasons(line);
@@ -583,5 +583,7 @@ mod tests {
         assert_eq!(delimiter_text("\\EOF").as_deref(), Some("EOF"));
         assert_eq!(delimiter_text("E\"O\"F").as_deref(), Some("EOF"));
         assert_eq!(delimiter_text("$X"), None);
+        assert_eq!(delimiter_text("'E"), None);
+        assert_eq!(delimiter_text("\"E"), None);
     }
 }
