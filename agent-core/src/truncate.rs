@@ -1,7 +1,7 @@
 //! Tool output truncation (§7.1): outputs longer than 2000 lines or 50 KB
 //! are cut, and the full text is kept in a spill file the model is pointed to.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -112,8 +112,16 @@ impl Truncator {
             Ok(()) => tokio::fs::write(&path, output.as_bytes()).await,
             Err(error) => Err(error),
         };
+        cut.notice(saved.as_ref().map(|()| path.as_path()))
+    }
+}
+
+impl Truncated {
+    /// The text the model sees: the kept head, how much was cut, and where
+    /// the full output was saved (`saved`), or why it could not be.
+    pub fn notice(&self, saved: Result<&Path, &std::io::Error>) -> String {
         let hint = match saved {
-            Ok(()) => format!(
+            Ok(path) => format!(
                 "The tool call succeeded but the output was truncated. Full output saved to: {}\nUse grep to search the full content or read with offset/limit to view specific sections.",
                 path.display()
             ),
@@ -123,7 +131,7 @@ impl Truncator {
         };
         format!(
             "{}\n\n...{} lines ({} bytes) truncated...\n\n{hint}",
-            cut.kept, cut.removed_lines, cut.removed_bytes
+            self.kept, self.removed_lines, self.removed_bytes
         )
     }
 }

@@ -35,19 +35,7 @@ pub(crate) async fn truncate_and_spill(
     let saved = tokio::task::spawn_blocking(move || write_new(&dir, &name, text.as_bytes()))
         .await
         .unwrap_or_else(|error| Err(std::io::Error::other(error.to_string())));
-    let hint = match saved {
-        Ok(path) => format!(
-            "The tool call succeeded but the output was truncated. Full output saved to: {}\nUse grep to search the full content or read with offset/limit to view specific sections.",
-            path.display()
-        ),
-        Err(error) => format!(
-            "The tool call succeeded but the output was truncated; the full output could not be saved ({error})."
-        ),
-    };
-    format!(
-        "{}\n\n...{} lines ({} bytes) truncated...\n\n{hint}",
-        cut.kept, cut.removed_lines, cut.removed_bytes
-    )
+    cut.notice(saved.as_ref().map(PathBuf::as_path))
 }
 
 /// A file name no earlier spill of this process used.

@@ -339,6 +339,9 @@ mod tests {
             name in "[a-z][a-z0-9-]{0,10}(\\.[a-z][a-z0-9-]{0,10}){0,3}",
             dots in 0usize..2,
         ) {
+            // `xn--` starts a punycode label, which must decode (a name,
+            // not a spelling, question).
+            prop_assume!(!name.split('.').any(|label| label.starts_with("xn--")));
             let url = format!("https://{}{}/p", name.to_uppercase(), ".".repeat(dots));
             prop_assert_eq!(canonical(&url), format!("https://{name}/p"));
         }

@@ -6,14 +6,12 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::support::{Recorder, temp_dir};
+use super::support::{recording_context, temp_dir};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use agent_core::{Tool, ToolContext};
-use agent_permission::{
-    PermissionConfig, PermissionRequest, Permissions, Ruleset, from_config_with_home,
-};
+use agent_permission::{PermissionConfig, PermissionRequest, Ruleset, from_config_with_home};
 use agent_tools::{BashTool, ReadArgs, ReadTool};
 use serde_json::{Value, json};
 
@@ -24,16 +22,8 @@ type Seen = Arc<Mutex<Vec<PermissionRequest>>>;
 fn context(dir: &Path, config: &Value, allow: bool) -> (ToolContext, Seen) {
     let config = PermissionConfig::from_value(config, "permission").unwrap();
     let rules: Ruleset = from_config_with_home(&config, "/home/u");
-    let permissions = Permissions::new();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(Recorder {
-        allow,
-        seen: Arc::clone(&seen),
-    }));
-    let ctx = ToolContext::new("ses_test", "msg_test", "call_test", permissions)
-        .with_directories(dir.to_path_buf(), dir.to_path_buf())
-        .with_ruleset(Arc::new(rules));
-    (ctx, seen)
+    let (ctx, seen) = recording_context(dir, allow);
+    (ctx.with_ruleset(Arc::new(rules)), seen)
 }
 
 /// A project with secrets in `.env`, `prod.env` and `sub/deep.env`, a
