@@ -70,11 +70,16 @@ pub const MAX_NESTING: usize = 32;
 /// recovery can take minutes), and is opaque either way.
 pub const MAX_RECOVERED_BYTES: usize = 4 * 1024;
 
-/// Longest time tree-sitter may take to parse one line (2 s): a line
-/// whose parse takes longer is refused as too complex. Ordinary lines parse
-/// in microseconds, the longest dense ones (65,000 commands in 128 KiB) in
-/// tenths of a second; this bounds the pathological rest.
-pub const MAX_PARSE_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+/// Most parser work one command line may take, nested scripts included, in
+/// hundreds of tree-sitter operations (300, so 30,000 operations: about
+/// 1,400 simple commands `echo 1 >> log` in one line); a line that needs
+/// more is refused as too complex. Work, not time: the same line gets the
+/// same answer on every machine, and the bound holds on a slow one. Ordinary
+/// lines take none to a few units (a 40 KB heredoc or quoted script takes
+/// none); what it refuses are lines of thousands of commands or nestings,
+/// which tree-sitter parses at 1 to 3 MB/s, so that every line scans in
+/// milliseconds (the `bash_scan` bench).
+pub const MAX_PARSE_WORK: usize = 300;
 
 /// Most bytes of patterns one command line may produce; beyond it the line
 /// is refused (so nested substitutions cannot make the scan quadratic).
@@ -170,10 +175,10 @@ pub enum ScanError {
     )]
     TooLong(usize),
     /// Substitutions or scripts nest deeper than [`MAX_NESTING`], the
-    /// patterns would exceed [`MAX_PATTERN_BYTES`], or the parse took
-    /// longer than [`MAX_PARSE_TIME`].
+    /// patterns would exceed [`MAX_PATTERN_BYTES`], or the parse needs
+    /// more than [`MAX_PARSE_WORK`].
     #[error(
-        "the command nests substitutions or scripts too deeply to be checked (at most {MAX_NESTING} levels, {MAX_PATTERN_BYTES} bytes of patterns, {MAX_PARSE_TIME:?} of parsing); split it into simpler commands"
+        "the command is too large or nests substitutions or scripts too deeply to be checked (at most {MAX_NESTING} levels, {MAX_PATTERN_BYTES} bytes of patterns, about a thousand commands); split it into simpler commands, and write long content with the write tool"
     )]
     TooComplex,
 }
@@ -203,6 +208,7 @@ pub fn scan(command: &str) -> Result<BashScan, ScanError> {
         seen_patterns: HashSet::new(),
         seen_arguments: HashSet::new(),
         budget: MAX_PATTERN_BYTES,
+        parse_work: MAX_PARSE_WORK,
         offered: 0,
         eval: EvalFacts::default(),
     };
@@ -276,6 +282,9 @@ struct Scanner {
     /// The words already in [`BashScan::arguments`].
     seen_arguments: HashSet<String>,
     budget: usize,
+    /// Parser work left for this line and its nested scripts
+    /// ([`MAX_PARSE_WORK`]).
+    parse_work: usize,
     /// How many patterns were offered (also ones already listed): tells
     /// whether a redirected statement produced any.
     offered: usize,
@@ -374,11 +383,13 @@ impl Scanner {
         // (minutes for 128 KiB of `<<A`): a long line is not recovered
         // but split word by word, as every line with a syntax error also is.
         let long = bytes.len() > MAX_RECOVERED_BYTES;
-        let started = std::time::Instant::now();
-        let mut out_of_time = false;
+        // tree-sitter calls back every 100 operations: each call is one
+        // unit of the line's work budget.
+        let work_left = self.parse_work;
+        let mut spent = 0usize;
         let mut give_up = |state: &tree_sitter::ParseState| {
-            out_of_time = started.elapsed() > MAX_PARSE_TIME;
-            out_of_time || (long && state.has_error())
+            spent += 1;
+            spent > work_left || (long && state.has_error())
         };
         let options = tree_sitter::ParseOptions::new().progress_callback(&mut give_up);
         let parsed = self.parser.parse_with_options(
@@ -386,10 +397,11 @@ impl Scanner {
             None,
             Some(options),
         );
+        self.parse_work = work_left.saturating_sub(spent);
         let Some(tree) = parsed else {
             // A cancelled parse resumes on the next call unless reset.
             self.parser.reset();
-            if out_of_time {
+            if spent > work_left {
                 return Err(ScanError::TooComplex);
             }
             if !long {

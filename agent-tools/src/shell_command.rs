@@ -158,9 +158,11 @@ pub struct Analysis {
     pub reads_stdin: bool,
     /// How many `xargs` / `find -exec` inputs this analysis is inside.
     input_depth: usize,
-    /// How many words [`commands`](Self::commands) holds, bounded by
-    /// [`MAX_ANALYSED_WORDS`].
+    /// How many words, and bytes of words, this analysis has copied (its
+    /// commands, and those analysed again for `xargs` / `find -exec`
+    /// input), bounded by [`MAX_ANALYSED_WORDS`] and [`MAX_ANALYSED_BYTES`].
     words: usize,
+    bytes: usize,
 }
 
 /// The name a program runs as: its base name, and `bash` for
@@ -191,8 +193,31 @@ pub fn analyze(words: &[Word]) -> Analysis {
 }
 
 /// Most words the commands of one simple command may add up to, wrappers'
-/// commands included (each wrapper repeats the words after it).
+/// commands included (each wrapper repeats the words after it), and those
+/// analysed again with `xargs` / `find -exec` input: one budget for the
+/// whole analysis, so a chain of wrappers costs at most this many word
+/// copies however it nests.
 const MAX_ANALYSED_WORDS: usize = 16 * 1024;
+
+/// Most bytes of words one analysis may copy (1 MiB, eight times the
+/// longest command line): a long word behind many wrappers is copied once
+/// per level.
+const MAX_ANALYSED_BYTES: usize = 1024 * 1024;
+
+/// Why an analysis stopped at its budget.
+fn over_budget_reason() -> String {
+    format!(
+        "the command wraps more than {MAX_ANALYSED_WORDS} words ({MAX_ANALYSED_BYTES} bytes) of commands in commands"
+    )
+}
+
+/// Marks `out` opaque for its spent budget (once).
+fn mark_over_budget(out: &mut Analysis) {
+    let reason = over_budget_reason();
+    if !out.opaque.contains(&reason) {
+        out.opaque.push(reason);
+    }
+}
 
 fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
     let Some(first) = words.first() else {
@@ -207,13 +232,9 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
     // `xargs xargs …` or `find -exec find -exec …` would make that
     // quadratic. Past the bound the line is asked as a whole.
     out.words += words.len();
-    if out.words > MAX_ANALYSED_WORDS {
-        let reason = format!(
-            "the command wraps more than {MAX_ANALYSED_WORDS} words of commands in commands"
-        );
-        if !out.opaque.contains(&reason) {
-            out.opaque.push(reason);
-        }
+    out.bytes += words.iter().map(|w| w.text.len()).sum::<usize>();
+    if out.words > MAX_ANALYSED_WORDS || out.bytes > MAX_ANALYSED_BYTES {
+        mark_over_budget(out);
         return;
     }
     out.commands.push(words.to_vec());
@@ -977,16 +998,29 @@ fn filled_by_input(
             }))
             .collect(),
     };
-    let analyse = |words: &[Word]| {
+    // Both analyses spend the line's one budget: nested `xargs` analyse
+    // their command again at each level, which would otherwise multiply.
+    let analyse = |words: &[Word], out: &mut Analysis| {
         let mut analysis = Analysis {
             input_depth: out.input_depth + 1,
+            words: out.words,
+            bytes: out.bytes,
             ..Analysis::default()
         };
         analyze_into(words, depth + 1, &mut analysis);
+        out.words = analysis.words;
+        out.bytes = analysis.bytes;
         analysis.opaque
     };
-    let written = analyse(words);
-    for reason in analyse(&filled) {
+    let written = analyse(words, out);
+    let completed = analyse(&filled, out);
+    if out.words > MAX_ANALYSED_WORDS || out.bytes > MAX_ANALYSED_BYTES {
+        // Not seen to the end: the reason is in both analyses, so the
+        // comparison below would drop it.
+        mark_over_budget(out);
+        return;
+    }
+    for reason in completed {
         if !written.contains(&reason) {
             out.opaque.push(format!(
                 "`{runner}` completes `{}` with its input, and then: {reason}",

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use agent_tools::bash_scan::{
-    MAX_COMMAND_BYTES, MAX_PATTERN_BYTES, ScanError, scan, shell_c_script,
+    MAX_COMMAND_BYTES, MAX_PARSE_WORK, MAX_PATTERN_BYTES, ScanError, scan, shell_c_script,
 };
 
 #[test]
@@ -63,4 +63,54 @@ fn nesting_past_the_limit_is_refused() {
     }
     let ok = nest("echo $(", ")", MAX_NESTING - 1);
     assert!(scan(&ok).unwrap().patterns.contains(&"ls".to_string()));
+}
+
+/// The parse has a work budget ([`MAX_PARSE_WORK`]), counted in parser
+/// operations, not time: a thousand commands in one line are scanned, a
+/// line of tens of thousands is refused (and so asks nothing and runs
+/// nothing), the same on every machine; heredocs and quoted scripts as long
+/// as the length limit cost almost nothing and stay within it.
+#[test]
+fn the_parse_has_a_work_budget_not_a_clock() {
+    let thousand: Vec<String> = (0..1000).map(|i| format!("echo {i}")).collect();
+    let line = thousand.join(" && ");
+    let scanned = scan(&line).unwrap();
+    assert_eq!(scanned.patterns.len(), 1000, "{:?}", &scanned.patterns[..3]);
+
+    for unit in [
+        "a;",
+        "ab ",
+        "\"$a\"",
+        "find . -exec ",
+        "xargs -I{} ",
+        "if true; then ",
+    ] {
+        let dense = unit.repeat(MAX_COMMAND_BYTES / unit.len());
+        assert!(
+            matches!(scan(&dense), Err(ScanError::TooComplex)),
+            "128 KiB of {unit:?} was scanned within {MAX_PARSE_WORK} units"
+        );
+    }
+    // The budget is shared with nested scripts: a few dense `bash -c` do
+    // not get a fresh budget each.
+    let nested = format!("bash -c '{}'", "a;".repeat(MAX_COMMAND_BYTES / 2 - 16));
+    assert!(matches!(scan(&nested), Err(ScanError::TooComplex)));
+    let half: String = "a;".repeat(1_800);
+    let twice = format!("bash -c '{half}' && bash -c '{half}'");
+    assert!(scan(&half).is_ok());
+    assert!(
+        matches!(scan(&twice), Err(ScanError::TooComplex)),
+        "each script got its own budget"
+    );
+
+    let body = "fn main() { println!(\"{}\", 1 + 2); } // $HOME `x` \\ \n".repeat(2000);
+    for quote in ["'EOF'", "EOF"] {
+        let heredoc = format!("cat > src/main.rs <<{quote}\n{body}EOF\n");
+        assert!(heredoc.len() > 100_000 && heredoc.len() < MAX_COMMAND_BYTES);
+        let scanned = scan(&heredoc).unwrap();
+        assert!(scanned.patterns.iter().any(|p| p == "cat"), "{quote}");
+    }
+    let script = format!("python3 -c '{}'", "print(\"hello\", 1 + 2)\n".repeat(5000));
+    assert!(script.len() > 100_000);
+    assert!(scan(&script).is_ok());
 }
