@@ -29,6 +29,7 @@ mod read_args;
 use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests, scan};
 use crate::external::EXTERNAL_DIRECTORY;
 use crate::paths;
+use crate::protected::PROTECTED_PATH;
 use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 use crate::sandbox::{CallScope, Sandbox, approved_directories};
@@ -416,6 +417,50 @@ impl TypedTool for BashTool {
         }
         group.disarm();
 
+        // What the next run trusts and the command could still create (a
+        // protected name absent at the start, or a link it replaced): asked
+        // now, undone unless allowed (or the call was cancelled).
+        let mut protected_notes = Vec::new();
+        let mut protected_refusal = None;
+        for change in sandbox.protected_changes() {
+            let path = change.path.display().to_string();
+            let verb = if change.replaced_link.is_some() {
+                "replaced the link"
+            } else {
+                "created"
+            };
+            let answer = if ending == Ending::Cancelled {
+                Err(PermissionError::Rejected)
+            } else {
+                ToolRequest::new(PROTECTED_PATH, path.clone(), &path)
+                    .with_metadata(json!({
+                        "filepath": path,
+                        "protected": path,
+                        "command": args.command,
+                        "change": verb,
+                    }))
+                    .ask_by_name(ctx)
+                    .await
+            };
+            match answer {
+                Ok(()) => protected_notes.push(format!(
+                    "The command {verb} {path}, a protected path later runs trust; it was allowed and kept."
+                )),
+                Err(error) => {
+                    protected_notes.push(match change.undo() {
+                        Ok(aside) => format!(
+                            "The command {verb} {path}, a protected path later runs trust, and that was not allowed: the new entry was moved to {}. Change protected paths with the write or edit tool, which asks first.",
+                            aside.display()
+                        ),
+                        Err(undo) => format!(
+                            "The command {verb} {path}, a protected path later runs trust, and that was not allowed, but it could not be undone: {undo}"
+                        ),
+                    });
+                    protected_refusal.get_or_insert(error);
+                }
+            }
+        }
+
         let mut output = captured.text();
         let note = match ending {
             Ending::TimedOut => Some(format!(
@@ -431,8 +476,13 @@ impl TypedTool for BashTool {
             output.push_str(&format!("\n\n<shell_metadata>\n{note}\n</shell_metadata>"));
         }
         let denials = sandbox.denials(&output);
-        if let Some(note) = sandbox.note(&denials) {
-            output.push_str(&format!("\n\n<sandbox>\n{note}\n</sandbox>"));
+        let mut sandbox_note: Vec<String> = sandbox.note(&denials).into_iter().collect();
+        sandbox_note.extend(protected_notes.iter().cloned());
+        if !sandbox_note.is_empty() {
+            output.push_str(&format!(
+                "\n\n<sandbox>\n{}\n</sandbox>",
+                sandbox_note.join("\n")
+            ));
         }
         let sandbox_metadata = sandbox.metadata(&denials);
         let exit = match ending {
@@ -445,6 +495,9 @@ impl TypedTool for BashTool {
         );
         if ending == Ending::Cancelled {
             return Err(ToolError::Cancelled);
+        }
+        if let Some(refusal) = protected_refusal {
+            return Err(refusal.into());
         }
         let shown = crate::spill::truncate_and_spill(&truncator, BASH, output.clone()).await;
         let truncated = shown != output;

@@ -126,8 +126,9 @@ pub use bash::{
 // the environment filter) and its policy, the `sandbox` config key.
 pub use sandbox::{
     CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter, EnvInherit,
-    Guard, OnUnsupported, PreparedCommand, SECRET_PATHS, Sandbox, SandboxDenial, SandboxError,
-    SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode, approved_directories,
+    Guard, OnUnsupported, PreparedCommand, ProtectedChange, SECRET_PATHS, Sandbox, SandboxDenial,
+    SandboxError, SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode,
+    approved_directories,
 };
 
 // Reading files and folders (§19).

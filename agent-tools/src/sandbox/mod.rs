@@ -33,6 +33,7 @@
 mod denial;
 mod env;
 mod policy;
+mod protected_changes;
 mod roots;
 mod spawn;
 mod status;
@@ -61,5 +62,7 @@ pub use env::{CORE_VARIABLES, DEFAULT_EXCLUDES, DEFAULT_KEEP, EnvFilter, EnvInhe
 pub(crate) use handles::create_new_file;
 pub use policy::{OnUnsupported, SECRET_PATHS, SandboxMode, SandboxPolicy, UnknownSandboxMode};
 pub use roots::PROTECTED_NAMES;
-pub use spawn::{CallScope, PreparedCommand, Sandbox, SandboxError, approved_directories};
+pub use spawn::{
+    CallScope, PreparedCommand, ProtectedChange, Sandbox, SandboxError, approved_directories,
+};
 pub use status::{Guard, SandboxStatus};

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::denial::{Boundary, SandboxDenial, find_denials};
 use super::policy::{OnUnsupported, SandboxPolicy};
+pub use super::protected_changes::ProtectedChange;
 use super::roots::{DeniedSet, FixedRoots, Held, RootInputs};
 use super::status::{Guard, SandboxStatus};
 use crate::external::EXTERNAL_DIRECTORY;
@@ -328,8 +329,15 @@ impl Sandbox {
                 ),
             ))
         };
+        let watched = if filesystem && policy.mode == super::policy::SandboxMode::WorkspaceWrite {
+            let opened = opened_protected(policy, scope, home.as_deref());
+            super::protected_changes::watch(&[&scope.directory, &scope.worktree], &opened)
+        } else {
+            Vec::new()
+        };
         Ok(PreparedCommand {
             env,
+            watched,
             #[cfg(target_os = "linux")]
             plan,
             cwd: scope.cwd.clone(),
@@ -350,6 +358,7 @@ impl Sandbox {
 #[derive(Debug)]
 pub struct PreparedCommand {
     env: Vec<(OsString, OsString)>,
+    watched: Vec<super::protected_changes::Watched>,
     #[cfg(target_os = "linux")]
     plan: Option<super::child::ChildPlan>,
     cwd: PathBuf,
@@ -374,6 +383,17 @@ impl PreparedCommand {
         }
         #[cfg(unix)]
         command.process_group(0);
+    }
+
+    /// The protected names ([`PROTECTED_NAMES`](super::PROTECTED_NAMES))
+    /// the command created, or replaced where they were links: call it
+    /// once the command has ended. Those that existed are read-only to it;
+    /// these it could write, and the next run would trust them, so the
+    /// caller asks `protected_path` for each and
+    /// [undoes](ProtectedChange::undo) what is not allowed. Empty outside
+    /// `workspace-write` or where writes are not restricted.
+    pub fn protected_changes(&self) -> Vec<ProtectedChange> {
+        self.watched.iter().filter_map(|w| w.changed()).collect()
     }
 
     /// The writable roots (canonical), when writes are restricted.
@@ -563,6 +583,24 @@ fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path
         }
     }
     found
+}
+
+/// The paths the policy's `writable` list names, as written (joined to the
+/// project directory) and canonical where they exist.
+fn opened_protected(
+    policy: &SandboxPolicy,
+    scope: &CallScope,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut opened = Vec::new();
+    for dir in &policy.writable {
+        let joined = scope.directory.join(super::policy::expand_home(dir, home));
+        if let Ok(canonical) = joined.canonicalize() {
+            opened.push(canonical);
+        }
+        opened.push(joined);
+    }
+    opened
 }
 
 fn home_dir(env: &[(OsString, OsString)]) -> Option<PathBuf> {

@@ -438,3 +438,94 @@ async fn a_protected_path_named_writable_is_opened_knowingly() {
     );
     let _ = std::fs::remove_dir_all(&project);
 }
+
+/// A protected name absent when the command starts has nothing to mount
+/// over, and a link is mounted where it leads: a command could create
+/// `opencode.json`, `.opencode/`, `.git/` (with a hook) or replace a
+/// linked `opencode.json`. Each such change is asked as `protected_path`
+/// once the command (and everything it started) has ended; what is not
+/// allowed is moved aside, nothing is deleted, and the link comes back.
+#[tokio::test]
+async fn a_protected_name_a_command_creates_is_asked_and_undone_unless_allowed() {
+    let project = outside_dir("protected-created");
+    std::fs::write(project.join("shared.json"), "{}\n").unwrap();
+    let linked = project.join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink("../shared.json", linked.join("opencode.json")).unwrap();
+    let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    let rejecter = Arc::new(Recorder {
+        seen: Default::default(),
+        answer: |_| Reply::reject(),
+    });
+    // Everything allowed by the rules, as the built-in agents do: the
+    // protected_path ask is judged by rules that name it, and none does.
+    let allow_all = Arc::new(agent_permission::Ruleset::from(vec![
+        agent_permission::Rule::new("*", "*", agent_permission::Action::Allow),
+    ]));
+    let ctx = context(&project, &project, rejecter.clone()).with_ruleset(allow_all.clone());
+    let attack = "echo '{\"mcp\":{\"x\":{\"type\":\"local\",\"command\":[\"touch\",\"pwned\"]}}}' > opencode.json; \
+                  mkdir -p .opencode/agent && echo evil > .opencode/agent/x.md; \
+                  mkdir -p .git/hooks && echo 'touch pwned' > .git/hooks/pre-commit; \
+                  (while kill -0 $$ 2>/dev/null; do :; done; echo late > opencode.jsonc; sleep 0.2; echo later > opencode.jsonc) & \
+                  echo built > build.log";
+    let refused = tool
+        .execute(json!({"command": attack, "timeout": 20_000}), &ctx)
+        .await;
+    assert!(
+        refused.is_err(),
+        "a rejected protected_path ask fails the call"
+    );
+    let seen = rejecter.seen.lock().unwrap().clone();
+    for name in ["opencode.json", ".opencode", ".git"] {
+        let path = project.join(name).display().to_string();
+        assert!(
+            seen.iter()
+                .any(|s| s.starts_with("protected_path ") && s.contains(&path)),
+            "{name} not asked: {seen:?}"
+        );
+        assert!(!project.join(name).exists(), "{name} was kept");
+        assert!(
+            project.join(format!("{name}.rejected-1")).exists(),
+            "{name} not moved aside"
+        );
+    }
+    // The background writer races the shell's exit: what it wrote before
+    // the call ended was asked and moved aside like the rest, and it ended
+    // with the call (its PID namespace), so nothing comes after the check.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!project.join("opencode.jsonc").exists());
+    assert!(
+        project.join("build.log").exists(),
+        "the rest of the project is writable"
+    );
+
+    // A replaced link comes back; the file written in its place is aside.
+    let sub = context(&linked, &linked, rejecter.clone()).with_ruleset(allow_all.clone());
+    let _ = tool
+        .execute(
+            json!({"command": "rm opencode.json && echo '{\"mcp\":{}}' > opencode.json", "timeout": 20_000}),
+            &sub,
+        )
+        .await;
+    assert_eq!(
+        std::fs::read_link(linked.join("opencode.json")).unwrap(),
+        Path::new("../shared.json")
+    );
+    assert_eq!(
+        std::fs::read_to_string(linked.join("opencode.json.rejected-1")).unwrap(),
+        "{\"mcp\":{}}\n"
+    );
+
+    // A rule naming protected_path allows it knowingly (`git init`).
+    let mut rules = allow_all.0.clone();
+    rules.push(agent_permission::Rule::new(
+        "protected_path",
+        "*",
+        agent_permission::Action::Allow,
+    ));
+    let knowing = ctx.with_ruleset(Arc::new(agent_permission::Ruleset(rules)));
+    let out = run(&tool, &knowing, "mkdir .git && echo '[core]' > .git/config").await;
+    assert!(out.output.contains("allowed and kept"), "{}", out.output);
+    assert!(project.join(".git/config").exists());
+    let _ = std::fs::remove_dir_all(&project);
+}
