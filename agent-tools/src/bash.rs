@@ -423,41 +423,10 @@ impl TypedTool for BashTool {
         let mut protected_notes = Vec::new();
         let mut protected_refusal = None;
         for change in sandbox.protected_changes() {
-            let path = change.path.display().to_string();
-            let verb = if change.replaced_link.is_some() {
-                "replaced the link"
-            } else {
-                "created"
-            };
-            let answer = if ending == Ending::Cancelled {
-                Err(PermissionError::Rejected)
-            } else {
-                ToolRequest::new(PROTECTED_PATH, path.clone(), &path)
-                    .with_metadata(json!({
-                        "filepath": path,
-                        "protected": path,
-                        "command": args.command,
-                        "change": verb,
-                    }))
-                    .ask_by_name(ctx)
-                    .await
-            };
-            match answer {
-                Ok(()) => protected_notes.push(format!(
-                    "The command {verb} {path}, a protected path later runs trust; it was allowed and kept."
-                )),
-                Err(error) => {
-                    protected_notes.push(match change.undo() {
-                        Ok(aside) => format!(
-                            "The command {verb} {path}, a protected path later runs trust, and that was not allowed: the new entry was moved to {}. Change protected paths with the write or edit tool, which asks first.",
-                            aside.display()
-                        ),
-                        Err(undo) => format!(
-                            "The command {verb} {path}, a protected path later runs trust, and that was not allowed, but it could not be undone: {undo}"
-                        ),
-                    });
-                    protected_refusal.get_or_insert(error);
-                }
+            let (note, refusal) = settle_protected(&change, &args.command, ending, ctx).await;
+            protected_notes.push(note);
+            if let Some(refusal) = refusal {
+                protected_refusal.get_or_insert(refusal);
             }
         }
 
@@ -511,6 +480,65 @@ impl TypedTool for BashTool {
                 "sandbox": sandbox_metadata,
             })))
     }
+}
+
+/// Asks `protected_path` for a protected name the command created (or a
+/// link it replaced) and undoes the change unless it is kept: by a rule
+/// naming `protected_path`, an earlier or present `always`, or a person's
+/// grant. A `once` (what `--auto` and other automatic approvers answer)
+/// does not keep it: automatic approvals never widen what the sandbox
+/// protects. A cancelled call asks nothing and undoes. Returns the note for
+/// the model and, when undone after a refusal, the refusal.
+async fn settle_protected(
+    change: &crate::sandbox::ProtectedChange,
+    command: &str,
+    ending: Ending,
+    ctx: &ToolContext,
+) -> (String, Option<PermissionError>) {
+    let path = change.path.display().to_string();
+    let verb = if change.replaced_link.is_some() {
+        "replaced the link"
+    } else {
+        "created"
+    };
+    let request = ToolRequest::new(PROTECTED_PATH, path.clone(), &path).with_metadata(json!({
+        "filepath": path,
+        "protected": path,
+        "command": command,
+        "change": verb,
+    }));
+    let answer = if ending == Ending::Cancelled {
+        Err(PermissionError::Rejected)
+    } else {
+        ask_grantable(&request, &request.named_context(ctx)).await
+    };
+    let refusal = match answer {
+        Ok(Allowed::ByRules | Allowed::Always | Allowed::Grant) => {
+            return (
+                format!(
+                    "The command {verb} {path}, a protected path later runs trust; it was allowed and kept."
+                ),
+                None,
+            );
+        }
+        Ok(_) => None,
+        Err(error) => Some(error),
+    };
+    let why = if refusal.is_some() {
+        "that was not allowed"
+    } else {
+        "a `once` approval does not keep it (a protected_path rule, an `always` or a person's grant does)"
+    };
+    let note = match change.undo() {
+        Ok(aside) => format!(
+            "The command {verb} {path}, a protected path later runs trust, and {why}: the new entry was moved to {}. Change protected paths with the write or edit tool, which asks first.",
+            aside.display()
+        ),
+        Err(undo) => format!(
+            "The command {verb} {path}, a protected path later runs trust, and {why}, but it could not be undone: {undo}"
+        ),
+    };
+    (note, refusal)
 }
 
 /// Asks `request` offering a sandbox grant ([`SANDBOX_GRANT_KEY`]), as

@@ -47,6 +47,12 @@ impl ToolRequest {
     /// [`BASH_OPAQUE`](crate::bash_scan::BASH_OPAQUE), which must be an ask
     /// by default.
     pub async fn ask_by_name(&self, ctx: &ToolContext) -> Result<(), PermissionError> {
+        self.ask(&self.named_context(ctx)).await
+    }
+
+    /// `ctx` with only the rules that name this permission exactly (see
+    /// [`ask_by_name`](Self::ask_by_name)).
+    pub(crate) fn named_context(&self, ctx: &ToolContext) -> ToolContext {
         let named: Vec<Rule> = ctx
             .ruleset()
             .0
@@ -54,8 +60,7 @@ impl ToolRequest {
             .filter(|rule| rule.permission == self.permission)
             .cloned()
             .collect();
-        let ctx = ctx.clone().with_ruleset(Arc::new(Ruleset(named)));
-        self.ask(&ctx).await
+        ctx.clone().with_ruleset(Arc::new(Ruleset(named)))
     }
 
     /// Asks it through the context's permission gate.

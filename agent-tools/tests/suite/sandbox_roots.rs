@@ -516,6 +516,18 @@ async fn a_protected_name_a_command_creates_is_asked_and_undone_unless_allowed()
         "{\"mcp\":{}}\n"
     );
 
+    // An automatic approval (`--auto` answers `once`) keeps nothing.
+    let auto = context(&project, &project, Arc::new(AllowAll)).with_ruleset(allow_all.clone());
+    let out = run(
+        &tool,
+        &auto,
+        "mkdir -p .opencode/command && echo x > .opencode/command/x.md",
+    )
+    .await;
+    assert!(out.output.contains("does not keep it"), "{}", out.output);
+    assert!(!project.join(".opencode").exists());
+    assert!(project.join(".opencode.rejected-2/command/x.md").exists());
+
     // A rule naming protected_path allows it knowingly (`git init`).
     let mut rules = allow_all.0.clone();
     rules.push(agent_permission::Rule::new(

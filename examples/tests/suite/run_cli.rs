@@ -491,3 +491,60 @@ async fn the_prompt_may_come_on_stdin() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("Here is what I saw."));
 }
+
+/// `agent run --auto` approves the `external_directory` ask for a path the
+/// command names, and that never opens the path to the sandbox: the
+/// command runs and the kernel refuses the write (only a person's grant
+/// widens the sandbox, issue 20). A `once` approval of a protected name the
+/// command creates does not keep it either.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn auto_approvals_never_widen_the_sandbox() {
+    let sandbox = Sandbox::new("auto-outside");
+    let outside = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("auto-outside-{}", std::process::id()));
+    std::fs::create_dir_all(&outside).unwrap();
+    let outside = outside.canonicalize().unwrap();
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    if outside.starts_with(&temp) || outside.starts_with("/tmp") {
+        eprintln!(
+            "skipped: the target directory is under the temporary directory, which the sandbox leaves writable"
+        );
+        return;
+    }
+    let target = outside.join("stolen.txt");
+    let command = format!(
+        "echo pwned > {}; mkdir -p .opencode/agent && echo evil > .opencode/agent/x.md",
+        target.display()
+    );
+    let server = openai_server(
+        openai_call(
+            "bash",
+            &serde_json::json!({"command": command, "description": "write outside"}),
+        ),
+        openai_answer("Done."),
+    )
+    .await;
+    local_provider(&sandbox, &server, "");
+    let out = sandbox
+        .agent(&["run", "--auto", "write outside"], &[])
+        .await;
+    let stderr = text(&out.stderr);
+    assert!(
+        !target.exists(),
+        "--auto opened {} to the sandbox: {stderr}",
+        outside.display()
+    );
+    assert!(!sandbox.project.join(".opencode").exists(), "{stderr}");
+    let bodies = bodies(&server).await;
+    assert_eq!(bodies.len(), 2, "{stderr}");
+    let result = bodies[1].to_string();
+    assert!(
+        result.contains("denied")
+            || result.contains("Read-only")
+            || result.contains("not permitted"),
+        "the model is not told the write was refused: {result}"
+    );
+    assert!(result.contains("does not keep it"), "{result}");
+    let _ = std::fs::remove_dir_all(&outside);
+}
