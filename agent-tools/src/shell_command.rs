@@ -1031,15 +1031,18 @@ fn filled_by_input(
 }
 
 /// The index of the first word at or after `i` that is not `NAME=value`.
+///
+/// Any word with an `=` after its first byte counts: `env` and `sudo` take
+/// every such word as `NAME=value` (`X+=a` sets `X+`), bash's own words
+/// after `coproc` include `NAME+=v` and `NAME[i]=v`, and for the other
+/// wrappers such a word fails as a program name, so seeing the command
+/// after it asks for more, never less.
 fn skip_assignments(args: &[Word], mut i: usize) -> usize {
     while let Some(word) = args.get(i) {
-        let Some((name, _)) = word.text.split_once('=') else {
-            break;
-        };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            break;
+        match word.text.find('=') {
+            Some(at) if at > 0 => i += 1,
+            _ => break,
         }
-        i += 1;
     }
     i
 }

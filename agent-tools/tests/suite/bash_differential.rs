@@ -26,6 +26,16 @@ const SEED: u64 = 0x19_0004;
 /// Lines whose every executed command must be covered (or the line
 /// opaque): one or more per class of issue 19, and the plain forms.
 const MUST_PASS: &[(&str, &str)] = &[
+    // The first 30-minute fuzz run's find: bash's assignment words after
+    // `coproc` and `time` include `NAME+=v` and `NAME[i]=v`.
+    (
+        "! coproc X+=a m2; wait | ( ! ( ! ( ! X=1 m1 >/dev/null | X=1 m1 >/dev/null #\\\n ) #\\\n#\\\n ) #\\\n#\\\n ) #\\\n#\\\n",
+        "append assignment after coproc (fuzz)",
+    ),
+    (
+        "coproc X[0]=a m1; wait; time X+=b m2; env Y+=c m3",
+        "assignment words before a wrapped command",
+    ),
     ("m1 a; m2 b && m3 || m4 | m5 & m6", "separators"),
     ("m1 a#b #c\nm2", "`#` inside a word is not a comment"),
     (
