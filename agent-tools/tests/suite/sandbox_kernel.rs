@@ -15,7 +15,6 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +24,7 @@ use agent_permission::{AllowAll, Permissions};
 use agent_tools::{BashTool, EnvFilter, Guard, Sandbox, SandboxMode, SandboxPolicy};
 use serde_json::json;
 
-use super::support::temp_dir;
+use super::support::{is_root, rerun_as_nobody, temp_dir};
 
 /// Set (to the outer test's pid) in the copy of this binary that runs as
 /// `nobody`.
@@ -97,13 +96,6 @@ fn unsandboxed() -> BashTool {
     BashTool::new().with_sandbox(Sandbox::new(SandboxPolicy::new(
         SandboxMode::DangerFullAccess,
     )))
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
 /// A daemon outside the sandbox: a unix socket (a path or an abstract
@@ -596,48 +588,20 @@ async fn unprivileged_user_gets_the_same_layer() {
         checks_for_any_user(std::process::id()).await;
         return;
     }
-    let exe = std::env::current_exe().unwrap();
     let tmp = temp_dir("sandbox-kernel", "nobody-home");
-    std::os::unix::fs::chown(&tmp, Some(65534), Some(65534)).unwrap();
-    let mut command = std::process::Command::new(&exe);
-    command
-        .args([
+    let output = rerun_as_nobody(
+        &[
             "--ignored",
             "--exact",
             "suite::sandbox_kernel::inner_checks_as_the_unprivileged_user",
             "--test-threads=1",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &tmp)
-        .env("TMPDIR", &tmp)
-        .env(INNER, std::process::id().to_string())
-        .current_dir(&tmp);
-    // SAFETY: setgroups/setgid/setuid are async-signal-safe system calls on
-    // constants, run in the forked child before exec.
-    #[allow(unsafe_code)]
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(65534) != 0
-                || libc::setuid(65534) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let output = command.output();
+        ],
+        &[(INNER, std::process::id().to_string())],
+        &tmp,
+    );
     let _ = std::fs::remove_dir_all(&tmp);
-    let output = match output {
-        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
-            eprintln!(
-                "skipped: nobody may not run this test binary ({}): {error}",
-                exe.display()
-            );
-            return;
-        }
-        other => other.unwrap(),
+    let Some(output) = output else {
+        return;
     };
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -27,13 +27,19 @@ fn in_temp(path: &Path) -> bool {
         .any(|r| path.starts_with(r))
 }
 
+/// Set, in the copy of this binary that runs as `nobody`, to a directory
+/// outside the temporary folders that nobody owns.
+const OUTSIDE_ROOT: &str = "AGENT_SANDBOX_ROOTS_OUTSIDE";
+
 /// A fresh directory outside every temporary folder: cargo's per-target
 /// temporary directory, or `$HOME/.cache` when that is under `/tmp`.
 fn outside_dir(name: &str) -> PathBuf {
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(target).unwrap();
+    let target = std::env::var_os(OUTSIDE_ROOT)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
+    std::fs::create_dir_all(&target).unwrap();
     let mut root = target.canonicalize().unwrap();
     if in_temp(&root) {
         let home = PathBuf::from(std::env::var_os("HOME").expect("HOME"));
@@ -540,4 +546,47 @@ async fn a_protected_name_a_command_creates_is_asked_and_undone_unless_allowed()
     assert!(out.output.contains("allowed and kept"), "{}", out.output);
     assert!(project.join(".git/config").exists());
     let _ = std::fs::remove_dir_all(&project);
+}
+
+/// CI runs as root: every test of this file runs again as `nobody`, in a
+/// copy of this binary, so the swaps, protected paths and grants hold for
+/// an unprivileged user too (its sandbox is built without any privilege).
+#[tokio::test]
+async fn the_roots_hold_for_an_unprivileged_user_too() {
+    use super::support::{is_root, rerun_as_nobody, temp_dir};
+    if !is_root() || std::env::var_os(OUTSIDE_ROOT).is_some() {
+        // Already unprivileged: the other tests ran as this user.
+        return;
+    }
+    let outside = outside_dir("nobody-outside");
+    let home = temp_dir("sandbox-roots", "nobody-home");
+    std::os::unix::fs::chown(
+        &outside,
+        Some(super::support::NOBODY),
+        Some(super::support::NOBODY),
+    )
+    .unwrap();
+    let output = rerun_as_nobody(
+        &["suite::sandbox_roots::", "--test-threads=1"],
+        &[(OUTSIDE_ROOT, outside.display().to_string())],
+        &home,
+    );
+    let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_dir_all(&outside);
+    let Some(output) = output else {
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "as nobody:\n{stdout}\n{stderr}");
+    let passed = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("test result: ok. "))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0);
+    assert!(
+        passed >= 8,
+        "the tests did not run as nobody:\n{stdout}\n{stderr}"
+    );
 }

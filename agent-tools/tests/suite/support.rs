@@ -101,3 +101,64 @@ pub async fn wait_for_process_with_arg(arg: &str) -> u32 {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
+
+/// Whether this process runs as root (real uid 0).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+/// The uid and gid of `nobody`.
+pub const NOBODY: u32 = 65534;
+
+/// Runs this test binary again as `nobody` with `args` (a test filter and
+/// libtest flags), a clean environment of PATH plus `env`, and `home` (made
+/// nobody's) as HOME, TMPDIR and working directory. `None` when nobody may
+/// not run the binary (it sits in a folder closed to other users).
+#[cfg(target_os = "linux")]
+pub fn rerun_as_nobody(
+    args: &[&str],
+    env: &[(&str, String)],
+    home: &Path,
+) -> Option<std::process::Output> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().unwrap();
+    std::os::unix::fs::chown(home, Some(NOBODY), Some(NOBODY)).unwrap();
+    let mut command = std::process::Command::new(&exe);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("TMPDIR", home)
+        .current_dir(home);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    // SAFETY: setgroups/setgid/setuid are async-signal-safe system calls on
+    // constants, run in the forked child before exec.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setgid(NOBODY) != 0
+                || libc::setuid(NOBODY) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    match command.output() {
+        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
+            eprintln!(
+                "skipped: nobody may not run this test binary ({}): {error}",
+                exe.display()
+            );
+            None
+        }
+        other => Some(other.unwrap()),
+    }
+}
