@@ -1,7 +1,8 @@
 //! Protected paths: what the next run, or the user's next `git`, trusts
 //! inside the workspace — [`PROTECTED_NAMES`] (`.git`, `opencode.json`,
-//! `opencode.jsonc`, `.opencode`) at the top of the project directory or
-//! the worktree. The file tools still change them, but first ask
+//! `opencode.jsonc`, `.opencode`) in the project directory and each folder
+//! above it up to the worktree ([`protected_roots`], the folders the
+//! configuration loader reads). The file tools still change them, but first ask
 //! [`PROTECTED_PATH`] with the path as pattern, judged only by rules that
 //! name `protected_path` (a rule for every permission, `"*": "allow"` as in
 //! the agent defaults, does not answer it), so an `edit` allow never lets a
@@ -11,7 +12,7 @@ use std::path::Path;
 
 use crate::paths;
 use crate::request::ToolRequest;
-pub use crate::sandbox::PROTECTED_NAMES;
+pub use crate::sandbox::{PROTECTED_NAMES, protected_roots};
 
 /// The permission name of the ask.
 pub const PROTECTED_PATH: &str = "protected_path";
@@ -27,11 +28,10 @@ pub fn protected_entry(
     paths::views(path, directory, worktree)
         .into_iter()
         .find_map(|view| {
-            [&view.directory, &view.worktree]
+            crate::sandbox::protected_roots(&view.directory, &view.worktree)
                 .into_iter()
-                .filter(|root| *root != Path::new("/") && !root.as_os_str().is_empty())
                 .find_map(|root| {
-                    let rest = view.target.strip_prefix(root).ok()?;
+                    let rest = view.target.strip_prefix(&root).ok()?;
                     let first = rest.components().next()?;
                     let name = first.as_os_str().to_str()?;
                     PROTECTED_NAMES.contains(&name).then(|| root.join(name))
@@ -70,6 +70,7 @@ mod tests {
             "/w/app/opencode.jsonc",
             "/w/.opencode/plugin/x.ts",
             "/w/app/.opencode",
+            "/w/app/deeper/../opencode.json",
         ] {
             assert!(
                 protected_request(Path::new(path), directory, worktree).is_some(),
@@ -88,5 +89,41 @@ mod tests {
             );
         }
         assert!(protected_request(Path::new("/.git"), Path::new("/"), Path::new("/")).is_none());
+    }
+
+    /// The configuration loader reads `opencode.json` and `.opencode` in
+    /// every folder from the project directory up to the worktree, and git
+    /// finds the nearest `.git`: each of those folders is protected.
+    #[test]
+    fn every_folder_between_the_directory_and_the_worktree_is_protected() {
+        let worktree = Path::new("/w");
+        let directory = Path::new("/w/app/sub");
+        assert_eq!(
+            protected_roots(directory, worktree),
+            [
+                Path::new("/w/app/sub"),
+                Path::new("/w/app"),
+                Path::new("/w")
+            ]
+        );
+        for path in [
+            "/w/app/opencode.json",
+            "/w/app/.opencode/agent/x.md",
+            "/w/app/.git/config",
+        ] {
+            assert!(
+                protected_request(Path::new(path), directory, worktree).is_some(),
+                "{path}"
+            );
+        }
+        assert!(
+            protected_request(Path::new("/w/other/opencode.json"), directory, worktree).is_none()
+        );
+        // A directory outside the worktree: both, nothing in between.
+        assert_eq!(
+            protected_roots(Path::new("/p"), Path::new("/w")),
+            [Path::new("/p"), Path::new("/w")]
+        );
+        assert!(protected_roots(Path::new("/"), Path::new("/")).is_empty());
     }
 }

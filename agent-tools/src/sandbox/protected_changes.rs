@@ -15,7 +15,7 @@
 //! the new name) and a replaced link is put back. Nothing reads the
 //! configuration between the command's end and that answer.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What a protected name was when the command started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,12 +44,9 @@ pub struct ProtectedChange {
 
 /// The protected names of `roots` that are absent or symbolic links now,
 /// except those in `opened` (named exactly by the policy's `writable` list).
-pub(super) fn watch(roots: &[&Path], opened: &[PathBuf]) -> Vec<Watched> {
+pub(super) fn watch(roots: &[PathBuf], opened: &[PathBuf]) -> Vec<Watched> {
     let mut watched: Vec<Watched> = Vec::new();
     for root in roots {
-        if root.as_os_str().is_empty() || *root == Path::new("/") {
-            continue;
-        }
         for name in super::PROTECTED_NAMES {
             let path = root.join(name);
             if watched.iter().any(|w| w.path == path) || opened.contains(&path) {
@@ -151,6 +148,7 @@ impl ProtectedChange {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn scratch(name: &str) -> PathBuf {
         let dir =
@@ -167,7 +165,7 @@ mod tests {
         std::fs::write(root.join("elsewhere.json"), "{}").unwrap();
         std::os::unix::fs::symlink("elsewhere.json", root.join("opencode.json")).unwrap();
         std::fs::create_dir(root.join(".git")).unwrap();
-        let watched = watch(&[root], &[]);
+        let watched = watch(&[root.to_path_buf()], &[]);
         let names: Vec<_> = watched.iter().map(|w| w.path.clone()).collect();
         assert!(names.contains(&root.join("opencode.json")));
         assert!(names.contains(&root.join(".opencode")));
@@ -206,7 +204,7 @@ mod tests {
     #[test]
     fn a_name_the_writable_list_opens_is_not_watched() {
         let dir = scratch("opened");
-        let watched = watch(&[&dir], &[dir.join(".git")]);
+        let watched = watch(std::slice::from_ref(&dir), &[dir.join(".git")]);
         assert!(watched.iter().all(|w| w.path != dir.join(".git")));
         assert!(watched.iter().any(|w| w.path == dir.join("opencode.json")));
     }

@@ -19,6 +19,34 @@ use super::policy::{SandboxMode, SandboxPolicy, expand_home};
 /// `workspace-write`: what the next run, or the user's next `git`, trusts.
 pub const PROTECTED_NAMES: &[&str] = &[".git", "opencode.json", "opencode.jsonc", ".opencode"];
 
+/// The folders whose [`PROTECTED_NAMES`] are protected: the project
+/// directory and each folder above it up to the worktree, as the
+/// configuration loader walks them (`opencode.json` and `.opencode` are
+/// read in every one, and `git` finds the nearest `.git`); neither `/` nor
+/// an empty path.
+pub fn protected_roots(directory: &Path, worktree: &Path) -> Vec<PathBuf> {
+    let usable = |dir: &Path| !dir.as_os_str().is_empty() && dir != Path::new("/");
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if usable(worktree) && directory.starts_with(worktree) {
+        roots.extend(
+            directory
+                .ancestors()
+                .take_while(|dir| dir.starts_with(worktree))
+                .map(Path::to_path_buf),
+        );
+    } else {
+        roots.extend(
+            [directory, worktree]
+                .into_iter()
+                .filter(|d| usable(d))
+                .map(Path::to_path_buf),
+        );
+    }
+    roots.retain(|dir| usable(dir));
+    roots.dedup();
+    roots
+}
+
 /// One opened path: its canonical name when it was opened, and (on Linux)
 /// the `O_PATH` descriptor that the Landlock rules are built from.
 #[derive(Debug)]

@@ -331,7 +331,8 @@ impl Sandbox {
         };
         let watched = if filesystem && policy.mode == super::policy::SandboxMode::WorkspaceWrite {
             let opened = opened_protected(policy, scope, home.as_deref());
-            super::protected_changes::watch(&[&scope.directory, &scope.worktree], &opened)
+            let roots = super::protected_roots(&scope.directory, &scope.worktree);
+            super::protected_changes::watch(&roots, &opened)
         } else {
             Vec::new()
         };
@@ -569,10 +570,7 @@ fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path
         })
         .collect();
     let mut found: Vec<PathBuf> = Vec::new();
-    for root in [&scope.directory, &scope.worktree] {
-        if root.as_os_str().is_empty() || root.as_path() == std::path::Path::new("/") {
-            continue;
-        }
+    for root in super::protected_roots(&scope.directory, &scope.worktree) {
         for name in super::PROTECTED_NAMES {
             if let Ok(path) = root.join(name).canonicalize()
                 && !found.contains(&path)

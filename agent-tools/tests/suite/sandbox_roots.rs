@@ -522,6 +522,20 @@ async fn a_protected_name_a_command_creates_is_asked_and_undone_unless_allowed()
         "{\"mcp\":{}}\n"
     );
 
+    // Every folder from the directory up to the worktree is read by the
+    // next run's configuration loader: a name created in between is too.
+    let deep = project.join("app/sub");
+    std::fs::create_dir_all(&deep).unwrap();
+    let nested = context(&deep, &project, rejecter.clone()).with_ruleset(allow_all.clone());
+    let _ = tool
+        .execute(
+            json!({"command": "echo '{}' > ../opencode.jsonc", "timeout": 20_000}),
+            &nested,
+        )
+        .await;
+    assert!(!project.join("app/opencode.jsonc").exists());
+    assert!(project.join("app/opencode.jsonc.rejected-1").exists());
+
     // An automatic approval (`--auto` answers `once`) keeps nothing.
     let auto = context(&project, &project, Arc::new(AllowAll)).with_ruleset(allow_all.clone());
     let out = run(
