@@ -604,3 +604,70 @@ async fn the_roots_hold_for_an_unprivileged_user_too() {
         "the tests did not run as nobody:\n{stdout}\n{stderr}"
     );
 }
+
+/// Set in the copy of this binary whose `$HOME` is a git work tree.
+const HOME_INNER: &str = "AGENT_SANDBOX_ROOTS_HOME_INNER";
+
+/// When `$HOME` is itself a git work tree (dotfiles under git), a project
+/// inside it has `$HOME` as its worktree; the sandbox's root is the project
+/// directory, never `$HOME` (its `.bashrc` would run in every later shell).
+/// The home must be the process's own `HOME`, so this runs in a copy of
+/// the test binary started with one.
+#[tokio::test]
+async fn a_home_that_is_a_work_tree_stays_read_only_the_project_is_writable() {
+    if std::env::var_os(HOME_INNER).is_some() || std::env::var_os(OUTSIDE_ROOT).is_some() {
+        return;
+    }
+    let home = outside_dir("home-worktree");
+    std::fs::create_dir_all(home.join(".git")).unwrap();
+    std::fs::create_dir_all(home.join("code/app")).unwrap();
+    let output = super::support::rerun(
+        &[
+            "--ignored",
+            "--exact",
+            "suite::sandbox_roots::inner_home_is_a_work_tree",
+            "--test-threads=1",
+        ],
+        &[
+            (HOME_INNER, "1".to_string()),
+            ("TMPDIR", "/tmp".to_string()),
+        ],
+        &home,
+        false,
+    )
+    .expect("the test binary runs again");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the inner test did not run:\n{stdout}\n{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// The inner half of the test above, with `$HOME` the work tree.
+#[tokio::test]
+#[ignore = "run by a_home_that_is_a_work_tree_stays_read_only_the_project_is_writable"]
+async fn inner_home_is_a_work_tree() {
+    assert!(
+        std::env::var_os(HOME_INNER).is_some(),
+        "run by the outer test"
+    );
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap())
+        .canonicalize()
+        .unwrap();
+    assert!(!in_temp(&home), "{}", home.display());
+    let project = home.join("code/app");
+    let tool = bash(SandboxPolicy::default());
+    let ctx = context(&project, &home, Arc::new(AllowAll));
+    let out = run(
+        &tool,
+        &ctx,
+        "echo x >> \"$HOME/.bashrc\"; echo y > \"$HOME/code/other.txt\"; echo z > ok.txt",
+    )
+    .await;
+    assert!(!home.join(".bashrc").exists(), "{}", out.output);
+    assert!(!home.join("code/other.txt").exists(), "{}", out.output);
+    assert!(project.join("ok.txt").exists(), "{}", out.output);
+}

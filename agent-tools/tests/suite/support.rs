@@ -123,9 +123,22 @@ pub fn rerun_as_nobody(
     env: &[(&str, String)],
     home: &Path,
 ) -> Option<std::process::Output> {
+    std::os::unix::fs::chown(home, Some(NOBODY), Some(NOBODY)).unwrap();
+    rerun(args, env, home, true)
+}
+
+/// Runs this test binary again with `args`, a clean environment of PATH
+/// plus `env`, `home` as HOME, TMPDIR and working directory, and as
+/// `nobody` when `as_nobody` (see [`rerun_as_nobody`]).
+#[cfg(target_os = "linux")]
+pub fn rerun(
+    args: &[&str],
+    env: &[(&str, String)],
+    home: &Path,
+    as_nobody: bool,
+) -> Option<std::process::Output> {
     use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().unwrap();
-    std::os::unix::fs::chown(home, Some(NOBODY), Some(NOBODY)).unwrap();
     let mut command = std::process::Command::new(&exe);
     command
         .args(args)
@@ -140,16 +153,18 @@ pub fn rerun_as_nobody(
     // SAFETY: setgroups/setgid/setuid are async-signal-safe system calls on
     // constants, run in the forked child before exec.
     #[allow(unsafe_code)]
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(NOBODY) != 0
-                || libc::setuid(NOBODY) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+    if as_nobody {
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(NOBODY) != 0
+                    || libc::setuid(NOBODY) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
     }
     match command.output() {
         Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
