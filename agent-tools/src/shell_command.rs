@@ -163,6 +163,9 @@ pub struct Analysis {
     /// input), bounded by [`MAX_ANALYSED_WORDS`] and [`MAX_ANALYSED_BYTES`].
     words: usize,
     bytes: usize,
+    /// The command an `xargs` completes with its input, listed after the
+    /// command as written (which the caller analyses next).
+    completed: Option<Vec<Word>>,
 }
 
 /// The name a program runs as: its base name, and `bash` for
@@ -316,6 +319,7 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
         }
         Runs::Shape(shape) => shape_inner(shape, name, args, &parsed, depth, out),
     };
+    let completed = out.completed.take();
     // A wrapper's own arguments end where the command it runs starts (that
     // command's paths are collected when it is analysed); find's paths end
     // at its first `-exec`.
@@ -336,6 +340,7 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
     {
         analyze_into(&args[i..], depth + 1, out);
     }
+    out.commands.extend(completed);
 }
 
 /// The actions of `find` that run a command.
@@ -500,6 +505,7 @@ fn shape_inner(
                     }
                     analyze_into(&args[start..stop], depth + 1, out);
                     filled_by_input(&args[start..stop], Some("{}"), "find", depth, out);
+                    out.commands.extend(out.completed.take());
                     k = stop;
                 }
                 k += 1;
@@ -998,6 +1004,45 @@ fn filled_by_input(
             }))
             .collect(),
     };
+    // The command as it runs: the input is only known then, so it is `*`
+    // in the pattern (`xargs rm -f` runs `rm -f *`, `find -exec rm {} ;`
+    // runs `rm *`), as an argument only known at run time: a rule for
+    // `rm -f` alone does not allow it, one for `rm *` does.
+    let completed: Vec<Word> = match replace {
+        Some(replace) => words
+            .iter()
+            .map(|word| {
+                if word.text.contains(replace) {
+                    Word {
+                        text: word.text.replace(replace, "*"),
+                        dynamic: true,
+                        glob: None,
+                    }
+                } else {
+                    word.clone()
+                }
+            })
+            .collect(),
+        None => words
+            .iter()
+            .cloned()
+            .chain(std::iter::once(Word {
+                text: "*".to_string(),
+                dynamic: true,
+                glob: None,
+            }))
+            .collect(),
+    };
+    if completed.iter().zip(words).any(|(c, w)| c.text != w.text) || completed.len() != words.len()
+    {
+        out.words += completed.len();
+        out.bytes += completed.iter().map(|w| w.text.len()).sum::<usize>();
+        if out.words > MAX_ANALYSED_WORDS || out.bytes > MAX_ANALYSED_BYTES {
+            mark_over_budget(out);
+            return;
+        }
+        out.completed = Some(completed);
+    }
     // Both analyses spend the line's one budget: nested `xargs` analyse
     // their command again at each level, which would otherwise multiply.
     let analyse = |words: &[Word], out: &mut Analysis| {

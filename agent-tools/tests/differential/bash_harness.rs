@@ -1428,10 +1428,6 @@ fn ansi_escape(chars: &[char], i: usize, word: &mut Vec<u8>) -> usize {
 /// scanner learns the construct.
 pub const HOLE_CLASSES: &[(&str, &str)] = &[
     (
-        "input-completion",
-        "`xargs` and `find -exec` complete the command with their input (`m1` runs as `m1 a`, `m2 {}` as `m2 .`); the pattern is the command as written",
-    ),
-    (
         "declaration",
         "declaration builtins (`declare`, `local`, `export`, `readonly`, `typeset`, `unset`) produce no pattern",
     ),
@@ -1493,11 +1489,12 @@ pub fn known_hole(line: &str, executed: &Executed) -> Option<&'static str> {
         .unwrap_or_default();
     let listed = |name: &str| agent_tools::bash_scan::WRAPPERS.contains(&name);
     // Closed classes (comment continuations, the named coproc, `!` before a
-    // compound command) are no longer excused: such lines must be covered
+    // compound command, input completion) are no longer excused: such lines must be covered
     // or asked.
-    let class = if line.contains("xargs") || line.contains("-exec") {
-        "input-completion"
-    } else if ["declare", "local", "export", "readonly", "typeset", "unset"].contains(&program) {
+    // Input completion (`xargs`, `find -exec`) is closed too: the command
+    // they complete is a pattern with `*` for the input.
+    let class = if ["declare", "local", "export", "readonly", "typeset", "unset"].contains(&program)
+    {
         "declaration"
     } else if executed.joined().contains("/dev/fd/") {
         "glued-substitution"

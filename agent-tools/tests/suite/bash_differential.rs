@@ -26,6 +26,30 @@ const SEED: u64 = 0x19_0004;
 /// Lines whose every executed command must be covered (or the line
 /// opaque): one or more per class of issue 19, and the plain forms.
 const MUST_PASS: &[(&str, &str)] = &[
+    (
+        "echo a | xargs m1",
+        "input completion: xargs appends its input",
+    ),
+    (
+        "echo a b | xargs -n1 m1 -x",
+        "input completion: one run per input word",
+    ),
+    (
+        "echo a | xargs -I{} m1 {}",
+        "input completion: xargs puts its input for `{}`",
+    ),
+    (
+        "echo a | xargs -I% m1 pre%post",
+        "input completion: inside a word",
+    ),
+    (
+        "find . -maxdepth 0 -exec m2 {} \\;",
+        "input completion: find puts the path for `{}`",
+    ),
+    (
+        "find . -maxdepth 0 -execdir m2 -v {} +",
+        "input completion: find -execdir +",
+    ),
     // The first 30-minute fuzz run's find: bash's assignment words after
     // `coproc` and `time` include `NAME+=v` and `NAME[i]=v`.
     (
@@ -160,18 +184,6 @@ const MUST_PASS: &[(&str, &str)] = &[
 /// scanner's known holes (owned by the lead; each moves to `MUST_PASS`
 /// when closed). The test reports them and does not fail on them.
 const KNOWN_HOLES: &[(&str, &str)] = &[
-    (
-        "echo a | xargs m1",
-        "input-completion: xargs appends its input",
-    ),
-    (
-        "echo a | xargs -I{} m1 {}",
-        "input-completion: xargs puts its input for `{}`",
-    ),
-    (
-        "find . -maxdepth 0 -exec m2 {} \\;",
-        "input-completion: find puts the path for `{}`",
-    ),
     ("declare Y=1", "declaration: declare"),
     (
         "local",
