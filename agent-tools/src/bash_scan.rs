@@ -71,15 +71,15 @@ pub const MAX_NESTING: usize = 32;
 pub const MAX_RECOVERED_BYTES: usize = 4 * 1024;
 
 /// Most parser work one command line may take, nested scripts included, in
-/// hundreds of tree-sitter operations (300, so 30,000 operations: about
-/// 1,400 simple commands `echo 1 >> log` in one line); a line that needs
-/// more is refused as too complex. Work, not time: the same line gets the
-/// same answer on every machine, and the bound holds on a slow one. Ordinary
-/// lines take none to a few units (a 40 KB heredoc or quoted script takes
+/// hundreds of tree-sitter operations (250, so 25,000 operations: about
+/// 1,200 simple commands `echo 1` in one line); a line that needs more is
+/// refused as too complex. Work, not time: the same line gets the same
+/// answer on every machine, and the bound holds on a slow one. Ordinary
+/// lines take none to a few units (a 120 KiB heredoc or quoted script takes
 /// none); what it refuses are lines of thousands of commands or nestings,
 /// which tree-sitter parses at 1 to 3 MB/s, so that every line scans in
-/// milliseconds (the `bash_scan` bench).
-pub const MAX_PARSE_WORK: usize = 300;
+/// tens of milliseconds at most (the `bash_scan` bench).
+pub const MAX_PARSE_WORK: usize = 250;
 
 /// Most bytes of patterns one command line may produce; beyond it the line
 /// is refused (so nested substitutions cannot make the scan quadratic).

@@ -13,6 +13,7 @@
 #![allow(missing_docs)]
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use agent_tools::bash_scan::scan;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -118,6 +119,75 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
+    cpu_summary(&mut parser);
+}
+
+/// CPU time this thread has run, from `/proc/thread-self/schedstat`
+/// (nanoseconds; `None` off Linux): unlike wall time it does not count
+/// the time other processes held the cores, so a loaded machine still
+/// measures the scan's own cost.
+fn cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
+}
+
+/// Median CPU time of one run of `f`. The kernel updates a thread's CPU
+/// time at scheduler ticks, so each sample is a batch of runs long enough
+/// (about 40 ms) for a tick's error to be small, divided by its size.
+fn cpu_median(mut f: impl FnMut()) -> Option<Duration> {
+    let started = std::time::Instant::now();
+    f();
+    let one = started.elapsed().max(Duration::from_micros(1));
+    let batch = (Duration::from_millis(40).as_nanos() / one.as_nanos()).clamp(1, 100_000) as u32;
+    let mut samples = Vec::new();
+    let started = std::time::Instant::now();
+    while samples.len() < 5 || (started.elapsed() < Duration::from_secs(1) && samples.len() < 50) {
+        let before = cpu_time()?;
+        for _ in 0..batch {
+            f();
+        }
+        samples.push(cpu_time()?.saturating_sub(before) / batch);
+    }
+    samples.sort();
+    samples.get(samples.len() / 2).copied()
+}
+
+/// After the criterion groups: each line's CPU time, scanned and parsed
+/// alone, the ratio, and the costliest line the scanner accepts against
+/// the 50 ms bound.
+fn cpu_summary(parser: &mut tree_sitter::Parser) {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut worst: Option<(String, Duration)> = None;
+    eprintln!("cpu time (median, this thread only): line | bytes | scan | parse alone | ratio");
+    for (name, line) in lines() {
+        let accepted = scan(&line).is_ok();
+        let (Some(scanned), Some(parsed)) = (
+            cpu_median(|| {
+                black_box(scan(black_box(&line)));
+            }),
+            cpu_median(|| {
+                black_box(parser.parse(black_box(&line), None));
+            }),
+        ) else {
+            eprintln!("cpu time: no /proc/thread-self/schedstat here");
+            return;
+        };
+        eprintln!(
+            "cpu: {name} | {} | {:.2} ms{} | {:.2} ms | {:.2}x",
+            line.len(),
+            ms(scanned),
+            if accepted { "" } else { " (refused)" },
+            ms(parsed),
+            scanned.as_secs_f64() / parsed.as_secs_f64().max(1e-9)
+        );
+        if worst.as_ref().is_none_or(|(_, d)| scanned > *d) {
+            worst = Some((name, scanned));
+        }
+    }
+    if let Some((name, d)) = worst {
+        eprintln!("cpu: costliest line: {name}, {:.2} ms (bound 50 ms)", ms(d));
+    }
 }
 
 criterion_group!(benches, bench);

@@ -15,6 +15,10 @@
 //!   inside the project (a directory and a file), which the kernel layer
 //!   masks with mounts.
 //!
+//! - `workspace_write_project` (ratio only): a project with `.git` and
+//!   `opencode.json`, which are bind-mounted read-only, and the protected
+//!   names it lacks, checked before and after the command.
+//!
 //! Since the kernel layer (issue 20), `workspace_write` also includes the
 //! mount namespace with its private `/proc` and `/dev`, the dropped
 //! capabilities, the abstract-socket scope and the seccomp filter. After
@@ -118,6 +122,32 @@ fn spawn(c: &mut Criterion) {
             ("workspace_write_masked", &masked),
         ],
     );
+    // A project as agents meet it: `.git` and `opencode.json` exist (each
+    // a read-only bind mount), `.opencode` and `opencode.jsonc` do not
+    // (noted before the command and compared after it).
+    let project = project_scope();
+    let write_project =
+        Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(true));
+    ratio(
+        &runtime,
+        &project,
+        &danger,
+        &[("workspace_write_project", &write_project)],
+    );
+}
+
+/// A scope whose project has `.git` and `opencode.json`.
+fn project_scope() -> CallScope {
+    let dir = std::env::temp_dir().join("agent-bench-sandbox-project");
+    let _ = std::fs::create_dir_all(dir.join(".git/hooks"));
+    let _ = std::fs::write(dir.join(".git/config"), "[core]\n");
+    let _ = std::fs::write(dir.join("opencode.json"), "{}\n");
+    CallScope {
+        directory: dir.clone(),
+        worktree: dir.clone(),
+        cwd: dir,
+        ..scope()
+    }
 }
 
 /// `workspace-write` with a denied directory and a denied file inside the
