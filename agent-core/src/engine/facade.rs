@@ -8,7 +8,6 @@ use agent_permission::{Permissions, merge};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::builder::EngineBuilder;
 use super::outcome::{PromptError, TurnError, TurnResult};
 use super::settings::LoopConfig;
 use super::state::{BusyGuard, EngineState, emit_message};
@@ -39,11 +38,6 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Starts building an engine around `model`.
-    pub fn builder(model: Arc<dyn LanguageModel>) -> EngineBuilder {
-        EngineBuilder::new(model)
-    }
-
     /// The engine around built state (see [`EngineBuilder::build`]).
     pub(super) fn from_state(state: Arc<EngineState>) -> Engine {
         Engine { state }

@@ -5,7 +5,6 @@
 //! result are closed as §11.3 says.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use agent_permission::{PermissionError, Ruleset};
 use futures::FutureExt;
@@ -381,9 +380,6 @@ async fn run_call(
         CallEnd::Done
     }
 }
-
-/// Grace period tools get to stop after cancellation (opencode: 250 ms).
-pub const DEFAULT_TOOL_GRACE: Duration = Duration::from_millis(250);
 
 /// The error a call gets when its tool panicked, with the panic's message
 /// when it is a string.

@@ -10,10 +10,9 @@ use agent_permission::Ruleset;
 use tokio_util::sync::CancellationToken;
 
 use super::model_options::provider_options;
-use super::outcome::{PromptError, StopReason, TurnResult};
+use super::outcome::{PromptError, StopReason, TurnResult, error_of};
 use super::processor::{StepEnd, StepInput, run_step};
 use super::state::{EngineState, emit_message};
-use super::turn_compaction::error_of;
 use super::turn_rules::{ExitState, MAX_STEPS_PROMPT, StepMode, should_exit, step_mode};
 use crate::agent_spec::AgentSpec;
 use crate::compaction::is_overflow;

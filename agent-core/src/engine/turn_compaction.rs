@@ -4,13 +4,12 @@
 
 use std::sync::Arc;
 
-use super::outcome::{PromptError, StopReason};
+use super::outcome::{PromptError, StopReason, error_of};
 use super::processor::{StepEnd, StepInput, run_step};
 use super::state::emit_message;
 use super::turn::Turn;
 use crate::agent_spec::AgentSpec;
 use crate::compaction::{self, CONTINUE_PROMPT, history_for_model, preserve_budget};
-use crate::error::ModelError;
 use crate::event::Event;
 use crate::ids::{ascending, now_ms};
 use crate::message::{Message, MessageError, Part, Role};
@@ -170,11 +169,3 @@ impl Turn<'_> {
 
 /// The name of the agent whose rules and prompt summary calls use.
 pub const COMPACTION_AGENT: &str = "compaction";
-
-/// The error recorded for a model call that failed for good.
-pub(super) fn error_of(error: ModelError) -> MessageError {
-    MessageError {
-        name: "model".into(),
-        message: error.to_string(),
-    }
-}
