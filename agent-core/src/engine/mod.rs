@@ -7,6 +7,7 @@
 //!
 //! - `facade.rs`, `builder.rs`, `settings.rs`, `outcome.rs`: the public face;
 //! - `state.rs`: what every turn of one engine shares;
+//! - `turn_context.rs`: what one turn's steps and calls read, built once;
 //! - `turn.rs`, `turn_compaction.rs`, `turn_rules.rs`: the turn driver;
 //! - `processor.rs`, `tool_calls.rs`: one step, and its tool calls;
 //! - `retry.rs`, `doom_loop.rs`: the policies steps apply;
@@ -30,6 +31,7 @@ pub(crate) mod task_tool;
 mod tool_calls;
 mod turn;
 mod turn_compaction;
+mod turn_context;
 pub(crate) mod turn_rules;
 mod turn_stream;
 

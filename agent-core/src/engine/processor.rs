@@ -15,23 +15,17 @@
 //! 3. Every call left without a result (cancellation, a cut stream, the
 //!    step limit) is closed as §11.3 says, so every call has a result.
 
-use std::sync::Arc;
-
-use agent_permission::Ruleset;
 use futures::StreamExt;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use super::state::EngineState;
-use super::tool_calls::{
-    CallRun, CallsEnd, close_calls, close_open_calls, execute_calls, refuse_calls,
-};
-use crate::agent_spec::AgentSpec;
+use super::tool_calls::{CallsEnd, close_calls, close_open_calls, execute_calls, refuse_calls};
+use super::turn_context::TurnContext;
 use crate::error::ModelError;
 use crate::event::{DeltaField, Event, SessionStatus};
 use crate::ids::{ascending, now_ms};
 use crate::message::{Message, MessageError, Part, Timing, ToolPart, ToolState};
-use crate::model::{LanguageModel, ModelRequest};
+use crate::model::ModelRequest;
 use crate::stream::{FinishReason, ProviderMetadata, StreamEvent};
 
 /// How a step ended.
@@ -51,19 +45,17 @@ pub(super) enum StepEnd {
     StepLimit,
 }
 
-/// What one step needs.
+/// What one step needs beyond its turn's context.
 pub(super) struct StepInput<'a> {
-    pub engine: &'a EngineState,
-    pub model: &'a Arc<dyn LanguageModel>,
-    pub agent: &'a AgentSpec,
-    pub session_id: &'a str,
-    pub directory: &'a std::path::Path,
-    pub ruleset: &'a Arc<Ruleset>,
-    pub ceilings: &'a Arc<Vec<Ruleset>>,
+    /// The turn's fixed inputs.
+    pub ctx: &'a TurnContext<'a>,
+    /// This step's request.
     pub request: ModelRequest,
+    /// The step limit is reached: calls are refused.
     pub last_step: bool,
+    /// The turn's earlier calls (for the doom-loop check).
     pub turn_calls: &'a [ToolPart],
-    pub cancel: &'a CancellationToken,
+    /// The step's number in its turn.
     pub step: u32,
 }
 
@@ -334,7 +326,7 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
     let (calls, finish) = loop {
         message.parts.truncate(base);
         message.provider_metadata = None;
-        let mut attempt = Attempt::new(input.engine, input.session_id);
+        let mut attempt = Attempt::new(input.ctx.engine, input.ctx.session_id());
         let result = stream_attempt(&input, message, &mut attempt).await;
         match result {
             Ok(()) => {
@@ -345,7 +337,7 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
                 break (attempt.calls, finish);
             }
             Err(ModelError::Cancelled) => {
-                close_open_calls(input.engine, input.session_id, message);
+                close_open_calls(input.ctx.engine, input.ctx.session_id(), message);
                 return StepEnd::Cancelled;
             }
             Err(error) => {
@@ -353,10 +345,10 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
                 let plan = if attempt.committed {
                     None
                 } else {
-                    input.engine.config.retry.next(retry_number, &error)
+                    input.ctx.engine.config.retry.next(retry_number, &error)
                 };
                 let Some((info, wait)) = plan else {
-                    close_open_calls(input.engine, input.session_id, message);
+                    close_open_calls(input.ctx.engine, input.ctx.session_id(), message);
                     message.error = Some(MessageError {
                         name: if error.is_context_overflow() {
                             "context_overflow".into()
@@ -368,21 +360,21 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
                     return StepEnd::Failed(error);
                 };
                 tracing::info!(
-                    session_id = %input.session_id,
+                    session_id = %input.ctx.session_id(),
                     attempt = retry_number,
                     ?wait,
                     %error,
                     "retrying the model stream"
                 );
                 let delay_ms = wait.as_millis() as u64;
-                input.engine.events.emit(|| Event::RetryScheduled {
-                    session_id: input.session_id.to_string(),
+                input.ctx.engine.events.emit(|| Event::RetryScheduled {
+                    session_id: input.ctx.session_id().to_string(),
                     attempt: retry_number,
                     message: info.message.clone(),
                     delay_ms,
                 });
-                input.engine.events.emit(|| Event::SessionStatus {
-                    session_id: input.session_id.to_string(),
+                input.ctx.engine.events.emit(|| Event::SessionStatus {
+                    session_id: input.ctx.session_id().to_string(),
                     status: SessionStatus::Retry {
                         attempt: retry_number,
                         message: info.message.clone(),
@@ -391,13 +383,13 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
                 });
                 tokio::select! {
                     () = tokio::time::sleep(wait) => {}
-                    () = input.cancel.cancelled() => {
+                    () = input.ctx.cancel.cancelled() => {
                         message.parts.truncate(base);
                         return StepEnd::Cancelled;
                     }
                 }
-                input.engine.events.emit(|| Event::SessionStatus {
-                    session_id: input.session_id.to_string(),
+                input.ctx.engine.events.emit(|| Event::SessionStatus {
+                    session_id: input.ctx.session_id().to_string(),
                     status: SessionStatus::Busy,
                 });
             }
@@ -408,25 +400,15 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
     message.finish = Some(reason);
     message.usage = usage;
     // Calls whose arguments never completed cannot run: close them.
-    close_calls(input.engine, input.session_id, message, true);
+    close_calls(input.ctx.engine, input.ctx.session_id(), message, true);
 
     let end = if calls.is_empty() {
         StepEnd::Finished
     } else if input.last_step {
-        refuse_calls(input.engine, input.session_id, message, &calls);
+        refuse_calls(input.ctx.engine, input.ctx.session_id(), message, &calls);
         StepEnd::StepLimit
     } else {
-        let run = CallRun {
-            engine: input.engine,
-            agent: input.agent,
-            session_id: input.session_id,
-            directory: input.directory,
-            ruleset: input.ruleset,
-            ceilings: input.ceilings,
-            turn_calls: input.turn_calls,
-            cancel: input.cancel,
-        };
-        match execute_calls(&run, message, &calls).await {
+        match execute_calls(input.ctx, input.turn_calls, message, &calls).await {
             CallsEnd::Finished => StepEnd::Finished,
             CallsEnd::Blocked => StepEnd::Blocked,
             CallsEnd::Denied(message) => StepEnd::Denied(message),
@@ -440,13 +422,13 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
         usage,
     });
     let index = message.parts.len() - 1;
-    input.engine.events.emit(|| Event::PartCreated {
-        session_id: input.session_id.to_string(),
+    input.ctx.engine.events.emit(|| Event::PartCreated {
+        session_id: input.ctx.session_id().to_string(),
         message_id: message.id.clone(),
         part: message.parts[index].clone(),
     });
-    input.engine.events.emit(|| Event::StepFinished {
-        session_id: input.session_id.to_string(),
+    input.ctx.engine.events.emit(|| Event::StepFinished {
+        session_id: input.ctx.session_id().to_string(),
         message_id: message.id.clone(),
         step: input.step,
         reason,
@@ -461,11 +443,11 @@ async fn stream_attempt(
     message: &mut Message,
     attempt: &mut Attempt<'_>,
 ) -> Result<(), ModelError> {
-    let cancel = input.cancel;
+    let cancel = input.ctx.cancel;
     let mut stream = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ModelError::Cancelled),
-        stream = input.model.stream(input.request.clone(), cancel.child_token()) => stream?,
+        stream = input.ctx.model.stream(input.request.clone(), cancel.child_token()) => stream?,
     };
     loop {
         let item = tokio::select! {

@@ -6,14 +6,13 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use agent_permission::{PermissionError, Ruleset};
+use agent_permission::PermissionError;
 use futures::FutureExt;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use super::doom_loop;
 use super::state::EngineState;
-use crate::agent_spec::AgentSpec;
+use super::turn_context::TurnContext;
 use crate::event::Event;
 use crate::ids::now_ms;
 use crate::message::{Message, Part, Role, Timing, ToolPart, ToolState, interrupted_state};
@@ -23,18 +22,6 @@ use crate::tool_context::ToolContext;
 /// Error text of a call refused because the step limit was reached.
 pub const STEP_LIMIT_ERROR: &str =
     "Tool unavailable: the maximum number of steps for this turn was reached.";
-
-/// Who runs the calls of one step, and where.
-pub(super) struct CallRun<'a> {
-    pub engine: &'a EngineState,
-    pub agent: &'a AgentSpec,
-    pub session_id: &'a str,
-    pub directory: &'a std::path::Path,
-    pub ruleset: &'a Arc<Ruleset>,
-    pub ceilings: &'a Arc<Vec<Ruleset>>,
-    pub turn_calls: &'a [ToolPart],
-    pub cancel: &'a CancellationToken,
-}
 
 /// How the calls of a step ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,20 +136,21 @@ enum CallEnd {
 
 /// Runs the step's calls concurrently and records their results.
 pub(super) async fn execute_calls(
-    input: &CallRun<'_>,
+    ctx: &TurnContext<'_>,
+    turn_calls: &[ToolPart],
     message: &mut Message,
     calls: &[usize],
 ) -> CallsEnd {
     // Doom-loop flags, decided in call order before anything runs.
     let mut doom = Vec::with_capacity(calls.len());
-    if input.engine.config.doom_loop {
+    if ctx.engine.config.doom_loop {
         for (k, &index) in calls.iter().enumerate() {
             let flagged = match &message.parts[index] {
                 Part::Tool(current) => {
                     let this_step = calls[..=k]
                         .iter()
                         .filter_map(|&i| message.parts[i].as_tool());
-                    let sequence = input.turn_calls.iter().chain(this_step);
+                    let sequence = turn_calls.iter().chain(this_step);
                     doom_loop::check_turn(sequence, &current.tool, current.state.input())
                 }
                 _ => false,
@@ -175,12 +163,12 @@ pub(super) async fn execute_calls(
 
     let shared_message = Arc::new(Mutex::new(std::mem::replace(
         message,
-        Message::new(input.session_id, Role::Assistant),
+        Message::new(ctx.session_id(), Role::Assistant),
     )));
     let futures = calls
         .iter()
         .zip(doom)
-        .map(|(&index, doom)| run_call(input, Arc::clone(&shared_message), index, doom));
+        .map(|(&index, doom)| run_call(ctx, Arc::clone(&shared_message), index, doom));
     let ends = futures::future::join_all(futures).await;
     let taken = std::mem::replace(
         &mut *lock(&shared_message),
@@ -188,8 +176,8 @@ pub(super) async fn execute_calls(
     );
     *message = taken;
 
-    if input.cancel.is_cancelled() {
-        close_open_calls(input.engine, input.session_id, message);
+    if ctx.cancel.is_cancelled() {
+        close_open_calls(ctx.engine, ctx.session_id(), message);
         return CallsEnd::Cancelled;
     }
     if ends.iter().any(|end| matches!(end, CallEnd::Blocked)) {
@@ -205,13 +193,13 @@ pub(super) async fn execute_calls(
 }
 
 async fn run_call(
-    input: &CallRun<'_>,
+    ctx: &TurnContext<'_>,
     message: Arc<Mutex<Message>>,
     index: usize,
     doom: bool,
 ) -> CallEnd {
-    let engine = input.engine;
-    let session_id = input.session_id;
+    let engine = ctx.engine;
+    let session_id = ctx.session_id();
     let (message_id, call_id, name, args) = {
         let guard = lock(&message);
         let Some(tool) = guard.parts[index].as_tool() else {
@@ -256,11 +244,11 @@ async fn run_call(
     };
 
     if doom {
-        let request = doom_loop::ask_request(session_id, &name, &args, &input.agent.permission)
+        let request = doom_loop::ask_request(session_id, &name, &args, &ctx.agent.permission)
             .tool(message_id.as_str(), call_id.as_str());
         let asked = tokio::select! {
             result = engine.permissions.ask(request) => result,
-            () = input.cancel.cancelled() => return CallEnd::Done,
+            () = ctx.cancel.cancelled() => return CallEnd::Done,
         };
         if let Err(error) = asked {
             // §11.2: a failed doom-loop ask ends the turn, whatever the
@@ -274,10 +262,10 @@ async fn run_call(
         }
     }
 
-    let Some(tool) = engine.tools.resolve(&name, input.ruleset) else {
+    let Some(tool) = engine.tools.resolve(&name, &ctx.ruleset) else {
         let available: Vec<String> = engine
             .tools
-            .visible(input.ruleset)
+            .visible(&ctx.ruleset)
             .into_iter()
             .map(|spec| spec.name)
             .collect();
@@ -297,18 +285,12 @@ async fn run_call(
         call_id.as_str(),
         engine.permissions.clone(),
     )
-    .with_agent(input.agent.name.as_str())
-    .with_directories(
-        input.directory.to_path_buf(),
-        engine
-            .worktree
-            .clone()
-            .unwrap_or_else(|| input.directory.to_path_buf()),
-    )
-    .with_ruleset(Arc::clone(input.ruleset))
-    .with_ceilings(Arc::clone(input.ceilings))
+    .with_agent(ctx.agent.name.as_str())
+    .with_directories(ctx.directory().to_path_buf(), ctx.worktree.clone())
+    .with_ruleset(Arc::clone(&ctx.ruleset))
+    .with_ceilings(Arc::clone(&ctx.ceilings))
     .with_truncator(engine.config.truncator.clone())
-    .with_cancel(input.cancel.child_token())
+    .with_cancel(ctx.cancel.child_token())
     .on_metadata(Arc::new(move |title, metadata| {
         let mut guard = lock(&metadata_target);
         let updated = match &mut guard.parts[index] {
