@@ -7,6 +7,7 @@ mod config_loading;
 mod conformance;
 mod engine_loop;
 mod faults;
+mod function_length;
 mod layering;
 mod session_file;
 mod system_prompt;
