@@ -1,5 +1,6 @@
 //! The test modules; shared helpers are in `common`.
 
+mod call_writer;
 mod coding_agent;
 mod common;
 mod compaction;
