@@ -22,6 +22,16 @@ use crate::sessions::{MemorySessionStore, SessionStore};
 use crate::tool::Tool;
 use crate::tool_registry::ToolRegistry;
 
+impl Engine {
+    /// Starts building an engine around `model`.
+    ///
+    /// (Defined beside the builder so the facade does not depend on it:
+    /// the builder makes the facade, not the other way round.)
+    pub fn builder(model: Arc<dyn LanguageModel>) -> EngineBuilder {
+        EngineBuilder::new(model)
+    }
+}
+
 /// Builds an [`Engine`].
 pub struct EngineBuilder {
     model: Arc<dyn LanguageModel>,

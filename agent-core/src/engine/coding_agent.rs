@@ -208,18 +208,7 @@ impl CodingAgentBuilder {
         };
         let model = match self.model {
             Some(model) => model,
-            None => {
-                let name = self
-                    .model_name
-                    .or_else(|| config.model.clone())
-                    .ok_or(CodingAgentError::NoModel)?;
-                let reference = ModelRef::parse(&name)
-                    .ok_or_else(|| CodingAgentError::UnknownModel(name.clone()))?;
-                self.resolver
-                    .as_ref()
-                    .and_then(|resolver| resolver.resolve(&reference))
-                    .ok_or(CodingAgentError::UnknownModel(name))?
-            }
+            None => configured_model(self.model_name, &config, self.resolver.as_ref())?,
         };
         let mut prompts = SystemPrompts::default().with_instructions(config.instructions.clone());
         for section in self.sections {
@@ -240,19 +229,8 @@ impl CodingAgentBuilder {
         if let Some(store) = self.store {
             builder = builder.store(store);
         }
-        match (self.permissions, self.approver) {
-            (Some(permissions), approver) => {
-                if let Some(approver) = approver {
-                    permissions.set_approver(approver);
-                }
-                builder = builder.permissions(permissions);
-            }
-            (None, Some(approver)) => {
-                let permissions = Permissions::new();
-                permissions.set_approver(approver);
-                builder = builder.permissions(permissions);
-            }
-            (None, None) => {}
+        if let Some(permissions) = gate(self.permissions, self.approver) {
+            builder = builder.permissions(permissions);
         }
         let engine = builder.build();
         let session = match self.resume {
@@ -272,6 +250,45 @@ impl CodingAgentBuilder {
             session,
             config,
         })
+    }
+}
+
+/// The model `name` (else the configuration's) names, served by `resolver`.
+fn configured_model(
+    name: Option<String>,
+    config: &Config,
+    resolver: Option<&Arc<dyn ModelResolver>>,
+) -> Result<Arc<dyn LanguageModel>, CodingAgentError> {
+    let name = name
+        .or_else(|| config.model.clone())
+        .ok_or(CodingAgentError::NoModel)?;
+    let reference =
+        ModelRef::parse(&name).ok_or_else(|| CodingAgentError::UnknownModel(name.clone()))?;
+    resolver
+        .and_then(|resolver| resolver.resolve(&reference))
+        .ok_or(CodingAgentError::UnknownModel(name))
+}
+
+/// The gate to build the engine with: the one given (with `approver`
+/// installed on it), a fresh one for `approver`, or none (the engine's
+/// default).
+fn gate(
+    permissions: Option<Permissions>,
+    approver: Option<Arc<dyn Approver>>,
+) -> Option<Permissions> {
+    match (permissions, approver) {
+        (Some(permissions), approver) => {
+            if let Some(approver) = approver {
+                permissions.set_approver(approver);
+            }
+            Some(permissions)
+        }
+        (None, Some(approver)) => {
+            let permissions = Permissions::new();
+            permissions.set_approver(approver);
+            Some(permissions)
+        }
+        (None, None) => None,
     }
 }
 

@@ -4,15 +4,15 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
-use agent_permission::{Permissions, merge};
+use agent_permission::Permissions;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::builder::EngineBuilder;
 use super::outcome::{PromptError, TurnError, TurnResult};
 use super::settings::LoopConfig;
 use super::state::{BusyGuard, EngineState, emit_message};
-use super::turn::Turn;
+use super::turn::run_turn;
+use super::turn_context::TurnContext;
 use crate::compaction::{history_for_model, is_overflow};
 use crate::event::{Event, SessionStatus};
 use crate::message::{Message, Part, Role};
@@ -39,11 +39,6 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Starts building an engine around `model`.
-    pub fn builder(model: Arc<dyn LanguageModel>) -> EngineBuilder {
-        EngineBuilder::new(model)
-    }
-
     /// The engine around built state (see [`EngineBuilder::build`]).
     pub(super) fn from_state(state: Arc<EngineState>) -> Engine {
         Engine { state }
@@ -217,7 +212,7 @@ impl Engine {
         emit_message(state, &user);
 
         let history = state.store.messages(&session.id).await?;
-        let mut model_messages = Arc::new(history_for_model(&history));
+        let model_messages = Arc::new(history_for_model(&history));
         // §12 step 5: the previous answer already filled the context.
         let full = history
             .iter()
@@ -229,16 +224,7 @@ impl Engine {
                     && is_overflow(&m.usage, &model.info().limits, &state.config.compaction)
             });
         drop(history);
-        let turn = Turn {
-            state,
-            full,
-            model,
-            agent: &agent,
-            session: &session,
-            ruleset: Arc::new(merge([&agent.permission, &session.permission])),
-            ceilings: Arc::new(session.ceilings.clone()),
-            cancel: &cancel,
-        };
-        turn.run(&mut model_messages).await
+        let ctx = TurnContext::new(state, model, &agent, &session, &cancel);
+        run_turn(&ctx, full, model_messages).await
     }
 }

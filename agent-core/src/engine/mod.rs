@@ -2,11 +2,12 @@
 //! builder, the turn driver and its pure rules, the stream processor, tool
 //! execution, retries, truncation, doom-loop detection and the `task` tool.
 //!
-//! Files (the turn driver's modules may use each other; nothing outside
-//! `engine` is used by the contracts):
+//! Files (their imports form no cycle, and nothing in `engine` is used by
+//! the contracts):
 //!
 //! - `facade.rs`, `builder.rs`, `settings.rs`, `outcome.rs`: the public face;
 //! - `state.rs`: what every turn of one engine shares;
+//! - `turn_context.rs`: what one turn's steps and calls read, built once;
 //! - `turn.rs`, `turn_compaction.rs`, `turn_rules.rs`: the turn driver;
 //! - `processor.rs`, `tool_calls.rs`: one step, and its tool calls;
 //! - `retry.rs`, `doom_loop.rs`: the policies steps apply;
@@ -30,6 +31,7 @@ pub(crate) mod task_tool;
 mod tool_calls;
 mod turn;
 mod turn_compaction;
+mod turn_context;
 pub(crate) mod turn_rules;
 mod turn_stream;
 
@@ -40,8 +42,8 @@ pub use model_options::provider_options;
 pub use non_interactive::{NonInteractive, auto_reject_warning};
 pub use outcome::{PromptError, StopReason, TurnError, TurnResult};
 pub use retry::{RetryInfo, RetryPolicy};
-pub use settings::LoopConfig;
+pub use settings::{DEFAULT_TOOL_GRACE, LoopConfig};
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
-pub use tool_calls::{DEFAULT_TOOL_GRACE, STEP_LIMIT_ERROR};
+pub use tool_calls::STEP_LIMIT_ERROR;
 pub use turn_compaction::COMPACTION_AGENT;
 pub use turn_stream::TurnEvent;

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ModelError;
 use crate::message::{Message, MessageError};
 use crate::sessions::SessionStoreError;
 use crate::stream::FinishReason;
@@ -133,4 +134,12 @@ pub enum PromptError {
         "model {0:?} is not available: register a ModelResolver with EngineBuilder::model_resolver that serves it"
     )]
     UnknownModel(String),
+}
+
+/// The error recorded for a model call that failed for good.
+pub(super) fn error_of(error: ModelError) -> MessageError {
+    MessageError {
+        name: "model".into(),
+        message: error.to_string(),
+    }
 }

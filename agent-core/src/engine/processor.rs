@@ -15,24 +15,22 @@
 //! 3. Every call left without a result (cancellation, a cut stream, the
 //!    step limit) is closed as §11.3 says, so every call has a result.
 
-use std::sync::Arc;
+use std::time::Duration;
 
-use agent_permission::Ruleset;
 use futures::StreamExt;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
+use super::retry::RetryInfo;
 use super::state::EngineState;
-use super::tool_calls::{
-    CallRun, CallsEnd, close_calls, close_open_calls, execute_calls, refuse_calls,
-};
-use crate::agent_spec::AgentSpec;
+use super::tool_calls::{CallsEnd, close_calls, close_open_calls, execute_calls, refuse_calls};
+use super::turn_context::TurnContext;
 use crate::error::ModelError;
 use crate::event::{DeltaField, Event, SessionStatus};
 use crate::ids::{ascending, now_ms};
 use crate::message::{Message, MessageError, Part, Timing, ToolPart, ToolState};
-use crate::model::{LanguageModel, ModelRequest};
-use crate::stream::{FinishReason, ProviderMetadata, StreamEvent};
+use crate::model::ModelRequest;
+use crate::stream::{FinishReason, ProviderMetadata, StreamEvent, ToolCall};
+use crate::usage::Usage;
 
 /// How a step ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,19 +49,17 @@ pub(super) enum StepEnd {
     StepLimit,
 }
 
-/// What one step needs.
+/// What one step needs beyond its turn's context.
 pub(super) struct StepInput<'a> {
-    pub engine: &'a EngineState,
-    pub model: &'a Arc<dyn LanguageModel>,
-    pub agent: &'a AgentSpec,
-    pub session_id: &'a str,
-    pub directory: &'a std::path::Path,
-    pub ruleset: &'a Arc<Ruleset>,
-    pub ceilings: &'a Arc<Vec<Ruleset>>,
+    /// The turn's fixed inputs.
+    pub ctx: &'a TurnContext<'a>,
+    /// This step's request.
     pub request: ModelRequest,
+    /// The step limit is reached: calls are refused.
     pub last_step: bool,
+    /// The turn's earlier calls (for the doom-loop check).
     pub turn_calls: &'a [ToolPart],
-    pub cancel: &'a CancellationToken,
+    /// The step's number in its turn.
     pub step: u32,
 }
 
@@ -76,7 +72,7 @@ struct Attempt<'a> {
     open: Vec<(String, usize)>,
     tools: Vec<(String, usize)>,
     calls: Vec<usize>,
-    finish: Option<(FinishReason, crate::usage::Usage)>,
+    finish: Option<(FinishReason, Usage)>,
 }
 
 impl<'a> Attempt<'a> {
@@ -193,30 +189,7 @@ impl<'a> Attempt<'a> {
                 self.open.push((id, index));
             }
             StreamEvent::TextDelta { id, delta } | StreamEvent::ReasoningDelta { id, delta } => {
-                let index = match self.block(&id) {
-                    Some(index) => index,
-                    None => {
-                        let index = self.push(message, Part::text(""));
-                        self.open.push((id, index));
-                        index
-                    }
-                };
-                let field = match &mut message.parts[index] {
-                    Part::Text { text, .. } => {
-                        text.push_str(&delta);
-                        DeltaField::Text
-                    }
-                    Part::Reasoning { text, .. } => {
-                        text.push_str(&delta);
-                        DeltaField::Reasoning
-                    }
-                    _ => return,
-                };
-                self.commit();
-                if self.engine.events.has_subscribers() {
-                    let event = self.delta_event(message, index, field, &delta);
-                    self.engine.events.send(event);
-                }
+                self.text_delta(message, id, &delta);
             }
             StreamEvent::TextEnd {
                 id,
@@ -225,91 +198,12 @@ impl<'a> Attempt<'a> {
             | StreamEvent::ReasoningEnd {
                 id,
                 provider_metadata,
-            } => {
-                if let Some(index) = self.block(&id) {
-                    self.open.retain(|(b, _)| *b != id);
-                    if let Some(extra) = provider_metadata {
-                        match &mut message.parts[index] {
-                            Part::Text {
-                                provider_metadata, ..
-                            }
-                            | Part::Reasoning {
-                                provider_metadata, ..
-                            } => merge_metadata(provider_metadata, extra),
-                            _ => {}
-                        }
-                    }
-                    self.updated(message, index);
-                }
-            }
-            StreamEvent::ToolInputStart { id, name } => {
-                if self.tool(&id).is_none() {
-                    let part = Part::Tool(ToolPart {
-                        id: ascending("prt"),
-                        call_id: id.clone(),
-                        tool: name,
-                        state: ToolState::Pending {
-                            input: Value::Object(Default::default()),
-                            raw: String::new(),
-                        },
-                        provider_metadata: None,
-                    });
-                    let index = self.push(message, part);
-                    self.tools.push((id, index));
-                }
-            }
+            } => self.block_end(message, &id, provider_metadata),
+            StreamEvent::ToolInputStart { id, name } => self.tool_input_start(message, id, name),
             StreamEvent::ToolInputDelta { id, delta } => {
-                if let Some(index) = self.tool(&id)
-                    && let Part::Tool(ToolPart {
-                        state: ToolState::Pending { raw, .. },
-                        ..
-                    }) = &mut message.parts[index]
-                {
-                    raw.push_str(&delta);
-                    if self.engine.events.has_subscribers() {
-                        let event = self.delta_event(message, index, DeltaField::ToolInput, &delta);
-                        self.out(|| event);
-                    }
-                }
+                self.tool_input_delta(message, &id, &delta);
             }
-            StreamEvent::ToolCall(call) => {
-                let state = ToolState::Running {
-                    input: call.input,
-                    title: None,
-                    metadata: Value::Object(Default::default()),
-                    time: Timing {
-                        start: now_ms(),
-                        end: None,
-                    },
-                };
-                let index = match self.tool(&call.id) {
-                    Some(index) => {
-                        if let Part::Tool(part) = &mut message.parts[index] {
-                            part.tool = call.name;
-                            part.state = state;
-                            part.provider_metadata = call.provider_metadata;
-                        }
-                        index
-                    }
-                    None => {
-                        let part = Part::Tool(ToolPart {
-                            id: ascending("prt"),
-                            call_id: call.id.clone(),
-                            tool: call.name,
-                            state,
-                            provider_metadata: call.provider_metadata,
-                        });
-                        let index = self.push(message, part);
-                        self.tools.push((call.id, index));
-                        index
-                    }
-                };
-                if !self.calls.contains(&index) {
-                    self.calls.push(index);
-                }
-                self.commit();
-                self.updated(message, index);
-            }
+            StreamEvent::ToolCall(call) => self.tool_call(message, call),
             StreamEvent::ProviderMetadata { metadata } => {
                 merge_metadata(&mut message.provider_metadata, metadata);
             }
@@ -317,6 +211,135 @@ impl<'a> Attempt<'a> {
                 self.finish = Some((reason, usage));
             }
         }
+    }
+
+    /// Text or reasoning arrives for block `id` (opened now if unknown);
+    /// it commits the attempt.
+    fn text_delta(&mut self, message: &mut Message, id: String, delta: &str) {
+        let index = match self.block(&id) {
+            Some(index) => index,
+            None => {
+                let index = self.push(message, Part::text(""));
+                self.open.push((id, index));
+                index
+            }
+        };
+        let field = match &mut message.parts[index] {
+            Part::Text { text, .. } => {
+                text.push_str(delta);
+                DeltaField::Text
+            }
+            Part::Reasoning { text, .. } => {
+                text.push_str(delta);
+                DeltaField::Reasoning
+            }
+            _ => return,
+        };
+        self.commit();
+        if self.engine.events.has_subscribers() {
+            let event = self.delta_event(message, index, field, delta);
+            self.engine.events.send(event);
+        }
+    }
+
+    /// Block `id` ends, with the provider's last metadata for it.
+    fn block_end(
+        &mut self,
+        message: &mut Message,
+        id: &str,
+        provider_metadata: Option<ProviderMetadata>,
+    ) {
+        let Some(index) = self.block(id) else {
+            return;
+        };
+        self.open.retain(|(b, _)| b != id);
+        if let Some(extra) = provider_metadata {
+            match &mut message.parts[index] {
+                Part::Text {
+                    provider_metadata, ..
+                }
+                | Part::Reasoning {
+                    provider_metadata, ..
+                } => merge_metadata(provider_metadata, extra),
+                _ => {}
+            }
+        }
+        self.updated(message, index);
+    }
+
+    /// A tool call's arguments start streaming.
+    fn tool_input_start(&mut self, message: &mut Message, id: String, name: String) {
+        if self.tool(&id).is_some() {
+            return;
+        }
+        let part = Part::Tool(ToolPart {
+            id: ascending("prt"),
+            call_id: id.clone(),
+            tool: name,
+            state: ToolState::Pending {
+                input: Value::Object(Default::default()),
+                raw: String::new(),
+            },
+            provider_metadata: None,
+        });
+        let index = self.push(message, part);
+        self.tools.push((id, index));
+    }
+
+    /// More of a pending call's raw arguments.
+    fn tool_input_delta(&mut self, message: &mut Message, id: &str, delta: &str) {
+        if let Some(index) = self.tool(id)
+            && let Part::Tool(ToolPart {
+                state: ToolState::Pending { raw, .. },
+                ..
+            }) = &mut message.parts[index]
+        {
+            raw.push_str(delta);
+            if self.engine.events.has_subscribers() {
+                let event = self.delta_event(message, index, DeltaField::ToolInput, delta);
+                self.out(|| event);
+            }
+        }
+    }
+
+    /// A complete call: it runs after the stream; it commits the attempt.
+    fn tool_call(&mut self, message: &mut Message, call: ToolCall) {
+        let state = ToolState::Running {
+            input: call.input,
+            title: None,
+            metadata: Value::Object(Default::default()),
+            time: Timing {
+                start: now_ms(),
+                end: None,
+            },
+        };
+        let index = match self.tool(&call.id) {
+            Some(index) => {
+                if let Part::Tool(part) = &mut message.parts[index] {
+                    part.tool = call.name;
+                    part.state = state;
+                    part.provider_metadata = call.provider_metadata;
+                }
+                index
+            }
+            None => {
+                let part = Part::Tool(ToolPart {
+                    id: ascending("prt"),
+                    call_id: call.id.clone(),
+                    tool: call.name,
+                    state,
+                    provider_metadata: call.provider_metadata,
+                });
+                let index = self.push(message, part);
+                self.tools.push((call.id, index));
+                index
+            }
+        };
+        if !self.calls.contains(&index) {
+            self.calls.push(index);
+        }
+        self.commit();
+        self.updated(message, index);
     }
 }
 
@@ -329,104 +352,23 @@ fn merge_metadata(target: &mut Option<ProviderMetadata>, extra: ProviderMetadata
 
 /// Runs one step into `message` (which already holds its step-start part).
 pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> StepEnd {
-    let base = message.parts.len();
-    let mut retry_number = 0u32;
-    let (calls, finish) = loop {
-        message.parts.truncate(base);
-        message.provider_metadata = None;
-        let mut attempt = Attempt::new(input.engine, input.session_id);
-        let result = stream_attempt(&input, message, &mut attempt).await;
-        match result {
-            Ok(()) => {
-                let Some(finish) = attempt.finish else {
-                    // Unreachable by construction: Ok means a finish arrived.
-                    break (attempt.calls, (FinishReason::Unknown, Default::default()));
-                };
-                break (attempt.calls, finish);
-            }
-            Err(ModelError::Cancelled) => {
-                close_open_calls(input.engine, input.session_id, message);
-                return StepEnd::Cancelled;
-            }
-            Err(error) => {
-                retry_number += 1;
-                let plan = if attempt.committed {
-                    None
-                } else {
-                    input.engine.config.retry.next(retry_number, &error)
-                };
-                let Some((info, wait)) = plan else {
-                    close_open_calls(input.engine, input.session_id, message);
-                    message.error = Some(MessageError {
-                        name: if error.is_context_overflow() {
-                            "context_overflow".into()
-                        } else {
-                            "model".into()
-                        },
-                        message: error.to_string(),
-                    });
-                    return StepEnd::Failed(error);
-                };
-                tracing::info!(
-                    session_id = %input.session_id,
-                    attempt = retry_number,
-                    ?wait,
-                    %error,
-                    "retrying the model stream"
-                );
-                let delay_ms = wait.as_millis() as u64;
-                input.engine.events.emit(|| Event::RetryScheduled {
-                    session_id: input.session_id.to_string(),
-                    attempt: retry_number,
-                    message: info.message.clone(),
-                    delay_ms,
-                });
-                input.engine.events.emit(|| Event::SessionStatus {
-                    session_id: input.session_id.to_string(),
-                    status: SessionStatus::Retry {
-                        attempt: retry_number,
-                        message: info.message.clone(),
-                        next: now_ms() + delay_ms,
-                    },
-                });
-                tokio::select! {
-                    () = tokio::time::sleep(wait) => {}
-                    () = input.cancel.cancelled() => {
-                        message.parts.truncate(base);
-                        return StepEnd::Cancelled;
-                    }
-                }
-                input.engine.events.emit(|| Event::SessionStatus {
-                    session_id: input.session_id.to_string(),
-                    status: SessionStatus::Busy,
-                });
-            }
-        }
+    let (calls, (reason, usage)) = match stream_with_retries(&input, message).await {
+        Ok(streamed) => streamed,
+        Err(end) => return end,
     };
-
-    let (reason, usage) = finish;
     message.finish = Some(reason);
     message.usage = usage;
+    let (engine, session_id) = (input.ctx.engine, input.ctx.session_id());
     // Calls whose arguments never completed cannot run: close them.
-    close_calls(input.engine, input.session_id, message, true);
+    close_calls(engine, session_id, message, true);
 
     let end = if calls.is_empty() {
         StepEnd::Finished
     } else if input.last_step {
-        refuse_calls(input.engine, input.session_id, message, &calls);
+        refuse_calls(engine, session_id, message, &calls);
         StepEnd::StepLimit
     } else {
-        let run = CallRun {
-            engine: input.engine,
-            agent: input.agent,
-            session_id: input.session_id,
-            directory: input.directory,
-            ruleset: input.ruleset,
-            ceilings: input.ceilings,
-            turn_calls: input.turn_calls,
-            cancel: input.cancel,
-        };
-        match execute_calls(&run, message, &calls).await {
+        match execute_calls(input.ctx, input.turn_calls, message, &calls).await {
             CallsEnd::Finished => StepEnd::Finished,
             CallsEnd::Blocked => StepEnd::Blocked,
             CallsEnd::Denied(message) => StepEnd::Denied(message),
@@ -440,13 +382,13 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
         usage,
     });
     let index = message.parts.len() - 1;
-    input.engine.events.emit(|| Event::PartCreated {
-        session_id: input.session_id.to_string(),
+    engine.events.emit(|| Event::PartCreated {
+        session_id: session_id.to_string(),
         message_id: message.id.clone(),
         part: message.parts[index].clone(),
     });
-    input.engine.events.emit(|| Event::StepFinished {
-        session_id: input.session_id.to_string(),
+    engine.events.emit(|| Event::StepFinished {
+        session_id: session_id.to_string(),
         message_id: message.id.clone(),
         step: input.step,
         reason,
@@ -455,17 +397,101 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
     end
 }
 
+/// The step's complete calls (part indexes) and how the model finished.
+type Streamed = (Vec<usize>, (FinishReason, Usage));
+
+/// Streams the step into `message`, retrying an attempt that failed before
+/// it committed; `Err` with the step's end when it cannot go on.
+async fn stream_with_retries(
+    input: &StepInput<'_>,
+    message: &mut Message,
+) -> Result<Streamed, StepEnd> {
+    let (engine, session_id) = (input.ctx.engine, input.ctx.session_id());
+    let base = message.parts.len();
+    let mut retry_number = 0u32;
+    loop {
+        message.parts.truncate(base);
+        message.provider_metadata = None;
+        let mut attempt = Attempt::new(engine, session_id);
+        let error = match stream_attempt(input, message, &mut attempt).await {
+            Ok(()) => {
+                // Ok means a finish arrived; the fallback is never used.
+                let finish = attempt
+                    .finish
+                    .unwrap_or((FinishReason::Unknown, Usage::default()));
+                return Ok((attempt.calls, finish));
+            }
+            Err(ModelError::Cancelled) => {
+                close_open_calls(engine, session_id, message);
+                return Err(StepEnd::Cancelled);
+            }
+            Err(error) => error,
+        };
+        retry_number += 1;
+        let plan = if attempt.committed {
+            None
+        } else {
+            engine.config.retry.next(retry_number, &error)
+        };
+        let Some((info, wait)) = plan else {
+            close_open_calls(engine, session_id, message);
+            message.error = Some(MessageError {
+                name: if error.is_context_overflow() {
+                    "context_overflow".into()
+                } else {
+                    "model".into()
+                },
+                message: error.to_string(),
+            });
+            return Err(StepEnd::Failed(error));
+        };
+        tracing::info!(session_id = %session_id, attempt = retry_number, ?wait, %error, "retrying the model stream");
+        announce_retry(input, retry_number, &info, wait);
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = input.ctx.cancel.cancelled() => {
+                message.parts.truncate(base);
+                return Err(StepEnd::Cancelled);
+            }
+        }
+        engine.events.emit(|| Event::SessionStatus {
+            session_id: session_id.to_string(),
+            status: SessionStatus::Busy,
+        });
+    }
+}
+
+/// Tells subscribers a retry is scheduled, and when.
+fn announce_retry(input: &StepInput<'_>, attempt: u32, info: &RetryInfo, wait: Duration) {
+    let (engine, session_id) = (input.ctx.engine, input.ctx.session_id());
+    let delay_ms = wait.as_millis() as u64;
+    engine.events.emit(|| Event::RetryScheduled {
+        session_id: session_id.to_string(),
+        attempt,
+        message: info.message.clone(),
+        delay_ms,
+    });
+    engine.events.emit(|| Event::SessionStatus {
+        session_id: session_id.to_string(),
+        status: SessionStatus::Retry {
+            attempt,
+            message: info.message.clone(),
+            next: now_ms() + delay_ms,
+        },
+    });
+}
+
 /// Consumes one attempt's stream. `Ok` once a finish event arrived.
 async fn stream_attempt(
     input: &StepInput<'_>,
     message: &mut Message,
     attempt: &mut Attempt<'_>,
 ) -> Result<(), ModelError> {
-    let cancel = input.cancel;
+    let cancel = input.ctx.cancel;
     let mut stream = tokio::select! {
         biased;
         () = cancel.cancelled() => return Err(ModelError::Cancelled),
-        stream = input.model.stream(input.request.clone(), cancel.child_token()) => stream?,
+        stream = input.ctx.model.stream(input.request.clone(), cancel.child_token()) => stream?,
     };
     loop {
         let item = tokio::select! {

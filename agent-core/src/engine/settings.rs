@@ -3,9 +3,11 @@
 use std::time::Duration;
 
 use super::retry::RetryPolicy;
-use super::tool_calls::DEFAULT_TOOL_GRACE;
 use crate::compaction::CompactionConfig;
 use crate::truncate::Truncator;
+
+/// Grace period tools get to stop after cancellation (opencode: 250 ms).
+pub const DEFAULT_TOOL_GRACE: Duration = Duration::from_millis(250);
 
 /// Loop settings.
 #[derive(Debug, Clone)]

@@ -15,6 +15,7 @@ use crate::message::Message;
 use crate::model::{LanguageModel, ModelResolver};
 use crate::prompts::SystemPrompts;
 use crate::sessions::SessionStore;
+use crate::sessions::SessionStoreError;
 use crate::tool_registry::ToolRegistry;
 
 /// What every step shares.
@@ -68,4 +69,19 @@ pub(super) fn emit_message(state: &EngineState, message: &Message) {
             part: part.clone(),
         });
     }
+}
+
+/// Stores a finished message and announces it.
+pub(super) async fn complete_message(
+    state: &EngineState,
+    message: &Message,
+) -> Result<(), SessionStoreError> {
+    state.store.put_message(message).await?;
+    state.events.emit(|| Event::MessageCompleted {
+        session_id: message.session_id.clone(),
+        message_id: message.id.clone(),
+        finish: message.finish,
+        error: message.error.clone(),
+    });
+    Ok(())
 }

@@ -48,7 +48,7 @@ use serde_json::{Value, json};
 use super::facade::Engine;
 use super::outcome::{PromptError, StopReason, TurnResult};
 use super::state::EngineState;
-use crate::agents::{AgentMode, Agents};
+use crate::agents::{Agent, AgentMode, Agents};
 use crate::message::{Part, Role};
 use crate::sessions::{Session, SessionStore, SessionStoreError};
 use crate::tool::{CallingAgent, Tool, ToolError, ToolOutput, decode_args, schema_of};
@@ -292,40 +292,9 @@ impl Tool for TaskTool {
         if agent.mode == AgentMode::Primary {
             return Err(TaskError::PrimaryAgent(agent.name.clone()).into());
         }
-
-        let child = match &args.task_id {
-            Some(id) => {
-                let child = match store.session(id).await {
-                    Ok(child) => child,
-                    Err(SessionStoreError::NotFound(_)) => {
-                        return Err(TaskError::NotAChild(id.clone()).into());
-                    }
-                    Err(error) => return Err(TaskError::from(error).into()),
-                };
-                if child.parent_id.as_deref() != Some(caller.id.as_str()) {
-                    return Err(TaskError::NotAChild(id.clone()).into());
-                }
-                child
-            }
-            None => {
-                let mut child = Session::new(agent.name.as_str(), caller.directory.clone());
-                child.parent_id = Some(caller.id.clone());
-                child.title = format!("{} (@{} subagent)", args.description, agent.name);
-                child.permission = task_child_permission(
-                    &caller.permission,
-                    &agent.permission,
-                    &self.settings.primary_tools,
-                );
-                child.model = agent.model.clone().or_else(|| caller.model.clone());
-                // The child never has more power than its parent: the
-                // caller's own rules (agent and session, as this call is
-                // judged by) and the caller's ceilings bound the child's.
-                child.ceilings = caller.ceilings.clone();
-                child.ceilings.push(ctx.ruleset().clone());
-                store.put_session(&child).await.map_err(TaskError::from)?;
-                child
-            }
-        };
+        let child = self
+            .child_session(store.as_ref(), &caller, &args, agent, ctx)
+            .await?;
 
         let model = engine.model_for(&child).map_err(TaskError::from)?;
         let metadata = json!({
@@ -335,62 +304,117 @@ impl Tool for TaskTool {
         });
         ctx.metadata(Some(&args.description), metadata.clone());
 
-        // The child runs on its own task: if the caller stops waiting (its
-        // grace period after cancellation ran out), the child still sees
-        // the cancellation and closes its transcript.
-        let child_id = child.id.clone();
-        let cancel = ctx.cancel.clone();
-        let parts = vec![Part::text(args.prompt)];
-        let runner = engine.clone();
-        let handle =
-            tokio::spawn(async move { runner.prompt_with(&child_id, parts, cancel).await });
-        let turn = match handle.await {
-            Ok(Ok(turn)) => turn,
-            Ok(Err(error)) => {
-                let error = TaskError::from(error).to_string();
-                return Err(ToolError::Failed(error_output(&child.id, &error)));
-            }
-            Err(join) => {
-                let error = TaskError::Crashed(join.to_string()).to_string();
-                return Err(ToolError::Failed(error_output(&child.id, &error)));
-            }
-        };
-
-        if let StopReason::Denied { message } = &turn.stop {
-            // §10.2 step 8: the parent goes on with the child's result; the
-            // model is told that the child was stopped by a rule.
-            let text = last_text(&turn);
-            let note = format!("The subagent was stopped: {message}");
-            let result = if text.is_empty() {
-                note
-            } else {
-                format!("{text}\n\n{note}")
-            };
-            return Ok(ToolOutput::text(completed_output(&child.id, &result))
-                .with_title(args.description)
-                .with_metadata(metadata));
-        }
-        let failure = match &turn.stop {
-            StopReason::Done { .. } | StopReason::StepLimit => None,
-            StopReason::Cancelled => return Err(ToolError::Cancelled),
-            StopReason::Rejected => return Err(ToolError::Permission(PermissionError::Rejected)),
-            StopReason::ContextOverflow => Some(
-                "The subagent's context window is full; start a new task with a narrower prompt."
-                    .to_string(),
-            ),
-            StopReason::ContentFilter => {
-                Some("The subagent's output was blocked by the provider's content filter.".into())
-            }
-            StopReason::Error { error } => Some(error.message.clone()),
-            StopReason::Denied { message } => Some(message.clone()),
-        };
-        if let Some(error) = failure {
-            return Err(ToolError::Failed(error_output(&child.id, &error)));
-        }
-        Ok(
-            ToolOutput::text(completed_output(&child.id, &last_text(&turn)))
-                .with_title(args.description)
-                .with_metadata(metadata),
-        )
+        let turn = run_child(&engine, &child.id, args.prompt, ctx).await?;
+        let output = child_output(&child.id, &turn)?;
+        Ok(output.with_title(args.description).with_metadata(metadata))
     }
+}
+
+impl TaskTool {
+    /// The session the task runs in: the caller's child `task_id` names,
+    /// else a new child of the caller for `agent`, bounded by the caller's
+    /// rules.
+    async fn child_session(
+        &self,
+        store: &dyn SessionStore,
+        caller: &Session,
+        args: &TaskArgs,
+        agent: &Agent,
+        ctx: &ToolContext,
+    ) -> Result<Session, ToolError> {
+        if let Some(id) = &args.task_id {
+            let child = match store.session(id).await {
+                Ok(child) => child,
+                Err(SessionStoreError::NotFound(_)) => {
+                    return Err(TaskError::NotAChild(id.clone()).into());
+                }
+                Err(error) => return Err(TaskError::from(error).into()),
+            };
+            if child.parent_id.as_deref() != Some(caller.id.as_str()) {
+                return Err(TaskError::NotAChild(id.clone()).into());
+            }
+            return Ok(child);
+        }
+        let mut child = Session::new(agent.name.as_str(), caller.directory.clone());
+        child.parent_id = Some(caller.id.clone());
+        child.title = format!("{} (@{} subagent)", args.description, agent.name);
+        child.permission = task_child_permission(
+            &caller.permission,
+            &agent.permission,
+            &self.settings.primary_tools,
+        );
+        child.model = agent.model.clone().or_else(|| caller.model.clone());
+        // The child never has more power than its parent: the caller's own
+        // rules (agent and session, as this call is judged by) and the
+        // caller's ceilings bound the child's.
+        child.ceilings = caller.ceilings.clone();
+        child.ceilings.push(ctx.ruleset().clone());
+        store.put_session(&child).await.map_err(TaskError::from)?;
+        Ok(child)
+    }
+}
+
+/// Prompts the child session and waits for its turn.
+async fn run_child(
+    engine: &Engine,
+    child_id: &str,
+    prompt: String,
+    ctx: &ToolContext,
+) -> Result<TurnResult, ToolError> {
+    // The child runs on its own task: if the caller stops waiting (its
+    // grace period after cancellation ran out), the child still sees the
+    // cancellation and closes its transcript.
+    let id = child_id.to_string();
+    let cancel = ctx.cancel.clone();
+    let parts = vec![Part::text(prompt)];
+    let runner = engine.clone();
+    let handle = tokio::spawn(async move { runner.prompt_with(&id, parts, cancel).await });
+    match handle.await {
+        Ok(Ok(turn)) => Ok(turn),
+        Ok(Err(error)) => {
+            let error = TaskError::from(error).to_string();
+            Err(ToolError::Failed(error_output(child_id, &error)))
+        }
+        Err(join) => {
+            let error = TaskError::Crashed(join.to_string()).to_string();
+            Err(ToolError::Failed(error_output(child_id, &error)))
+        }
+    }
+}
+
+/// What the parent's model reads of the child's turn.
+fn child_output(child_id: &str, turn: &TurnResult) -> Result<ToolOutput, ToolError> {
+    if let StopReason::Denied { message } = &turn.stop {
+        // §10.2 step 8: the parent goes on with the child's result; the
+        // model is told that the child was stopped by a rule.
+        let text = last_text(turn);
+        let note = format!("The subagent was stopped: {message}");
+        let result = if text.is_empty() {
+            note
+        } else {
+            format!("{text}\n\n{note}")
+        };
+        return Ok(ToolOutput::text(completed_output(child_id, &result)));
+    }
+    let failure = match &turn.stop {
+        StopReason::Done { .. } | StopReason::StepLimit => None,
+        StopReason::Cancelled => return Err(ToolError::Cancelled),
+        StopReason::Rejected => return Err(ToolError::Permission(PermissionError::Rejected)),
+        StopReason::ContextOverflow => Some(
+            "The subagent's context window is full; start a new task with a narrower prompt."
+                .to_string(),
+        ),
+        StopReason::ContentFilter => {
+            Some("The subagent's output was blocked by the provider's content filter.".into())
+        }
+        StopReason::Error { error } => Some(error.message.clone()),
+        StopReason::Denied { message } => Some(message.clone()),
+    };
+    if let Some(error) = failure {
+        return Err(ToolError::Failed(error_output(child_id, &error)));
+    }
+    Ok(ToolOutput::text(completed_output(
+        child_id,
+        &last_text(turn),
+    )))
 }

@@ -4,38 +4,25 @@
 //! recorded on the assistant message with events. Calls left without a
 //! result are closed as §11.3 says.
 
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::Arc;
 
-use agent_permission::{PermissionError, Ruleset};
+use agent_permission::PermissionError;
 use futures::FutureExt;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::mpsc;
 
 use super::doom_loop;
 use super::state::EngineState;
-use crate::agent_spec::AgentSpec;
+use super::turn_context::TurnContext;
 use crate::event::Event;
 use crate::ids::now_ms;
-use crate::message::{Message, Part, Role, Timing, ToolPart, ToolState, interrupted_state};
-use crate::tool::{ToolError, ToolOutput};
+use crate::message::{Message, Part, Timing, ToolPart, ToolState, interrupted_state};
+use crate::tool::{Tool, ToolError, ToolOutput};
 use crate::tool_context::ToolContext;
 
 /// Error text of a call refused because the step limit was reached.
 pub const STEP_LIMIT_ERROR: &str =
     "Tool unavailable: the maximum number of steps for this turn was reached.";
-
-/// Who runs the calls of one step, and where.
-pub(super) struct CallRun<'a> {
-    pub engine: &'a EngineState,
-    pub agent: &'a AgentSpec,
-    pub session_id: &'a str,
-    pub directory: &'a std::path::Path,
-    pub ruleset: &'a Arc<Ruleset>,
-    pub ceilings: &'a Arc<Vec<Ruleset>>,
-    pub turn_calls: &'a [ToolPart],
-    pub cancel: &'a CancellationToken,
-}
 
 /// How the calls of a step ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,10 +35,6 @@ pub(super) enum CallsEnd {
     Denied(String),
     /// The prompt's token fired; open calls were closed.
     Cancelled,
-}
-
-fn lock(message: &Mutex<Message>) -> MutexGuard<'_, Message> {
-    message.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Closes every unfinished call of `message` as interrupted, with events.
@@ -95,6 +78,11 @@ fn set_state(
     if let Part::Tool(tool) = &mut message.parts[index] {
         tool.state = state;
     }
+    emit_part(engine, session_id, message, index);
+}
+
+/// Announces the part at `index` as updated.
+fn emit_part(engine: &EngineState, session_id: &str, message: &Message, index: usize) {
     engine.events.emit(|| Event::PartUpdated {
         session_id: session_id.to_string(),
         message_id: message.id.clone(),
@@ -148,49 +136,60 @@ enum CallEnd {
     Denied(String),
 }
 
+/// A call as its task sees it: a copy of what it needs from the message,
+/// so no task reads or writes the message itself.
+struct CallSpec {
+    call_id: String,
+    name: String,
+    args: Value,
+    /// The doom-loop check flagged it: ask before running.
+    doom: bool,
+}
+
+/// A change a running call reports to its step, which alone writes the
+/// assistant message (and announces the change).
+enum CallUpdate {
+    /// The tool's live title and metadata while it runs.
+    Metadata {
+        call_id: String,
+        title: Option<String>,
+        metadata: Value,
+    },
+    /// The call's result.
+    Finished {
+        call_id: String,
+        result: Result<ToolOutput, ToolError>,
+    },
+}
+
+/// Where a call reports its changes.
+type Updates = mpsc::UnboundedSender<CallUpdate>;
+
 /// Runs the step's calls concurrently and records their results.
 pub(super) async fn execute_calls(
-    input: &CallRun<'_>,
+    ctx: &TurnContext<'_>,
+    turn_calls: &[ToolPart],
     message: &mut Message,
     calls: &[usize],
 ) -> CallsEnd {
-    // Doom-loop flags, decided in call order before anything runs.
-    let mut doom = Vec::with_capacity(calls.len());
-    if input.engine.config.doom_loop {
-        for (k, &index) in calls.iter().enumerate() {
-            let flagged = match &message.parts[index] {
-                Part::Tool(current) => {
-                    let this_step = calls[..=k]
-                        .iter()
-                        .filter_map(|&i| message.parts[i].as_tool());
-                    let sequence = input.turn_calls.iter().chain(this_step);
-                    doom_loop::check_turn(sequence, &current.tool, current.state.input())
-                }
-                _ => false,
-            };
-            doom.push(flagged);
-        }
-    } else {
-        doom.resize(calls.len(), false);
-    }
-
-    let shared_message = Arc::new(Mutex::new(std::mem::replace(
-        message,
-        Message::new(input.session_id, Role::Assistant),
-    )));
-    let futures = calls
+    let doom = doom_flags(ctx, turn_calls, message, calls);
+    let specs: Vec<CallSpec> = calls
         .iter()
         .zip(doom)
-        .map(|(&index, doom)| run_call(input, Arc::clone(&shared_message), index, doom));
-    let ends = futures::future::join_all(futures).await;
-    let taken = std::mem::replace(
-        &mut *lock(&shared_message),
-        Message::new("", Role::Assistant),
+        .filter_map(|(&index, doom)| call_spec(message, index, doom))
+        .collect();
+    let (updates, mut received) = mpsc::unbounded_channel();
+    let message_id = message.id.clone();
+    let running = futures::future::join_all(
+        specs
+            .into_iter()
+            .map(|call| run_call(ctx, &message_id, call, updates.clone())),
     );
-    *message = taken;
+    drop(updates);
+    let ends = record_while(ctx, message, &mut received, running).await;
 
-    if input.cancel.is_cancelled() {
-        close_open_calls(input.engine, input.session_id, message);
+    if ctx.cancel.is_cancelled() {
+        close_open_calls(ctx.engine, ctx.session_id(), message);
         return CallsEnd::Cancelled;
     }
     if ends.iter().any(|end| matches!(end, CallEnd::Blocked)) {
@@ -205,115 +204,86 @@ pub(super) async fn execute_calls(
     }
 }
 
-async fn run_call(
-    input: &CallRun<'_>,
-    message: Arc<Mutex<Message>>,
-    index: usize,
-    doom: bool,
-) -> CallEnd {
-    let engine = input.engine;
-    let session_id = input.session_id;
-    let (message_id, call_id, name, args) = {
-        let guard = lock(&message);
-        let Some(tool) = guard.parts[index].as_tool() else {
-            return CallEnd::Done;
-        };
-        if !matches!(tool.state, ToolState::Running { .. }) {
-            return CallEnd::Done;
-        }
-        (
-            guard.id.clone(),
-            tool.call_id.clone(),
-            tool.tool.clone(),
-            tool.state.input().clone(),
-        )
-    };
-    let finish = |result: Result<ToolOutput, ToolError>| {
-        let mut guard = lock(&message);
-        let Some(tool) = guard.parts[index].as_tool() else {
-            return;
-        };
-        let state = match result {
-            Ok(out) => {
-                let (input_value, start) = match &tool.state {
-                    ToolState::Running { input, time, .. } => (input.clone(), time.start),
-                    other => (other.input().clone(), now_ms()),
-                };
-                ToolState::Completed {
-                    input: input_value,
-                    output: out.output,
-                    title: out.title,
-                    metadata: out.metadata,
-                    time: Timing {
-                        start,
-                        end: Some(now_ms()),
-                    },
-                    compacted: false,
-                }
-            }
-            Err(error) => error_state(&tool.state, error.to_string()),
-        };
-        set_state(engine, session_id, &mut guard, index, state);
-    };
-
-    if doom {
-        let request = doom_loop::ask_request(session_id, &name, &args, &input.agent.permission)
-            .tool(message_id.as_str(), call_id.as_str());
-        let asked = tokio::select! {
-            result = engine.permissions.ask(request) => result,
-            () = input.cancel.cancelled() => return CallEnd::Done,
-        };
-        if let Err(error) = asked {
-            // §11.2: a failed doom-loop ask ends the turn, whatever the
-            // answer; a rule's denial is not the user saying stop.
-            let end = match &error {
-                PermissionError::Denied { .. } => CallEnd::Denied(error.to_string()),
-                _ => CallEnd::Blocked,
-            };
-            finish(Err(ToolError::Permission(error)));
-            return end;
-        }
+/// Doom-loop flags of `calls`, decided in call order before anything runs.
+fn doom_flags(
+    ctx: &TurnContext<'_>,
+    turn_calls: &[ToolPart],
+    message: &Message,
+    calls: &[usize],
+) -> Vec<bool> {
+    if !ctx.engine.config.doom_loop {
+        return vec![false; calls.len()];
     }
+    calls
+        .iter()
+        .enumerate()
+        .map(|(k, &index)| match &message.parts[index] {
+            Part::Tool(current) => {
+                let this_step = calls[..=k]
+                    .iter()
+                    .filter_map(|&i| message.parts[i].as_tool());
+                let sequence = turn_calls.iter().chain(this_step);
+                doom_loop::check_turn(sequence, &current.tool, current.state.input())
+            }
+            _ => false,
+        })
+        .collect()
+}
 
-    let Some(tool) = engine.tools.resolve(&name, input.ruleset) else {
-        let available: Vec<String> = engine
-            .tools
-            .visible(input.ruleset)
-            .into_iter()
-            .map(|spec| spec.name)
-            .collect();
-        finish(Err(ToolError::failed(format!(
-            "Model tried to call unavailable tool '{name}'. Available tools: {}.",
-            available.join(", ")
-        ))));
-        return CallEnd::Done;
+/// The call at `index`, if it is a tool call ready to run.
+fn call_spec(message: &Message, index: usize, doom: bool) -> Option<CallSpec> {
+    let tool = message.parts.get(index)?.as_tool()?;
+    if !matches!(tool.state, ToolState::Running { .. }) {
+        return None;
+    }
+    Some(CallSpec {
+        call_id: tool.call_id.clone(),
+        name: tool.tool.clone(),
+        args: tool.state.input().clone(),
+        doom,
+    })
+}
+
+/// Drives `running` (the step's calls) to its end while writing every
+/// change they report into `message`, in the order they reported them.
+async fn record_while<T>(
+    ctx: &TurnContext<'_>,
+    message: &mut Message,
+    received: &mut mpsc::UnboundedReceiver<CallUpdate>,
+    running: impl Future<Output = T>,
+) -> T {
+    let mut running = std::pin::pin!(running);
+    let out = loop {
+        tokio::select! {
+            biased;
+            Some(update) = received.recv() => record(ctx, message, update),
+            out = &mut running => break out,
+        }
     };
+    // Changes reported as the last calls ended.
+    while let Ok(update) = received.try_recv() {
+        record(ctx, message, update);
+    }
+    out
+}
 
-    let metadata_target = Arc::clone(&message);
-    let events = engine.events.clone();
-    let sid = session_id.to_string();
-    let ctx = ToolContext::new(
-        session_id,
-        message_id.as_str(),
-        call_id.as_str(),
-        engine.permissions.clone(),
-    )
-    .with_agent(input.agent.name.as_str())
-    .with_directories(
-        input.directory.to_path_buf(),
-        engine
-            .worktree
-            .clone()
-            .unwrap_or_else(|| input.directory.to_path_buf()),
-    )
-    .with_ruleset(Arc::clone(input.ruleset))
-    .with_ceilings(Arc::clone(input.ceilings))
-    .with_truncator(engine.config.truncator.clone())
-    .with_cancel(input.cancel.child_token())
-    .on_metadata(Arc::new(move |title, metadata| {
-        let mut guard = lock(&metadata_target);
-        let updated = match &mut guard.parts[index] {
-            Part::Tool(ToolPart {
+/// Writes one reported change into `message`, with its event.
+fn record(ctx: &TurnContext<'_>, message: &mut Message, update: CallUpdate) {
+    let call_id = match &update {
+        CallUpdate::Metadata { call_id, .. } | CallUpdate::Finished { call_id, .. } => call_id,
+    };
+    let Some(index) = message
+        .parts
+        .iter()
+        .position(|part| part.as_tool().is_some_and(|tool| &tool.call_id == call_id))
+    else {
+        return;
+    };
+    match update {
+        CallUpdate::Metadata {
+            title, metadata, ..
+        } => {
+            let Part::Tool(ToolPart {
                 state:
                     ToolState::Running {
                         title: current_title,
@@ -321,51 +291,93 @@ async fn run_call(
                         ..
                     },
                 ..
-            }) => {
-                if title.is_some() {
-                    *current_title = title;
-                }
-                *current = metadata;
-                true
+            }) = &mut message.parts[index]
+            else {
+                return;
+            };
+            if title.is_some() {
+                *current_title = title;
             }
-            _ => false,
-        };
-        if updated {
-            events.emit(|| Event::PartUpdated {
-                session_id: sid.clone(),
-                message_id: guard.id.clone(),
-                part: guard.parts[index].clone(),
-            });
+            *current = metadata;
+            emit_part(ctx.engine, ctx.session_id(), message, index);
         }
-    }));
-
-    tracing::debug!(session_id = %session_id, tool = %name, call_id = %call_id, "running tool");
-    // A tool that panics fails its own call, not the whole prompt: the
-    // unwind is caught here and the call is closed with an error.
-    let execution = std::panic::AssertUnwindSafe(tool.execute(args, &ctx))
-        .catch_unwind()
-        .map(|outcome| outcome.unwrap_or_else(|panic| Err(panicked(&name, &*panic))));
-    tokio::pin!(execution);
-    let result = tokio::select! {
-        result = &mut execution => Some(result),
-        () = ctx.cancel.cancelled() => {
-            // Give the tool a moment to stop on its own (it sees its token),
-            // as opencode waits 250 ms; then abandon it.
-            tokio::time::timeout(engine.config.tool_grace, &mut execution).await.ok()
+        CallUpdate::Finished { result, .. } => {
+            let Part::Tool(tool) = &message.parts[index] else {
+                return;
+            };
+            let state = finished_state(&tool.state, result);
+            set_state(ctx.engine, ctx.session_id(), message, index, state);
         }
-    };
-    let Some(result) = result else {
-        // Closed as interrupted by the caller (close_open_calls).
-        return CallEnd::Done;
-    };
-    if result.is_err() && ctx.cancel.is_cancelled() {
-        // The turn was cancelled and the tool gave up because of it (it saw
-        // its token, or its permission ask was withdrawn). That is an
-        // interruption, not a failure or a user's rejection: leave the call
-        // running so close_open_calls closes it as §11.3 says ("Tool
-        // execution aborted", metadata.interrupted, partial output kept).
-        return CallEnd::Done;
     }
+}
+
+/// The state of a call that ended with `result`.
+fn finished_state(state: &ToolState, result: Result<ToolOutput, ToolError>) -> ToolState {
+    match result {
+        Ok(out) => {
+            let (input, start) = match state {
+                ToolState::Running { input, time, .. } => (input.clone(), time.start),
+                other => (other.input().clone(), now_ms()),
+            };
+            ToolState::Completed {
+                input,
+                output: out.output,
+                title: out.title,
+                metadata: out.metadata,
+                time: Timing {
+                    start,
+                    end: Some(now_ms()),
+                },
+                compacted: false,
+            }
+        }
+        Err(error) => error_state(state, error.to_string()),
+    }
+}
+
+/// Runs one call and reports its result on `updates`.
+async fn run_call(
+    ctx: &TurnContext<'_>,
+    message_id: &str,
+    call: CallSpec,
+    updates: Updates,
+) -> CallEnd {
+    let call_id = call.call_id.clone();
+    let report = |result| {
+        // The step ends only after every call did, so it is still
+        // listening; a failed send would mean the step is gone.
+        let _ = updates.send(CallUpdate::Finished {
+            call_id: call_id.clone(),
+            result,
+        });
+    };
+    if call.doom
+        && let Some(end) = ask_doom_loop(ctx, message_id, &call, &report).await
+    {
+        return end;
+    }
+    let engine = ctx.engine;
+    let Some(tool) = engine.tools.resolve(&call.name, &ctx.ruleset) else {
+        let available: Vec<String> = engine
+            .tools
+            .visible(&ctx.ruleset)
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect();
+        report(Err(ToolError::failed(format!(
+            "Model tried to call unavailable tool '{}'. Available tools: {}.",
+            call.name,
+            available.join(", ")
+        ))));
+        return CallEnd::Done;
+    };
+    let tool_ctx = tool_context(ctx, message_id, &call_id, updates.clone());
+    let CallSpec { name, args, .. } = call;
+    tracing::debug!(session_id = %ctx.session_id(), tool = %name, call_id = %call_id, "running tool");
+    let Some(result) = execute(ctx, &*tool, &name, args, &tool_ctx).await else {
+        // Cancelled: closed as interrupted by the step (close_open_calls).
+        return CallEnd::Done;
+    };
     let stops = matches!(&result, Err(error) if error.stops_loop());
     let result = match result {
         Ok(mut out) if out.metadata.get("truncated").is_none() => {
@@ -374,7 +386,7 @@ async fn run_call(
         }
         other => other,
     };
-    finish(result);
+    report(result);
     if stops {
         CallEnd::Blocked
     } else {
@@ -382,8 +394,102 @@ async fn run_call(
     }
 }
 
-/// Grace period tools get to stop after cancellation (opencode: 250 ms).
-pub const DEFAULT_TOOL_GRACE: Duration = Duration::from_millis(250);
+/// The doom-loop ask of a flagged call: `None` when the call may run,
+/// else how it ended (its error reported).
+async fn ask_doom_loop(
+    ctx: &TurnContext<'_>,
+    message_id: &str,
+    call: &CallSpec,
+    report: &impl Fn(Result<ToolOutput, ToolError>),
+) -> Option<CallEnd> {
+    let request = doom_loop::ask_request(
+        ctx.session_id(),
+        &call.name,
+        &call.args,
+        &ctx.agent.permission,
+    )
+    .tool(message_id, call.call_id.as_str());
+    let asked = tokio::select! {
+        result = ctx.engine.permissions.ask(request) => result,
+        () = ctx.cancel.cancelled() => return Some(CallEnd::Done),
+    };
+    let error = asked.err()?;
+    // §11.2: a failed doom-loop ask ends the turn, whatever the answer; a
+    // rule's denial is not the user saying stop.
+    let end = match &error {
+        PermissionError::Denied { .. } => CallEnd::Denied(error.to_string()),
+        _ => CallEnd::Blocked,
+    };
+    report(Err(ToolError::Permission(error)));
+    Some(end)
+}
+
+/// The context a call's tool runs with; its metadata goes to `updates`.
+fn tool_context(
+    ctx: &TurnContext<'_>,
+    message_id: &str,
+    call_id: &str,
+    updates: Updates,
+) -> ToolContext {
+    let engine = ctx.engine;
+    let reported_id = call_id.to_string();
+    ToolContext::new(
+        ctx.session_id(),
+        message_id,
+        call_id,
+        engine.permissions.clone(),
+    )
+    .with_agent(ctx.agent.name.as_str())
+    .with_directories(ctx.directory().to_path_buf(), ctx.worktree.clone())
+    .with_ruleset(Arc::clone(&ctx.ruleset))
+    .with_ceilings(Arc::clone(&ctx.ceilings))
+    .with_truncator(engine.config.truncator.clone())
+    .with_cancel(ctx.cancel.child_token())
+    .on_metadata(Arc::new(move |title, metadata| {
+        // Metadata after the step stopped listening is of a call already
+        // closed: nothing to update.
+        let _ = updates.send(CallUpdate::Metadata {
+            call_id: reported_id.clone(),
+            title,
+            metadata,
+        });
+    }))
+}
+
+/// Runs the tool; `None` when the turn was cancelled and the call is left
+/// for the step to close as interrupted.
+async fn execute(
+    ctx: &TurnContext<'_>,
+    tool: &dyn Tool,
+    name: &str,
+    args: Value,
+    tool_ctx: &ToolContext,
+) -> Option<Result<ToolOutput, ToolError>> {
+    // A tool that panics fails its own call, not the whole prompt: the
+    // unwind is caught here and the call is closed with an error.
+    let execution = std::panic::AssertUnwindSafe(tool.execute(args, tool_ctx))
+        .catch_unwind()
+        .map(|outcome| outcome.unwrap_or_else(|panic| Err(panicked(name, &*panic))));
+    tokio::pin!(execution);
+    let result = tokio::select! {
+        result = &mut execution => Some(result),
+        () = tool_ctx.cancel.cancelled() => {
+            // Give the tool a moment to stop on its own (it sees its token),
+            // as opencode waits 250 ms; then abandon it.
+            tokio::time::timeout(ctx.engine.config.tool_grace, &mut execution).await.ok()
+        }
+    };
+    let result = result?;
+    if result.is_err() && tool_ctx.cancel.is_cancelled() {
+        // The turn was cancelled and the tool gave up because of it (it saw
+        // its token, or its permission ask was withdrawn). That is an
+        // interruption, not a failure or a user's rejection: leave the call
+        // running so close_open_calls closes it as §11.3 says ("Tool
+        // execution aborted", metadata.interrupted, partial output kept).
+        return None;
+    }
+    Some(result)
+}
 
 /// The error a call gets when its tool panicked, with the panic's message
 /// when it is a string.

@@ -1,5 +1,6 @@
 //! The test modules; shared helpers are in `common`.
 
+mod call_writer;
 mod coding_agent;
 mod common;
 mod compaction;
@@ -7,6 +8,7 @@ mod config_loading;
 mod conformance;
 mod engine_loop;
 mod faults;
+mod function_length;
 mod layering;
 mod session_file;
 mod system_prompt;
