@@ -311,11 +311,6 @@ fn answer(request: &Map<String, Value>) -> Result<Value, String> {
     }
 }
 
-/// Convenience for tests and embedding: the answer to one request value.
-pub fn answer_value(request: &Value) -> Value {
-    answer_line(&request.to_string(), 1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,19 +17,45 @@
 //! agent mcp list [--config FILE] [--json]
 //! ```
 
+//!
+//! The modules, one per command or output format:
+//!
+//! - `permission_cli`: `agent permission check | rules | lint | eval`, and
+//!   the config loading every command shares (`permission_cli::Project`:
+//!   `opencode.json(c)` plus markdown agents under `.opencode/`);
+//! - `agents_cli`: `agent agents` and `agent debug agent NAME`;
+//! - `run_cli`: `agent run`, on `model_choice` (which model, the offline
+//!   `agent_core::demo::DemoModel` when none is configured), `render`
+//!   (printing a turn's events) and `workspace` (the data directory, its
+//!   session and approval stores);
+//! - `chat_cli`: `agent chat`, with `line_reader` (the line editor) and
+//!   `spinner` (the progress line);
+//! - `sessions_cli`: `agent sessions` and `agent approvals`;
+//! - `debug_cli`: `agent debug config` and `agent debug prompt`;
+//! - `mcp_cli`: `agent mcp list`.
+
+mod agents_cli;
+mod chat_cli;
+mod debug_cli;
+mod line_reader;
+mod mcp_cli;
+mod model_choice;
+mod permission_cli;
+mod render;
+mod run_cli;
+mod sessions_cli;
+mod spinner;
+mod workspace;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agent_examples::agents_cli;
-use agent_examples::chat_cli;
-use agent_examples::debug_cli;
-use agent_examples::permission_cli::{self, Context, Project, eval};
-use agent_examples::render::Format;
-use agent_examples::run_cli::{self, RunOptions};
-use agent_examples::sessions_cli;
 use agent_tools::SandboxMode;
 use clap::{Args, Parser, Subcommand};
+use permission_cli::{Context, Project, eval};
+use render::Format;
+use run_cli::RunOptions;
 
 /// A reference CLI for the agent SDK.
 #[derive(Debug, Parser)]
@@ -396,7 +422,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let project = project(config.config)?;
             let runtime = tokio::runtime::Runtime::new()
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-            print(&runtime.block_on(agent_examples::mcp_cli::list(&project, json)))?;
+            print(&runtime.block_on(mcp_cli::list(&project, json)))?;
             return Ok(ExitCode::SUCCESS);
         }
         Command::Debug(DebugCommand::Agent { config, name }) => {
