@@ -41,8 +41,9 @@
 //! # }
 //! ```
 //!
-//! With the built-in tools it drives a whole turn; `examples/examples/
-//! minimal_agent.rs` runs it through `CodingAgent` with a custom approver.
+//! With the built-in tools it drives a whole turn: the embedding program
+//! `examples/examples/minimal_agent.rs` runs it through `CodingAgent` with a
+//! custom approver.
 
 use std::path::Path;
 use std::time::Duration;
