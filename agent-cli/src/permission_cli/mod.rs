@@ -7,6 +7,7 @@
 pub mod agents;
 pub mod config;
 pub mod eval;
+mod eval_request;
 pub mod project;
 
 use std::path::PathBuf;
