@@ -26,6 +26,10 @@
 //! Cargo feature `test-util`: the `testing` module (`ScriptedModel`, a
 //! `LanguageModel` that replays scripts and records requests).
 //!
+//! Cargo feature `demo`: the `demo` module (`DemoModel`, an offline scripted
+//! model that lists, reads and asks to run `git status`, for trying the
+//! engine and its permission gate with no network and no keys).
+//!
 //! A session driven by `testing::ScriptedModel` with one tool: the model
 //! calls `echo`, gets its result, then answers.
 //!
@@ -106,6 +110,9 @@ mod sessions;
 
 #[cfg(feature = "test-util")]
 pub mod testing;
+
+#[cfg(feature = "demo")]
+pub mod demo;
 
 // --- Messages: the transcript and its conversion to model input.
 /// Transcript types, result texts and the conversion to model messages.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agent_core::CodingAgent;
-use agent_examples::demo_model::DemoModel;
+use agent_core::demo::DemoModel;
 use agent_permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
 
 /// Allows `git …` commands once; rejects the rest, saying why.

@@ -1,36 +1,10 @@
 //! # agent-examples
 //!
-//! The reference command-line program `agent` (see `src/bin/agent.rs`) and
-//! the logic behind it, kept in this library so it can be unit-tested:
-//!
-//! - [`permission_cli`]: `agent permission check | rules | lint | eval`, and
-//!   the config loading every command shares ([`permission_cli::Project`]:
-//!   `opencode.json(c)` plus markdown agents under `.opencode/`);
-//! - [`agents_cli`]: `agent agents` and `agent debug agent NAME`;
-//! - [`demo_model`]: the offline demo model `agent run` uses when no
-//!   provider is configured;
-//! - [`run_cli`]: `agent run`, on [`model_choice`] (which model),
-//!   [`render`] (printing a turn's events) and [`workspace`] (the data
-//!   directory, its session and approval stores);
-//! - [`chat_cli`]: `agent chat`, with [`line_reader`] (the line editor)
-//!   and [`spinner`] (the progress line);
-//! - [`sessions_cli`]: `agent sessions` and `agent approvals`;
-//! - [`debug_cli`]: `agent debug config` and `agent debug prompt`;
-//! - [`mcp_cli`]: `agent mcp list`.
-
-pub mod agents_cli;
-pub mod chat_cli;
-pub mod debug_cli;
-pub mod demo_model;
-pub mod line_reader;
-pub mod mcp_cli;
-pub mod model_choice;
-pub mod permission_cli;
-pub mod render;
-pub mod run_cli;
-pub mod sessions_cli;
-pub mod spinner;
-pub mod workspace;
+//! Programs that embed the SDK, under `examples/` (run by `cargo test`:
+//! a minimal agent with a custom approver, a typed tool that asks, a custom
+//! `LanguageModel`, a host answering asks from another task), and the code
+//! blocks of the README and the guides, compiled and run as doctests here.
+//! The `agent` command-line program is the `agent-cli` package.
 
 /// The code blocks of the repository's `README.md`, compiled and run as
 /// doctests so the README cannot drift from the API.

@@ -1,4 +1,4 @@
-//! The `agent` CLI's integration tests, in one binary (`cargo test -p
-//! agent-examples --test all`); each module of `suite/` is one command group.
+//! Integration tests of embedding the SDK, in one binary (`cargo test -p
+//! agent-examples --test all`).
 
 mod suite;

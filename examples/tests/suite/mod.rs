@@ -1,7 +1,3 @@
-//! The test modules, one per command group.
+//! The test modules.
 
-mod agents_cli;
-mod chat_cli;
-mod cli;
 mod one_call;
-mod run_cli;

@@ -5,10 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_core::demo::{DEMO_MODEL, DEMO_PROVIDER, DemoModel};
 use agent_core::{Config, LanguageModel, ModelRef};
 use agent_providers::{ConfigModelResolver, model_from_config, parse_model_name};
-
-use crate::demo_model::demo_model;
 
 /// The model used when only a provider's key is set, per key variable.
 pub const DEFAULT_MODELS: &[(&str, &str)] = &[
@@ -74,12 +73,8 @@ pub fn choose_model(
             resolver,
         }),
         None => Ok(ModelChoice {
-            model: demo_model(demo_word_delay(&env)),
-            name: format!(
-                "{}/{}",
-                crate::demo_model::DEMO_PROVIDER,
-                crate::demo_model::DEMO_MODEL
-            ),
+            model: Arc::new(DemoModel::new().with_word_delay(demo_word_delay(&env))),
+            name: format!("{}/{}", DEMO_PROVIDER, DEMO_MODEL),
             demo: true,
             resolver,
         }),

@@ -136,11 +136,6 @@ impl<O: Write, E: Write> Renderer<O, E> {
         }
     }
 
-    /// Whether the answer's output is at the start of a line.
-    pub fn at_line_start(&self) -> bool {
-        self.at_line_start
-    }
-
     /// Writes a line of activity to the error writer (after ending the
     /// answer's current line, so the two do not run together).
     pub fn note(&mut self, line: &str) {

@@ -1,5 +1,7 @@
-//! The offline demo model: what `agent run` uses when no provider is
-//! configured and no API key is in the environment.
+//! The offline demo model (cargo feature `demo`): what the `agent` CLI uses
+//! when no provider is configured and no API key is in the environment, and
+//! what an embedding program can run to try the engine, its tools and its
+//! permission gate with no network and no keys.
 //!
 //! It is not a language model and says so. It drives the real agent path —
 //! the loop, the built-in tools and the permission gate — with a fixed plan
@@ -7,20 +9,46 @@
 //!
 //! 1. `list` the project;
 //! 2. `read` a file it found (README first, then a manifest, then any file);
-//! 3. `bash` `git status`, which `agent run`'s demo session (a session
-//!    rule `bash * ask`) sends to the gate as an ask: rejected without
-//!    `--auto`, which stops the turn, and run with it;
+//! 3. `bash` `git status`, which goes to the permission gate: the `agent`
+//!    CLI's demo session (a session rule `bash * ask`) asks, so it is
+//!    rejected without `--auto`, which stops the turn, and run with it;
 //! 4. a short summary of what the three calls returned, including a
 //!    rejection or an error.
 //!
 //! Text is streamed word by word, so a UI shows it arriving like a real
 //! model's answer.
+//!
+//! Without tools in the request it answers at once:
+//!
+//! ```
+//! use agent_core::demo::DemoModel;
+//! use agent_core::{CancellationToken, LanguageModel, ModelMessage, ModelRequest, StreamEvent, StreamExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), agent_core::ModelError> {
+//! let model = DemoModel::new();
+//! assert_eq!(model.info().provider, "demo");
+//! let request = ModelRequest::new(vec![ModelMessage::user("hello")]);
+//! let mut stream = model.stream(request, CancellationToken::new()).await?;
+//! let mut text = String::new();
+//! while let Some(event) = stream.next().await {
+//!     if let StreamEvent::TextDelta { delta, .. } = event? {
+//!         text.push_str(&delta);
+//!     }
+//! }
+//! assert!(text.contains("no command was run"), "{text}");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! With the built-in tools it drives a whole turn: the embedding program
+//! `examples/examples/minimal_agent.rs` runs it through `CodingAgent` with a
+//! custom approver.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use agent_core::{
+use crate::{
     ContentPart, EventStream, FinishReason, LanguageModel, ModelError, ModelInfo, ModelMessage,
     ModelRequest, StreamEvent, ToolCall, Usage,
 };
@@ -112,7 +140,7 @@ fn seen(messages: &[ModelMessage]) -> Seen {
             m.content
                 .iter()
                 .any(|p| matches!(p, ContentPart::Text { .. }))
-                && matches!(m.role, agent_core::ModelRole::User)
+                && matches!(m.role, crate::ModelRole::User)
         })
         .unwrap_or(0);
     let mut seen = Seen::default();
@@ -402,11 +430,6 @@ impl LanguageModel for DemoModel {
     }
 }
 
-/// The demo model as the shared handle the engine takes.
-pub fn demo_model(word_delay: Duration) -> Arc<dyn LanguageModel> {
-    Arc::new(DemoModel::new().with_word_delay(word_delay))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,7 +440,7 @@ mod tests {
 
     fn result(name: &str, output: &str, is_error: bool) -> ModelMessage {
         ModelMessage {
-            role: agent_core::ModelRole::Tool,
+            role: crate::ModelRole::Tool,
             content: vec![ContentPart::ToolResult {
                 call_id: format!("id-{name}"),
                 name: name.into(),
@@ -429,7 +452,7 @@ mod tests {
 
     fn call(name: &str, input: serde_json::Value) -> ModelMessage {
         ModelMessage {
-            role: agent_core::ModelRole::Assistant,
+            role: crate::ModelRole::Assistant,
             content: vec![ContentPart::ToolCall {
                 id: format!("id-{name}"),
                 name: name.into(),

@@ -1,12 +1,13 @@
 //! The `agent permission` commands: `check`, `rules`, `lint` and `eval`.
 //!
 //! The functions here return the text to print, so they can be tested
-//! without running the binary; `src/bin/agent.rs` only parses arguments
-//! and prints.
+//! without running the binary; `args.rs` parses the arguments and
+//! `dispatch.rs` prints.
 
 pub mod agents;
 pub mod config;
 pub mod eval;
+mod eval_request;
 pub mod project;
 
 use std::path::PathBuf;

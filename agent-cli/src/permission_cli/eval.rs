@@ -26,13 +26,13 @@
 use std::io::{BufRead, Write};
 
 use agent_permission::{
-    BUILTIN_PERMISSIONS, CompiledRuleset, Layered, PermissionConfig, Rule, Ruleset, arity,
+    BUILTIN_PERMISSIONS, CompiledRuleset, Layered, Rule, Ruleset, arity,
     derive_subagent_permission, disabled, evaluate, from_config, from_config_with_home, lint,
     merge, wildcard,
 };
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+use super::eval_request::{self, Evaluate, LayerArg, OPS, Request};
 
 /// The help text shown by `agent permission eval --help`.
 pub const HELP: &str = r#"Reads JSON lines on stdin and writes one JSON line per input line, in order.
@@ -139,48 +139,18 @@ pub fn answer_line(text: &str, line_no: usize) -> Value {
                 .into(),
         );
     };
-    let id = request.get("id");
-    match answer(&request) {
+    let id = request.get("id").cloned();
+    match answer(request) {
         Ok(result) => {
             let mut out = Map::new();
             if let Some(id) = id {
-                out.insert("id".into(), id.clone());
+                out.insert("id".into(), id);
             }
             out.insert("result".into(), result);
             Value::Object(out)
         }
-        Err(message) => error_answer(line_no, id, message),
+        Err(message) => error_answer(line_no, id.as_ref(), message),
     }
-}
-
-/// Reads argument `name` of `op` as `T`; `form` describes the expected form.
-fn arg<T: DeserializeOwned>(
-    request: &Map<String, Value>,
-    op: &str,
-    name: &str,
-    form: &str,
-) -> Result<T, String> {
-    let value = request
-        .get(name)
-        .ok_or_else(|| format!("{op}: missing field \"{name}\" ({form})"))?;
-    T::deserialize(value).map_err(|e| format!("{op}: field \"{name}\" must be {form}: {e}"))
-}
-
-const RULES: &str = "a list of rules {\"permission\", \"pattern\", \"action\"}";
-const RULESETS: &str = "a list of rulesets (each a list of rules)";
-const STRING: &str = "a string";
-const STRINGS: &str = "a list of strings";
-const LAYERS: &str = "a list of layers {\"name\", \"source\"?, \"rules\"}";
-const OPS: &str = "match, evaluate, compiled_evaluate, from_config, merge, disabled, arity, subagent_permission, explain, lint, bash";
-
-/// A layer as written in `explain` and `lint` requests.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LayerArg {
-    name: String,
-    #[serde(default)]
-    source: Option<String>,
-    rules: Ruleset,
 }
 
 fn layered(layers: Vec<LayerArg>) -> Layered {
@@ -195,7 +165,9 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, String> {
     serde_json::to_value(value).map_err(|e| format!("cannot encode the result: {e}"))
 }
 
-fn answer(request: &Map<String, Value>) -> Result<Value, String> {
+/// The op of a request object, checked against [`OPS`] so that a typo is
+/// answered with the list of ops.
+fn op_of(request: &Map<String, Value>) -> Result<&str, String> {
     let op = match request.get("op") {
         Some(Value::String(op)) => op.as_str(),
         Some(other) => {
@@ -205,89 +177,69 @@ fn answer(request: &Map<String, Value>) -> Result<Value, String> {
         }
         None => return Err(format!("missing field \"op\" (one of {OPS})")),
     };
-    match op {
-        "match" => {
-            let input: String = arg(request, op, "input", STRING)?;
-            let pattern: String = arg(request, op, "pattern", STRING)?;
-            Ok(Value::Bool(wildcard::matches(&input, &pattern)))
-        }
-        "evaluate" | "compiled_evaluate" => {
-            let permission: String = arg(request, op, "permission", STRING)?;
-            let pattern: String = arg(request, op, "pattern", STRING)?;
-            let rulesets: Vec<Ruleset> = arg(request, op, "rulesets", RULESETS)?;
+    if OPS.split(", ").any(|known| known == op) {
+        Ok(op)
+    } else {
+        Err(format!("unknown op {op:?}: expected one of {OPS}"))
+    }
+}
+
+fn answer(request: Map<String, Value>) -> Result<Value, String> {
+    let op = op_of(&request)?.to_string();
+    match eval_request::parse(&op, request)? {
+        Request::Match { input, pattern } => Ok(Value::Bool(wildcard::matches(&input, &pattern))),
+        Request::Evaluate(Evaluate {
+            permission,
+            pattern,
+            rulesets,
+        }) => {
             let refs: Vec<&Ruleset> = rulesets.iter().collect();
-            let rule = if op == "evaluate" {
-                evaluate(&permission, &pattern, &refs)
-            } else {
-                let compiled = CompiledRuleset::new(&refs);
-                match compiled.evaluate(&permission, &pattern).rule {
-                    Some(rule) => rule.clone(),
-                    None => Rule::new(permission.as_str(), "*", agent_permission::Action::Ask),
-                }
+            to_json(&evaluate(&permission, &pattern, &refs))
+        }
+        Request::CompiledEvaluate(Evaluate {
+            permission,
+            pattern,
+            rulesets,
+        }) => {
+            let refs: Vec<&Ruleset> = rulesets.iter().collect();
+            let compiled = CompiledRuleset::new(&refs);
+            let rule = match compiled.evaluate(&permission, &pattern).rule {
+                Some(rule) => rule.clone(),
+                None => Rule::new(permission.as_str(), "*", agent_permission::Action::Ask),
             };
             to_json(&rule)
         }
-        "from_config" => {
-            let config = request.get("config").ok_or_else(|| {
-                "from_config: missing field \"config\" (an opencode permission value)".to_string()
-            })?;
-            let config = PermissionConfig::from_value(config, "config")
-                .map_err(|e| format!("from_config: {e}"))?;
-            let rules = match request.get("home") {
-                None | Some(Value::Null) => from_config(&config),
-                Some(Value::String(home)) => from_config_with_home(&config, home),
-                Some(other) => {
-                    return Err(format!(
-                        "from_config: field \"home\" must be a string (a directory), found {other}"
-                    ));
-                }
+        Request::FromConfig { config, home } => {
+            let rules = match home {
+                None => from_config(&config),
+                Some(home) => from_config_with_home(&config, &home),
             };
             to_json(&rules)
         }
-        "merge" => {
-            let rulesets: Vec<Ruleset> = arg(request, op, "rulesets", RULESETS)?;
-            to_json(&merge(&rulesets))
-        }
-        "disabled" => {
-            let tools: Vec<String> = arg(request, op, "tools", STRINGS)?;
-            let ruleset: Ruleset = arg(request, op, "ruleset", RULES)?;
-            to_json(&disabled(&tools, &ruleset))
-        }
-        "arity" => {
-            let tokens: Vec<String> = arg(request, op, "tokens", STRINGS)?;
-            to_json(&arity::prefix(&tokens))
-        }
-        "subagent_permission" => {
-            let parent: Ruleset = arg(request, op, "parent", RULES)?;
-            let subagent: Ruleset = arg(request, op, "subagent", RULES)?;
+        Request::Merge { rulesets } => to_json(&merge(&rulesets)),
+        Request::Disabled { tools, ruleset } => to_json(&disabled(&tools, &ruleset)),
+        Request::Arity { tokens } => to_json(&arity::prefix(&tokens)),
+        Request::SubagentPermission { parent, subagent } => {
             to_json(&derive_subagent_permission(&parent, &subagent))
         }
-        "explain" => {
-            let permission: String = arg(request, op, "permission", STRING)?;
-            let pattern: String = arg(request, op, "pattern", STRING)?;
-            let layers: Vec<LayerArg> = arg(request, op, "layers", LAYERS)?;
-            to_json(&layered(layers).explain(&permission, &pattern))
-        }
-        "lint" => {
-            let layers: Vec<LayerArg> = arg(request, op, "layers", LAYERS)?;
-            let known: Option<Vec<String>> = match request.get("known") {
-                None | Some(Value::Null) => None,
-                Some(_) => Some(arg(request, op, "known", STRINGS)?),
-            };
+        Request::Explain {
+            permission,
+            pattern,
+            layers,
+        } => to_json(&layered(layers).explain(&permission, &pattern)),
+        Request::Lint { layers, known } => {
             let known: Vec<&str> = match &known {
                 Some(known) => known.iter().map(String::as_str).collect(),
                 None => BUILTIN_PERMISSIONS.to_vec(),
             };
             to_json(&lint(&layered(layers), &known))
         }
-        "bash" => {
-            let command: String = arg(request, op, "command", STRING)?;
-            let directory: String = arg(request, op, "directory", STRING)?;
-            let worktree: String = arg(request, op, "worktree", STRING)?;
-            let workdir: Option<String> = match request.get("workdir") {
-                None | Some(Value::Null) => None,
-                Some(_) => Some(arg(request, op, "workdir", STRING)?),
-            };
+        Request::Bash {
+            command,
+            directory,
+            worktree,
+            workdir,
+        } => {
             let requests = agent_tools::bash_scan::plan_requests(
                 &command,
                 workdir.as_deref().map(std::path::Path::new),
@@ -307,13 +259,7 @@ fn answer(request: &Map<String, Value>) -> Result<Value, String> {
                 .collect();
             Ok(Value::Array(answers))
         }
-        other => Err(format!("unknown op {other:?}: expected one of {OPS}")),
     }
-}
-
-/// Convenience for tests and embedding: the answer to one request value.
-pub fn answer_value(request: &Value) -> Value {
-    answer_line(&request.to_string(), 1)
 }
 
 #[cfg(test)]

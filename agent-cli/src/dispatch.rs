@@ -1,0 +1,185 @@
+//! From the parsed command line to the commands: each arm reads what the
+//! command needs (the configuration, the prompt, the current directory),
+//! calls it and prints what it returns; the exit status follows from it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::args::{
+    ApprovalsCommand, Cli, Command, DebugCommand, McpCommand, PermissionCommand, RunArgs,
+    SessionsCommand,
+};
+use crate::permission_cli::{self, Context, Project, eval};
+use crate::run_cli::{self, RunOptions};
+use crate::{agents_cli, chat_cli, debug_cli, mcp_cli, sessions_cli};
+
+fn print(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write to stdout: {e}"))
+}
+
+/// Loads the configuration and prints a warning for every markdown agent
+/// file that had to be skipped.
+fn project(config: Option<PathBuf>) -> Result<Project, String> {
+    let ctx = Context::from_env(config).map_err(|e| e.to_string())?;
+    let project = Project::load(&ctx).map_err(|e| e.to_string())?;
+    for warning in &project.warnings {
+        eprintln!("agent: warning: {warning}");
+    }
+    Ok(project)
+}
+
+/// The prompt from the arguments, else from stdin.
+fn prompt(words: Vec<String>) -> Result<String, String> {
+    let joined = words.join(" ");
+    if !joined.trim().is_empty() && joined != "-" {
+        return Ok(joined);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+    if text.trim().is_empty() {
+        return Err("no prompt: pass one as an argument or on stdin".into());
+    }
+    Ok(text)
+}
+
+fn current_dir() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| format!("no current directory: {e}"))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+fn run_prompt(mut args: RunArgs) -> Result<ExitCode, String> {
+    let prompt = prompt(std::mem::take(&mut args.prompt))?;
+    let options = args.into_options(prompt);
+    let status = runtime()?.block_on(run_cli::run(options))?;
+    Ok(ExitCode::from(status))
+}
+
+pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
+    let command = match cli.command {
+        Command::Run(args) => return run_prompt(args),
+        Command::Chat(args) => {
+            let options = RunOptions::from(args);
+            let status = runtime()?.block_on(chat_cli::chat(options))?;
+            return Ok(ExitCode::from(status));
+        }
+        Command::Permission(command) => command,
+        Command::Agents { config, json } => {
+            let project = project(config.config)?;
+            print(&agents_cli::list(&project, json).map_err(|e| e.to_string())?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Sessions(command) => {
+            let dir = current_dir()?;
+            let text = runtime()?.block_on(async {
+                match command {
+                    SessionsCommand::List => sessions_cli::list(&dir).await,
+                    SessionsCommand::Show { id } => sessions_cli::show(&id).await,
+                    SessionsCommand::Export { id } => sessions_cli::export(&id).await,
+                }
+            })?;
+            print(&text)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Approvals(ApprovalsCommand::List) => {
+            print(&sessions_cli::approvals(&current_dir()?)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Approvals(ApprovalsCommand::Revoke {
+            permission,
+            pattern,
+        }) => {
+            return if sessions_cli::revoke(&current_dir()?, &permission, &pattern)? {
+                print(&format!("revoked {permission} {pattern:?}\n"))?;
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!(
+                    "agent: no approval {permission} {pattern:?} (see `agent approvals list`)"
+                );
+                Ok(ExitCode::FAILURE)
+            };
+        }
+        Command::Debug(DebugCommand::Config) => {
+            print(&debug_cli::config(&current_dir()?)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Debug(DebugCommand::Prompt { agent, model }) => {
+            print(&debug_cli::prompt(
+                &current_dir()?,
+                &agent,
+                model.as_deref(),
+            )?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Mcp(McpCommand::List { config, json }) => {
+            let project = project(config.config)?;
+            let runtime = tokio::runtime::Runtime::new()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            print(&runtime.block_on(mcp_cli::list(&project, json)))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Debug(DebugCommand::Agent { config, name }) => {
+            let project = project(config.config)?;
+            print(&agents_cli::debug_agent(&project, &name).map_err(|e| e.to_string())?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    match command {
+        PermissionCommand::Check {
+            config,
+            agent,
+            json,
+            permission,
+            pattern,
+        } => {
+            let project = project(config.config)?;
+            let text = permission_cli::check(&project, Some(&agent), &permission, &pattern, json)
+                .map_err(|e| e.to_string())?;
+            print(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        PermissionCommand::Rules { config, agent } => {
+            let project = project(config.config)?;
+            let text =
+                permission_cli::rules(&project, agent.as_deref()).map_err(|e| e.to_string())?;
+            print(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        PermissionCommand::Lint {
+            config,
+            agent,
+            known,
+            json,
+        } => {
+            let project = project(config.config)?;
+            let report = permission_cli::lint(&project, agent.as_deref(), &known, json)
+                .map_err(|e| e.to_string())?;
+            print(&report.text)?;
+            Ok(if report.findings.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        PermissionCommand::Eval => {
+            let stdin = std::io::stdin().lock();
+            let stdout = std::io::stdout().lock();
+            let summary = eval::run(stdin, stdout).map_err(|e| format!("eval: {e}"))?;
+            Ok(if summary.failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+    }
+}
