@@ -175,6 +175,23 @@ pub fn run(
     tally
 }
 
+/// [`run`] for a crate that owns whole kinds: the cases of `kinds` go to
+/// `run_case`, whose `Err` is a [`Verdict::Differs`].
+pub fn run_kinds(
+    crate_name: &str,
+    kinds: &[&str],
+    deviations: &[Deviation],
+    mut run_case: impl FnMut(&Value) -> Result<(), String>,
+) -> Tally {
+    run(crate_name, deviations, |case| {
+        let kind = case["kind"].as_str().unwrap_or_default();
+        kinds.contains(&kind).then(|| match run_case(case) {
+            Ok(()) => Verdict::Pass,
+            Err(why) => Verdict::Differs(why),
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

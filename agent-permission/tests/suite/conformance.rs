@@ -13,7 +13,7 @@ use agent_permission::{
     Action, PermissionConfig, Rule, Ruleset, arity, derive_subagent_permission, disabled, evaluate,
     from_config_with_home, merge, task_child_permission, wildcard,
 };
-use agent_testing::conformance::{self, Deviation, Verdict};
+use agent_testing::conformance::{self, Deviation};
 use serde_json::Value;
 
 /// The home directory substituted for `{HOME}` in the vectors.
@@ -242,13 +242,7 @@ fn run_case(case: &Value) -> Result<(), String> {
 
 #[test]
 fn opencode_conformance() {
-    conformance::run("agent-permission", DEVIATIONS, |case| {
-        let kind = case["kind"].as_str().unwrap_or_default();
-        KINDS.contains(&kind).then(|| match run_case(case) {
-            Ok(()) => Verdict::Pass,
-            Err(why) => Verdict::Differs(why),
-        })
-    });
+    conformance::run_kinds("agent-permission", KINDS, DEVIATIONS, run_case);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! and fails when any case fails. A deviation is a case the SDK answers
 //! differently on purpose; there are none for this crate.
 
-use agent_testing::conformance::{self, Deviation, Verdict};
+use agent_testing::conformance::{self, Deviation};
 use serde_json::Value;
 
 /// Kinds this crate answers.
@@ -42,11 +42,5 @@ fn run_case(case: &Value) -> Result<(), String> {
 
 #[test]
 fn opencode_conformance() {
-    conformance::run("agent-providers", DEVIATIONS, |case| {
-        let kind = case["kind"].as_str().unwrap_or_default();
-        KINDS.contains(&kind).then(|| match run_case(case) {
-            Ok(()) => Verdict::Pass,
-            Err(why) => Verdict::Differs(why),
-        })
-    });
+    conformance::run_kinds("agent-providers", KINDS, DEVIATIONS, run_case);
 }
