@@ -11,11 +11,11 @@ use agent_core::{
 };
 use serde_json::json;
 
-use super::common::{Echo, fresh_id};
+use super::common::Echo;
 
 #[tokio::test]
 async fn one_call_agent_streams_with_the_project_settings() {
-    let root = std::env::temp_dir().join(fresh_id("agent-core-one-call"));
+    let root = agent_testing::scratch_dir("agent-core-one-call");
     let project = root.join("project");
     std::fs::create_dir_all(project.join(".git")).unwrap();
     std::fs::write(project.join("AGENTS.md"), "Use tabs.").unwrap();
@@ -76,8 +76,7 @@ async fn one_call_agent_streams_with_the_project_settings() {
 
 #[tokio::test]
 async fn without_a_model_the_error_says_what_to_configure() {
-    let root = std::env::temp_dir().join(fresh_id("agent-core-no-model"));
-    std::fs::create_dir_all(&root).unwrap();
+    let root = agent_testing::scratch_dir("agent-core-no-model");
     let error = CodingAgent::builder(&root)
         .config(ConfigLoader::new(&root).home(&root).env(|_| None))
         .build()

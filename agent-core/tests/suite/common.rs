@@ -11,7 +11,8 @@ use agent_core::{
     history_for_model,
 };
 use agent_core::{ContentPart, ModelRole};
-use agent_permission::{Approver, PermissionRequest, Permissions, Reply, Ruleset};
+use agent_permission::{PermissionRequest, Permissions, Reply, Ruleset};
+use agent_testing::RecordingApprover;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -113,30 +114,13 @@ impl TypedTool for Slow {
     }
 }
 
-/// Answers with a function and records every request it saw.
-pub struct FnApprover {
-    pub answer: fn(&PermissionRequest) -> Reply,
-    pub seen: Arc<Mutex<Vec<PermissionRequest>>>,
-}
-
-#[async_trait::async_trait]
-impl Approver for FnApprover {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.seen.lock().unwrap().push(request.clone());
-        (self.answer)(request)
-    }
-}
-
+/// Installs an approver that answers with `answer` and records every
+/// request it saw; returns the requests.
 pub fn approver(
     permissions: &Permissions,
     answer: fn(&PermissionRequest) -> Reply,
 ) -> Arc<Mutex<Vec<PermissionRequest>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(FnApprover {
-        answer,
-        seen: Arc::clone(&seen),
-    }));
-    seen
+    RecordingApprover::answering(answer).install(permissions)
 }
 
 pub fn rules(json: &str) -> Ruleset {

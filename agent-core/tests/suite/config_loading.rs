@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use agent_core::{AgentMode, ConfigLoader};
 use agent_permission::{Action, decide, from_config_with_home};
 
-use super::common::fresh_id;
-
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -28,7 +26,7 @@ impl Drop for Setup {
 }
 
 fn setup() -> Setup {
-    let root = std::env::temp_dir().join(fresh_id("agent-core-config"));
+    let root = agent_testing::scratch_dir("agent-core-config");
     let home = root.join("home");
     let project = root.join("project");
     std::fs::create_dir_all(project.join(".git")).unwrap();

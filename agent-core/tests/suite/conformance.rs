@@ -4,16 +4,14 @@
 //! (`agent_defaults`, `agent_config_normalize`, `agent_name_from_path`)
 //! through `conformance/agent_cases.rs`.
 //!
-//! Vectors come from `$OPENCODE_VECTORS`, else from the permission crate's
-//! copy. A case the SDK answers differently **on purpose** is a deviation,
+//! agent-testing's runner reads the vectors from `$OPENCODE_VECTORS`, else
+//! from the permission crate's copy. A case the SDK answers differently **on purpose** is a deviation,
 //! recognised by a named predicate below (listed in `docs/deviations.md`),
 //! never by its position in the file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent_cases;
-
-use std::path::PathBuf;
 
 use agent_core::testing::semantics::{
     DOOM_LOOP_THRESHOLD, ExitState, OUTPUT_TOKEN_MAX, StepMode, doom_loop_in_turn_parts,
@@ -24,14 +22,8 @@ use agent_core::{CompactionConfig, Message, Part, RetryPolicy, Role, Timing, Too
 use super::common::fresh_id;
 use agent_core::{ApiError, FinishReason, Headers, ModelError, ModelLimits, Usage};
 use agent_permission::Ruleset;
+use agent_testing::conformance::{self, Deviation, Verdict};
 use serde_json::{Value, json};
-
-/// A named, intentional difference from opencode.
-struct Deviation {
-    name: &'static str,
-    reason: &'static str,
-    applies: fn(&Value) -> bool,
-}
 
 const DEVIATIONS: &[Deviation] = &[
     Deviation {
@@ -106,18 +98,6 @@ fn retry_attempt_limit(case: &Value) -> bool {
 
 fn retry_upsell_action(case: &Value) -> bool {
     case["expect"].get("action").is_some()
-}
-
-fn vectors() -> Value {
-    let path = std::env::var_os("OPENCODE_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../agent-permission/tests/data/opencode-vectors.json")
-        });
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read vectors {}: {e}", path.display()));
-    serde_json::from_str(&text).expect("vectors are JSON")
 }
 
 enum Outcome {
@@ -380,12 +360,7 @@ fn overflow(case: &Value) -> Outcome {
 
 #[test]
 fn opencode_vectors() {
-    let vectors = vectors();
-    let cases = vectors["cases"].as_array().expect("cases");
-    let (mut passed, mut failed, mut deviations) = (0, 0, 0);
-    let mut failures = Vec::new();
-    let mut by_name: std::collections::BTreeMap<&str, usize> = Default::default();
-    for (i, case) in cases.iter().enumerate() {
+    conformance::run("agent-core", DEVIATIONS, |case| {
         let kind = case["kind"].as_str().unwrap_or_default();
         // `Some(true)` when our answer equals opencode's, `Some(false)` when
         // it differs in a way a deviation may explain, `None` for kinds
@@ -445,44 +420,10 @@ fn opencode_vectors() {
             )),
             _ => None,
         };
-        let Some((same, outcome)) = outcome else {
-            continue;
-        };
-        let label = format!(
-            "#{i} {kind} {}",
-            case.get("note").and_then(Value::as_str).unwrap_or("")
-        );
-        match outcome {
-            Outcome::Fail(detail) => {
-                failed += 1;
-                failures.push(format!("  FAIL {label}: {detail}"));
-            }
-            Outcome::Pass if same => passed += 1,
-            Outcome::Pass => match DEVIATIONS.iter().find(|d| (d.applies)(case)) {
-                Some(deviation) => {
-                    deviations += 1;
-                    *by_name.entry(deviation.name).or_default() += 1;
-                }
-                None => {
-                    failed += 1;
-                    failures.push(format!(
-                        "  FAIL {label}: differs from opencode, no deviation applies"
-                    ));
-                }
-            },
-        }
-    }
-    println!("conformance[agent-core]: {passed} passed, {failed} failed, {deviations} deviations");
-    for failure in &failures {
-        println!("{failure}");
-    }
-    for (name, count) in &by_name {
-        let reason = DEVIATIONS
-            .iter()
-            .find(|d| d.name == *name)
-            .map_or("", |d| d.reason);
-        println!("  deviation {name} ({count}): {reason}");
-    }
-    assert_eq!(failed, 0, "conformance failures:\n{}", failures.join("\n"));
-    assert!(passed > 0, "no vectors ran");
+        Some(match outcome? {
+            (_, Outcome::Fail(detail)) => Verdict::Fails(detail),
+            (true, Outcome::Pass) => Verdict::Pass,
+            (false, Outcome::Pass) => Verdict::Differs("differs from opencode".into()),
+        })
+    });
 }

@@ -665,11 +665,7 @@ async fn long_tool_output_is_truncated_with_the_full_text_kept() {
         Script::calls([("c1", "echo", json!({"text": full.clone()}))]),
         Script::reply("seen"),
     ]);
-    let spill = std::env::temp_dir().join(format!(
-        "agent-core-truncation-{}-{}",
-        std::process::id(),
-        fresh_id("t")
-    ));
+    let spill = agent_testing::scratch_dir("agent-core-truncation");
     let mut config = LoopConfig::default();
     config.truncator = agent_core::Truncator {
         spill_dir: spill.clone(),

@@ -1,7 +1,6 @@
 //! FileSessionStore: sessions survive a restart of the engine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::common::*;
@@ -10,21 +9,12 @@ use agent_core::{
     AgentSpec, ContentPart, Engine, FileSessionStore, ModelMessage, ModelRole, Session,
     SessionStore, SessionStoreError,
 };
+use agent_testing::ScratchDir;
 use serde_json::json;
 
 /// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Self {
-        TempDir(std::env::temp_dir().join(fresh_id("agent-core-store")))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn store_dir() -> ScratchDir {
+    ScratchDir::new("agent-core-store")
 }
 
 fn agent() -> AgentSpec {
@@ -35,13 +25,13 @@ fn agent() -> AgentSpec {
 
 #[tokio::test(start_paused = true)]
 async fn sessions_resume_after_a_restart() {
-    let dir = TempDir::new();
+    let dir = store_dir();
     let first_model = model([
         Script::calls([("c1", "echo", json!({"text": "persisted"}))]),
         Script::reply("Echoed."),
     ]);
     let session_id = {
-        let store = FileSessionStore::open(&dir.0).await.unwrap();
+        let store = FileSessionStore::open(dir.path()).await.unwrap();
         let engine = Engine::builder(first_model)
             .agent(agent())
             .tool(Echo::default())
@@ -55,7 +45,7 @@ async fn sessions_resume_after_a_restart() {
     };
 
     // A new process: a new store and engine over the same directory.
-    let store = FileSessionStore::open(&dir.0).await.unwrap();
+    let store = FileSessionStore::open(dir.path()).await.unwrap();
     let sessions = store.sessions().await.unwrap();
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].id, session_id);
@@ -93,8 +83,8 @@ async fn sessions_resume_after_a_restart() {
 
 #[tokio::test(start_paused = true)]
 async fn a_corrupt_file_is_an_error_naming_it() {
-    let dir = TempDir::new();
-    let store = FileSessionStore::open(&dir.0).await.unwrap();
+    let dir = store_dir();
+    let store = FileSessionStore::open(dir.path()).await.unwrap();
     let session = Session::new("build", ".");
     store.put_session(&session).await.unwrap();
     let message = agent_core::Message::user(&session.id, "hello");
@@ -125,14 +115,14 @@ async fn a_corrupt_file_is_an_error_naming_it() {
 
 #[tokio::test(start_paused = true)]
 async fn writes_leave_no_temporary_files_and_ids_cannot_escape() {
-    let dir = TempDir::new();
-    let store = FileSessionStore::open(&dir.0).await.unwrap();
+    let dir = store_dir();
+    let store = FileSessionStore::open(dir.path()).await.unwrap();
     let mut session = Session::new("build", ".");
     store.put_session(&session).await.unwrap();
     session.title = "renamed".into();
     store.put_session(&session).await.unwrap();
     assert_eq!(store.session(&session.id).await.unwrap().title, "renamed");
-    let names: Vec<String> = std::fs::read_dir(dir.0.join("sessions"))
+    let names: Vec<String> = std::fs::read_dir(dir.join("sessions"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();

@@ -12,11 +12,9 @@ use agent_permission::PermissionConfig;
 use indexmap::IndexMap;
 use serde_json::json;
 
-use super::common::fresh_id;
-
 #[tokio::test]
 async fn the_build_agent_sends_its_prompt_environment_instructions_and_settings() {
-    let root = std::env::temp_dir().join(fresh_id("agent-core-system"));
+    let root = agent_testing::scratch_dir("agent-core-system");
     let project = root.join("project");
     let global = root.join("config");
     std::fs::create_dir_all(project.join("src")).unwrap();

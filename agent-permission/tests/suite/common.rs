@@ -66,14 +66,5 @@ pub async fn finished(task: AskTask) -> Result<(), PermissionError> {
 
 /// A fresh, empty directory under the system temp dir.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!(
-        "agent-permission-{name}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    agent_testing::scratch_dir(&format!("agent-permission-{name}"))
 }

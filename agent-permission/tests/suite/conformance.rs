@@ -1,7 +1,7 @@
 //! opencode conformance for the kinds this crate owns.
 //!
-//! Reads the vectors from `$OPENCODE_VECTORS` when set, else from the copy in
-//! `tests/data/`. Prints one line
+//! agent-testing's runner reads the vectors from `$OPENCODE_VECTORS` when
+//! set, else from the copy in `tests/data/`, and prints one line
 //! `conformance[agent-permission]: N passed, M failed, S deviations`
 //! and fails when any case fails. A deviation is a case the SDK answers
 //! differently on purpose; each is recognised by a named predicate below whose
@@ -13,6 +13,7 @@ use agent_permission::{
     Action, PermissionConfig, Rule, Ruleset, arity, derive_subagent_permission, disabled, evaluate,
     from_config_with_home, merge, task_child_permission, wildcard,
 };
+use agent_testing::conformance::{self, Deviation};
 use serde_json::Value;
 
 /// The home directory substituted for `{HOME}` in the vectors.
@@ -31,14 +32,6 @@ const KINDS: &[&str] = &[
     "ask",
     "reply_scenario",
 ];
-
-/// A deliberate difference from opencode: a named predicate that recognises
-/// the cases it covers, and the reason (also in docs/deviations.md).
-struct Deviation {
-    name: &'static str,
-    reason: &'static str,
-    applies: fn(&Value) -> bool,
-}
 
 const DEVIATIONS: &[Deviation] = &[
     Deviation {
@@ -97,18 +90,6 @@ fn question_mark_on_astral_char(case: &Value) -> bool {
     let mut all = Vec::new();
     strings(case, &mut all);
     all.iter().any(|s| s.contains('?')) && all.iter().any(|s| has_astral(s))
-}
-
-fn vectors() -> Value {
-    let path = std::env::var("OPENCODE_VECTORS").unwrap_or_else(|_| {
-        format!(
-            "{}/tests/data/opencode-vectors.json",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    });
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read conformance vectors at {path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is not valid JSON: {e}"))
 }
 
 /// Replaces the `{HOME}` placeholder in a string, but not the literal
@@ -261,44 +242,7 @@ fn run_case(case: &Value) -> Result<(), String> {
 
 #[test]
 fn opencode_conformance() {
-    let vectors = vectors();
-    let cases = vectors["cases"]
-        .as_array()
-        .expect("vectors have a cases array");
-    let (mut passed, mut deviations) = (0usize, 0usize);
-    let mut failures = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        let kind = case["kind"].as_str().unwrap_or_default();
-        if !KINDS.contains(&kind) {
-            continue;
-        }
-        match run_case(case) {
-            Ok(()) => passed += 1,
-            Err(why) => match DEVIATIONS.iter().find(|d| (d.applies)(case)) {
-                Some(deviation) => {
-                    deviations += 1;
-                    println!(
-                        "deviation {} (case {i}): {}",
-                        deviation.name, deviation.reason
-                    );
-                }
-                None => failures.push(format!("case {i} ({kind}): {why}\n    {case}")),
-            },
-        }
-    }
-    println!(
-        "conformance[agent-permission]: {passed} passed, {} failed, {deviations} deviations",
-        failures.len()
-    );
-    for failure in &failures {
-        println!("FAILED {failure}");
-    }
-    assert!(
-        failures.is_empty(),
-        "{} conformance cases failed",
-        failures.len()
-    );
-    assert!(passed > 0, "no conformance case ran");
+    conformance::run_kinds("agent-permission", KINDS, DEVIATIONS, run_case);
 }
 
 #[test]

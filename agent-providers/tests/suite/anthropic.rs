@@ -2,7 +2,7 @@
 //! recorded-shape fixtures, plus cut, malformed and error responses, and
 //! the request body (system, tools, tool results, thinking, cache_control).
 
-use super::common::{conversation, events_and_error, run, sse};
+use super::common::{conversation, events_and_error, post, run, serve, sse};
 use agent_providers::Anthropic;
 use agent_providers::core::{
     FinishReason, LanguageModel, ModelError, ModelMessage, ModelRequest, StreamEvent, ToolCall,
@@ -18,13 +18,7 @@ const THINKING: &str = include_str!("../fixtures/anthropic_messages_thinking_too
 const STREAM_ERROR: &str = include_str!("../fixtures/anthropic_stream_error.sse");
 
 async fn server_with(response: ResponseTemplate) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/messages"))
-        .respond_with(response)
-        .mount(&server)
-        .await;
-    server
+    serve(post("/v1/messages"), response).await
 }
 
 fn client(server: &MockServer) -> Anthropic {

@@ -1,5 +1,5 @@
-//! Helpers shared by the wiremock tests: serving SSE bodies and collecting
-//! a model's stream.
+//! Helpers shared by the wiremock tests: serving SSE bodies (from
+//! agent-testing) and collecting a model's stream.
 
 #![allow(dead_code, clippy::expect_used)]
 
@@ -9,26 +9,11 @@ use agent_providers::core::{
 };
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
-use wiremock::ResponseTemplate;
 
-/// An HTTP client that never reuses a connection. The library shares one
-/// pooled client per process; across tests that would carry idle
-/// connections from one short-lived wiremock server to the next server
-/// started on the same port, and a request on such a dead connection fails
-/// at random ("error sending request").
-pub fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .build()
-        .expect("test HTTP client")
-}
-
-/// A 200 response with this SSE body.
-pub fn sse(body: impl Into<Vec<u8>>) -> ResponseTemplate {
-    ResponseTemplate::new(200)
-        .insert_header("content-type", "text/event-stream")
-        .set_body_raw(body.into(), "text/event-stream")
-}
+/// The loopback SSE servers and their connection-less HTTP client (the
+/// library shares one pooled client per process, which would carry dead
+/// connections from one short-lived server to the next).
+pub use agent_testing::replay::{http_client as http, post, serve, sse};
 
 /// Collects every item of a stream.
 pub async fn collect(stream: EventStream) -> Vec<Result<StreamEvent, ModelError>> {

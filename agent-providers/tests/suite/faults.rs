@@ -29,6 +29,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+use super::common::{serve, sse};
+
 // ---------------------------------------------------------------- fixtures
 
 const OPENAI_TOOLS: &str = include_str!("../fixtures/openai_chat_tool_calls.sse");
@@ -151,10 +153,6 @@ fn event_boundaries(body: &str) -> Vec<usize> {
     ends
 }
 
-fn sse(body: &str) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(body.as_bytes().to_vec(), "text/event-stream")
-}
-
 /// Answers the first-step calls with `first` in order (the last one
 /// repeats), and every request that carries a tool result with `answer`.
 struct Scripted {
@@ -174,16 +172,12 @@ impl Respond for Scripted {
 }
 
 async fn server(provider: Provider, first: Vec<ResponseTemplate>) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(Scripted {
-            first,
-            answer: sse(provider.answer()),
-            served: AtomicUsize::new(0),
-        })
-        .mount(&server)
-        .await;
-    server
+    let scripted = Scripted {
+        first,
+        answer: sse(provider.answer()),
+        served: AtomicUsize::new(0),
+    };
+    serve(Mock::given(wiremock::matchers::method("POST")), scripted).await
 }
 
 /// Any tool: accepts any object, counts runs per name.

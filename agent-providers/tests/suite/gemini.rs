@@ -1,7 +1,7 @@
 //! The Gemini client against wiremock servers replaying the recorded-shape
 //! fixture (CRLF), plus cut streams, Google RPC errors and the request body.
 
-use super::common::{conversation, events_and_error, run, sse};
+use super::common::{conversation, events_and_error, post, run, serve, sse};
 use agent_providers::Gemini;
 use agent_providers::core::{
     ContentPart, FinishReason, LanguageModel, ModelError, ModelMessage, ModelRequest, ModelRole,
@@ -10,23 +10,16 @@ use agent_providers::core::{
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use wiremock::matchers::{header, method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::matchers::{header, query_param};
+use wiremock::{MockServer, ResponseTemplate};
 
 const FIXTURE: &str = include_str!("../fixtures/gemini_stream_function_call.sse");
 
 async fn server_with(response: ResponseTemplate) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path(
-            "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
-        ))
+    let route = post("/v1beta/models/gemini-2.5-flash:streamGenerateContent")
         .and(query_param("alt", "sse"))
-        .and(header("x-goog-api-key", "g-test"))
-        .respond_with(response)
-        .mount(&server)
-        .await;
-    server
+        .and(header("x-goog-api-key", "g-test"));
+    serve(route, response).await
 }
 
 fn client(server: &MockServer) -> Gemini {

@@ -1,7 +1,7 @@
 //! The Chat Completions client against wiremock servers replaying the
 //! recorded-shape fixtures, plus cut, malformed and error responses.
 
-use super::common::{conversation, events_and_error, run, sse};
+use super::common::{conversation, events_and_error, post, run, serve, sse};
 use agent_providers::core::{
     FinishReason, LanguageModel, ModelError, ModelRequest, StreamEvent, ToolCall, ToolChoice, Usage,
 };
@@ -15,13 +15,7 @@ const CHAT: &str = include_str!("../fixtures/openai_chat_tool_calls.sse");
 const OLLAMA: &str = include_str!("../fixtures/ollama_openai_compat_tool_call.sse");
 
 async fn server_with(response: ResponseTemplate) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(response)
-        .mount(&server)
-        .await;
-    server
+    serve(post("/v1/chat/completions"), response).await
 }
 
 fn client(server: &MockServer) -> OpenAiCompatible {

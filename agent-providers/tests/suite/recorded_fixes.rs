@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use super::common::{events_and_error, run, sse};
+use super::common::{events_and_error, run, serve, sse};
 
 fn data(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR")))
@@ -26,13 +26,11 @@ fn data(name: &str) -> String {
 }
 
 async fn server(response: ResponseTemplate) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path_regex("/v1(beta)?/.*"))
-        .respond_with(response)
-        .mount(&server)
-        .await;
-    server
+    serve(
+        Mock::given(method("POST")).and(path_regex("/v1(beta)?/.*")),
+        response,
+    )
+    .await
 }
 
 async fn call_error(model: &dyn LanguageModel) -> ModelError {

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, MockServer};
 
-use super::common::{events_and_error, run, sse};
+use super::common::{events_and_error, run, serve, sse};
 
 fn data_dir() -> String {
     format!("{}/tests/data", env!("CARGO_MANIFEST_DIR"))
@@ -437,14 +437,10 @@ async fn every_recording_replays_and_round_trips() {
     let mut failures = Vec::new();
     for (name, body) in &recordings {
         let expect = &expected[name];
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path_regex(
-                "/v1(beta)?/(messages|responses|chat/completions|models/.*)$",
-            ))
-            .respond_with(sse(body.clone()))
-            .mount(&server)
-            .await;
+        let route = Mock::given(method("POST")).and(path_regex(
+            "/v1(beta)?/(messages|responses|chat/completions|models/.*)$",
+        ));
+        let server = serve(route, sse(body.clone())).await;
         let model = client(name, &server);
         let (events, error) = events_and_error(run(model.as_ref(), next_request(Vec::new())).await);
         if let Some(message) = expect.get("error").and_then(Value::as_str) {

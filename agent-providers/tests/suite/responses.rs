@@ -2,7 +2,7 @@
 //! recorded-shape fixture, plus cut, failed and error streams and the
 //! request body.
 
-use super::common::{conversation, events_and_error, run, sse};
+use super::common::{conversation, events_and_error, post, run, serve, sse};
 use agent_providers::OpenAiResponses;
 use agent_providers::core::{
     ContentPart, FinishReason, LanguageModel, ModelError, ModelMessage, ModelRequest, ModelRole,
@@ -11,20 +11,14 @@ use agent_providers::core::{
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use wiremock::matchers::{header, method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::matchers::header;
+use wiremock::{MockServer, ResponseTemplate};
 
 const FIXTURE: &str = include_str!("../fixtures/openai_responses_function_call.sse");
 
 async fn server_with(response: ResponseTemplate) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .and(header("authorization", "Bearer sk-test"))
-        .respond_with(response)
-        .mount(&server)
-        .await;
-    server
+    let route = post("/v1/responses").and(header("authorization", "Bearer sk-test"));
+    serve(route, response).await
 }
 
 fn client(server: &MockServer) -> OpenAiResponses {

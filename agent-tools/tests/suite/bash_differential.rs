@@ -210,11 +210,7 @@ const KNOWN_HOLES: &[(&str, &str)] = &[
 
 /// A harness in its own scratch folder (removed by the caller).
 fn harness(name: &str) -> Option<(Harness, PathBuf)> {
-    let dir = std::env::temp_dir().join(format!(
-        "agent-tools-bash-differential-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = agent_testing::scratch_dir(&format!("agent-tools-bash-differential-{name}"));
     Harness::new(&dir).map(|h| (h, dir))
 }
 

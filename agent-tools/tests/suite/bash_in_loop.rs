@@ -27,8 +27,7 @@ fn is_gone(pid: u32) -> bool {
 
 #[tokio::test]
 async fn cancelled_turn_kills_the_group_and_keeps_partial_output() {
-    let dir = std::env::temp_dir().join(format!("agent-tools-bash-loop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = agent_testing::scratch_dir("agent-tools-bash-loop");
     let marker = unique_sleep(30);
     let model = Arc::new(ScriptedModel::new([
         Script::calls([(

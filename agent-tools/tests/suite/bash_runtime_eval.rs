@@ -36,12 +36,7 @@ fn cases(prefix: &str) -> Vec<(String, String)> {
 
 /// A scratch folder holding the victim file `x`.
 fn scratch(n: usize) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "agent-tools-runtime-eval-{}-{n}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = agent_testing::scratch_dir(&format!("agent-tools-runtime-eval-{n}"));
     std::fs::write(dir.join("x"), "victim\n").unwrap();
     std::fs::write(dir.join("README.md"), "readme\n").unwrap();
     dir

@@ -8,25 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_core::{Tool, ToolContext, ToolError};
-use agent_permission::{Approver, PermissionError, PermissionRequest, Permissions, Reply};
+use agent_permission::{PermissionError, PermissionRequest, Permissions, Reply};
+use agent_testing::RecordingApprover;
 use agent_tools::BashTool;
 use serde_json::{Value, json};
 
 use super::support::{unique_sleep, wait_for_process_with_arg};
 use tokio_util::sync::CancellationToken;
-
-struct Recorder {
-    answer: Reply,
-    seen: Arc<Mutex<Vec<PermissionRequest>>>,
-}
-
-#[async_trait::async_trait]
-impl Approver for Recorder {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.seen.lock().unwrap().push(request.clone());
-        self.answer.clone()
-    }
-}
 
 struct Setup {
     ctx: ToolContext,
@@ -36,23 +24,12 @@ struct Setup {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!(
-        "agent-tools-bash-{name}-{}-{n}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
+    agent_testing::scratch_dir(&format!("agent-tools-bash-{name}"))
 }
 
 fn setup(name: &str, answer: Reply) -> Setup {
     let permissions = Permissions::new();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(Recorder {
-        answer,
-        seen: Arc::clone(&seen),
-    }));
+    let seen = RecordingApprover::replying(answer).install(&permissions);
     let dir = temp_dir(name);
     let updates = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&updates);

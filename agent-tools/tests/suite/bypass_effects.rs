@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use agent_core::{Tool, ToolContext};
 use agent_permission::{
-    Approver, PermissionConfig, PermissionRequest, Permissions, RejectAll, Reply, Ruleset,
-    from_config_with_home,
+    Approver, PermissionConfig, Permissions, RejectAll, Reply, Ruleset, from_config_with_home,
 };
+use agent_testing::RecordingApprover;
 use agent_tools::{
     BashTool, EditTool, GlobTool, GrepTool, ListTool, ReadTool, WebFetchTool, WriteTool,
 };
@@ -35,16 +35,9 @@ struct World {
 
 impl World {
     fn new(name: &str) -> World {
-        static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let root = std::env::temp_dir().join(format!(
-            "agent-tools-bypass-{name}-{}-{n}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&root);
+        let root = agent_testing::scratch_dir(&format!("agent-tools-bypass-{name}"));
         std::fs::create_dir_all(root.join("proj/sub")).unwrap();
         std::fs::create_dir_all(root.join("out")).unwrap();
-        let root = root.canonicalize().unwrap();
         let project = root.join("proj");
         let out = root.join("out");
         std::fs::write(project.join("x"), "victim x\n").unwrap();
@@ -178,15 +171,11 @@ async fn bash_cases_have_no_effect_when_rejected() {
 /// no deny rule does delete the victim.
 #[tokio::test]
 async fn control_effects_are_observable() {
-    struct Approve;
-    #[async_trait::async_trait]
-    impl Approver for Approve {
-        async fn approve(&self, _request: &PermissionRequest) -> Reply {
-            Reply::Once
-        }
-    }
     let world = World::new("control");
-    let ctx = world.context(&json!({"bash": "allow"}), Arc::new(Approve));
+    let ctx = world.context(
+        &json!({"bash": "allow"}),
+        Arc::new(RecordingApprover::replying(Reply::Once)),
+    );
     run(
         &BashTool::new(),
         json!({"command": "env -i /bin/rm -f x"}),
@@ -290,16 +279,12 @@ async fn searches_and_edits_do_not_reveal_denied_files() {
 /// wider than the command, so a later denied command stays denied.
 #[tokio::test]
 async fn always_approvals_do_not_widen() {
-    struct Always;
-    #[async_trait::async_trait]
-    impl Approver for Always {
-        async fn approve(&self, _request: &PermissionRequest) -> Reply {
-            Reply::Always
-        }
-    }
     let world = World::new("always");
     let config = json!({"bash": {"*": "ask", "rm *": "deny"}});
-    let ctx = world.context(&config, Arc::new(Always));
+    let ctx = world.context(
+        &config,
+        Arc::new(RecordingApprover::replying(Reply::Always)),
+    );
     let _ = run(&BashTool::new(), json!({"command": "echo '*' '*'"}), &ctx).await;
     let approved = ctx.permissions().approved();
     for rule in &approved.0 {

@@ -2,8 +2,9 @@
 //! `external_directory` and `tool_request` (the file tools here; bash cases
 //! through `conformance/bash_cases.rs` when present).
 //!
-//! Reads the vectors from `$OPENCODE_VECTORS` when set, else from
-//! `../agent-permission/tests/data/opencode-vectors.json`. Prints one line
+//! agent-testing's runner reads the vectors from `$OPENCODE_VECTORS` when
+//! set, else from `../agent-permission/tests/data/opencode-vectors.json`,
+//! and prints one line
 //! `conformance[agent-tools]: N passed, M failed, S deviations` and fails
 //! when any case fails. A deviation is a case the SDK answers differently on
 //! purpose; each is recognised by a named predicate below whose reason is
@@ -14,20 +15,13 @@ pub(crate) mod bash_cases;
 
 use std::path::Path;
 
+use agent_testing::conformance::{self, Deviation, Verdict};
 use agent_tools::{
     EditArgs, EditError, EditTool, GlobArgs, GlobTool, GrepArgs, GrepTool, ListArgs, ListTool,
     ReadArgs, ReadTool, TodoWriteArgs, TodoWriteTool, ToolRequest, WebFetchArgs, WebFetchTool,
     WriteArgs, WriteTool, external_request, paths, replace,
 };
 use serde_json::Value;
-
-/// A deliberate difference from opencode: a named predicate that recognises
-/// the cases it covers, and the reason (also in docs/deviations.md).
-struct Deviation {
-    name: &'static str,
-    reason: &'static str,
-    applies: fn(&Value) -> bool,
-}
 
 const DEVIATIONS: &[Deviation] = &[
     Deviation {
@@ -81,18 +75,6 @@ fn worktree_pattern_points_elsewhere(case: &Value) -> bool {
         .filter(|r| matches!(r["permission"].as_str(), Some("read" | "edit")))
         .filter_map(|r| r["patterns"].get(0).and_then(Value::as_str))
         .any(|pattern| paths::resolve(Path::new(&worktree), Path::new(pattern)) != target)
-}
-
-fn vectors() -> Value {
-    let path = std::env::var("OPENCODE_VECTORS").unwrap_or_else(|_| {
-        format!(
-            "{}/../agent-permission/tests/data/opencode-vectors.json",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    });
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read conformance vectors at {path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path} is not valid JSON: {e}"))
 }
 
 fn field<'a>(case: &'a Value, name: &str) -> Result<&'a Value, String> {
@@ -224,50 +206,15 @@ fn run_case(case: &Value) -> Option<Result<(), String>> {
 
 #[test]
 fn opencode_conformance() {
-    let vectors = vectors();
-    let cases = vectors["cases"]
-        .as_array()
-        .expect("vectors have a cases array");
-    let (mut passed, mut deviations) = (0usize, 0usize);
-    let mut failures = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        let kind = case["kind"].as_str().unwrap_or_default();
-        let Some(result) = run_case(case) else {
-            continue;
-        };
-        match result {
+    conformance::run("agent-tools", DEVIATIONS, |case| {
+        Some(match run_case(case)? {
             // A bash case that passes only under its named deviation.
-            Ok(()) if bash_cases::bash_case_deviation(case).is_some() => {
-                deviations += 1;
-                let name = bash_cases::bash_case_deviation(case).unwrap_or_default();
-                println!("deviation {name} (case {i})");
+            Ok(()) => {
+                bash_cases::bash_case_deviation(case).map_or(Verdict::Pass, Verdict::Deviates)
             }
-            Ok(()) => passed += 1,
-            Err(why) => match DEVIATIONS.iter().find(|d| (d.applies)(case)) {
-                Some(deviation) => {
-                    deviations += 1;
-                    println!(
-                        "deviation {} (case {i}): {}",
-                        deviation.name, deviation.reason
-                    );
-                }
-                None => failures.push(format!("case {i} ({kind}): {why}\n    {case}")),
-            },
-        }
-    }
-    println!(
-        "conformance[agent-tools]: {passed} passed, {} failed, {deviations} deviations",
-        failures.len()
-    );
-    for failure in &failures {
-        println!("FAILED {failure}");
-    }
-    assert!(
-        failures.is_empty(),
-        "{} conformance cases failed",
-        failures.len()
-    );
-    assert!(passed > 0, "no conformance case ran");
+            Err(why) => Verdict::Differs(why),
+        })
+    });
 }
 
 #[test]

@@ -13,10 +13,7 @@ use agent_tools::{EditTool, ReadTool};
 use serde_json::json;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agent-tools-loop-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
+    agent_testing::scratch_dir(&format!("agent-tools-loop-{name}"))
 }
 
 fn rules(json: &str) -> Ruleset {

@@ -5,7 +5,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::support::{Recorder, temp_dir};
+use super::support::{recorder, temp_dir};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -24,11 +24,7 @@ fn context(dir: &Path) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
     let config = PermissionConfig::from_value(&config, "permission").unwrap();
     let rules: Ruleset = from_config_with_home(&config, "/home/u");
     let permissions = Permissions::new();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(Recorder {
-        allow: false,
-        seen: Arc::clone(&seen),
-    }));
+    let seen = recorder(false).install(&permissions);
     let ctx = ToolContext::new("ses_test", "msg_test", "call_test", permissions)
         .with_directories(dir.to_path_buf(), dir.to_path_buf())
         .with_ruleset(Arc::new(rules));

@@ -51,10 +51,7 @@ pub fn everything_command() -> Option<Vec<String>> {
 
 /// A fresh temporary directory.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("agent-tools-mcp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    agent_testing::scratch_dir(&format!("agent-tools-mcp-{name}"))
 }
 
 /// A ruleset from opencode's `permission` config form.

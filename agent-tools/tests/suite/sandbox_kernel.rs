@@ -115,17 +115,12 @@ fn daemon(addr: &SocketAddr) -> UnixListener {
 /// A fresh directory with a path short enough for a socket in it
 /// (`sun_path` holds 108 bytes).
 fn socket_dir() -> PathBuf {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let base = if Path::new("/tmp").is_dir() {
         PathBuf::from("/tmp")
     } else {
         std::env::temp_dir()
     };
-    let dir = base.join(format!("ask-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    agent_testing::scratch_dir_in(&base, "ask")
 }
 
 /// A python script that connects to `target` (a path, or `@name` for an

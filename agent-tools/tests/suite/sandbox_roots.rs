@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_core::{Tool, ToolContext, ToolOutput, TruncationLimits, Truncator};
-use agent_permission::{AllowAll, Approver, PermissionRequest, Permissions, Reply};
+use agent_permission::{AllowAll, Approver, Permissions, Reply};
+use agent_testing::RecordingApprover;
 use agent_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
 use serde_json::json;
 
@@ -34,8 +35,6 @@ const OUTSIDE_ROOT: &str = "AGENT_SANDBOX_ROOTS_OUTSIDE";
 /// A fresh directory outside every temporary folder: cargo's per-target
 /// temporary directory, or `$HOME/.cache` when that is under `/tmp`.
 fn outside_dir(name: &str) -> PathBuf {
-    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let target = std::env::var_os(OUTSIDE_ROOT)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")));
@@ -47,23 +46,12 @@ fn outside_dir(name: &str) -> PathBuf {
         std::fs::create_dir_all(&root).unwrap();
         root = root.canonicalize().unwrap();
     }
-    let dir = root.join(format!("roots-{name}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap()
+    agent_testing::scratch_dir_in(&root, &format!("roots-{name}"))
 }
 
 /// A fresh directory under the temporary directory.
 fn temp_dir(name: &str) -> PathBuf {
-    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir()
-        .canonicalize()
-        .unwrap()
-        .join(format!("roots-{name}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    agent_testing::scratch_dir(&format!("roots-{name}"))
 }
 
 fn bash(policy: SandboxPolicy) -> BashTool {
@@ -220,17 +208,14 @@ async fn the_spill_directory_swapped_for_a_link_is_neither_writable_nor_followed
 
 /// Answers `grant` to the requests that offer it, `once` to the rest: a
 /// person choosing "grant this directory to the sandbox".
-struct Grants;
-
-#[async_trait::async_trait]
-impl Approver for Grants {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
+fn grants() -> RecordingApprover {
+    RecordingApprover::answering(|request| {
         if request.offers_grant() {
             Reply::Grant
         } else {
             Reply::Once
         }
-    }
+    })
 }
 
 #[tokio::test]
@@ -265,7 +250,7 @@ async fn auto_approval_of_an_outside_path_never_opens_it_a_grant_does() {
     assert!(!target.exists(), "an allow rule widened the sandbox");
 
     // A person's explicit grant opens the folder for that call only.
-    let person = context(&project, &project, Arc::new(Grants));
+    let person = context(&project, &project, Arc::new(grants()));
     run(&tool, &person, &command).await;
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
     std::fs::remove_file(&target).unwrap();
@@ -273,23 +258,6 @@ async fn auto_approval_of_an_outside_path_never_opens_it_a_grant_does() {
     assert!(!target.exists(), "the grant outlived its call");
     let _ = std::fs::remove_dir_all(&project);
     let _ = std::fs::remove_dir_all(&outside);
-}
-
-/// Records each request and answers by a closure.
-struct Recorder {
-    seen: std::sync::Mutex<Vec<String>>,
-    answer: fn(&PermissionRequest) -> Reply,
-}
-
-#[async_trait::async_trait]
-impl Approver for Recorder {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.seen
-            .lock()
-            .unwrap()
-            .push(format!("{} {:?}", request.permission, request.patterns));
-        (self.answer)(request)
-    }
 }
 
 #[tokio::test]
@@ -301,10 +269,7 @@ async fn file_tools_ask_protected_path_even_when_everything_is_allowed() {
     let allow_all = Arc::new(agent_permission::Ruleset::from(vec![
         agent_permission::Rule::new("*", "*", agent_permission::Action::Allow),
     ]));
-    let rejecter = Arc::new(Recorder {
-        seen: Default::default(),
-        answer: |_| Reply::reject(),
-    });
+    let rejecter = Arc::new(RecordingApprover::replying(Reply::reject()));
     let ctx = context(&project, &project, rejecter.clone()).with_ruleset(allow_all.clone());
 
     for (tool, args) in [
@@ -323,7 +288,7 @@ async fn file_tools_ask_protected_path_even_when_everything_is_allowed() {
     ] {
         assert!(tool.execute(args.clone(), &ctx).await.is_err(), "{args}");
     }
-    let seen = rejecter.seen.lock().unwrap().clone();
+    let seen = rejecter.summaries();
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(
         seen.iter().all(|s| s.starts_with("protected_path ")),
@@ -343,7 +308,7 @@ async fn file_tools_ask_protected_path_even_when_everything_is_allowed() {
         .execute(json!({"filePath": "src.txt", "content": "x"}), &ctx_ok)
         .await
         .unwrap();
-    assert_eq!(rejecter.seen.lock().unwrap().len(), 3);
+    assert_eq!(rejecter.summaries().len(), 3);
     let mut rules = allow_all.0.clone();
     rules.push(agent_permission::Rule::new(
         "protected_path",
@@ -459,10 +424,7 @@ async fn a_protected_name_a_command_creates_is_asked_and_undone_unless_allowed()
     std::fs::create_dir_all(&linked).unwrap();
     std::os::unix::fs::symlink("../shared.json", linked.join("opencode.json")).unwrap();
     let tool = bash(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
-    let rejecter = Arc::new(Recorder {
-        seen: Default::default(),
-        answer: |_| Reply::reject(),
-    });
+    let rejecter = Arc::new(RecordingApprover::replying(Reply::reject()));
     // Everything allowed by the rules, as the built-in agents do: the
     // protected_path ask is judged by rules that name it, and none does.
     let allow_all = Arc::new(agent_permission::Ruleset::from(vec![
@@ -481,7 +443,7 @@ async fn a_protected_name_a_command_creates_is_asked_and_undone_unless_allowed()
         refused.is_err(),
         "a rejected protected_path ask fails the call"
     );
-    let seen = rejecter.seen.lock().unwrap().clone();
+    let seen = rejecter.summaries();
     for name in ["opencode.json", ".opencode", ".git"] {
         let path = project.join(name).display().to_string();
         assert!(

@@ -2,7 +2,7 @@
 //! .gitignore, sorting and caps.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::support::{Recorder, temp_dir};
+use super::support::{recorder, temp_dir};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -14,11 +14,7 @@ use serde_json::{Value, json};
 
 fn context(dir: &Path, allow: bool) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
     let permissions = Permissions::new();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(Recorder {
-        allow,
-        seen: Arc::clone(&seen),
-    }));
+    let seen = recorder(allow).install(&permissions);
     // Reading is allowed, as in the agent defaults: the searches' own
     // requests are what these tests look at.
     let rules = Ruleset(vec![Rule::new("read", "*", Action::Allow)]);

@@ -1,14 +1,15 @@
 //! Truncated tool output spills into the agent environment's spill
 //! directory, and every built-in agent reads it without an ask (§7.1, §9.2).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_core::testing::{Script, ScriptedModel};
 use agent_core::{
     AgentEnvironment, Agents, ContentPart, Engine, Session, StopReason, ToolContext, ToolError,
     ToolOutput, TypedTool,
 };
-use agent_permission::{Approver, PermissionConfig, PermissionRequest, Permissions, Reply};
+use agent_permission::{PermissionConfig, Permissions, Reply};
+use agent_testing::RecordingApprover;
 use agent_tools::ReadTool;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -35,21 +36,6 @@ impl TypedTool for Noisy {
     }
 }
 
-/// Rejects every request and remembers it.
-#[derive(Default)]
-struct RejectAndRecord(Mutex<Vec<String>>);
-
-#[async_trait::async_trait]
-impl Approver for RejectAndRecord {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.0
-            .lock()
-            .unwrap()
-            .push(format!("{} {:?}", request.permission, request.patterns));
-        Reply::reject()
-    }
-}
-
 fn tool_results(model: &ScriptedModel, request: usize) -> Vec<(String, bool)> {
     model.requests()[request]
         .messages
@@ -66,8 +52,7 @@ fn tool_results(model: &ScriptedModel, request: usize) -> Vec<(String, bool)> {
 
 #[tokio::test]
 async fn the_build_agent_reads_its_spill_file_without_an_ask() {
-    let root = std::env::temp_dir().join(format!("agent-tools-spill-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = agent_testing::scratch_dir("agent-tools-spill");
     let project = root.join("project");
     std::fs::create_dir_all(&project).unwrap();
     let env = AgentEnvironment::new(
@@ -76,7 +61,8 @@ async fn the_build_agent_reads_its_spill_file_without_an_ask() {
         project.to_string_lossy(),
     );
     let agents = Agents::builtin(&env, &PermissionConfig::default());
-    let approver = Arc::new(RejectAndRecord::default());
+    // Rejects every request and remembers it.
+    let approver = Arc::new(RecordingApprover::replying(Reply::reject()));
     let permissions = Permissions::new();
     permissions.set_approver(approver.clone());
     let model = Arc::new(ScriptedModel::new([
@@ -120,9 +106,9 @@ async fn the_build_agent_reads_its_spill_file_without_an_ask() {
     assert!(!is_error, "{output}");
     assert!(output.contains("line 2990"), "{output}");
     assert!(
-        approver.0.lock().unwrap().is_empty(),
+        approver.summaries().is_empty(),
         "no ask: {:?}",
-        approver.0.lock().unwrap()
+        approver.summaries()
     );
     let _ = std::fs::remove_dir_all(&root);
 }

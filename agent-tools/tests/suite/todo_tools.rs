@@ -4,30 +4,14 @@
 use std::sync::{Arc, Mutex};
 
 use agent_core::{Tool, ToolContext, ToolError};
-use agent_permission::{Approver, PermissionError, PermissionRequest, Permissions, Reply};
+use agent_permission::{PermissionError, PermissionRequest, Permissions, Reply};
+use agent_testing::RecordingApprover;
 use agent_tools::{TodoReadTool, TodoStatus, TodoStore, TodoWriteTool};
 use serde_json::json;
 
-struct Recorder {
-    answer: Reply,
-    seen: Arc<Mutex<Vec<PermissionRequest>>>,
-}
-
-#[async_trait::async_trait]
-impl Approver for Recorder {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.seen.lock().unwrap().push(request.clone());
-        self.answer.clone()
-    }
-}
-
 fn context(session: &str, answer: Reply) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
     let permissions = Permissions::new();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(Recorder {
-        answer,
-        seen: Arc::clone(&seen),
-    }));
+    let seen = RecordingApprover::replying(answer).install(&permissions);
     (
         ToolContext::new(session, "msg_1", "call_1", permissions),
         seen,

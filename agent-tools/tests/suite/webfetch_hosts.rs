@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use agent_core::{Tool, ToolContext};
 use agent_permission::{
-    Approver, PermissionConfig, PermissionRequest, Permissions, Reply, Ruleset,
-    from_config_with_home,
+    PermissionConfig, PermissionRequest, Permissions, Reply, Ruleset, from_config_with_home,
 };
+use agent_testing::RecordingApprover;
 use agent_tools::WebFetchTool;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -22,23 +22,12 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const SECRET: &str = "s3cr3t-value-4711";
 
-/// Allows every request it is asked, and records it.
-struct AllowAll(Arc<Mutex<Vec<PermissionRequest>>>);
-
-#[async_trait::async_trait]
-impl Approver for AllowAll {
-    async fn approve(&self, request: &PermissionRequest) -> Reply {
-        self.0.lock().unwrap().push(request.clone());
-        Reply::Once
-    }
-}
-
 fn context(config: &Value) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
     let config = PermissionConfig::from_value(config, "permission").unwrap();
     let rules: Ruleset = from_config_with_home(&config, "/home/u");
     let permissions = Permissions::new();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    permissions.set_approver(Arc::new(AllowAll(Arc::clone(&seen))));
+    // Allows every request it is asked, and records it.
+    let seen = RecordingApprover::replying(Reply::Once).install(&permissions);
     let ctx =
         ToolContext::new("ses_1", "msg_1", "call_1", permissions).with_ruleset(Arc::new(rules));
     (ctx, seen)
