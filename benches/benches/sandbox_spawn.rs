@@ -11,6 +11,7 @@
 //!   still the PID namespace and reaper (as a non-root user: nothing but
 //!   the environment filter and the session).
 //! - `prepare_only`: `Sandbox::prepare` alone (no process).
+//! - `prepare_only_masked`: the same for the masked policy below.
 //! - `workspace_write_masked`: `workspace-write` with two denied paths
 //!   inside the project (a directory and a file), which the kernel layer
 //!   masks with mounts.
@@ -107,6 +108,9 @@ fn spawn(c: &mut Criterion) {
         b.iter(|| write.prepare(&scope).map(drop))
     });
     let masked = masked_sandbox(&scope);
+    group.bench_function("prepare_only_masked", |b| {
+        b.iter(|| masked.prepare(&scope).map(drop))
+    });
     group.bench_function("workspace_write_masked", |b| {
         b.iter(|| runtime.block_on(run_sandboxed(&masked, &scope)))
     });

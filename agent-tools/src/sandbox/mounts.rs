@@ -78,6 +78,9 @@ const LINKS: &[(&CStr, &CStr)] = &[
 /// before the new `/dev` is moved in place.
 const EMPTY_FILE: &CStr = c"/proc/.masked";
 
+/// The empty directory bound over each masked directory (see `EMPTY_FILE`).
+const EMPTY_DIR: &CStr = c"/proc/.masked-dir";
+
 /// One denied path to cover.
 #[derive(Debug)]
 struct Mask {
@@ -205,34 +208,38 @@ impl MountPlan {
         Ok(())
     }
 
-    /// Covers each denied path inside a writable root.
+    /// Covers each denied path inside a writable root: a bind of an empty
+    /// entry with mode 000, made read-only. Binds share the staged tmpfs,
+    /// where a tmpfs per directory would create (and, when the command
+    /// ends, tear down) a file system for each mask.
     fn mask(&self) -> io::Result<()> {
-        if self.masks.iter().any(|m| !m.directory) {
+        let files = self.masks.iter().any(|m| !m.directory);
+        let directories = self.masks.iter().any(|m| m.directory);
+        if files {
             sys::create_file(EMPTY_FILE, 0)?;
+        }
+        if directories {
+            sys::mkdir(EMPTY_DIR, 0)?;
         }
         let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
         for mask in &self.masks {
-            if mask.directory {
-                sys::mount(
-                    Some(c"tmpfs"),
-                    &mask.target,
-                    Some(c"tmpfs"),
-                    flags,
-                    Some(c"mode=000,size=4k,nr_inodes=1"),
-                )?;
-            } else {
-                sys::mount(Some(EMPTY_FILE), &mask.target, None, libc::MS_BIND, None)?;
-                sys::mount(
-                    None,
-                    &mask.target,
-                    None,
-                    libc::MS_REMOUNT | libc::MS_BIND | flags,
-                    None,
-                )?;
-            }
+            let source = if mask.directory { EMPTY_DIR } else { EMPTY_FILE };
+            sys::mount(Some(source), &mask.target, None, libc::MS_BIND, None)?;
+            sys::mount(
+                None,
+                &mask.target,
+                None,
+                libc::MS_REMOUNT | libc::MS_BIND | flags,
+                None,
+            )?;
         }
-        if self.masks.iter().any(|m| !m.directory) {
+        // The masks keep their entries alive; the names go, so the new
+        // `/dev` holds neither.
+        if files {
             sys::unlink(EMPTY_FILE)?;
+        }
+        if directories {
+            sys::rmdir(EMPTY_DIR)?;
         }
         Ok(())
     }

@@ -394,6 +394,13 @@ pub(super) fn unlink(path: &CStr) -> io::Result<()> {
     check(unsafe { libc::unlink(path.as_ptr()) }).map(drop)
 }
 
+/// Removes the empty directory `path`.
+pub(super) fn rmdir(path: &CStr) -> io::Result<()> {
+    // SAFETY: `path` is a valid NUL-terminated string for the call.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::rmdir(path.as_ptr()) }).map(drop)
+}
+
 /// `prctl` with integer arguments only.
 fn prctl(option: c_int, arg2: libc::c_ulong, arg3: libc::c_ulong) -> io::Result<c_int> {
     // SAFETY: the options used here (capability bounding set, ambient set,
