@@ -58,6 +58,11 @@ pub use crate::shell_word::{MAX_BRACE_WORDS, Word as ShellWord, words_of};
 /// part of the line cannot be seen through (see [`BashScan::opaque`]).
 pub const BASH_OPAQUE: &str = "bash_opaque";
 
+/// Node kinds whose text bash 5.2 prints and parses again before running
+/// it (see `Scanner::coproc_in_substitution`); backticks share the kind and
+/// are judged alike, which asks for more, never less.
+const SUBSTITUTION_KINDS: &[&str] = &["command_substitution", "process_substitution"];
+
 /// Longest command line scanned (128 KiB); longer ones are refused.
 pub const MAX_COMMAND_BYTES: usize = 128 * 1024;
 
@@ -440,6 +445,8 @@ impl Scanner {
         // Redirected statements being walked: where each ends, how many
         // patterns had been offered when it started, and its text.
         let mut redirected: Vec<(usize, usize, &str)> = Vec::new();
+        // How many `$(…)` / `<(…)` / `>(…)` the current node is inside.
+        let mut substitutions = 0usize;
         'walk: loop {
             let node = cursor.node();
             self.close_redirected(&mut redirected, node.start_byte())?;
@@ -454,7 +461,12 @@ impl Scanner {
                 return Err(ScanError::TooComplex);
             }
             match node.kind() {
-                "command" => self.command(node, parent.map(|(node, _)| node), source, here)?,
+                "command" => {
+                    if substitutions > 0 {
+                        self.coproc_in_substitution(node, source);
+                    }
+                    self.command(node, parent.map(|(node, _)| node), source, here)?;
+                }
                 "redirected_statement" if node.child_by_field_name("body").is_none() => {
                     self.redirect_only(node, source)?;
                 }
@@ -464,6 +476,7 @@ impl Scanner {
                 _ => {}
             }
             if cursor.goto_first_child() {
+                substitutions += usize::from(SUBSTITUTION_KINDS.contains(&node.kind()));
                 ancestors.push((node, here));
                 continue;
             }
@@ -474,7 +487,9 @@ impl Scanner {
                 if !cursor.goto_parent() {
                     break 'walk;
                 }
-                ancestors.pop();
+                if let Some((left, _)) = ancestors.pop() {
+                    substitutions -= usize::from(SUBSTITUTION_KINDS.contains(&left.kind()));
+                }
             }
         }
         self.close_redirected(&mut redirected, usize::MAX)?;
@@ -485,6 +500,23 @@ impl Scanner {
             self.lexical(source, depth)?;
         }
         Ok(())
+    }
+
+    /// An unnamed `coproc` inside `$(…)` or a process substitution: bash
+    /// 5.2 prints the substitution's commands and reads that text again,
+    /// and the printed form names the coproc `COPROC`, so `$(coproc m1 a)`
+    /// runs a program named `COPROC` with the arguments `m1 a` (found by
+    /// the differential fuzz run). What runs is not the command the scan
+    /// sees: opaque.
+    fn coproc_in_substitution(&mut self, node: Node<'_>, source: &str) {
+        let first = node
+            .child_by_field_name("name")
+            .map(|name| text(name, source).trim());
+        if first.is_some_and(|name| words_of(name).first().is_some_and(|w| w.text == "coproc")) {
+            self.opaque(
+                "an unnamed `coproc` inside `$(…)` or `<(…)`, which bash reads again as a program named COPROC",
+            );
+        }
     }
 
     /// A command node: opencode's pattern, then what bash runs.

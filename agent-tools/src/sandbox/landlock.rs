@@ -54,11 +54,20 @@ pub(super) fn ruleset<'a>(
 ) -> Result<Option<OwnedFd>, RulesetError> {
     let read = AccessFs::from_read(ABI_USED);
     let all = AccessFs::from_all(ABI_USED);
+    let writable: Vec<&Held> = writable.into_iter().collect();
+    // A rule beneath a writable root adds nothing (that root grants every
+    // access beneath it), and the read rules around a denied path inside
+    // one can be many: every entry of `/tmp` for a path denied there.
+    let covered = |held: &Held| {
+        writable
+            .iter()
+            .any(|root| root.dir && held.path.starts_with(&root.path))
+    };
     let mut ruleset = Ruleset::default().handle_access(all)?.create()?;
-    for held in readable {
+    for held in readable.iter().filter(|held| !covered(held)) {
         ruleset = add(ruleset, held, read)?;
     }
-    for held in listable {
+    for held in listable.iter().filter(|held| !covered(held)) {
         ruleset = add(ruleset, held, AccessFs::ReadDir.into())?;
     }
     for held in writable {

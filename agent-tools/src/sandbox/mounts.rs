@@ -223,7 +223,11 @@ impl MountPlan {
         }
         let flags = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
         for mask in &self.masks {
-            let source = if mask.directory { EMPTY_DIR } else { EMPTY_FILE };
+            let source = if mask.directory {
+                EMPTY_DIR
+            } else {
+                EMPTY_FILE
+            };
             sys::mount(Some(source), &mask.target, None, libc::MS_BIND, None)?;
             sys::mount(
                 None,
