@@ -1174,12 +1174,31 @@ pub fn relax(pattern: &str) -> Option<String> {
 }
 
 /// The index after the bracket closing the one at `open`.
+///
+/// Inside `case … esac` the `)` ending a pattern (`a)`, `*)`) closes
+/// nothing: each open `case` remembers the depth it started at, and a `)`
+/// at that depth is its pattern's (a fuzz find: the oracle cut
+/// `$(case 1 in a) m1;; esac)` at `a)`, the scan was right).
 fn closing(chars: &[char], open: usize, left: char, right: char) -> usize {
+    let word_at = |j: usize, word: &str| {
+        let w: Vec<char> = word.chars().collect();
+        chars.get(j..j + w.len()) == Some(&w[..])
+            && (j == 0 || !chars[j - 1].is_alphanumeric())
+            && chars.get(j + w.len()).is_none_or(|c| !c.is_alphanumeric())
+    };
     let mut depth = 0usize;
+    let mut cases: Vec<usize> = Vec::new();
     for (j, &c) in chars.iter().enumerate().skip(open) {
-        if c == left {
+        if left == '(' && word_at(j, "case") {
+            cases.push(depth);
+        } else if left == '(' && word_at(j, "esac") {
+            cases.pop();
+        } else if c == left {
             depth += 1;
         } else if c == right {
+            if cases.last() == Some(&depth) {
+                continue;
+            }
             depth = depth.saturating_sub(1);
             if depth == 0 {
                 return j + 1;

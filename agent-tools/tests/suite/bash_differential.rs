@@ -26,6 +26,16 @@ const SEED: u64 = 0x19_0004;
 /// Lines whose every executed command must be covered (or the line
 /// opaque): one or more per class of issue 19, and the plain forms.
 const MUST_PASS: &[(&str, &str)] = &[
+    // The third fuzz run's find was the oracle's: its `relax` cut a
+    // substitution at a case pattern's `)`.
+    (
+        "m6 $(case 1 in a) m1;; *) m2;; esac)",
+        "case patterns inside a substitution",
+    ),
+    (
+        "m6 $(case 1\\# in a) m1 #\\\n;; *) m2;; esac)a a",
+        "case patterns, a comment continuation",
+    ),
     // The second 30-minute fuzz run's find: bash 5.2 re-reads `$(…)` from
     // its printed form, where an unnamed coproc is `coproc COPROC …`.
     (
