@@ -547,10 +547,23 @@ impl Scanner {
             self.pattern(raw_source)?;
             self.always(&tokens);
         }
-        let words: Vec<Word> = children
+        // bash's words are what blanks separate: nodes tree-sitter leaves
+        // side by side with nothing between them (`""\-rf`, `a""\;`) are
+        // one word (a fuzz find: `rm ""\-rf x` was `rm  -rf x`, which a
+        // deny rule for `rm -rf *` does not match).
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for child in children
             .iter()
             .filter(|child| child.is_named() && !NOT_WORDS.contains(&child.kind()))
-            .flat_map(|child| words_of(text(*child, source)))
+        {
+            match spans.last_mut() {
+                Some((_, end)) if *end == child.start_byte() => *end = child.end_byte(),
+                _ => spans.push((child.start_byte(), child.end_byte())),
+            }
+        }
+        let words: Vec<Word> = spans
+            .iter()
+            .flat_map(|&(start, end)| words_of(source.get(start..end).unwrap_or_default()))
             .collect();
         if words.is_empty() || words[0].text.is_empty() && words.len() == 1 {
             if children.iter().any(|c| c.kind() == "file_redirect") {

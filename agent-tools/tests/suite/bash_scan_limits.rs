@@ -114,3 +114,25 @@ fn the_parse_has_a_work_budget_not_a_clock() {
     assert!(script.len() > 100_000);
     assert!(scan(&script).is_ok());
 }
+
+/// Tokens tree-sitter leaves side by side with no blank between them are
+/// one bash word: the scan's pattern is what bash runs, so a deny rule on
+/// the arguments still matches (`rm ""\-rf x` runs `rm -rf x`).
+#[test]
+fn adjacent_tokens_are_one_word() {
+    for (line, runs) in [
+        ("m1 \"\"\\;", "m1 ;"),
+        ("rm \"\"\\-rf x", "rm -rf x"),
+        ("rm ''\\-rf x", "rm -rf x"),
+        ("m1 a\"\"\\;", "m1 a;"),
+        ("m1 \\;\"\"", "m1 ;"),
+        ("m1 \"\"\\a b", "m1 a b"),
+    ] {
+        let scanned = scan(line).unwrap();
+        assert!(
+            scanned.patterns.iter().any(|p| p == runs),
+            "{line:?}: {:?}",
+            scanned.patterns
+        );
+    }
+}
