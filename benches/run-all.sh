@@ -45,7 +45,7 @@ echo "== 1. permission comparison (benches/run-comparison.sh $seconds)" >&2
 benches/run-comparison.sh "$seconds" > "$work/permission.md"
 
 echo "== 2. callgrind instruction counts" >&2
-cargo build --quiet --release -p agent-benches --bin eval-count
+cargo build --quiet --release -p agentgate-benches --bin eval-count
 n=20000
 : > "$work/callgrind.tsv"
 for fixture in 10 100 1000 realistic; do
@@ -62,17 +62,17 @@ for fixture in 10 100 1000 realistic; do
 done
 
 echo "== 3. decode throughput" >&2
-cargo bench --quiet -p agent-benches --bench decode -- \
+cargo bench --quiet -p agentgate-benches --bench decode -- \
   --warm-up-time 1 --measurement-time "$seconds" --noplot >&2
 
 echo "== 4. grep and glob vs rg (10,000 files)" >&2
-cargo run --quiet --release -p agent-benches --bin search-vs-rg -- "$work/tree" 10000 7 > "$work/search.json"
+cargo run --quiet --release -p agentgate-benches --bin search-vs-rg -- "$work/tree" 10000 7 > "$work/search.json"
 
 echo "== 5. loop overhead and load" >&2
-cargo bench --quiet -p agent-benches --bench loop_overhead -- \
+cargo bench --quiet -p agentgate-benches --bench loop_overhead -- \
   --warm-up-time 1 --measurement-time "$seconds" --noplot >&2
-cargo bench --quiet -p agent-benches --bench load -- --json | tee "$work/load.txt" >&2
-cargo bench --quiet -p agent-benches --bench load -- --json --tool-yields | tee -a "$work/load.txt" >&2
+cargo bench --quiet -p agentgate-benches --bench load -- --json | tee "$work/load.txt" >&2
+cargo bench --quiet -p agentgate-benches --bench load -- --json --tool-yields | tee -a "$work/load.txt" >&2
 
 stamp="$(date -u +%Y-%m-%dT%H%MZ)"
 out="benches/results/run-all-$stamp.md"
@@ -140,7 +140,7 @@ console.log("| " + widths.map((w) => "-".repeat(w)).join(" | ") + " |");
 for (const r of rows.slice(1)) console.log(line(r));
 const tw = [0, 1, 2, 3].map((c) => Math.max(...[["target", "ours", "limit", "status"], ...targets].map((r) => r[c].length)));
 const tline = (r) => "| " + r.map((cell, c) => cell.padEnd(tw[c])).join(" | ") + " |";
-console.log("\nTargets for the compiled evaluator (zero allocations per evaluation: agent-permission/tests/suite/compiled_alloc.rs):\n");
+console.log("\nTargets for the compiled evaluator (zero allocations per evaluation: agentgate-permission/tests/suite/compiled_alloc.rs):\n");
 console.log(tline(["target", "ours", "limit", "status"]));
 console.log("| " + tw.map((w) => "-".repeat(w)).join(" | ") + " |");
 for (const r of targets) console.log(tline(r));

@@ -18,10 +18,10 @@ fixtures="$target/bench-fixtures.json"
 js_out="$target/bench-js.json"
 
 echo "== exporting fixtures to $fixtures" >&2
-cargo run --quiet --release -p agent-benches --bin export-fixtures -- "$fixtures"
+cargo run --quiet --release -p agentgate-benches --bin export-fixtures -- "$fixtures"
 
 echo "== criterion (Rust), ${seconds}s per benchmark" >&2
-cargo bench --quiet -p agent-benches --bench permission -- \
+cargo bench --quiet -p agentgate-benches --bench permission -- \
   --warm-up-time 1 --measurement-time "$seconds" --noplot '^(evaluate|compiled)/' >&2
 
 echo "== node baseline, ${seconds}s per fixture" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing (cargo-mutants) of the code that decides permissions: the
-# rules engine and gate (agent-permission) and the shell and path checks
-# (agent-tools). Each crate's mutants are judged by that crate's own tests.
+# rules engine and gate (agentgate-permission) and the shell and path checks
+# (agentgate-tools). Each crate's mutants are judged by that crate's own tests.
 #
 #   scripts/mutation.sh [permission|tools|all] [cargo-mutants args...]
 #
@@ -70,17 +70,17 @@ summarize() {
   done
 }
 
-# The tests each group's mutants are judged by: agent-permission's whole
-# suite (doctests included); agent-tools' unit and integration tests without
+# The tests each group's mutants are judged by: agentgate-permission's whole
+# suite (doctests included); agentgate-tools' unit and integration tests without
 # the MCP ones (servers over stdio and HTTP, nothing of the shell or path
 # checks) and without doctests, which would double each mutant's build.
 permission() {
   test_args=()
-  run_group permission agent-permission agent-permission/src "${permission_files[@]}"
+  run_group permission agentgate-permission agentgate-permission/src "${permission_files[@]}"
 }
 tools() {
   test_args=(--lib --test all -- --skip mcp)
-  run_group tools agent-tools agent-tools/src "${tools_files[@]}"
+  run_group tools agentgate-tools agentgate-tools/src "${tools_files[@]}"
 }
 
 extra=("$@")

@@ -8,7 +8,7 @@
 // "?" -> ".", a trailing " *" made optional as "( .*)?", anchored, dot-all).
 //
 // Usage: node opencode_evaluate.mjs FIXTURES.json [--seconds S] [--json]
-// FIXTURES.json comes from `cargo run -p agent-benches --bin export-fixtures`.
+// FIXTURES.json comes from `cargo run -p agentgate-benches --bin export-fixtures`.
 // Prints one line per fixture (name, ns/evaluation), or JSON with --json.
 
 import { readFileSync } from "node:fs";

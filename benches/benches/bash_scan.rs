@@ -1,4 +1,4 @@
-//! Criterion benchmark of the bash scanner (`agent_tools::bash_scan::scan`)
+//! Criterion benchmark of the bash scanner (`agentgate_tools::bash_scan::scan`)
 //! against tree-sitter parsing the same line alone (the scan parses it
 //! once, then walks the tree: the ratio is the walk's cost).
 //!
@@ -15,7 +15,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use agent_tools::bash_scan::scan;
+use agentgate_tools::bash_scan::scan;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn lines() -> Vec<(String, String)> {
@@ -79,12 +79,12 @@ fn repeat(unit: &str, count: usize, tail: &str) -> String {
 fn most_accepted(unit: &str, tail: &str) -> usize {
     let (mut low, mut high) = (
         1usize,
-        agent_tools::bash_scan::MAX_COMMAND_BYTES / unit.len(),
+        agentgate_tools::bash_scan::MAX_COMMAND_BYTES / unit.len(),
     );
     while low < high {
         let mid = (low + high).div_ceil(2);
         let line = repeat(unit, mid, tail);
-        if line.len() <= agent_tools::bash_scan::MAX_COMMAND_BYTES && scan(&line).is_ok() {
+        if line.len() <= agentgate_tools::bash_scan::MAX_COMMAND_BYTES && scan(&line).is_ok() {
             low = mid;
         } else {
             high = mid - 1;
@@ -95,9 +95,9 @@ fn most_accepted(unit: &str, tail: &str) -> usize {
 
 /// `unit` repeated up to the length limit, then `tail`.
 fn fill(unit: &str, tail: &str) -> String {
-    let count = (agent_tools::bash_scan::MAX_COMMAND_BYTES - tail.len()) / unit.len();
+    let count = (agentgate_tools::bash_scan::MAX_COMMAND_BYTES - tail.len()) / unit.len();
     let line = repeat(unit, count, tail);
-    if line.len() > agent_tools::bash_scan::MAX_COMMAND_BYTES {
+    if line.len() > agentgate_tools::bash_scan::MAX_COMMAND_BYTES {
         return repeat(unit, count / 2, tail);
     }
     line
@@ -164,7 +164,7 @@ fn cpu_summary(parser: &mut tree_sitter::Parser) {
         let accepted = scan(&line).is_ok();
         let (Some(scanned), Some(parsed)) = (
             cpu_median(|| {
-                black_box(scan(black_box(&line)));
+                let _ = black_box(scan(black_box(&line)));
             }),
             cpu_median(|| {
                 black_box(parser.parse(black_box(&line), None));

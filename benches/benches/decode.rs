@@ -4,7 +4,7 @@
 //!
 //! - `decode_scan/<provider>`: a plain byte scan counting newlines, the
 //!   memory-bandwidth bound any parser is compared against;
-//! - `decode_sse/<provider>`: `agent_providers::SseParser` alone (public),
+//! - `decode_sse/<provider>`: `agentgate_providers::SseParser` alone (public),
 //!   fed in 16 KiB chunks as a socket delivers them;
 //! - `decode_client/<provider>`: the provider client end to end (HTTP over
 //!   loopback from a local server, SSE, the provider's JSON decoder into
@@ -18,8 +18,8 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use agent_core::{LanguageModel, ModelRequest};
-use agent_providers::{Anthropic, Gemini, OpenAiCompatible, OpenAiResponses, SseParser};
+use agentgate_core::{LanguageModel, ModelRequest};
+use agentgate_providers::{Anthropic, Gemini, OpenAiCompatible, OpenAiResponses, SseParser};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::StreamExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -4,7 +4,7 @@
 //! step, peak heap per session (a counting global allocator) and whether
 //! any session starved; `--json` adds one machine-readable line.
 //!
-//! `cargo bench -p agent-benches --bench load [-- --sessions N --steps S]`.
+//! `cargo bench -p agentgate-benches --bench load [-- --sessions N --steps S]`.
 //! Without `--bench` (as `cargo test --all-targets` runs it) it does a
 //! small smoke run.
 

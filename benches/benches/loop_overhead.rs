@@ -12,8 +12,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::testing::{Script, ScriptedModel};
-use agent_core::{AgentSpec, Engine, Session, Tool, ToolContext, ToolError, ToolOutput};
+use agentgate_core::testing::{Script, ScriptedModel};
+use agentgate_core::{AgentSpec, Engine, Session, Tool, ToolContext, ToolError, ToolOutput};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 

@@ -7,13 +7,15 @@
 //! JavaScript baseline, one query per iteration, so criterion's time per
 //! iteration is the time of one evaluation.
 //!
-//! Run: `cargo bench -p agent-benches --bench permission`, or
+//! Run: `cargo bench -p agentgate-benches --bench permission`, or
 //! `benches/run-comparison.sh` for the table against the baseline.
 
 use std::hint::black_box;
 
-use agent_benches::{Fixture, TOOLS, fixtures, realistic_rulesets, user_config, wildcard_pairs};
-use agent_permission::{
+use agentgate_benches::{
+    Fixture, TOOLS, fixtures, realistic_rulesets, user_config, wildcard_pairs,
+};
+use agentgate_permission::{
     CompiledRuleset, Ruleset, disabled, evaluate, from_config_with_home, merge, wildcard,
 };
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

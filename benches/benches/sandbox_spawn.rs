@@ -33,7 +33,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use agent_tools::{CallScope, Sandbox, SandboxMode, SandboxPolicy};
+use agentgate_tools::{CallScope, Sandbox, SandboxMode, SandboxPolicy};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn true_command() -> tokio::process::Command {

@@ -1,20 +1,20 @@
 //! Shared fixtures for the criterion benchmarks of the agent SDK and for
 //! the JavaScript baseline (`baseline/opencode_evaluate.mjs`), which
 //! receives exactly the same rules and queries through the JSON written by
-//! `cargo run -p agent-benches --bin export-fixtures`.
+//! `cargo run -p agentgate-benches --bin export-fixtures`.
 //!
 //! Everything is deterministic: rules come from fixed vocabularies picked
 //! by a small seeded generator (splitmix64), so every run and both
 //! languages see the same rule sets.
 //!
 //! ```
-//! let rules = agent_benches::synthetic_rules(100);
+//! let rules = agentgate_benches::synthetic_rules(100);
 //! assert_eq!(rules.len(), 100);
-//! assert_eq!(rules, agent_benches::synthetic_rules(100));
+//! assert_eq!(rules, agentgate_benches::synthetic_rules(100));
 //! ```
 
-use agent_core::{AgentEnvironment, Agents};
-use agent_permission::{Action, PermissionConfig, Rule, Ruleset};
+use agentgate_core::{AgentEnvironment, Agents};
+use agentgate_permission::{Action, PermissionConfig, Rule, Ruleset};
 use serde::Serialize;
 
 /// The home directory used for `~` expansion in every fixture.
@@ -271,7 +271,7 @@ pub fn environment() -> AgentEnvironment {
     env
 }
 
-/// The realistic setup: the build agent's ruleset as `agent_core` builds
+/// The realistic setup: the build agent's ruleset as `agentgate_core` builds
 /// it (opencode §9.2: defaults, build's own rules, the 30 user rules, the
 /// final tool-output allow).
 pub fn realistic_rulesets() -> Vec<Ruleset> {
@@ -449,7 +449,7 @@ pub fn fixtures() -> Vec<Fixture> {
             let refs: Vec<&Ruleset> = rulesets.iter().collect();
             let expected = queries
                 .iter()
-                .map(|q| agent_permission::decide(&q.permission, &q.pattern, &refs))
+                .map(|q| agentgate_permission::decide(&q.permission, &q.pattern, &refs))
                 .collect();
             Fixture {
                 name,
@@ -464,7 +464,7 @@ pub fn fixtures() -> Vec<Fixture> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_permission::CompiledRuleset;
+    use agentgate_permission::CompiledRuleset;
 
     #[test]
     fn deterministic_and_sized() {
@@ -472,7 +472,7 @@ mod tests {
             assert_eq!(synthetic_rules(n).len(), n);
         }
         assert_eq!(synthetic_rules(1000), synthetic_rules(1000));
-        let user = agent_permission::from_config_with_home(&user_config(), HOME);
+        let user = agentgate_permission::from_config_with_home(&user_config(), HOME);
         assert_eq!(user.len(), 30);
         // 12 defaults, 2 of build's own, 30 user rules, the final allow.
         assert_eq!(realistic_rulesets()[0].len(), 45);

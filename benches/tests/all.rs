@@ -1,4 +1,4 @@
-//! agent-benches' tests, in one binary (`cargo test -p agent-benches --test
+//! agentgate-benches' tests, in one binary (`cargo test -p agentgate-benches --test
 //! all`); each module of `suite/` is one topic.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,11 +1,11 @@
 //! A custom `LanguageModel`: a toy that streams the user's last message
 //! back in capitals, word by word. A real one would call an HTTP API here.
 //!
-//! Run: `cargo run -p agent-examples --example custom_model`
+//! Run: `cargo run -p agentgate-examples --example custom_model`
 
 use std::sync::Arc;
 
-use agent_core::{
+use agentgate_core::{
     CancellationToken, CodingAgent, ContentPart, EventStream, FinishReason, LanguageModel,
     ModelError, ModelInfo, ModelRequest, ModelRole, StreamEvent, Usage,
 };

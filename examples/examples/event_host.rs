@@ -2,13 +2,13 @@
 //! from another task, the way a web UI would: the gate has no approver, so
 //! asks wait until `Permissions::reply` is called.
 //!
-//! Run: `cargo run -p agent-examples --example event_host`
+//! Run: `cargo run -p agentgate-examples --example event_host`
 
 use std::sync::Arc;
 
-use agent_core::testing::{Script, ScriptedModel};
-use agent_core::{CodingAgent, DeltaField, Event, Part, StreamExt, ToolState, TurnEvent};
-use agent_permission::{Action, PermissionRequest, Permissions, Reply, Rule, Ruleset};
+use agentgate_core::testing::{Script, ScriptedModel};
+use agentgate_core::{CodingAgent, DeltaField, Event, Part, StreamExt, ToolState, TurnEvent};
+use agentgate_permission::{Action, PermissionRequest, Permissions, Reply, Rule, Ruleset};
 use serde_json::json;
 
 #[tokio::main]
@@ -24,7 +24,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let permissions = Permissions::new(); // no approver: asks wait for a reply
     let agent = CodingAgent::builder(env!("CARGO_MANIFEST_DIR"))
         .model(model)
-        .tools(agent_tools::builtin()?)
+        .tools(agentgate_tools::builtin()?)
         .permissions(permissions.clone())
         .session_permission(Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]))
         .build()

@@ -2,14 +2,14 @@
 //! drives the built-in tools; the approver allows `git` commands and
 //! rejects anything else with feedback the model sees.
 //!
-//! Run: `cargo run -p agent-examples --example minimal_agent`
+//! Run: `cargo run -p agentgate-examples --example minimal_agent`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_core::CodingAgent;
-use agent_core::demo::DemoModel;
-use agent_permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
+use agentgate_core::CodingAgent;
+use agentgate_core::demo::DemoModel;
+use agentgate_permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
 
 /// Allows `git …` commands once; rejects the rest, saying why.
 #[derive(Default)]
@@ -35,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let approver = Arc::new(GitOnly::default());
     let agent = CodingAgent::builder(env!("CARGO_MANIFEST_DIR"))
         .model(Arc::new(DemoModel::new()))
-        .tools(agent_tools::builtin()?)
+        .tools(agentgate_tools::builtin()?)
         .approver(approver.clone())
         // Make every command ask, so the approver decides.
         .session_permission(Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]))

@@ -1,14 +1,14 @@
 //! A custom typed tool that asks through its context before acting. The
 //! approver answers "always", so the second identical call does not ask.
 //!
-//! Run: `cargo run -p agent-examples --example typed_tool`
+//! Run: `cargo run -p agentgate-examples --example typed_tool`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agent_core::testing::{Script, ScriptedModel};
-use agent_core::{CodingAgent, ToolContext, ToolError, ToolOutput, TypedTool};
-use agent_permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
+use agentgate_core::testing::{Script, ScriptedModel};
+use agentgate_core::{CodingAgent, ToolContext, ToolError, ToolOutput, TypedTool};
+use agentgate_permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
 use serde_json::json;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]

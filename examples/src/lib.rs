@@ -1,10 +1,10 @@
-//! # agent-examples
+//! # agentgate-examples
 //!
 //! Programs that embed the SDK, under `examples/` (run by `cargo test`:
 //! a minimal agent with a custom approver, a typed tool that asks, a custom
 //! `LanguageModel`, a host answering asks from another task), and the code
 //! blocks of the README and the guides, compiled and run as doctests here.
-//! The `agent` command-line program is the `agent-cli` package.
+//! The `agent` command-line program is the `agentgate-cli` package.
 
 /// The code blocks of the repository's `README.md`, compiled and run as
 /// doctests so the README cannot drift from the API.

@@ -1,4 +1,4 @@
 //! Integration tests of embedding the SDK, in one binary (`cargo test -p
-//! agent-examples --test all`).
+//! agentgate-examples --test all`).
 
 mod suite;

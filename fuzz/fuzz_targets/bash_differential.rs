@@ -1,13 +1,13 @@
 //! The bash scanner against real bash (issue 19, item 4), for long runs:
 //! the fuzz input's bytes drive the same grammar as the CI test
-//! (`agent-tools/tests/suite/bash_differential.rs`, shared code in
-//! `agent-tools/tests/differential/bash_harness.rs`); the line runs under
+//! (`agentgate-tools/tests/suite/bash_differential.rs`, shared code in
+//! `agentgate-tools/tests/differential/bash_harness.rs`); the line runs under
 //! bash in the project's sandbox, and every simple command bash executed
 //! must be covered by a pattern of `scan(line)`, or the scan opaque. A
 //! command no known hole class explains is a crash.
 #![no_main]
 
-#[path = "../../agent-tools/tests/differential/bash_harness.rs"]
+#[path = "../../agentgate-tools/tests/differential/bash_harness.rs"]
 mod bash_harness;
 
 use std::sync::OnceLock;
@@ -20,7 +20,7 @@ fn harness() -> Option<&'static Harness> {
     HARNESS
         .get_or_init(|| {
             let root = std::env::temp_dir().join(format!(
-                "agent-fuzz-bash-differential-{}",
+                "agentgate-fuzz-bash-differential-{}",
                 std::process::id()
             ));
             let _ = std::fs::remove_dir_all(&root);

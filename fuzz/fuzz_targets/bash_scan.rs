@@ -1,4 +1,4 @@
-//! `agent_tools::bash_scan::scan` (the bash command scanner, tree-sitter-bash) on
+//! `agentgate_tools::bash_scan::scan` (the bash command scanner, tree-sitter-bash) on
 //! arbitrary text: never panics; and `plan_requests` on the same command.
 #![no_main]
 
@@ -10,8 +10,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(command) = std::str::from_utf8(data) else {
         return;
     };
-    let _ = agent_tools::bash_scan::scan(command);
-    let _ = agent_tools::bash_scan::plan_requests(
+    let _ = agentgate_tools::bash_scan::scan(command);
+    let _ = agentgate_tools::bash_scan::plan_requests(
         command,
         None,
         Path::new("/work/project"),

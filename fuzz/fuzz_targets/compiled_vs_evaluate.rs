@@ -5,7 +5,7 @@
 //! matches are frequent, in up to three rulesets.
 #![no_main]
 
-use agent_permission::{Action, CompiledRuleset, Rule, Ruleset, evaluate};
+use agentgate_permission::{Action, CompiledRuleset, Rule, Ruleset, evaluate};
 use libfuzzer_sys::fuzz_target;
 
 const ALPHABET: &[char] = &['a', 'b', '*', '?', ' ', '/', '\\', '.', '-', 'é', '\n'];

@@ -1,4 +1,4 @@
-//! `agent_tools::replace` (the edit tool's replacer chain) on arbitrary
+//! `agentgate_tools::replace` (the edit tool's replacer chain) on arbitrary
 //! `content \0 old \0 new`: never panics; an exact, unique `old` (no
 //! other occurrence, overlapping ones included) is replaced exactly
 //! (literally, unless `replace_all` and `new` has `$` patterns).
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let all = content.len() % 2 == 0;
-    let result = agent_tools::replace(content, old, new, all);
+    let result = agentgate_tools::replace(content, old, new, all);
     // Unique as opencode means it: first and last occurrence coincide
     // (`"aaaa"` occurs three times in `"aaaaaa"`, overlapping). With
     // `replace_all`, `$&`, `$$`, `` $` `` and `$'` in `new` are expanded as

@@ -3,7 +3,7 @@
 //! through `CompiledRuleset` and `evaluate`.
 #![no_main]
 
-use agent_permission::{CompiledRuleset, PermissionConfig, evaluate, from_config_with_home};
+use agentgate_permission::{CompiledRuleset, PermissionConfig, evaluate, from_config_with_home};
 use libfuzzer_sys::fuzz_target;
 
 const QUERIES: &[(&str, &str)] = &[

@@ -1,9 +1,9 @@
-//! `agent_providers::SseParser`: never panics, and the events do not depend
+//! `agentgate_providers::SseParser`: never panics, and the events do not depend
 //! on how the bytes are split into chunks (the first byte picks the chunk
 //! size; the rest is the stream).
 #![no_main]
 
-use agent_providers::SseParser;
+use agentgate_providers::SseParser;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,4 +1,4 @@
-//! `agent_permission::wildcard::matches` against opencode's own algorithm
+//! `agentgate_permission::wildcard::matches` against opencode's own algorithm
 //! (§2): the pattern escaped into a regular expression, `*` → `.*`, `?` →
 //! `.`, a trailing `" *"` made optional as `( .*)?`, anchored, dot-all,
 //! backslashes turned into slashes on both sides; here with the `regex`
@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     let Some(expected) = oracle(input, pattern) else {
         return;
     };
-    let got = agent_permission::wildcard::matches(input, pattern);
+    let got = agentgate_permission::wildcard::matches(input, pattern);
     assert_eq!(
         got, expected,
         "wildcard::matches({input:?}, {pattern:?}) = {got}, opencode's regex says {expected}"

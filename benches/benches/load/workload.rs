@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agent_core::testing::{Script, ScriptedModel};
-use agent_core::{
+use agentgate_core::testing::{Script, ScriptedModel};
+use agentgate_core::{
     AgentSpec, Engine, LanguageModel, ModelRef, ModelResolver, Session, StopReason, Tool,
     ToolContext, ToolError, ToolOutput,
 };

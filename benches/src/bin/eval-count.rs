@@ -3,14 +3,14 @@
 //! unlike timings). `benches/run-all.sh` runs it twice per fixture and path,
 //! with N and with 0, and divides the difference by N.
 //!
-//! `cargo run --release -p agent-benches --bin eval-count -- PATH FIXTURE N`
+//! `cargo run --release -p agentgate-benches --bin eval-count -- PATH FIXTURE N`
 //! with PATH `evaluate` or `compiled`, FIXTURE one of `10`, `100`, `1000`,
 //! `realistic`.
 
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use agent_permission::{CompiledRuleset, Ruleset, evaluate};
+use agentgate_permission::{CompiledRuleset, Ruleset, evaluate};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         eprintln!("eval-count: N must be a number, got {n:?}");
         return ExitCode::FAILURE;
     };
-    let Some(fixture) = agent_benches::fixtures()
+    let Some(fixture) = agentgate_benches::fixtures()
         .into_iter()
         .find(|f| &f.name == name)
     else {

@@ -1,14 +1,14 @@
 //! Writes the benchmark fixtures (rule sets, queries and the expected
 //! actions) as JSON, for the JavaScript baseline.
 //!
-//! `cargo run -p agent-benches --bin export-fixtures -- [FILE]` (default:
+//! `cargo run -p agentgate-benches --bin export-fixtures -- [FILE]` (default:
 //! standard output).
 
 use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let json = match serde_json::to_string(&agent_benches::fixtures()) {
+    let json = match serde_json::to_string(&agentgate_benches::fixtures()) {
         Ok(json) => json,
         Err(e) => {
             eprintln!("export-fixtures: cannot encode the fixtures: {e}");

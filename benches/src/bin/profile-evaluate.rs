@@ -2,7 +2,7 @@
 //! with `CompiledRuleset`, for instruction-level profiling:
 //!
 //! ```text
-//! cargo build --release -p agent-benches --bin profile-evaluate
+//! cargo build --release -p agentgate-benches --bin profile-evaluate
 //! valgrind --tool=callgrind target/release/profile-evaluate compiled 10 2000
 //! ```
 //!
@@ -13,7 +13,7 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use agent_permission::{CompiledRuleset, Ruleset, decide};
+use agentgate_permission::{CompiledRuleset, Ruleset, decide};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let passes: usize = args.get(2).and_then(|p| p.parse().ok()).unwrap_or(1000);
-    let Some(fixture) = agent_benches::fixtures()
+    let Some(fixture) = agentgate_benches::fixtures()
         .into_iter()
         .find(|f| &f.name == name)
     else {

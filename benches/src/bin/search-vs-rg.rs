@@ -1,7 +1,7 @@
 //! The built-in `grep` and `glob` tools against the `rg` binary on the same
 //! generated tree of files (issue 14, point 1).
 //!
-//! `cargo run --release -p agent-benches --bin search-vs-rg -- DIR [FILES] [RUNS]`
+//! `cargo run --release -p agentgate-benches --bin search-vs-rg -- DIR [FILES] [RUNS]`
 //! generates FILES files (default 10,000: 100 folders × 100 files of ~40
 //! lines, Rust, TypeScript and Markdown; 1 file in 100 holds the searched
 //! token) under DIR once (kept between runs), then times, as the median of
@@ -20,9 +20,9 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_core::{Tool, ToolContext};
-use agent_permission::{Permissions, Ruleset};
-use agent_tools::{GlobTool, GrepTool};
+use agentgate_core::{Tool, ToolContext};
+use agentgate_permission::{Permissions, Ruleset};
+use agentgate_tools::{GlobTool, GrepTool};
 use serde_json::json;
 
 const WORDS: &[&str] = &[

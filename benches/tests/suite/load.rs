@@ -1,5 +1,5 @@
 //! CI-fast check of the load workload (the measured run is `cargo bench -p
-//! agent-benches --bench load`): 1,000 concurrent sessions all finish every
+//! agentgate-benches --bench load`): 1,000 concurrent sessions all finish every
 //! step, and none starves (each runs its first call within the first half
 //! of the run). No absolute timing is asserted.
 

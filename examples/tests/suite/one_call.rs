@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use agent_core::{
+use agentgate_core::{
     CodingAgent, ConfigLoader, DeltaField, Event, StreamExt, ToolRegistry, TurnEvent,
 };
-use agent_providers::OpenAiCompatible;
-use agent_tools::{BashTool, EditTool, GlobTool, GrepTool, ListTool, ReadTool, WriteTool};
+use agentgate_providers::OpenAiCompatible;
+use agentgate_tools::{BashTool, EditTool, GlobTool, GrepTool, ListTool, ReadTool, WriteTool};
 use serde_json::Value;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -39,7 +39,10 @@ async fn one_call_agent_on_an_openai_compatible_server() {
         .mount(&server)
         .await;
 
-    let root = std::env::temp_dir().join(format!("agent-examples-one-call-{}", std::process::id()));
+    let root = std::env::temp_dir().join(format!(
+        "agentgate-examples-one-call-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&root);
     let project = root.join("project");
     std::fs::create_dir_all(project.join(".git")).unwrap();

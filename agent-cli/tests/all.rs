@@ -1,4 +1,0 @@
-//! The `agent` CLI's integration tests, in one binary (`cargo test -p
-//! agent-cli --test all`); each module of `suite/` is one command group.
-
-mod suite;

@@ -1,3 +1,0 @@
-//! agent-providers integration tests: one binary, modules in `suite/`.
-
-mod suite;

@@ -1,0 +1,278 @@
+//! The command line as clap parses it: the commands, their flags and their
+//! help texts, and nothing else. `dispatch` turns these into the plain
+//! options and arguments the commands take.
+
+use std::path::PathBuf;
+
+use agentgate_tools::SandboxMode;
+use clap::{Args, Parser, Subcommand};
+
+use crate::permission_cli::{self, eval};
+use crate::render::Format;
+use crate::run_cli::RunOptions;
+
+/// A reference CLI for the agent SDK.
+#[derive(Debug, Parser)]
+// The about line is the one `agent --help` always printed (it was the
+// description of the package the binary came from).
+#[command(
+    name = "agent",
+    version,
+    about = "Reference command-line programs for the agent SDK (binary `agent`)."
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run one prompt non-interactively: the answer streams to stdout, tool
+    /// activity to stderr. Asks are rejected with a warning unless --auto;
+    /// deny rules always deny. With no provider configured and no API key
+    /// set, an offline demo model runs. Exit status 1 when the turn failed
+    /// or a rejection stopped it.
+    Run(RunArgs),
+    /// An interactive session: a line editor with history, a progress line,
+    /// asks answered once / always / reject / reject with feedback, Ctrl-C
+    /// cancelling the turn; /agent NAME, /model PROVIDER/MODEL, /sessions,
+    /// /exit.
+    Chat(ChatArgs),
+    /// The stored sessions of this directory.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// The remembered "always" approvals of this directory.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+    /// Decide, explain and lint permission rules (opencode-compatible).
+    #[command(subcommand)]
+    Permission(PermissionCommand),
+    /// List the agents (built-in, the config's `agent` map, markdown agents
+    /// in .opencode/agent(s)/ and .opencode/mode(s)/): the default agent
+    /// first, the rest by name, with mode, origin (native or custom), hidden
+    /// flag and description.
+    Agents {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Print a JSON array of {name, mode, native, hidden, description}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect how the configuration is resolved.
+    #[command(subcommand)]
+    Debug(DebugCommand),
+    /// MCP servers of the config's `mcp` key.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start every configured MCP server and print its status (connected,
+    /// disabled, failed with the error and stderr tail) and its tools.
+    List {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Print a JSON array of {name, status, error?, tools}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The agent to run (see `agent agents`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
+    /// The model, as provider/model (anthropic/..., openai/..., google/...,
+    /// ollama/..., or a provider entry of the config).
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    pub(crate) model: Option<String>,
+    /// Allow every ask once (deny rules still deny).
+    #[arg(long, visible_alias = "dangerously-skip-permissions", alias = "yolo")]
+    pub(crate) auto: bool,
+    /// Continue the latest session of this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    pub(crate) continue_last: bool,
+    /// Continue session ID (see `agent sessions list`).
+    #[arg(long, short, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// text: the answer on stdout; json: one JSON event per line.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+    /// The OS sandbox bash commands run in: read-only, workspace-write
+    /// (the default, or the config's `sandbox` key) or danger-full-access.
+    #[arg(long, value_name = "MODE")]
+    pub(crate) sandbox: Option<SandboxMode>,
+    /// The prompt; read from stdin when absent (or `-`).
+    pub(crate) prompt: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ChatArgs {
+    /// The agent to run (see `agent agents`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
+    /// The model, as provider/model.
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    pub(crate) model: Option<String>,
+    /// Continue the latest session of this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    pub(crate) continue_last: bool,
+    /// Continue session ID.
+    #[arg(long, short, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Run bash commands in a sandbox (see `agent run --help`).
+    #[arg(long, value_name = "MODE")]
+    pub(crate) sandbox: Option<SandboxMode>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// id, agent, message count and first prompt of each session.
+    List,
+    /// A session's transcript.
+    Show {
+        /// The session id.
+        id: String,
+    },
+    /// A session and its messages as JSON.
+    Export {
+        /// The session id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ApprovalsCommand {
+    /// The remembered rules.
+    List,
+    /// Forget the approval of PERMISSION on PATTERN.
+    Revoke {
+        /// e.g. bash.
+        permission: String,
+        /// e.g. "git status *".
+        pattern: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum DebugCommand {
+    /// Each top-level setting of the configuration and the file it came from.
+    Config,
+    /// The system prompt AGENT would be sent (on --model, else the chosen model).
+    Prompt {
+        /// The agent's name.
+        agent: String,
+        /// The model, as provider/model.
+        #[arg(long, short, value_name = "PROVIDER/MODEL")]
+        model: Option<String>,
+    },
+    /// Print agent NAME as JSON (permission rules in order, model, prompt,
+    /// ...) plus `tools: {id: enabled}`: whether its rules leave each
+    /// built-in tool visible to the model.
+    Agent {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// The agent's name (see `agent agents`).
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ConfigArg {
+    /// opencode config file (JSON or JSONC) whose `permission` key holds the
+    /// user's rules. Default: opencode.jsonc and opencode.json in the current
+    /// directory, if present; else no user rules. Markdown agents are read
+    /// from .opencode/ in the current directory and, with this option, from
+    /// .opencode/ next to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PermissionCommand {
+    /// Print the decision for PERMISSION and PATTERN, the rule that decided
+    /// it (with its layer) and the earlier matching rules it overrode.
+    ///
+    /// Layers, lowest precedence first: the agent's built-in rules
+    /// (`agent:<name>`), the config's `permission` (`user:<file>`), and the
+    /// config's `agent.<name>.permission` (`user:<file>:agent.<name>`).
+    Check {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Agent whose rules come first: build, plan, general, explore,
+        /// compaction, title, summary, or one the config or a markdown file
+        /// defines.
+        #[arg(long, value_name = "NAME", default_value = permission_cli::DEFAULT_AGENT)]
+        agent: String,
+        /// Print the explanation as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The permission asked for: bash, edit, read, webfetch, ...
+        permission: String,
+        /// The request pattern: a command, a path, a URL ...
+        pattern: String,
+    },
+    /// Print the ruleset of the config's `permission` key as JSON.
+    Rules {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Also include this built-in agent's rules, first, as opencode does.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
+    /// Report rules that can never decide, specific-before-generic ordering
+    /// mistakes and unknown permission names. Exit status 1 when there are
+    /// findings.
+    Lint {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Also lint this built-in agent's rules together with the config's.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// A permission name to accept besides the built-in ones (e.g. an
+        /// MCP tool); repeatable.
+        #[arg(long, value_name = "NAME")]
+        known: Vec<String>,
+        /// Print the findings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer JSON-line requests on stdin, one JSON line each on stdout.
+    #[command(long_about = eval::HELP)]
+    Eval,
+}
+
+impl RunArgs {
+    /// The options of `agent run`, with the prompt already read (from the
+    /// arguments or stdin).
+    pub(crate) fn into_options(self, prompt: String) -> RunOptions {
+        RunOptions {
+            agent: self.agent,
+            model: self.model,
+            auto: self.auto,
+            continue_last: self.continue_last,
+            session: self.session,
+            format: self.format,
+            sandbox: self.sandbox,
+            prompt,
+            directory: None,
+        }
+    }
+}
+
+impl From<ChatArgs> for RunOptions {
+    /// The options of `agent chat`: no prompt (lines are read one by one),
+    /// never `--auto` (a person answers the asks).
+    fn from(args: ChatArgs) -> Self {
+        RunOptions {
+            agent: args.agent,
+            model: args.model,
+            continue_last: args.continue_last,
+            session: args.session,
+            sandbox: args.sandbox,
+            ..RunOptions::default()
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! `agent chat`: an interactive session. Lines are read with a line
+//! editor; each prompt's turn streams like `agent run`, with a progress
+//! line while the model thinks or a tool runs; asks are shown (request,
+//! patterns, the diff or command) and answered once / always (showing the
+//! rules it adds, kept in the approval store) / reject / reject with
+//! feedback. Ctrl-C cancels the running turn, not the program. Commands:
+//! `/agent NAME`, `/model PROVIDER/MODEL`, `/sessions`, `/exit`.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentgate_core::{
+    CancellationToken, CodingAgent, Event, Part, StreamExt, ToolState, TurnEvent,
+};
+use agentgate_permission::{ApprovalRequest, ChannelApprover, Permissions, Reply, ReplyKind};
+use tokio::sync::mpsc;
+
+use crate::line_reader::{Line, LineReader};
+use crate::render::{Format, Renderer, input_summary};
+use crate::run_cli::{RunOptions, build_agent};
+use crate::spinner::Spinner;
+use crate::workspace::{approval_store, session_store};
+
+/// How an ask is shown: the request, its patterns, the diff or command,
+/// and the answers on offer.
+pub fn describe_ask(request: &agentgate_permission::PermissionRequest) -> String {
+    let mut text = format!(
+        "permission requested: {}\n  patterns: {}\n",
+        request.permission,
+        request.patterns.join(", ")
+    );
+    let meta = &request.metadata;
+    if let Some(command) = meta.get("command").and_then(|v| v.as_str()) {
+        text.push_str(&format!("  command: {command}\n"));
+    }
+    if let Some(path) = meta.get("filepath").and_then(|v| v.as_str()) {
+        text.push_str(&format!("  file: {path}\n"));
+    }
+    if let Some(diff) = meta.get("diff").and_then(|v| v.as_str()) {
+        text.push_str(diff.trim_end());
+        text.push('\n');
+    }
+    text.push_str("  [o] once");
+    if request.answers().contains(&ReplyKind::Grant) {
+        text.push_str("  [g] once and let the command write there (sandbox)");
+    }
+    if request.answers().contains(&ReplyKind::Always) {
+        let rules: Vec<String> = request
+            .always_rules()
+            .0
+            .iter()
+            .map(|r| format!("{} {:?} allow", r.permission, r.pattern))
+            .collect();
+        text.push_str(&format!("  [a] always (adds: {})", rules.join("; ")));
+    }
+    text.push_str("  [r] reject  [f] reject with feedback");
+    text
+}
+
+async fn answer(reader: &LineReader, request: &ApprovalRequest) -> Reply {
+    loop {
+        match reader.read("choice> ", false).await {
+            Line::Text(t) => match t.trim() {
+                "o" | "once" | "y" => return Reply::Once,
+                "g" | "grant" if request.request.offers_grant() => return Reply::Grant,
+                "a" | "always" if !request.request.always.is_empty() => return Reply::Always,
+                "r" | "reject" | "n" => return Reply::reject(),
+                "f" | "feedback" => {
+                    return match reader.read("feedback> ", false).await {
+                        Line::Text(f) if !f.trim().is_empty() => Reply::correct(f.trim()),
+                        _ => Reply::reject(),
+                    };
+                }
+                _ => eprintln!("answer o, g (where offered), a, r or f"),
+            },
+            Line::Interrupted | Line::Eof => return Reply::reject(),
+        }
+    }
+}
+
+/// Runs one prompt's turn; Ctrl-C (on `interrupts`) cancels it.
+async fn turn(
+    agent: &CodingAgent,
+    prompt: String,
+    reader: &LineReader,
+    asks: &mut mpsc::Receiver<ApprovalRequest>,
+    interrupts: &mut mpsc::UnboundedReceiver<()>,
+    tty: bool,
+) {
+    while interrupts.try_recv().is_ok() {}
+    let cancel = CancellationToken::new();
+    let mut stream = Box::pin(agent.stream_with(prompt, cancel.clone()));
+    let mut renderer = Renderer::new(
+        std::io::stdout(),
+        std::io::stderr(),
+        Format::Text,
+        agent.session().id.clone(),
+    );
+    let mut spinner = Spinner::new(tty);
+    spinner.set(Some("thinking".into()));
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        tokio::select! {
+            item = stream.next() => {
+                let Some(item) = item else { break };
+                spinner.clear();
+                renderer.event(&item);
+                match &item {
+                    TurnEvent::Event(Event::PartDelta { .. }) => spinner.set(None),
+                    TurnEvent::Event(Event::PartUpdated { part: Part::Tool(tool), .. }) => {
+                        spinner.set(Some(match &tool.state {
+                            ToolState::Running { input, .. } => format!("running {} {}", tool.tool, input_summary(input)),
+                            _ => "thinking".into(),
+                        }));
+                    }
+                    TurnEvent::Finished(_) => break,
+                    _ => {}
+                }
+            }
+            Some(request) = asks.recv() => {
+                spinner.clear();
+                renderer.note(&describe_ask(&request.request));
+                let reply = answer(reader, &request).await;
+                request.respond(reply);
+            }
+            Some(()) = interrupts.recv() => {
+                spinner.clear();
+                renderer.note("^C: cancelling the turn");
+                cancel.cancel();
+            }
+            _ = tick.tick() => spinner.tick(),
+        }
+    }
+    spinner.set(None);
+}
+
+/// Runs `agent chat`.
+pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
+    let tty = std::io::stderr().is_terminal() && std::io::stdin().is_terminal();
+    // The editor first: it installs a SIGINT handler of its own, which
+    // tokio's (registered after it) chains to instead of being replaced.
+    let reader = LineReader::start()?;
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| format!("cannot handle Ctrl-C: {e}"))?;
+    let (interrupt_tx, mut interrupts) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while sigint.recv().await.is_some() {
+            if interrupt_tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    let directory = match &options.directory {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
+    };
+    options.directory = Some(directory.clone());
+    let permissions =
+        Permissions::with_store(Arc::new(approval_store()), directory.display().to_string())
+            .map_err(|e| e.to_string())?;
+    let (approver, mut asks) = ChannelApprover::new(8);
+    let approver = Arc::new(approver);
+    let mut built = build_agent(&options, approver.clone(), Some(permissions.clone())).await?;
+    eprintln!(
+        "agent chat: session {} (agent {}); /agent NAME, /model PROVIDER/MODEL, /sessions, /exit",
+        built.agent.session().id,
+        built.agent.session().agent
+    );
+    loop {
+        let line = match reader.read("> ", true).await {
+            Line::Text(line) => line,
+            Line::Interrupted => continue,
+            Line::Eof => break,
+        };
+        let line = line.trim().to_string();
+        let (command, argument) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        let argument = argument.trim().to_string();
+        match command {
+            "" => continue,
+            "/exit" | "/quit" => break,
+            "/sessions" => {
+                let store = session_store().await?;
+                for session in crate::workspace::sessions_of(store.as_ref(), &directory).await? {
+                    let here = if session.id == built.agent.session().id {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    println!(
+                        "{here} {}  {}  {}",
+                        session.id, session.agent, session.title
+                    );
+                }
+                continue;
+            }
+            "/agent" | "/model" if argument.is_empty() => {
+                eprintln!("usage: {command} NAME");
+                continue;
+            }
+            "/agent" | "/model" => {
+                let mut next = options.clone();
+                if command == "/agent" {
+                    next.agent = Some(argument);
+                    next.session = None;
+                } else {
+                    next.model = Some(argument);
+                    next.session = Some(built.agent.session().id.clone());
+                }
+                next.continue_last = false;
+                match build_agent(&next, approver.clone(), Some(permissions.clone())).await {
+                    Ok(next_built) => {
+                        built = next_built;
+                        options = next;
+                        eprintln!(
+                            "session {} (agent {})",
+                            built.agent.session().id,
+                            built.agent.session().agent
+                        );
+                    }
+                    Err(e) => eprintln!("agent: {e}"),
+                }
+                continue;
+            }
+            _ => {}
+        }
+        turn(&built.agent, line, &reader, &mut asks, &mut interrupts, tty).await;
+    }
+    Ok(0)
+}

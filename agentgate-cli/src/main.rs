@@ -1,0 +1,67 @@
+//! The `agent` reference CLI.
+//!
+//! ```text
+//! agent run [--agent NAME] [--model PROVIDER/MODEL] [--auto] [--continue | --session ID]
+//!           [--format text|json] [--sandbox MODE] [PROMPT]
+//! agent chat [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
+//! agent sessions [list | show ID | export ID]
+//! agent approvals [list | revoke PERMISSION PATTERN]
+//! agent debug config
+//! agent debug prompt AGENT [--model PROVIDER/MODEL]
+//! agent permission check [--config FILE] [--agent NAME] [--json] PERMISSION PATTERN
+//! agent permission rules [--config FILE] [--agent NAME]
+//! agent permission lint  [--config FILE] [--agent NAME] [--known NAME]... [--json]
+//! agent permission eval  < requests.jsonl > answers.jsonl
+//! agent agents [--config FILE] [--json]
+//! agent debug agent NAME [--config FILE]
+//! agent mcp list [--config FILE] [--json]
+//! ```
+
+//!
+//! The modules: `args` is the command line as clap parses it, `dispatch`
+//! turns it into calls of the commands, one module per command or output
+//! format:
+//!
+//! - `permission_cli`: `agent permission check | rules | lint | eval`, and
+//!   the config loading every command shares (`permission_cli::Project`:
+//!   `opencode.json(c)` plus markdown agents under `.opencode/`);
+//! - `agents_cli`: `agent agents` and `agent debug agent NAME`;
+//! - `run_cli`: `agent run`, on `model_choice` (which model, the offline
+//!   `agentgate_core::demo::DemoModel` when none is configured), `render`
+//!   (printing a turn's events) and `workspace` (the data directory, its
+//!   session and approval stores);
+//! - `chat_cli`: `agent chat`, with `line_reader` (the line editor) and
+//!   `spinner` (the progress line);
+//! - `sessions_cli`: `agent sessions` and `agent approvals`;
+//! - `debug_cli`: `agent debug config` and `agent debug prompt`;
+//! - `mcp_cli`: `agent mcp list`.
+
+mod agents_cli;
+mod args;
+mod chat_cli;
+mod debug_cli;
+mod dispatch;
+mod line_reader;
+mod mcp_cli;
+mod model_choice;
+mod permission_cli;
+mod render;
+mod run_cli;
+mod sessions_cli;
+mod spinner;
+mod workspace;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match dispatch::run(cli) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("agent: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

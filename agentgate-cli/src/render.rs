@@ -1,0 +1,252 @@
+//! Printing a turn's events: the answer's text to one writer as it
+//! arrives, tool activity and asks to another (text format), or one JSON
+//! object per line (json format).
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use agentgate_core::{
+    DeltaField, Event, Part, PromptError, StopReason, ToolState, TurnEvent, TurnResult,
+};
+use serde_json::{Value, json};
+
+/// How `agent run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// The answer on stdout, activity on stderr.
+    #[default]
+    Text,
+    /// One JSON event per line on stdout.
+    Json,
+}
+
+/// Prints the events of one session's turns.
+pub struct Renderer<O: Write, E: Write> {
+    out: O,
+    err: E,
+    format: Format,
+    root: String,
+    at_line_start: bool,
+    tools: HashMap<String, &'static str>,
+}
+
+impl<O: Write, E: Write> std::fmt::Debug for Renderer<O, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A one-line summary of a tool call's input: the command, the path, the
+/// pattern, else the JSON.
+pub fn input_summary(input: &Value) -> String {
+    for key in [
+        "command",
+        "filePath",
+        "path",
+        "pattern",
+        "url",
+        "description",
+    ] {
+        if let Some(text) = input.get(key).and_then(Value::as_str) {
+            return one_line(text, 120);
+        }
+    }
+    match input {
+        Value::Object(map) if map.is_empty() => String::new(),
+        other => one_line(&other.to_string(), 120),
+    }
+}
+
+/// The first non-blank line of `text`, cut to `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() > max {
+        let cut: String = line.chars().take(max).collect();
+        format!("{cut}…")
+    } else {
+        line.to_string()
+    }
+}
+
+/// The exit status for a turn: 0 when it was done, 130 when cancelled, 1
+/// otherwise (an error, a rejection, a limit).
+pub fn exit_status(result: &Result<TurnResult, PromptError>) -> u8 {
+    match result {
+        Ok(turn) => match &turn.stop {
+            StopReason::Done { .. } => 0,
+            StopReason::Cancelled => 130,
+            _ => 1,
+        },
+        Err(_) => 1,
+    }
+}
+
+/// Why a turn did not finish, for a person.
+pub fn stop_message(result: &Result<TurnResult, PromptError>) -> Option<String> {
+    match result {
+        Ok(turn) => match &turn.stop {
+            StopReason::Done { .. } => None,
+            StopReason::Rejected => Some("the turn stopped: a permission was rejected".into()),
+            StopReason::Cancelled => Some("the turn was cancelled".into()),
+            StopReason::StepLimit => {
+                Some("the turn stopped: the agent's step limit was reached".into())
+            }
+            StopReason::ContextOverflow => {
+                Some("the turn stopped: the context window is full".into())
+            }
+            StopReason::ContentFilter => {
+                Some("the turn stopped: the provider's content filter".into())
+            }
+            StopReason::Error { error } => Some(format!("the turn failed: {}", error.message)),
+            _ => Some("the turn stopped".into()),
+        },
+        Err(error) => Some(format!("the turn could not run: {error}")),
+    }
+}
+
+fn stop_name(stop: &StopReason) -> &'static str {
+    match stop {
+        StopReason::Done { .. } => "done",
+        StopReason::Rejected => "rejected",
+        StopReason::Cancelled => "cancelled",
+        StopReason::StepLimit => "step_limit",
+        StopReason::ContextOverflow => "context_overflow",
+        StopReason::ContentFilter => "content_filter",
+        StopReason::Error { .. } => "error",
+        _ => "other",
+    }
+}
+
+impl<O: Write, E: Write> Renderer<O, E> {
+    /// A renderer for the turns of session `root`.
+    pub fn new(out: O, err: E, format: Format, root: impl Into<String>) -> Self {
+        Renderer {
+            out,
+            err,
+            format,
+            root: root.into(),
+            at_line_start: true,
+            tools: HashMap::new(),
+        }
+    }
+
+    /// Writes a line of activity to the error writer (after ending the
+    /// answer's current line, so the two do not run together).
+    pub fn note(&mut self, line: &str) {
+        if !self.at_line_start {
+            let _ = writeln!(self.out);
+            let _ = self.out.flush();
+            self.at_line_start = true;
+        }
+        let _ = writeln!(self.err, "{line}");
+        let _ = self.err.flush();
+    }
+
+    /// Prints one item of the turn's stream.
+    pub fn event(&mut self, item: &TurnEvent) {
+        match self.format {
+            Format::Json => self.json(item),
+            Format::Text => match item {
+                TurnEvent::Event(event) => self.text(event),
+                TurnEvent::Finished(result) => {
+                    if !self.at_line_start {
+                        let _ = writeln!(self.out);
+                        self.at_line_start = true;
+                    }
+                    let _ = self.out.flush();
+                    if let Some(message) = stop_message(result) {
+                        self.note(&format!("agent: {message}"));
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+
+    fn json(&mut self, item: &TurnEvent) {
+        let value = match item {
+            TurnEvent::Event(event) => serde_json::to_value(event).unwrap_or(Value::Null),
+            TurnEvent::Finished(Ok(turn)) => json!({
+                "type": "turn.finished",
+                "session_id": self.root,
+                "stop": stop_name(&turn.stop),
+                "error": match &turn.stop { StopReason::Error { error } => Some(error.message.clone()), _ => None },
+                "text": turn.text(),
+                "steps": turn.steps,
+                "usage": turn.usage,
+            }),
+            TurnEvent::Finished(Err(error)) => json!({
+                "type": "turn.finished",
+                "session_id": self.root,
+                "stop": "error",
+                "error": error.to_string(),
+            }),
+            _ => return,
+        };
+        let _ = writeln!(self.out, "{value}");
+        let _ = self.out.flush();
+    }
+
+    fn text(&mut self, event: &Event) {
+        let sub = if event.session_id() == self.root {
+            ""
+        } else {
+            "  [sub-agent] "
+        };
+        match event {
+            Event::PartDelta {
+                field: DeltaField::Text,
+                delta,
+                ..
+            } if sub.is_empty() => {
+                let _ = self.out.write_all(delta.as_bytes());
+                let _ = self.out.flush();
+                self.at_line_start = delta.ends_with('\n');
+            }
+            Event::PartUpdated {
+                part: Part::Tool(tool),
+                ..
+            } => {
+                let status = tool.state.status();
+                if self.tools.get(&tool.id) == Some(&status) {
+                    return;
+                }
+                self.tools.insert(tool.id.clone(), status);
+                match &tool.state {
+                    ToolState::Running { input, .. } => {
+                        self.note(&format!("{sub}→ {} {}", tool.tool, input_summary(input)));
+                    }
+                    ToolState::Completed { title, .. } => {
+                        self.note(&format!("{sub}  ✓ {} {}", tool.tool, one_line(title, 100)));
+                    }
+                    ToolState::Error { error, .. } => {
+                        self.note(&format!("{sub}  ✗ {}: {}", tool.tool, one_line(error, 160)));
+                    }
+                    _ => {}
+                }
+            }
+            Event::RetryScheduled {
+                attempt,
+                message,
+                delay_ms,
+                ..
+            } => {
+                self.note(&format!(
+                    "{sub}retry {attempt} in {:.1}s: {}",
+                    *delay_ms as f64 / 1000.0,
+                    one_line(message, 160)
+                ));
+            }
+            Event::Error { error, .. } => {
+                self.note(&format!("{sub}error: {}", error.message));
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! `agent run`: one prompt, non-interactive (§16). The answer streams to
+//! stdout, tool activity to stderr; asks are rejected with opencode's
+//! warning unless `--auto` (those of sub-agents too, so nothing hangs);
+//! deny rules still deny. Sessions live in the file store under the data
+//! directory, so `--continue` and `--session` pick them up. The config's
+//! MCP servers (`mcp` key) add their tools.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agentgate_core::CancellationToken;
+use agentgate_core::{CodingAgent, ConfigLoader, StreamExt, ToolRegistry, TurnEvent};
+use agentgate_permission::{Action, AllowAll, Approver, RejectAll, Rule, Ruleset};
+use agentgate_tools::mcp::{McpConfig, McpManager, McpStatus};
+use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
+
+use crate::model_choice::{DEMO_NOTICE, choose_model};
+use crate::render::{Format, Renderer, exit_status};
+use crate::workspace::{latest_session, session_store};
+
+/// What `agent run` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The agent to run (default: the configured default, else `build`).
+    pub agent: Option<String>,
+    /// `provider/model` to run on.
+    pub model: Option<String>,
+    /// Answer every ask "once" (deny rules still deny). Never widens the
+    /// bash sandbox: an automatic "once" is not a grant.
+    pub auto: bool,
+    /// Continue the latest session of the directory.
+    pub continue_last: bool,
+    /// Continue this session.
+    pub session: Option<String>,
+    /// How to print.
+    pub format: Format,
+    /// Run bash commands in this sandbox.
+    pub sandbox: Option<SandboxMode>,
+    /// The prompt.
+    pub prompt: String,
+    /// The project directory (default: the current directory).
+    pub directory: Option<PathBuf>,
+}
+
+/// The sandbox policy for bash: the config's `sandbox` key (agentgate-tools'
+/// `SandboxPolicy`; each field changes only what it names, so the common
+/// credential folders stay unreadable unless the key removes them with
+/// `default_deny_read: false` or `allow_read`), else `workspace-write`
+/// with those folders unreadable; `--sandbox MODE` replaces the mode.
+pub fn sandbox_policy(
+    flag: Option<SandboxMode>,
+    config: &serde_json::Map<String, serde_json::Value>,
+) -> Result<SandboxPolicy, String> {
+    let mut policy = match config.get("sandbox") {
+        Some(value) => serde_json::from_value::<SandboxPolicy>(value.clone()).map_err(|e| {
+            format!("config key `sandbox`: {e} (see docs/sandbox.md for its fields)")
+        })?,
+        None => SandboxPolicy::new(SandboxMode::WorkspaceWrite),
+    };
+    if let Some(mode) = flag {
+        policy.mode = mode;
+    }
+    Ok(policy)
+}
+
+/// The built-in tools, with bash running under `policy`.
+pub fn tools(policy: SandboxPolicy) -> Result<ToolRegistry, String> {
+    let mut tools = agentgate_tools::builtin().map_err(|e| e.to_string())?;
+    tools.register(BashTool::new().with_sandbox(Sandbox::new(policy)));
+    Ok(tools)
+}
+
+/// An assembled agent and the MCP servers its tools talk to (stopped when
+/// this is dropped).
+pub struct Built {
+    /// The agent.
+    pub agent: CodingAgent,
+    /// The config's MCP servers, when it has any.
+    pub mcp: Option<McpManager>,
+}
+
+impl std::fmt::Debug for Built {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Built")
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.shutdown();
+        }
+    }
+}
+
+/// Starts the config's MCP servers and adds their tools; a server that
+/// fails is reported on stderr and left out.
+async fn add_mcp_tools(
+    config: &agentgate_core::Config,
+    directory: &std::path::Path,
+    tools: &mut ToolRegistry,
+) -> Option<McpManager> {
+    let mcp = McpConfig::from_opencode(&serde_json::Value::Object(config.value.clone()))
+        .substitute_process_env();
+    if mcp.servers.is_empty() {
+        return None;
+    }
+    let manager = McpManager::new(mcp, directory);
+    manager.register(tools).await;
+    for server in manager.status().await {
+        if let McpStatus::Failed(error) = &server.status {
+            eprintln!("agent: MCP server {} failed: {error}", server.name);
+        }
+    }
+    Some(manager)
+}
+
+/// Assembles the agent for a command: configuration, model (the demo one
+/// announced on stderr), tools (the built-in ones and the config's MCP
+/// servers'), session store, the session to resume.
+pub async fn build_agent(
+    options: &RunOptions,
+    approver: Arc<dyn Approver>,
+    permissions: Option<agentgate_permission::Permissions>,
+) -> Result<Built, String> {
+    let directory = match &options.directory {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
+    };
+    let loader = ConfigLoader::new(&directory);
+    let config = loader.load().map_err(|e| e.to_string())?;
+    for warning in &config.warnings {
+        eprintln!("agent: warning: {warning}");
+    }
+    let choice = choose_model(options.model.as_deref(), &config, |v| std::env::var(v).ok())?;
+    let demo = choice.demo;
+    if demo {
+        eprintln!("{DEMO_NOTICE}");
+    }
+    let store = session_store().await?;
+    let resume = match (&options.session, options.continue_last) {
+        (Some(id), _) => Some(id.clone()),
+        (None, true) => latest_session(store.as_ref(), &directory)
+            .await?
+            .map(|s| s.id)
+            .or_else(|| {
+                eprintln!("agent: no earlier session in this directory; starting a new one");
+                None
+            }),
+        (None, false) => None,
+    };
+    let mut registry = tools(sandbox_policy(options.sandbox, &config.value)?)?;
+    let mcp = add_mcp_tools(&config, &directory, &mut registry).await;
+    // The connected servers' instructions (§15). The agent's rules are not
+    // known yet, so a server whose tools the agent denies keeps its block.
+    let mcp_instructions = match &mcp {
+        Some(manager) => manager.instructions(&Ruleset::default()).await,
+        None => None,
+    };
+    let mut builder = CodingAgent::builder(&directory)
+        .config(loader)
+        .model(choice.model)
+        .model_resolver(choice.resolver)
+        .tools(registry)
+        .store(store)
+        .approver(approver);
+    if let Some(section) = mcp_instructions {
+        builder = builder.system_section(section);
+    }
+    if demo {
+        // The demo shows the gate: its session asks before any command.
+        builder =
+            builder.session_permission(Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]));
+    }
+    if let Some(permissions) = permissions {
+        builder = builder.permissions(permissions);
+    }
+    if let Some(agent) = &options.agent {
+        builder = builder.agent(agent);
+    }
+    if let Some(id) = resume {
+        builder = builder.resume(id);
+    }
+    let agent = builder.build().await.map_err(|e| e.to_string())?;
+    Ok(Built { agent, mcp })
+}
+
+/// Runs `agent run`; returns the exit status.
+pub async fn run(options: RunOptions) -> Result<u8, String> {
+    let approver: Arc<dyn Approver> = if options.auto {
+        Arc::new(AllowAll)
+    } else {
+        Arc::new(RejectAll::stderr())
+    };
+    let built = build_agent(&options, approver, None).await?;
+    let agent = &built.agent;
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let mut renderer = Renderer::new(
+        std::io::stdout(),
+        std::io::stderr(),
+        options.format,
+        agent.session().id.clone(),
+    );
+    let mut stream = Box::pin(agent.stream_with(options.prompt.clone(), cancel));
+    let mut status = 1;
+    while let Some(item) = stream.next().await {
+        if options.auto
+            && options.format == Format::Text
+            && let TurnEvent::Event(agentgate_core::Event::PermissionAsked { request }) = &item
+        {
+            renderer.note(&format!(
+                "permission requested: {} ({}); allowed once (--auto)",
+                request.permission,
+                request.patterns.join(", ")
+            ));
+        }
+        renderer.event(&item);
+        if let TurnEvent::Finished(result) = &item {
+            status = exit_status(result);
+            if let Ok(turn) = result
+                && matches!(turn.stop, agentgate_core::StopReason::Rejected)
+                && !options.auto
+            {
+                eprintln!(
+                    "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
+                );
+            }
+        }
+    }
+    Ok(status)
+}
+
+#[cfg(test)]
+mod sandbox_config_tests {
+    use super::*;
+
+    fn config(json: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+        json.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_config_key_sets_the_policy_and_the_flag_its_mode() {
+        let none = sandbox_policy(None, &config(serde_json::json!({}))).unwrap();
+        assert_eq!(none.mode, SandboxMode::WorkspaceWrite);
+        assert!(
+            none.denied_read().len() >= agentgate_tools::SECRET_PATHS.len(),
+            "credential folders unreadable"
+        );
+
+        // A key naming only the network keeps the default denials.
+        let network = config(serde_json::json!({"sandbox": {"network": false}}));
+        let network = sandbox_policy(None, &network).unwrap();
+        assert_eq!(network.network, Some(false));
+        assert_eq!(network.denied_read(), none.denied_read());
+        // Removing them is explicit.
+        let removed = config(serde_json::json!({"sandbox": {"default_deny_read": false}}));
+        assert!(
+            sandbox_policy(None, &removed)
+                .unwrap()
+                .denied_read()
+                .is_empty()
+        );
+
+        let cfg = config(serde_json::json!({"sandbox": {"mode": "read-only", "network": true}}));
+        let from_config = sandbox_policy(None, &cfg).unwrap();
+        assert_eq!(from_config.mode, SandboxMode::ReadOnly);
+        assert_eq!(from_config.network, Some(true));
+
+        let flagged = sandbox_policy(Some(SandboxMode::DangerFullAccess), &cfg).unwrap();
+        assert_eq!(flagged.mode, SandboxMode::DangerFullAccess);
+        assert_eq!(flagged.network, Some(true), "the rest of the key stays");
+
+        let bad = config(serde_json::json!({"sandbox": {"mode": "yolo"}}));
+        let error = sandbox_policy(None, &bad).unwrap_err();
+        assert!(error.contains("config key `sandbox`"), "{error}");
+    }
+}

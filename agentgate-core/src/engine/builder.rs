@@ -1,0 +1,231 @@
+//! [`EngineBuilder`]: assembles an [`Engine`] from a model, tools, agents
+//! and the services around them.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, Weak};
+
+use agentgate_permission::Permissions;
+
+use super::facade::Engine;
+use super::non_interactive::NonInteractive;
+use super::settings::LoopConfig;
+use super::state::EngineState;
+use super::task_tool::{TaskSettings, TaskTool};
+use crate::agent_spec::AgentSpec;
+use crate::agents::{AgentEnvironment, Agents};
+use crate::event::EventBus;
+use crate::model::{LanguageModel, ModelResolver};
+use crate::prompts::SystemPrompts;
+use crate::sessions::{MemorySessionStore, SessionStore};
+use crate::tool::Tool;
+use crate::tool_registry::ToolRegistry;
+
+impl Engine {
+    /// Starts building an engine around `model`.
+    ///
+    /// (Defined beside the builder so the facade does not depend on it:
+    /// the builder makes the facade, not the other way round.)
+    pub fn builder(model: Arc<dyn LanguageModel>) -> EngineBuilder {
+        EngineBuilder::new(model)
+    }
+}
+
+/// Builds an [`Engine`].
+pub struct EngineBuilder {
+    model: Arc<dyn LanguageModel>,
+    tools: ToolRegistry,
+    permissions: Option<Permissions>,
+    events: Option<EventBus>,
+    config: LoopConfig,
+    worktree: Option<PathBuf>,
+    agents: HashMap<String, Arc<AgentSpec>>,
+    store: Option<Arc<dyn SessionStore>>,
+    catalog: Option<Agents>,
+    task: Option<TaskSettings>,
+    resolver: Option<Arc<dyn ModelResolver>>,
+    environment: Option<AgentEnvironment>,
+    prompts: SystemPrompts,
+}
+
+impl EngineBuilder {
+    /// Starts building an engine around `model` (see [`Engine::builder`]).
+    pub fn new(model: Arc<dyn LanguageModel>) -> Self {
+        EngineBuilder {
+            model,
+            tools: ToolRegistry::new(),
+            permissions: None,
+            events: None,
+            config: LoopConfig::default(),
+            worktree: None,
+            agents: HashMap::new(),
+            store: None,
+            catalog: None,
+            task: None,
+            resolver: None,
+            environment: None,
+            prompts: SystemPrompts::default(),
+        }
+    }
+
+    /// Sets the tools.
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
+        self.tools.register(tool);
+        self
+    }
+
+    /// Adds (or replaces) an agent.
+    pub fn agent(mut self, agent: AgentSpec) -> Self {
+        self.agents.insert(agent.name.clone(), Arc::new(agent));
+        self
+    }
+
+    /// Adds (or replaces) every agent of `agents` (as [`AgentSpec`]s) and
+    /// keeps the full definitions for the `task` tool (descriptions, modes,
+    /// models) — see [`task_tool`](Self::task_tool).
+    pub fn agents(mut self, agents: Agents) -> Self {
+        for agent in agents.iter() {
+            self.agents
+                .insert(agent.name.clone(), Arc::new(AgentSpec::from(agent)));
+        }
+        self.environment = Some(agents.environment().clone());
+        self.catalog = Some(agents);
+        self
+    }
+
+    /// Sets how system prompts are assembled (default
+    /// [`SystemPrompts::default`]: the agent's prompt or its model family's,
+    /// the environment block and the instruction files of the user's
+    /// global config and the project; [`SystemPrompts::disabled`] sends
+    /// the agent's sections only).
+    pub fn system_prompts(mut self, prompts: SystemPrompts) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// Sets the agent environment (also taken from [`agents`](Self::agents)):
+    /// truncated tool output spills to its
+    /// [`spill_dir`](AgentEnvironment::spill_dir), the directory the
+    /// built-in rules let every agent read without an ask.
+    pub fn environment(mut self, environment: AgentEnvironment) -> Self {
+        self.environment = Some(environment);
+        self
+    }
+
+    /// Registers the `task` tool (§10.2): the model can delegate work to the
+    /// sub-agents given with [`agents`](Self::agents), each in a child
+    /// session run by this engine (§10.2).
+    pub fn task_tool(mut self, settings: TaskSettings) -> Self {
+        self.task = Some(settings);
+        self
+    }
+
+    /// Sets how sessions with their own model (sub-agents with a configured
+    /// model) find it. Without a resolver every session runs on the
+    /// engine's model, and a session naming another model fails with
+    /// [`PromptError::UnknownModel`](crate::PromptError::UnknownModel).
+    pub fn model_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// Sets the permission gate. Attach an approver to it, or answer its
+    /// requests with [`Permissions::reply`] from the event stream; a gate
+    /// without either makes asks wait.
+    ///
+    /// Default: a fresh gate with the [`NonInteractive`] approver — no one
+    /// can answer, so every ask is rejected at once with opencode's
+    /// non-interactive warning (a `tracing` warning) and the turn stops
+    /// with `StopReason::Rejected`, never a silent wait.
+    pub fn permissions(mut self, permissions: Permissions) -> Self {
+        self.permissions = Some(permissions);
+        self
+    }
+
+    /// Sets the session store (default: [`MemorySessionStore`]).
+    pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Sets the event bus.
+    pub fn events(mut self, events: EventBus) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// Sets the loop settings.
+    pub fn config(mut self, config: LoopConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Sets the project root tools see as `worktree` (default: the
+    /// session's directory).
+    pub fn worktree(mut self, worktree: impl Into<PathBuf>) -> Self {
+        self.worktree = Some(worktree.into());
+        self
+    }
+
+    /// Builds the engine.
+    ///
+    /// The `task` tool, when enabled, holds a weak handle to the engine it
+    /// belongs to (no reference cycle: dropping every [`Engine`] clone
+    /// drops the engine).
+    pub fn build(self) -> Engine {
+        let EngineBuilder {
+            model,
+            mut tools,
+            permissions,
+            events,
+            config,
+            worktree,
+            agents,
+            store,
+            catalog,
+            task,
+            resolver,
+            environment,
+            prompts,
+        } = self;
+        let mut config = config;
+        if let Some(environment) = &environment {
+            config.truncator.spill_dir = environment.spill_dir();
+        }
+        let state = Arc::new_cyclic(|engine: &Weak<EngineState>| {
+            if let Some(settings) = task {
+                tools.register(TaskTool::new(engine.clone(), catalog, settings));
+            }
+            EngineState {
+                model,
+                tools,
+                permissions: permissions.unwrap_or_else(non_interactive_gate),
+                events: events.unwrap_or_default(),
+                config,
+                worktree,
+                prompts,
+                agents,
+                store: store.unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
+                resolver,
+                busy: Mutex::new(HashSet::new()),
+                forwarding: AtomicBool::new(false),
+            }
+        });
+        Engine::from_state(state)
+    }
+}
+
+/// The gate of an engine built without one: nobody can answer, so every
+/// ask is rejected with a warning instead of waiting forever.
+fn non_interactive_gate() -> Permissions {
+    let permissions = Permissions::new();
+    permissions.set_approver(Arc::new(NonInteractive));
+    permissions
+}

@@ -1,0 +1,372 @@
+//! [`CodingAgent`]: a working coding agent for a directory in one call —
+//! the directory's configuration, the built-in and configured agents, the
+//! caller's tools and model, an approver — ready to run or stream prompts.
+//!
+//! agentgate-core names no concrete tool or provider: the caller passes the
+//! tool set (e.g. agentgate-tools' tools) and the model, or a
+//! [`ModelResolver`] that turns the configured `provider/model` into one
+//! (e.g. agentgate-providers' resolver).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agentgate_permission::{Approver, Permissions};
+use futures::Stream;
+use tokio_util::sync::CancellationToken;
+
+use super::facade::Engine;
+use super::outcome::{PromptError, TurnError, TurnResult};
+use super::task_tool::TaskSettings;
+use super::turn_stream::TurnEvent;
+use crate::agents::{AgentEnvironment, AgentError, Agents};
+use crate::config::{Config, ConfigError, ConfigLoader};
+use crate::message::Part;
+use crate::model::{LanguageModel, ModelRef, ModelResolver};
+use crate::prompts::SystemPrompts;
+use crate::sessions::{Session, SessionStore};
+use crate::tool::Tool;
+use crate::tool_registry::ToolRegistry;
+
+/// Why a [`CodingAgent`] could not be assembled.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodingAgentError {
+    /// The configuration could not be loaded.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No model was given and none is configured.
+    #[error(
+        "no model: set \"model\": \"provider/model\" in opencode.json, or pass one with CodingAgentBuilder::model or ::model_name"
+    )]
+    NoModel,
+    /// The model name is not `provider/model`, or the resolver cannot serve it.
+    #[error(
+        "model {0:?} is not available: name it as provider/model and give a ModelResolver that serves it (CodingAgentBuilder::model_resolver)"
+    )]
+    UnknownModel(String),
+    /// The agent to run is not usable.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// The named agent does not exist.
+    #[error("agent {0:?} is not configured: choose one of the built-in or configured agents")]
+    UnknownAgent(String),
+    /// The session could not be created.
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+}
+
+/// Builds a [`CodingAgent`]; see [`CodingAgent::builder`].
+pub struct CodingAgentBuilder {
+    directory: PathBuf,
+    loader: Option<ConfigLoader>,
+    model: Option<Arc<dyn LanguageModel>>,
+    model_name: Option<String>,
+    resolver: Option<Arc<dyn ModelResolver>>,
+    tools: ToolRegistry,
+    approver: Option<Arc<dyn Approver>>,
+    agent: Option<String>,
+    environment: Option<AgentEnvironment>,
+    app: String,
+    store: Option<Arc<dyn SessionStore>>,
+    permissions: Option<Permissions>,
+    resume: Option<String>,
+    session_rules: agentgate_permission::Ruleset,
+    sections: Vec<String>,
+}
+
+impl CodingAgentBuilder {
+    /// Loads configuration with this loader (default:
+    /// [`ConfigLoader::new`] for the directory).
+    pub fn config(mut self, loader: ConfigLoader) -> Self {
+        self.loader = Some(loader);
+        self
+    }
+
+    /// Runs on this model (otherwise the configured `model`, through the
+    /// resolver).
+    pub fn model(mut self, model: Arc<dyn LanguageModel>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Runs on the model named `provider/model` instead of the configured one.
+    pub fn model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// Turns `provider/model` names into models (the configured model,
+    /// agents' own models).
+    pub fn model_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// Sets the tools.
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
+        self.tools.register(tool);
+        self
+    }
+
+    /// Answers permission asks (default: none, so every ask is rejected
+    /// with a warning — the agent never hangs waiting).
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Runs this agent (default: the configured `default_agent`, else `build`).
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(name.into());
+        self
+    }
+
+    /// Sets the agent environment (default: [`AgentEnvironment::detect`]
+    /// for the application name, see [`app`](Self::app)).
+    pub fn environment(mut self, environment: AgentEnvironment) -> Self {
+        self.environment = Some(environment);
+        self
+    }
+
+    /// The application name of the data and temporary directories
+    /// (default `agent-sdk`).
+    pub fn app(mut self, app: impl Into<String>) -> Self {
+        self.app = app.into();
+        self
+    }
+
+    /// Keeps sessions in this store (default: in memory), e.g. a
+    /// [`FileSessionStore`](crate::FileSessionStore) so they can be resumed.
+    pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Uses this permission gate (e.g. one with an approval store that
+    /// remembers "always" answers). An [`approver`](Self::approver), if
+    /// given, is installed on it.
+    pub fn permissions(mut self, permissions: Permissions) -> Self {
+        self.permissions = Some(permissions);
+        self
+    }
+
+    /// Continues the stored session `id` instead of creating one (it keeps
+    /// its own agent).
+    pub fn resume(mut self, session_id: impl Into<String>) -> Self {
+        self.resume = Some(session_id.into());
+        self
+    }
+
+    /// Appends a section to the system prompt's second part, after the
+    /// instruction files: MCP servers' `<mcp_instructions>` block (§15,
+    /// from agentgate-tools' `McpManager::instructions`), or the host's own.
+    pub fn system_section(mut self, section: impl Into<String>) -> Self {
+        self.sections.push(section.into());
+        self
+    }
+
+    /// Session rules for the session it creates, evaluated after the
+    /// agent's (opencode's `run` denies `question` this way, §16).
+    pub fn session_permission(mut self, rules: agentgate_permission::Ruleset) -> Self {
+        self.session_rules = rules;
+        self
+    }
+
+    /// Loads the configuration, assembles the engine and creates a session
+    /// (or loads the one to [`resume`](Self::resume)).
+    pub async fn build(self) -> Result<CodingAgent, CodingAgentError> {
+        let loader = self
+            .loader
+            .unwrap_or_else(|| ConfigLoader::new(&self.directory));
+        let config = loader.load()?;
+        for warning in &config.warnings {
+            tracing::warn!("{warning}");
+        }
+        let worktree = loader.resolved_worktree();
+        let environment = self
+            .environment
+            .unwrap_or_else(|| AgentEnvironment::detect(&self.app, worktree.to_string_lossy()));
+        let permission = config.permission.clone().unwrap_or_default();
+        let agents = Agents::from_config(
+            &environment,
+            &permission,
+            &config.agents,
+            config.default_agent.clone(),
+        );
+        let agent = match self.agent {
+            Some(name) => agents
+                .get(&name)
+                .map(|a| a.name.clone())
+                .ok_or(CodingAgentError::UnknownAgent(name))?,
+            None => agents.default_agent()?.name.clone(),
+        };
+        let model = match self.model {
+            Some(model) => model,
+            None => configured_model(self.model_name, &config, self.resolver.as_ref())?,
+        };
+        let mut prompts = SystemPrompts::default().with_instructions(config.instructions.clone());
+        for section in self.sections {
+            prompts = prompts.with_section(section);
+        }
+        if let Some(global) = loader.resolved_global_dir() {
+            prompts = prompts.with_global_dir(global);
+        }
+        let mut builder = Engine::builder(model)
+            .agents(agents)
+            .task_tool(TaskSettings::default())
+            .tools(self.tools)
+            .worktree(worktree)
+            .system_prompts(prompts);
+        if let Some(resolver) = self.resolver {
+            builder = builder.model_resolver(resolver);
+        }
+        if let Some(store) = self.store {
+            builder = builder.store(store);
+        }
+        if let Some(permissions) = gate(self.permissions, self.approver) {
+            builder = builder.permissions(permissions);
+        }
+        let engine = builder.build();
+        let session = match self.resume {
+            Some(id) => engine
+                .store()
+                .session(&id)
+                .await
+                .map_err(PromptError::from)?,
+            None => {
+                let mut session = Session::new(agent, self.directory);
+                session.permission = self.session_rules;
+                engine.create_session(session).await?
+            }
+        };
+        Ok(CodingAgent {
+            engine,
+            session,
+            config,
+        })
+    }
+}
+
+/// The model `name` (else the configuration's) names, served by `resolver`.
+fn configured_model(
+    name: Option<String>,
+    config: &Config,
+    resolver: Option<&Arc<dyn ModelResolver>>,
+) -> Result<Arc<dyn LanguageModel>, CodingAgentError> {
+    let name = name
+        .or_else(|| config.model.clone())
+        .ok_or(CodingAgentError::NoModel)?;
+    let reference =
+        ModelRef::parse(&name).ok_or_else(|| CodingAgentError::UnknownModel(name.clone()))?;
+    resolver
+        .and_then(|resolver| resolver.resolve(&reference))
+        .ok_or(CodingAgentError::UnknownModel(name))
+}
+
+/// The gate to build the engine with: the one given (with `approver`
+/// installed on it), a fresh one for `approver`, or none (the engine's
+/// default).
+fn gate(
+    permissions: Option<Permissions>,
+    approver: Option<Arc<dyn Approver>>,
+) -> Option<Permissions> {
+    match (permissions, approver) {
+        (Some(permissions), approver) => {
+            if let Some(approver) = approver {
+                permissions.set_approver(approver);
+            }
+            Some(permissions)
+        }
+        (None, Some(approver)) => {
+            let permissions = Permissions::new();
+            permissions.set_approver(approver);
+            Some(permissions)
+        }
+        (None, None) => None,
+    }
+}
+
+/// A coding agent for one directory: an engine and a session on it.
+///
+/// ```no_run
+/// # async fn demo(model: std::sync::Arc<dyn agentgate_core::LanguageModel>) -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = agentgate_core::CodingAgent::builder(".").model(model).build().await?;
+/// let turn = agent.run("What does this project do?").await?;
+/// println!("{}", turn.text());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct CodingAgent {
+    engine: Engine,
+    session: Session,
+    config: Config,
+}
+
+impl CodingAgent {
+    /// Starts building a coding agent for `directory`.
+    pub fn builder(directory: impl Into<PathBuf>) -> CodingAgentBuilder {
+        CodingAgentBuilder {
+            directory: directory.into(),
+            loader: None,
+            model: None,
+            model_name: None,
+            resolver: None,
+            tools: ToolRegistry::new(),
+            approver: None,
+            agent: None,
+            environment: None,
+            app: "agent-sdk".to_string(),
+            store: None,
+            permissions: None,
+            resume: None,
+            session_rules: agentgate_permission::Ruleset::default(),
+            sections: Vec::new(),
+        }
+    }
+
+    /// The engine (events, permissions, the session store).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The session prompts go to.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The loaded configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Runs a prompt; a turn without an answer is an `Err` (see
+    /// [`Engine::run`]).
+    pub async fn run(&self, prompt: impl Into<String>) -> Result<TurnResult, TurnError> {
+        self.engine.run(&self.session.id, prompt).await
+    }
+
+    /// Streams a prompt's turn (see [`Engine::prompt_stream`]).
+    pub fn stream(
+        &self,
+        prompt: impl Into<String>,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.stream_with(prompt, CancellationToken::new())
+    }
+
+    /// [`stream`](Self::stream), cancelled when `cancel` is (Ctrl-C in a
+    /// chat: the turn ends, the session stays usable).
+    pub fn stream_with(
+        &self,
+        prompt: impl Into<String>,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.engine
+            .prompt_stream(&self.session.id, vec![Part::text(prompt)], cancel)
+    }
+}

@@ -1,0 +1,230 @@
+//! [`Engine`]: the facade hosts hold — sessions, prompts, events. A prompt
+//! runs as a turn (see the turn driver in `turn.rs`).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use agentgate_permission::Permissions;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::outcome::{PromptError, TurnError, TurnResult};
+use super::settings::LoopConfig;
+use super::state::{BusyGuard, EngineState, emit_message};
+use super::turn::run_turn;
+use super::turn_context::TurnContext;
+use crate::compaction::{history_for_model, is_overflow};
+use crate::event::{Event, SessionStatus};
+use crate::message::{Message, Part, Role};
+use crate::model::{LanguageModel, ModelRef};
+use crate::sessions::{Session, SessionStore};
+use crate::tool_registry::ToolRegistry;
+
+/// Runs sessions: the step loop around the stream processor. Cheap to clone.
+///
+/// One prompt per session runs at a time; different sessions run
+/// concurrently.
+#[derive(Clone)]
+pub struct Engine {
+    state: Arc<EngineState>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("model", &self.state.model.info().full_id())
+            .field("tools", &self.state.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// The engine around built state (see [`EngineBuilder::build`]).
+    pub(super) fn from_state(state: Arc<EngineState>) -> Engine {
+        Engine { state }
+    }
+
+    /// The engine a weak handle (held by the `task` tool) points to, if it
+    /// is still alive.
+    pub(crate) fn upgrade(state: &Weak<EngineState>) -> Option<Engine> {
+        state.upgrade().map(|state| Engine { state })
+    }
+
+    /// The loop settings.
+    pub fn config(&self) -> &LoopConfig {
+        &self.state.config
+    }
+
+    /// The model `session` runs on: the session's own model, else its
+    /// agent's configured model, else the engine's; a model other than the
+    /// engine's must be served by the [`ModelResolver`](crate::ModelResolver).
+    pub fn model_for(&self, session: &Session) -> Result<Arc<dyn LanguageModel>, PromptError> {
+        let agent_model = self
+            .state
+            .agents
+            .get(&session.agent)
+            .and_then(|agent| agent.model.clone());
+        self.model_named(session.model.as_ref().or(agent_model.as_ref()))
+    }
+
+    /// The model `wanted` names (`None`: the engine's own).
+    fn model_named(
+        &self,
+        wanted: Option<&ModelRef>,
+    ) -> Result<Arc<dyn LanguageModel>, PromptError> {
+        let Some(wanted) = wanted else {
+            return Ok(Arc::clone(&self.state.model));
+        };
+        let own = self.state.model.info();
+        if own.provider == wanted.provider_id && own.id == wanted.model_id {
+            return Ok(Arc::clone(&self.state.model));
+        }
+        self.state
+            .resolver
+            .as_ref()
+            .and_then(|resolver| resolver.resolve(wanted))
+            .ok_or_else(|| PromptError::UnknownModel(wanted.to_string()))
+    }
+
+    /// The permission gate.
+    pub fn permissions(&self) -> &Permissions {
+        &self.state.permissions
+    }
+
+    /// The session store.
+    pub fn store(&self) -> &Arc<dyn SessionStore> {
+        &self.state.store
+    }
+
+    /// The tools.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.state.tools
+    }
+
+    /// A receiver of every event from now on (permission events of the
+    /// gate included).
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.forward_permission_events();
+        self.state.events.subscribe()
+    }
+
+    /// Stores a new session.
+    pub async fn create_session(&self, session: Session) -> Result<Session, PromptError> {
+        self.state.store.put_session(&session).await?;
+        Ok(session)
+    }
+
+    /// A session's transcript.
+    pub async fn messages(&self, session_id: &str) -> Result<Vec<Message>, PromptError> {
+        Ok(self.state.store.messages(session_id).await?)
+    }
+
+    /// Starts forwarding the gate's events to the bus (once, and only
+    /// inside a tokio runtime).
+    fn forward_permission_events(&self) {
+        if tokio::runtime::Handle::try_current().is_err()
+            || self.state.forwarding.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        let mut receiver = self.state.permissions.subscribe();
+        let events = self.state.events.clone();
+        tokio::spawn(async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(event) => match Event::try_from(event) {
+                        Ok(event) => events.send(event),
+                        Err(other) => tracing::debug!(?other, "gate event not forwarded"),
+                    },
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "permission events lagged");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+    }
+
+    /// Prompts a session with text and runs the turn to its end.
+    pub async fn prompt(
+        &self,
+        session_id: &str,
+        text: impl Into<String>,
+    ) -> Result<TurnResult, PromptError> {
+        self.prompt_with(session_id, vec![Part::text(text)], CancellationToken::new())
+            .await
+    }
+
+    /// Prompts a session with text and fails unless the model answers: a
+    /// prompt that cannot run and a turn that stops without an answer
+    /// (rejected permission, step limit, cancellation, full context,
+    /// content filter, model error) are both an `Err`.
+    pub async fn run(
+        &self,
+        session_id: &str,
+        text: impl Into<String>,
+    ) -> Result<TurnResult, TurnError> {
+        self.prompt(session_id, text).await?.into_result()
+    }
+
+    /// Prompts a session with user parts; `cancel` stops the turn (the
+    /// stream, running tools), closing every open call (§11.3). The session
+    /// can be prompted again as soon as this returns. Dropping the future
+    /// also frees the session; calls it left open read
+    /// `[Tool execution was interrupted]` in the next request.
+    pub async fn prompt_with(
+        &self,
+        session_id: &str,
+        parts: Vec<Part>,
+        cancel: CancellationToken,
+    ) -> Result<TurnResult, PromptError> {
+        self.forward_permission_events();
+        let state = &*self.state;
+        let session = state.store.session(session_id).await?;
+        let agent = state
+            .agents
+            .get(&session.agent)
+            .cloned()
+            .ok_or_else(|| PromptError::UnknownAgent(session.agent.clone()))?;
+        let model = self.model_for(&session)?;
+        if !state
+            .busy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(session.id.clone())
+        {
+            return Err(PromptError::Busy(session.id.clone()));
+        }
+        let _guard = BusyGuard {
+            state,
+            session_id: session.id.clone(),
+        };
+        state.events.emit(|| Event::SessionStatus {
+            session_id: session.id.clone(),
+            status: SessionStatus::Busy,
+        });
+
+        let mut user = Message::new(session.id.as_str(), Role::User);
+        user.agent = agent.name.clone();
+        user.parts = parts;
+        user.time.end = Some(user.time.start);
+        state.store.put_message(&user).await?;
+        emit_message(state, &user);
+
+        let history = state.store.messages(&session.id).await?;
+        let model_messages = Arc::new(history_for_model(&history));
+        // §12 step 5: the previous answer already filled the context.
+        let full = history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .is_some_and(|m| {
+                !m.summary
+                    && m.finish.is_some()
+                    && is_overflow(&m.usage, &model.info().limits, &state.config.compaction)
+            });
+        drop(history);
+        let ctx = TurnContext::new(state, model, &agent, &session, &cancel);
+        run_turn(&ctx, full, model_messages).await
+    }
+}

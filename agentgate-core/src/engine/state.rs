@@ -1,0 +1,87 @@
+//! [`EngineState`]: what every turn of an engine shares, and the
+//! bookkeeping on it (the busy set, message events).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use agentgate_permission::Permissions;
+
+use super::settings::LoopConfig;
+use crate::agent_spec::AgentSpec;
+use crate::event::{Event, EventBus, SessionStatus};
+use crate::message::Message;
+use crate::model::{LanguageModel, ModelResolver};
+use crate::prompts::SystemPrompts;
+use crate::sessions::SessionStore;
+use crate::sessions::SessionStoreError;
+use crate::tool_registry::ToolRegistry;
+
+/// What every step shares.
+pub(crate) struct EngineState {
+    pub model: Arc<dyn LanguageModel>,
+    pub tools: ToolRegistry,
+    pub permissions: Permissions,
+    pub events: EventBus,
+    pub config: LoopConfig,
+    pub worktree: Option<PathBuf>,
+    pub prompts: SystemPrompts,
+    pub agents: HashMap<String, Arc<AgentSpec>>,
+    pub store: Arc<dyn SessionStore>,
+    pub resolver: Option<Arc<dyn ModelResolver>>,
+    pub busy: Mutex<HashSet<String>>,
+    pub forwarding: AtomicBool,
+}
+
+/// Removes a session from the busy set when the prompt ends, however it ends.
+pub(super) struct BusyGuard<'a> {
+    pub state: &'a EngineState,
+    pub session_id: String,
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.state
+            .busy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.session_id);
+        let session_id = std::mem::take(&mut self.session_id);
+        self.state.events.emit(|| Event::SessionStatus {
+            session_id,
+            status: SessionStatus::Idle,
+        });
+    }
+}
+
+/// Announces a stored message and its parts on the event bus.
+pub(super) fn emit_message(state: &EngineState, message: &Message) {
+    state.events.emit(|| Event::MessageCreated {
+        session_id: message.session_id.clone(),
+        message_id: message.id.clone(),
+        role: message.role,
+    });
+    for part in &message.parts {
+        state.events.emit(|| Event::PartCreated {
+            session_id: message.session_id.clone(),
+            message_id: message.id.clone(),
+            part: part.clone(),
+        });
+    }
+}
+
+/// Stores a finished message and announces it.
+pub(super) async fn complete_message(
+    state: &EngineState,
+    message: &Message,
+) -> Result<(), SessionStoreError> {
+    state.store.put_message(message).await?;
+    state.events.emit(|| Event::MessageCompleted {
+        session_id: message.session_id.clone(),
+        message_id: message.id.clone(),
+        finish: message.finish,
+        error: message.error.clone(),
+    });
+    Ok(())
+}

@@ -1,0 +1,257 @@
+//! [`Event`]s: every state change of a session, on a broadcast channel
+//! ([`EventBus`]), so a host can mirror a session live.
+
+use agentgate_permission::{PermissionEvent, PermissionRequest, Reply};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::message::{MessageError, Part, Role};
+use crate::stream::FinishReason;
+use crate::usage::Usage;
+
+/// What a session is doing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum SessionStatus {
+    /// Waiting for a prompt.
+    Idle,
+    /// Working on a prompt.
+    Busy,
+    /// Waiting to retry a failed model call.
+    Retry {
+        /// The retry number (from 1).
+        attempt: u32,
+        /// Why (see [`RetryInfo`](crate::RetryInfo)).
+        message: String,
+        /// When the retry starts, in ms since the Unix epoch.
+        next: u64,
+    },
+}
+
+/// Which text of a part a [`Event::PartDelta`] extends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DeltaField {
+    /// A text part's text.
+    Text,
+    /// A reasoning part's text.
+    Reasoning,
+    /// A pending tool part's raw argument text.
+    ToolInput,
+}
+
+/// A state change, serialised with a `type` tag such as
+/// `"message.part.updated"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+pub enum Event {
+    /// A session's status changed.
+    #[serde(rename = "session.status")]
+    SessionStatus {
+        /// The session.
+        session_id: String,
+        /// Its new status.
+        status: SessionStatus,
+    },
+    /// A message was created.
+    #[serde(rename = "message.created")]
+    MessageCreated {
+        /// The session.
+        session_id: String,
+        /// The message.
+        message_id: String,
+        /// Who wrote it.
+        role: Role,
+    },
+    /// An assistant message is complete.
+    #[serde(rename = "message.completed")]
+    MessageCompleted {
+        /// The session.
+        session_id: String,
+        /// The message.
+        message_id: String,
+        /// Why the model stopped, if it did.
+        finish: Option<FinishReason>,
+        /// The error recorded on it, if any.
+        error: Option<MessageError>,
+    },
+    /// A part was added to a message.
+    #[serde(rename = "message.part.created")]
+    PartCreated {
+        /// The session.
+        session_id: String,
+        /// The message.
+        message_id: String,
+        /// The part as created.
+        part: Part,
+    },
+    /// A part changed (text finished, tool state changed, metadata updated).
+    #[serde(rename = "message.part.updated")]
+    PartUpdated {
+        /// The session.
+        session_id: String,
+        /// The message.
+        message_id: String,
+        /// The part as it is now.
+        part: Part,
+    },
+    /// Streamed text was appended to a part.
+    #[serde(rename = "message.part.delta")]
+    PartDelta {
+        /// The session.
+        session_id: String,
+        /// The message.
+        message_id: String,
+        /// The part.
+        part_id: String,
+        /// Which text grew.
+        field: DeltaField,
+        /// The appended text.
+        delta: String,
+    },
+    /// A model call (step) finished.
+    #[serde(rename = "step.finished")]
+    StepFinished {
+        /// The session.
+        session_id: String,
+        /// The assistant message of the step.
+        message_id: String,
+        /// The step number within the turn (from 1).
+        step: u32,
+        /// Why the model stopped.
+        reason: FinishReason,
+        /// Tokens used.
+        usage: Usage,
+    },
+    /// A permission request needs an answer (forwarded from the gate).
+    #[serde(rename = "permission.asked")]
+    PermissionAsked {
+        /// The request.
+        request: PermissionRequest,
+    },
+    /// A permission request was answered (forwarded from the gate).
+    #[serde(rename = "permission.replied")]
+    PermissionReplied {
+        /// The session.
+        session_id: String,
+        /// The request.
+        request_id: String,
+        /// The answer.
+        reply: Reply,
+    },
+    /// A failed model call will be retried.
+    #[serde(rename = "retry.scheduled")]
+    RetryScheduled {
+        /// The session.
+        session_id: String,
+        /// The retry number (from 1).
+        attempt: u32,
+        /// Why.
+        message: String,
+        /// How long the loop waits, in ms.
+        delay_ms: u64,
+    },
+    /// Something failed (a model error, a store error); the turn ends.
+    #[serde(rename = "session.error")]
+    Error {
+        /// The session.
+        session_id: String,
+        /// The message the error was recorded on, if any.
+        message_id: Option<String>,
+        /// What went wrong.
+        error: MessageError,
+    },
+}
+
+impl Event {
+    /// The session the event is about.
+    pub fn session_id(&self) -> &str {
+        match self {
+            Event::SessionStatus { session_id, .. }
+            | Event::MessageCreated { session_id, .. }
+            | Event::MessageCompleted { session_id, .. }
+            | Event::PartCreated { session_id, .. }
+            | Event::PartUpdated { session_id, .. }
+            | Event::PartDelta { session_id, .. }
+            | Event::StepFinished { session_id, .. }
+            | Event::PermissionReplied { session_id, .. }
+            | Event::RetryScheduled { session_id, .. }
+            | Event::Error { session_id, .. } => session_id,
+            Event::PermissionAsked { request } => &request.session_id,
+        }
+    }
+}
+
+/// The engine's event for a gate event, for hosts that forward
+/// [`Permissions::events`](agentgate_permission::Permissions::events) onto an
+/// engine event stream. A kind of gate event this version has no engine event
+/// for comes back as the error.
+impl TryFrom<PermissionEvent> for Event {
+    type Error = PermissionEvent;
+
+    fn try_from(event: PermissionEvent) -> Result<Self, PermissionEvent> {
+        match event {
+            PermissionEvent::Asked(request) => Ok(Event::PermissionAsked { request }),
+            PermissionEvent::Replied {
+                session_id,
+                request_id,
+                reply,
+            } => Ok(Event::PermissionReplied {
+                session_id,
+                request_id,
+                reply,
+            }),
+            other => Err(other),
+        }
+    }
+}
+
+/// Default capacity of the event channel.
+pub const DEFAULT_EVENT_CAPACITY: usize = 4096;
+
+/// The broadcast channel events go out on. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct EventBus {
+    sender: broadcast::Sender<Event>,
+}
+
+impl Default for EventBus {
+    fn default() -> Self {
+        Self::new(DEFAULT_EVENT_CAPACITY)
+    }
+}
+
+impl EventBus {
+    /// A bus whose subscribers may fall `capacity` events behind before
+    /// they see `RecvError::Lagged`.
+    pub fn new(capacity: usize) -> Self {
+        EventBus {
+            sender: broadcast::channel(capacity.max(1)).0,
+        }
+    }
+
+    /// A receiver of every event sent from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.sender.subscribe()
+    }
+
+    /// Sends an event (dropped when nobody listens).
+    pub fn send(&self, event: Event) {
+        let _ = self.sender.send(event);
+    }
+
+    /// Sends the event `make` builds, building it only when someone listens.
+    pub fn emit(&self, make: impl FnOnce() -> Event) {
+        if self.sender.receiver_count() > 0 {
+            let _ = self.sender.send(make());
+        }
+    }
+
+    /// Whether anyone listens.
+    pub fn has_subscribers(&self) -> bool {
+        self.sender.receiver_count() > 0
+    }
+}

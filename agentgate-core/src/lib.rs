@@ -1,0 +1,196 @@
+//! # agentgate-core
+//!
+//! The engine of the agent SDK: messages, the provider-agnostic streaming
+//! [`LanguageModel`] trait, the [`Tool`] trait and [`ToolRegistry`],
+//! sessions and the step/stream loop ([`Engine`]). It depends on
+//! [`agentgate_permission`] for every permission decision.
+//!
+//! Sub-agents run through the `task` tool (enabled with
+//! [`EngineBuilder::agents`] and [`EngineBuilder::task_tool`]) in child
+//! sessions of the same engine; a full context is compacted into a summary
+//! ([`CompactionConfig`]); [`FileSessionStore`] keeps sessions across
+//! restarts. The guide `docs/agent-loop.md` describes the loop for SDK users.
+//!
+//! A whole coding agent for a directory in one call is [`CodingAgent`]
+//! (configuration from [`ConfigLoader`], system prompts from
+//! [`SystemPrompts`], the caller's tools and model).
+//!
+//! The crate has two layers. The **contracts** — messages and parts, the
+//! model interface and its stream events, the tool interface and its
+//! context, usage, errors, [`AgentSpec`] and [`ModelRef`] — are what
+//! providers and tools implement against; they import nothing from the
+//! **engine** above them (the turn driver, the step processor, compaction,
+//! the `task` tool, the agents catalog and sessions). A test
+//! (`tests/suite/layering.rs`) keeps it so.
+//!
+//! Cargo feature `test-util`: the `testing` module (`ScriptedModel`, a
+//! `LanguageModel` that replays scripts and records requests).
+//!
+//! Cargo feature `demo`: the `demo` module (`DemoModel`, an offline scripted
+//! model that lists, reads and asks to run `git status`, for trying the
+//! engine and its permission gate with no network and no keys).
+//!
+//! A session driven by `testing::ScriptedModel` with one tool: the model
+//! calls `echo`, gets its result, then answers.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use agentgate_core::testing::{Script, ScriptedModel};
+//! use agentgate_core::{AgentSpec, Engine, Session, StopReason, ToolContext, ToolError, ToolOutput, TypedTool};
+//! use agentgate_core::permission::{evaluate, Action, Ruleset};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct EchoArgs { text: String }
+//! struct Echo;
+//!
+//! #[async_trait::async_trait]
+//! impl TypedTool for Echo {
+//!     type Args = EchoArgs;
+//!     fn id(&self) -> &str { "echo" }
+//!     fn description(&self) -> &str { "Echoes its input." }
+//!     async fn run(&self, args: EchoArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+//!         Ok(ToolOutput::text(args.text))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let rules: Ruleset = serde_json::from_str(r#"[{"permission":"*","pattern":"*","action":"allow"}]"#).unwrap();
+//! assert_eq!(evaluate("echo", "*", &[&rules]).action, Action::Allow);
+//! let model = Arc::new(ScriptedModel::new([
+//!     Script::calls([("call_1", "echo", serde_json::json!({"text": "hi"}))]),
+//!     Script::reply("The tool said hi."),
+//! ]));
+//! let engine = Engine::builder(model.clone())
+//!     .agent(AgentSpec::new("build").with_permission(rules))
+//!     .tool(Echo)
+//!     .build();
+//! let session = engine.create_session(Session::new("build", ".")).await.unwrap();
+//! let turn = engine.prompt(&session.id, "say hi").await.unwrap();
+//! assert!(matches!(turn.stop, StopReason::Done { .. }));
+//! assert_eq!(turn.steps, 2);
+//! assert_eq!(turn.text(), "The tool said hi.");
+//! assert_eq!(model.requests().len(), 2);
+//! # });
+//! ```
+
+/// The permission crate this one is built on (rules, the gate, approvers).
+pub use agentgate_permission as permission;
+/// Re-exported for implementing [`Tool`] and [`TypedTool`] without extra
+/// dependencies: `#[agentgate_core::async_trait]`, `agentgate_core::schemars`.
+pub use async_trait::async_trait;
+/// Re-exported: consume [`Engine::prompt_stream`] with `.next().await`.
+pub use futures::StreamExt;
+/// Re-exported for implementing [`Tool`] and [`TypedTool`] without extra
+/// dependencies.
+pub use schemars;
+/// Re-exported: cancels a prompt ([`Engine::prompt_with`]).
+pub use tokio_util::sync::CancellationToken;
+
+// Contracts: what providers and tools implement against.
+mod agent_spec;
+mod error;
+mod event;
+mod ids;
+mod message;
+mod model;
+mod stream;
+mod tool;
+mod tool_context;
+mod tool_registry;
+mod truncate;
+mod usage;
+
+// The engine, built on the contracts.
+mod agents;
+mod compaction;
+mod config;
+mod engine;
+mod prompts;
+mod sessions;
+
+#[cfg(feature = "test-util")]
+pub mod testing;
+
+#[cfg(feature = "demo")]
+pub mod demo;
+
+// --- Messages: the transcript and its conversion to model input.
+/// Transcript types, result texts and the conversion to model messages.
+pub use message::{
+    ABORTED_ERROR, CLEARED_RESULT, INTERRUPTED_RESULT, Message, MessageError, Part, Role, Timing,
+    ToolPart, ToolState, append_model_messages, to_model_messages, tool_result,
+};
+
+// --- Models: the provider-agnostic interface and what streams back.
+/// Why a model call failed.
+pub use error::{ApiError, Headers, ModelError};
+/// The model interface, requests and model descriptions.
+pub use model::{
+    ContentPart, EventStream, LanguageModel, ModelCapabilities, ModelInfo, ModelLimits,
+    ModelMessage, ModelRef, ModelRequest, ModelResolver, ModelRole, ToolChoice, ToolSpec,
+};
+/// What a model stream yields.
+pub use stream::{FinishReason, ProviderMetadata, StreamEvent, ToolCall};
+/// Token accounting.
+pub use usage::Usage;
+
+// --- Tools: the interface, its context and the registry.
+/// The tool interface and what a call returns.
+pub use tool::{CallingAgent, Tool, ToolError, ToolOutput, TypedTool, decode_args, schema_of};
+/// What a running tool knows and can do.
+pub use tool_context::{MetadataCallback, ToolContext};
+/// The tools a session can use.
+pub use tool_registry::ToolRegistry;
+/// Tool output truncation (§7.1), with the full output kept in a spill file.
+pub use truncate::{Truncated, TruncationLimits, Truncator, truncate};
+
+// --- Agents: what the engine runs a turn for, and the catalog.
+/// The parts of an agent the engine uses.
+pub use agent_spec::AgentSpec;
+/// Agents: definitions, the built-in table, configuration, markdown files.
+pub use agents::{
+    AGENT_DIRS, Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents,
+    FrontMatterError, MODE_DIRS, MarkdownAgent, MarkdownAgentError, MarkdownDocument, MarkdownKind,
+    agent_name_from_path, builtin_prompt, default_permission, load_markdown_agents,
+    load_markdown_agents_from, merge_agent_config, merge_value, parse_markdown,
+    parse_markdown_agent, relative_path, sanitize_front_matter, scan_markdown_agents,
+};
+
+// --- Configuration: opencode-format files as a library.
+/// Loading configuration (§3.3): discovery, precedence, substitution.
+pub use config::{
+    Config, ConfigError, ConfigLoader, ConfigWarning, EnvLookup, ProviderConfig, ProviderModel,
+    TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text, strip_jsonc, substitute,
+};
+
+// --- The engine: running turns.
+/// Compaction of a full context (§14).
+pub use compaction::{CompactionConfig, history_for_model};
+/// How agent options and variants reach the provider request.
+pub use engine::provider_options;
+/// The engine, its builder, settings and results.
+pub use engine::{
+    COMPACTION_AGENT, DEFAULT_TOOL_GRACE, Engine, EngineBuilder, LoopConfig, PromptError,
+    STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
+};
+/// A coding agent for a directory in one call.
+pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError};
+/// The approver of an engine built without a permission gate.
+pub use engine::{NonInteractive, auto_reject_warning};
+/// Retries of failed model streams (§13).
+pub use engine::{RetryInfo, RetryPolicy};
+/// Sub-agents through the `task` tool (§10).
+pub use engine::{TaskArgs, TaskError, TaskSettings};
+/// System prompt assembly (§15): family prompts, environment, instructions.
+pub use prompts::{
+    PROJECT_FILES, PromptFamily, SystemPrompts, environment_block, family_prompt,
+    instruction_files, is_git_repository, read_instructions,
+};
+
+// --- Sessions and events.
+/// Every state change of a session, on a broadcast channel.
+pub use event::{DeltaField, Event, EventBus, SessionStatus};
+/// Sessions and their stores.
+pub use sessions::{
+    FileSessionStore, MemorySessionStore, Session, SessionStore, SessionStoreError,
+};

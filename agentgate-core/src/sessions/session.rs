@@ -1,0 +1,56 @@
+//! [`Session`]: a conversation with one agent.
+
+use std::path::PathBuf;
+
+use agentgate_permission::Ruleset;
+use serde::{Deserialize, Serialize};
+
+use crate::model::ModelRef;
+
+/// A conversation with one agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    /// Session id (`ses_…`).
+    pub id: String,
+    /// The parent session of a sub-agent session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// A title for UIs.
+    pub title: String,
+    /// The agent's name.
+    pub agent: String,
+    /// Session rules, evaluated after the agent's (so they override them).
+    #[serde(default)]
+    pub permission: Ruleset,
+    /// The working directory.
+    pub directory: PathBuf,
+    /// The model this session runs on (`None`: the engine's model). Set by
+    /// the task tool for sub-agents with their own model; resolved through
+    /// [`EngineBuilder::model_resolver`](crate::EngineBuilder::model_resolver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+    /// For a sub-agent session: the rules of the sessions above it, nearest
+    /// parent last (each `merge(agent.permission, session.permission)` of a
+    /// parent as it was when the child was created). Every request of this
+    /// session gets the stricter answer of its own rules and each of these,
+    /// so a child never has more power than its parents (a deliberate
+    /// difference from opencode, which passes only session denies down).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ceilings: Vec<Ruleset>,
+}
+
+impl Session {
+    /// A new session with a fresh id for `agent` in `directory`.
+    pub fn new(agent: impl Into<String>, directory: impl Into<PathBuf>) -> Self {
+        Session {
+            id: crate::ids::ascending("ses"),
+            parent_id: None,
+            title: String::new(),
+            agent: agent.into(),
+            permission: Ruleset::default(),
+            directory: directory.into(),
+            model: None,
+            ceilings: Vec::new(),
+        }
+    }
+}

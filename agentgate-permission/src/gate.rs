@@ -1,0 +1,1046 @@
+//! The approval gate (opencode §6): the [`Permissions`] service that tools
+//! `await` before a side effect, and the [`PermissionEvent`]s it publishes.
+//! The user-facing documentation is on [`Permissions`].
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures::FutureExt;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use tokio::sync::{broadcast, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::approver::Approver;
+use crate::error::PermissionError;
+use crate::request::{Allowed, AskRequest, PermissionRequest, Reply, ReplyKind};
+use crate::rule::{Action, Rule, Ruleset};
+use crate::ruleset::{decide, find_last};
+use crate::store::{ApprovalStore, MemoryStore, StoreError};
+use crate::wildcard;
+
+/// Default capacity of the event channel (events a slow subscriber may fall
+/// behind before it sees `RecvError::Lagged`).
+pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
+
+/// The project name [`Permissions::new`] uses.
+pub const DEFAULT_PROJECT: &str = "default";
+
+/// What the gate publishes, in the order things happened.
+///
+/// Serialised like opencode's bus events, with a `type` tag:
+/// `{"type":"permission.asked", "id":…, "session_id":…, …, "answers":[…],
+/// "always_rules":[…]}` and `{"type":"permission.replied", "session_id":…,
+/// "request_id":…, "reply":"reject", "feedback":…}`. The `answers` and
+/// `always_rules` fields of `permission.asked` are
+/// [`PermissionRequest::answers`] and [`PermissionRequest::always_rules`],
+/// so a UI written in any language offers only meaningful buttons.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "EventWire", from = "EventWire")]
+#[non_exhaustive]
+pub enum PermissionEvent {
+    /// A request needs an answer (`permission.asked`).
+    Asked(PermissionRequest),
+    /// A request was answered, by the host or by a cascade
+    /// (`permission.replied`). Requests that end because their asker gave up
+    /// or the service shut down publish nothing.
+    Replied {
+        /// The session of the answered request.
+        session_id: String,
+        /// The answered request.
+        request_id: String,
+        /// The answer as given (cascaded siblings carry a plain `reject`
+        /// or `always`).
+        reply: Reply,
+    },
+}
+
+/// The serialised form of [`PermissionEvent`] (short-lived, so its size
+/// does not matter).
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(tag = "type")]
+enum EventWire {
+    #[serde(rename = "permission.asked")]
+    Asked {
+        #[serde(flatten)]
+        request: PermissionRequest,
+        #[serde(default)]
+        answers: Vec<ReplyKind>,
+        #[serde(default)]
+        always_rules: Ruleset,
+    },
+    #[serde(rename = "permission.replied")]
+    Replied {
+        session_id: String,
+        request_id: String,
+        #[serde(flatten)]
+        reply: Reply,
+    },
+}
+
+impl From<PermissionEvent> for EventWire {
+    fn from(event: PermissionEvent) -> Self {
+        match event {
+            PermissionEvent::Asked(request) => EventWire::Asked {
+                answers: request.answers(),
+                always_rules: request.always_rules(),
+                request,
+            },
+            PermissionEvent::Replied {
+                session_id,
+                request_id,
+                reply,
+            } => EventWire::Replied {
+                session_id,
+                request_id,
+                reply,
+            },
+        }
+    }
+}
+
+impl From<EventWire> for PermissionEvent {
+    fn from(wire: EventWire) -> Self {
+        match wire {
+            EventWire::Asked { request, .. } => PermissionEvent::Asked(request),
+            EventWire::Replied {
+                session_id,
+                request_id,
+                reply,
+            } => PermissionEvent::Replied {
+                session_id,
+                request_id,
+                reply,
+            },
+        }
+    }
+}
+
+/// One pending request.
+struct Pending {
+    request: PermissionRequest,
+    /// Distinguishes this entry from a later one reusing the same id.
+    token: u64,
+    /// Resolves the waiting `ask`.
+    resolve: oneshot::Sender<Result<Allowed, PermissionError>>,
+    /// The approver task deciding this request, if any.
+    approver_task: Option<AbortHandle>,
+}
+
+impl Pending {
+    /// Resolves the asker and cancels the approver task.
+    fn finish(self, outcome: Result<Allowed, PermissionError>) {
+        if let Some(task) = &self.approver_task {
+            task.abort();
+        }
+        // The asker may be gone already; nothing to do then.
+        let _ = self.resolve.send(outcome);
+    }
+}
+
+/// Everything behind the mutex. Never held across an `.await`.
+struct State {
+    pending: IndexMap<String, Pending>,
+    /// The approvals as last read from the store, plus `unpersisted`.
+    approved: Ruleset,
+    /// Approvals the store failed to save: they hold until the service ends.
+    unpersisted: Ruleset,
+    /// Bumped on every change this service makes to `approved`, so a
+    /// re-read that raced with a change does not undo it.
+    generation: u64,
+    approver: Option<Arc<dyn Approver>>,
+    /// `None` once shut down.
+    events: Option<broadcast::Sender<PermissionEvent>>,
+    next_token: u64,
+}
+
+impl State {
+    fn publish(&self, event: PermissionEvent) {
+        if let Some(events) = &self.events {
+            // No subscriber is fine.
+            let _ = events.send(event);
+        }
+    }
+
+    fn is_shut_down(&self) -> bool {
+        self.events.is_none()
+    }
+
+    /// Removes and returns pending `id` if it is still the entry `token`.
+    fn take(&mut self, id: &str, token: u64) -> Option<Pending> {
+        if self.pending.get(id)?.token == token {
+            self.pending.shift_remove(id)
+        } else {
+            None
+        }
+    }
+}
+
+/// The shared core. Asks and approver tasks hold it (approver tasks weakly);
+/// the public handles hold it through [`Handle`], whose drop shuts it down.
+struct Inner {
+    state: Mutex<State>,
+    store: Arc<dyn ApprovalStore>,
+    project: String,
+}
+
+/// The owner of the service: dropping the last one shuts it down.
+struct Handle {
+    inner: Arc<Inner>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.inner.shutdown();
+    }
+}
+
+/// The approval gate service (§6). Cheap to clone: clones share one state.
+///
+/// Dropping the last clone shuts the service down (see
+/// [`shutdown`](Self::shutdown)).
+///
+/// - [`Permissions::ask`] evaluates every pattern against the caller's
+///   ruleset followed by the approved rules (a `deny` of the caller's
+///   ruleset wins over any approval); a `deny` fails at once with
+///   [`PermissionError::Denied`], all-`allow` succeeds at once, anything
+///   else publishes [`PermissionEvent::Asked`] and waits for an answer.
+/// - [`Permissions::reply`] answers a pending request with the cascades of
+///   §6.3: `reject` fails every other pending request of the same session;
+///   `always` approves the request's `always` patterns for the whole project
+///   and resolves the same session's pending requests that the approvals
+///   alone now allow.
+/// - Answers come from the host calling `reply` (following
+///   [`Permissions::subscribe`]) or from an attached
+///   [`Approver`].
+///
+/// Lifetimes: dropping an `ask` future (the session was cancelled) removes
+/// its request silently; a later `reply` to it gets
+/// [`PermissionError::NotFound`]. [`Permissions::shutdown`], or dropping the
+/// last handle, fails every pending `ask` with [`PermissionError::Rejected`]
+/// without publishing events; afterwards, requests that would prompt fail
+/// with `Rejected` at once.
+///
+/// Beyond opencode: an [`AskRequest::timeout`](crate::AskRequest)
+/// fails the ask with `Rejected` (publishing a plain `reject` reply event so
+/// UIs can dismiss the prompt), and approvals can live in a persistent
+/// [`ApprovalStore`] and be revoked.
+///
+/// # A complete host
+///
+/// The host plugs its UI in as an [`Approver`]; tools only `await`
+/// [`Permissions::ask`] and turn an error into a tool result for the model.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use agentgate_permission::{
+///     Action, Approver, AskRequest, PermissionError, PermissionRequest, Permissions, Reply, Rule,
+///     Ruleset,
+/// };
+/// use async_trait::async_trait;
+///
+/// /// The host's approval UI. A real one would show the request and wait for
+/// /// a click; this one approves git commands for good and refuses the rest
+/// /// with advice for the model.
+/// struct GitOnly;
+///
+/// #[async_trait]
+/// impl Approver for GitOnly {
+///     async fn approve(&self, request: &PermissionRequest) -> Reply {
+///         if request.patterns.iter().all(|p| p.starts_with("git ")) {
+///             Reply::Always
+///         } else {
+///             Reply::correct(format!("use git instead of {}", request.patterns.join(", ")))
+///         }
+///     }
+/// }
+///
+/// /// A tool-like caller: asks before its side effect, and only then acts.
+/// async fn bash(
+///     permissions: &Permissions,
+///     session: &str,
+///     command: &str,
+///     always: &str,
+/// ) -> Result<String, PermissionError> {
+///     let rules = Ruleset::from(vec![
+///         Rule::new("bash", "*", Action::Ask),
+///         Rule::new("bash", "rm *", Action::Deny),
+///     ]);
+///     let request = AskRequest::new(session, "bash", [command])
+///         .always([always])
+///         .ruleset(rules);
+///     permissions.ask(request).await?;
+///     Ok(format!("ran {command}"))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let permissions = Permissions::builder().approver(Arc::new(GitOnly)).build()?;
+///
+/// // The approver's `always` reaches the caller as success ...
+/// assert_eq!(bash(&permissions, "s1", "git log -1", "git log *").await?, "ran git log -1");
+/// // ... and is remembered for every session of the project.
+/// assert_eq!(permissions.approved().rules(), [Rule::new("bash", "git log *", Action::Allow)]);
+/// assert_eq!(bash(&permissions, "s2", "git log --stat", "git log *").await?, "ran git log --stat");
+///
+/// // A refusal with feedback reaches the caller as `Corrected`: the model
+/// // sees the feedback and can try again.
+/// let refused = bash(&permissions, "s1", "make clean", "make clean *").await.unwrap_err();
+/// assert_eq!(refused, PermissionError::Corrected { feedback: "use git instead of make clean".into() });
+///
+/// // Deny rules never reach the approver.
+/// let denied = bash(&permissions, "s1", "rm -rf /", "rm *").await.unwrap_err();
+/// assert!(matches!(denied, PermissionError::Denied { .. }));
+/// assert!(permissions.pending().is_empty());
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Driving `reply` from events
+///
+/// Without an approver, follow the events and answer with `reply`:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use agentgate_permission::{AskRequest, PermissionError, PermissionEvent, Permissions, Reply};
+///
+/// let permissions = Permissions::new();
+/// let mut events = permissions.subscribe();
+/// let asking = tokio::spawn({
+///     let permissions = permissions.clone();
+///     async move { permissions.ask(AskRequest::new("s1", "bash", ["rm -rf build"])).await }
+/// });
+/// // A host UI follows the events and answers.
+/// let Ok(PermissionEvent::Asked(request)) = events.recv().await else { panic!() };
+/// assert_eq!(request.patterns, ["rm -rf build"]);
+/// permissions.reply(&request.id, Reply::correct("use cargo clean")).unwrap();
+/// assert_eq!(
+///     asking.await.unwrap(),
+///     Err(PermissionError::Corrected { feedback: "use cargo clean".into() })
+/// );
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Permissions {
+    handle: Arc<Handle>,
+}
+
+impl fmt::Debug for Permissions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.handle.inner.lock();
+        f.debug_struct("Permissions")
+            .field("project", &self.handle.inner.project)
+            .field("pending", &state.pending.len())
+            .field("approved", &state.approved.len())
+            .field("approver", &state.approver.is_some())
+            .field("shut_down", &state.is_shut_down())
+            .finish()
+    }
+}
+
+impl Default for Permissions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Builds a [`Permissions`] service with a store, project, approver and
+/// event capacity of your choice.
+pub struct PermissionsBuilder {
+    store: Arc<dyn ApprovalStore>,
+    project: String,
+    approver: Option<Arc<dyn Approver>>,
+    event_capacity: usize,
+}
+
+impl fmt::Debug for PermissionsBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PermissionsBuilder")
+            .field("project", &self.project)
+            .field("approver", &self.approver.is_some())
+            .field("event_capacity", &self.event_capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PermissionsBuilder {
+    /// Keeps approvals in `store` under `project` (default: a fresh
+    /// [`MemoryStore`], project [`DEFAULT_PROJECT`]).
+    pub fn store(mut self, store: Arc<dyn ApprovalStore>, project: impl Into<String>) -> Self {
+        self.store = store;
+        self.project = project.into();
+        self
+    }
+
+    /// Hands every request that needs a prompt to `approver`.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// How many events a subscriber may fall behind (default
+    /// [`DEFAULT_EVENT_CAPACITY`], at least 1).
+    pub fn event_capacity(mut self, capacity: usize) -> Self {
+        self.event_capacity = capacity.max(1);
+        self
+    }
+
+    /// Loads the project's approvals from the store and starts the service.
+    pub fn build(self) -> Result<Permissions, StoreError> {
+        let approved = self.store.load(&self.project)?;
+        Ok(Permissions::from_parts(
+            self.store,
+            self.project,
+            approved,
+            self.approver,
+            self.event_capacity,
+        ))
+    }
+}
+
+impl Permissions {
+    /// A service with in-memory approvals (opencode's behaviour: they start
+    /// empty and last as long as the service) under project
+    /// [`DEFAULT_PROJECT`], and no approver.
+    pub fn new() -> Self {
+        Self::from_parts(
+            Arc::new(MemoryStore::new()),
+            DEFAULT_PROJECT.to_string(),
+            Ruleset::new(),
+            None,
+            DEFAULT_EVENT_CAPACITY,
+        )
+    }
+
+    fn from_parts(
+        store: Arc<dyn ApprovalStore>,
+        project: String,
+        approved: Ruleset,
+        approver: Option<Arc<dyn Approver>>,
+        event_capacity: usize,
+    ) -> Self {
+        let (events, _) = broadcast::channel(event_capacity);
+        let inner = Arc::new(Inner {
+            state: Mutex::new(State {
+                pending: IndexMap::new(),
+                approved,
+                unpersisted: Ruleset::new(),
+                generation: 0,
+                approver,
+                events: Some(events),
+                next_token: 0,
+            }),
+            store,
+            project,
+        });
+        Permissions {
+            handle: Arc::new(Handle { inner }),
+        }
+    }
+
+    /// A service keeping approvals in `store` under `project`; the
+    /// project's existing approvals are loaded now.
+    pub fn with_store(
+        store: Arc<dyn ApprovalStore>,
+        project: impl Into<String>,
+    ) -> Result<Self, StoreError> {
+        Self::builder().store(store, project).build()
+    }
+
+    /// A builder for a service with a custom store, approver or event
+    /// capacity.
+    pub fn builder() -> PermissionsBuilder {
+        PermissionsBuilder {
+            store: Arc::new(MemoryStore::new()),
+            project: DEFAULT_PROJECT.to_string(),
+            approver: None,
+            event_capacity: DEFAULT_EVENT_CAPACITY,
+        }
+    }
+
+    fn inner(&self) -> &Arc<Inner> {
+        &self.handle.inner
+    }
+
+    /// The project whose approvals this service uses.
+    pub fn project(&self) -> &str {
+        &self.inner().project
+    }
+
+    /// Asks for permission (§6.2) and waits for the answer.
+    ///
+    /// Each of `request.patterns` is evaluated against `request.ruleset`
+    /// alone first: a `deny` there is final, even when an approval would
+    /// match (unlike opencode, where an approval beats a deny of the
+    /// caller's ruleset; see `docs/deviations.md`). Patterns the ruleset
+    /// leaves at `ask` are then evaluated against the ruleset followed by
+    /// the approved rules, re-read from the store first so that approvals
+    /// revoked or granted by another process count. The first `deny` fails with
+    /// [`PermissionError::Denied`] listing every rule of the caller's
+    /// ruleset whose permission matches; if every pattern is allowed (or
+    /// there are none) this returns `Ok(())` at once. Otherwise a
+    /// [`PermissionRequest`] (id as given, or a fresh ascending `per_…`
+    /// id) is published as [`PermissionEvent::Asked`] and this waits for
+    /// [`reply`](Self::reply), an approver, a timeout or a shutdown.
+    ///
+    /// The returned future does not borrow the service, so it can be
+    /// spawned as is; it does not keep the service alive either: when the
+    /// last [`Permissions`] handle is dropped, it fails with
+    /// [`PermissionError::Rejected`]. Dropping the future withdraws the
+    /// request silently (no event; a later `reply` gets `NotFound`).
+    pub fn ask(
+        &self,
+        request: AskRequest,
+    ) -> impl Future<Output = Result<(), PermissionError>> + Send + 'static {
+        let inner = Arc::clone(self.inner());
+        async move { Inner::ask(&inner, request).await.map(drop) }
+    }
+
+    /// [`ask`](Self::ask), saying how the request was allowed: by the rules
+    /// (no prompt), by a `once` or `always` answer, or by a
+    /// [`Reply::Grant`] — the one answer that lets a tool widen its OS
+    /// sandbox for the call (only for requests that
+    /// [offer it](PermissionRequest::offers_grant)).
+    pub fn ask_answer(
+        &self,
+        request: AskRequest,
+    ) -> impl Future<Output = Result<Allowed, PermissionError>> + Send + 'static {
+        let inner = Arc::clone(self.inner());
+        async move { Inner::ask(&inner, request).await }
+    }
+
+    /// Answers pending request `id` (§6.3).
+    ///
+    /// - `Once` resolves it.
+    /// - `Reject` fails it with [`PermissionError::Corrected`] when the
+    ///   feedback is non-empty, else [`PermissionError::Rejected`]; every
+    ///   other pending request of the same session then fails with
+    ///   `Rejected` (each gets a `reject` reply event).
+    /// - `Always` resolves it, approves one `allow` rule per `always`
+    ///   pattern under its permission (persisted to the store), then
+    ///   resolves, in order, every other pending request of the same session
+    ///   whose patterns the approved rules alone all allow (each gets an
+    ///   `always` reply event).
+    ///
+    /// Fails with [`PermissionError::NotFound`] when `id` is not pending.
+    /// A store failure while persisting an approval is logged; the approval
+    /// still holds for this service's lifetime.
+    pub fn reply(&self, id: &str, reply: Reply) -> Result<(), PermissionError> {
+        self.inner().reply(id, None, reply)
+    }
+
+    /// The pending requests, oldest first.
+    pub fn pending(&self) -> Vec<PermissionRequest> {
+        self.inner()
+            .lock()
+            .pending
+            .values()
+            .map(|p| p.request.clone())
+            .collect()
+    }
+
+    /// The approved ("always") rules, oldest first.
+    pub fn approved(&self) -> Ruleset {
+        self.inner().lock().approved.clone()
+    }
+
+    /// Removes every approval equal to `rule`, from this service and from
+    /// the store. Returns whether anything was removed. Pending requests are
+    /// unaffected; later asks see the change.
+    pub fn revoke(&self, rule: &Rule) -> Result<bool, StoreError> {
+        let inner = self.inner();
+        let mut state = inner.lock();
+        let stored = inner.store.revoke(&inner.project, rule)?;
+        state.generation += 1;
+        let before = state.approved.len();
+        state.approved.0.retain(|r| r != rule);
+        state.unpersisted.0.retain(|r| r != rule);
+        Ok(stored || state.approved.len() != before)
+    }
+
+    /// A receiver of every event published from now on. After a shutdown
+    /// the receiver reports the channel closed.
+    pub fn subscribe(&self) -> broadcast::Receiver<PermissionEvent> {
+        let inner = self.inner();
+        match &inner.lock().events {
+            Some(events) => events.subscribe(),
+            None => broadcast::channel(1).1,
+        }
+    }
+
+    /// The events as a stream, ending at shutdown. Events a slow consumer
+    /// missed (more than the event capacity behind) are skipped with a
+    /// warning; use [`subscribe`](Self::subscribe) to handle that yourself.
+    pub fn events(&self) -> impl futures::Stream<Item = PermissionEvent> + Send + 'static {
+        futures::stream::unfold(self.subscribe(), |mut events| async move {
+            loop {
+                match events.recv().await {
+                    Ok(event) => return Some((event, events)),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "permission event subscriber lagged");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        })
+    }
+
+    /// Attaches `approver`: requests asked from now on, and pending ones not
+    /// yet handed to an approver, are handed to it. Replaces any previous
+    /// approver for new requests (requests it is deciding stay with it).
+    ///
+    /// Approvers run as tokio tasks, so this and `ask` must be called inside
+    /// a tokio runtime for the approver to see requests.
+    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
+        let inner = self.inner();
+        let mut state = inner.lock();
+        state.approver = Some(Arc::clone(&approver));
+        let tokens: Vec<(String, u64)> = state
+            .pending
+            .iter()
+            .filter(|(_, p)| p.approver_task.is_none())
+            .map(|(id, p)| (id.clone(), p.token))
+            .collect();
+        for (id, token) in tokens {
+            if let Some(entry) = state.pending.get_mut(&id) {
+                entry.approver_task =
+                    spawn_approver(inner, Arc::clone(&approver), entry.request.clone(), token);
+            }
+        }
+    }
+
+    /// Detaches the approver; requests it is already deciding stay with it.
+    pub fn clear_approver(&self) {
+        self.inner().lock().approver = None;
+    }
+
+    /// Shuts the service down: every pending `ask` fails with
+    /// [`PermissionError::Rejected`] (no reply events), approver tasks are
+    /// cancelled, subscribers see the channel close, and later asks that
+    /// would prompt fail with `Rejected` at once. Idempotent; also happens
+    /// when the last handle is dropped.
+    pub fn shutdown(&self) {
+        self.inner().shutdown();
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) happened.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner().lock().is_shut_down()
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
+        // The caller's ruleset first, alone: its `deny` is final, whatever
+        // was approved (an approval never overrides a configured deny).
+        // Ceilings (the rules of a task child's parents) bound it: the
+        // stricter answer wins, so a parent's deny is as final as the
+        // caller's own.
+        let mut settled = true;
+        for pattern in &req.patterns {
+            let action = bounded(&req, |rules| decide(&req.permission, pattern, &[rules]))?;
+            if action == Action::Ask {
+                settled = false;
+            }
+        }
+        if settled {
+            return Ok(Allowed::ByRules);
+        }
+        // Something would be asked: read the approvals again, so that one
+        // revoked or granted elsewhere (another process sharing the store)
+        // counts now.
+        this.refresh_approved();
+        let (id_of_entry, token, receiver) = {
+            let mut state = this.lock();
+            let mut needs_prompt = false;
+            for pattern in &req.patterns {
+                let action = bounded(&req, |rules| {
+                    find_last(&req.permission, pattern, &[rules, &state.approved])
+                        .map_or(Action::Ask, |rule| rule.action)
+                })?;
+                if action == Action::Ask {
+                    needs_prompt = true;
+                }
+            }
+            if !needs_prompt {
+                return Ok(Allowed::ByRules);
+            }
+            if state.is_shut_down() {
+                return Err(PermissionError::Rejected);
+            }
+
+            let request = PermissionRequest {
+                id: req.id.clone().unwrap_or_else(fresh_id),
+                session_id: req.session_id,
+                permission: req.permission,
+                patterns: req.patterns,
+                always: req.always,
+                metadata: req.metadata,
+                tool: req.tool,
+            };
+            let token = state.next_token;
+            state.next_token += 1;
+            let (resolve, receiver) = oneshot::channel();
+            let approver_task = state
+                .approver
+                .clone()
+                .and_then(|approver| spawn_approver(this, approver, request.clone(), token));
+            let id = request.id.clone();
+            let id_of_entry = id.clone();
+            let entry = Pending {
+                request: request.clone(),
+                token,
+                resolve,
+                approver_task,
+            };
+            // A caller reusing the id of a pending request replaces it (in
+            // place, as opencode's map does); the replaced ask fails with
+            // `Rejected` instead of hanging forever.
+            if let Some(replaced) = state.pending.insert(id, entry) {
+                replaced.finish(Err(PermissionError::Rejected));
+            }
+            state.publish(PermissionEvent::Asked(request));
+            (id_of_entry, token, receiver)
+        };
+
+        let guard = PendingGuard {
+            inner: Arc::clone(this),
+            id: id_of_entry,
+            token,
+        };
+
+        let outcome = match req.timeout {
+            Some(timeout) if tokio::runtime::Handle::try_current().is_ok() => {
+                let mut receiver = receiver;
+                match tokio::time::timeout(timeout, &mut receiver).await {
+                    Ok(received) => received,
+                    Err(_elapsed) => {
+                        this.expire(&guard.id, token);
+                        receiver.await
+                    }
+                }
+            }
+            Some(_) => {
+                tracing::warn!("AskRequest timeout ignored: not inside a tokio runtime");
+                receiver.await
+            }
+            None => receiver.await,
+        };
+        drop(guard);
+        // The sender is dropped without a value only by a shutdown or a
+        // replacement: both mean "rejected".
+        outcome.unwrap_or(Err(PermissionError::Rejected))
+    }
+
+    /// Replaces the approvals in memory with the store's current list (plus
+    /// the approvals this service could not persist), unless this service
+    /// changed its approvals while the store was being read. A store that
+    /// cannot be read leaves the list in memory as it was.
+    fn refresh_approved(&self) {
+        let generation = self.lock().generation;
+        match self.store.load(&self.project) {
+            Ok(mut loaded) => {
+                let mut state = self.lock();
+                if state.generation == generation {
+                    for rule in state.unpersisted.iter() {
+                        if !loaded.contains(rule) {
+                            loaded.push(rule.clone());
+                        }
+                    }
+                    state.approved = loaded;
+                }
+            }
+            Err(err) => tracing::warn!(
+                %err,
+                project = %self.project,
+                "could not re-read the approvals; using the ones in memory"
+            ),
+        }
+    }
+
+    /// The timeout of the entry with `token` elapsed: fail it with
+    /// `Rejected` and tell UIs, unless something resolved it meanwhile.
+    fn expire(&self, id: &str, token: u64) {
+        let mut state = self.lock();
+        let Some(entry) = state.take(id, token) else {
+            return;
+        };
+        state.publish(PermissionEvent::Replied {
+            session_id: entry.request.session_id.clone(),
+            request_id: id.to_string(),
+            reply: Reply::reject(),
+        });
+        entry.finish(Err(PermissionError::Rejected));
+    }
+
+    /// Applies `reply` to pending `id` (only to the entry with `token`, when
+    /// given: an approver's answer never reaches a later request that
+    /// reuses the id).
+    fn reply(&self, id: &str, token: Option<u64>, reply: Reply) -> Result<(), PermissionError> {
+        let mut state = self.lock();
+        let ours = state
+            .pending
+            .get(id)
+            .is_some_and(|p| token.is_none_or(|t| t == p.token));
+        let Some(entry) = ours.then(|| state.pending.shift_remove(id)).flatten() else {
+            return Err(PermissionError::NotFound { id: id.to_string() });
+        };
+        let session = entry.request.session_id.clone();
+        state.publish(PermissionEvent::Replied {
+            session_id: session.clone(),
+            request_id: id.to_string(),
+            reply: reply.clone(),
+        });
+
+        match reply {
+            Reply::Once => entry.finish(Ok(Allowed::Once)),
+            Reply::Grant => {
+                // A grant counts only where the tool offered one.
+                let allowed = if entry.request.offers_grant() {
+                    Allowed::Grant
+                } else {
+                    Allowed::Once
+                };
+                entry.finish(Ok(allowed));
+            }
+            Reply::Reject { feedback } => {
+                let error = match feedback {
+                    Some(feedback) if !feedback.is_empty() => {
+                        PermissionError::Corrected { feedback }
+                    }
+                    _ => PermissionError::Rejected,
+                };
+                entry.finish(Err(error));
+                let siblings: Vec<String> = state
+                    .pending
+                    .iter()
+                    .filter(|(_, p)| p.request.session_id == session)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for sibling in siblings {
+                    if let Some(pending) = state.pending.shift_remove(&sibling) {
+                        state.publish(PermissionEvent::Replied {
+                            session_id: session.clone(),
+                            request_id: sibling,
+                            reply: Reply::reject(),
+                        });
+                        pending.finish(Err(PermissionError::Rejected));
+                    }
+                }
+            }
+            Reply::Always => {
+                let rules = entry.request.always_rules();
+                entry.finish(Ok(Allowed::Always));
+                if !rules.is_empty() {
+                    state.generation += 1;
+                    state.approved.extend(rules.iter().cloned());
+                    if let Err(err) = self.store.append(&self.project, &rules) {
+                        tracing::error!(
+                            %err,
+                            project = %self.project,
+                            "could not persist an \"always\" approval; it holds until the service ends"
+                        );
+                        state.unpersisted.extend(rules.iter().cloned());
+                    }
+                }
+                let allowed: Vec<String> = state
+                    .pending
+                    .iter()
+                    .filter(|(_, p)| {
+                        p.request.session_id == session
+                            && p.request.patterns.iter().all(|pattern| {
+                                decide(&p.request.permission, pattern, &[&state.approved])
+                                    == Action::Allow
+                            })
+                    })
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for sibling in allowed {
+                    if let Some(pending) = state.pending.shift_remove(&sibling) {
+                        state.publish(PermissionEvent::Replied {
+                            session_id: session.clone(),
+                            request_id: sibling,
+                            reply: Reply::Always,
+                        });
+                        pending.finish(Ok(Allowed::Always));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the entry with `token` without any event (its asker gave up).
+    fn withdraw(&self, id: &str, token: u64) {
+        let entry = self.lock().take(id, token);
+        if let Some(task) = entry.as_ref().and_then(|e| e.approver_task.as_ref()) {
+            task.abort();
+        }
+    }
+
+    fn shutdown(&self) {
+        let drained: Vec<Pending> = {
+            let mut state = self.lock();
+            state.events = None;
+            state.approver = None;
+            state.pending.drain(..).map(|(_, p)| p).collect()
+        };
+        for entry in drained {
+            entry.finish(Err(PermissionError::Rejected));
+        }
+    }
+}
+
+/// Withdraws the pending entry when the `ask` future ends, however it ends.
+struct PendingGuard {
+    inner: Arc<Inner>,
+    id: String,
+    token: u64,
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        self.inner.withdraw(&self.id, self.token);
+    }
+}
+
+/// The error for a denied request: every rule of the caller's ruleset whose
+/// permission matches the requested one (approvals are never listed).
+/// The answer `answer` gives for the caller's ruleset, bounded by each of
+/// the request's ceilings: the stricter one wins, and a `deny` from any of
+/// them fails at once with the rules of the ruleset that denied.
+fn bounded(
+    req: &AskRequest,
+    answer: impl Fn(&Ruleset) -> Action,
+) -> Result<Action, PermissionError> {
+    let mut action = Action::Allow;
+    for rules in std::iter::once(&req.ruleset).chain(&req.ceilings) {
+        let bound = answer(rules);
+        if bound == Action::Deny {
+            return Err(denied(req, rules));
+        }
+        action = action.stricter(bound);
+    }
+    Ok(action)
+}
+
+/// `Denied`, listing the rules of `ruleset` (the caller's, or the ceiling
+/// that denied) whose permission matches the request's.
+fn denied(req: &AskRequest, ruleset: &Ruleset) -> PermissionError {
+    let rules = ruleset
+        .iter()
+        .filter(|rule| wildcard::matches(&req.permission, &rule.permission))
+        .cloned()
+        .collect();
+    PermissionError::Denied { rules }
+}
+
+/// Starts the approver task for `request`, if a tokio runtime is around.
+fn spawn_approver(
+    inner: &Arc<Inner>,
+    approver: Arc<dyn Approver>,
+    request: PermissionRequest,
+    token: u64,
+) -> Option<AbortHandle> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!(
+            id = %request.id,
+            "no tokio runtime: the approver cannot see this request; answer it with reply()"
+        );
+        return None;
+    };
+    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let task = runtime.spawn(async move {
+        let answer = std::panic::AssertUnwindSafe(approver.approve(&request))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| {
+                tracing::error!(id = %request.id, "approver panicked; rejecting the request");
+                Reply::reject()
+            });
+        if let Some(inner) = weak.upgrade() {
+            // NotFound: the request was resolved meanwhile; the answer is moot.
+            let _ = inner.reply(&request.id, Some(token), answer);
+        }
+    });
+    Some(task.abort_handle())
+}
+
+/// A fresh request id: `per_` and 16 hex digits that grow with every call
+/// (microseconds since the epoch, bumped when two calls share one).
+fn fresh_id() -> String {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    let mut previous = LAST.load(Ordering::Relaxed);
+    loop {
+        let next = now.max(previous.saturating_add(1));
+        match LAST.compare_exchange_weak(previous, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return format!("per_{next:016x}"),
+            Err(actual) => previous = actual,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_ids_ascend() {
+        let a = fresh_id();
+        let b = fresh_id();
+        assert!(a.starts_with("per_"));
+        assert!(a < b, "{a} < {b}");
+    }
+
+    #[test]
+    fn events_serialise_with_opencode_tags() {
+        let request = PermissionRequest {
+            id: "per_1".into(),
+            session_id: "s".into(),
+            permission: "bash".into(),
+            patterns: vec!["git status".into()],
+            always: vec!["git status *".into()],
+            metadata: serde_json::json!({}),
+            tool: None,
+        };
+        let asked = serde_json::to_value(PermissionEvent::Asked(request.clone())).unwrap();
+        assert_eq!(asked["type"], "permission.asked");
+        assert_eq!(asked["id"], "per_1");
+        assert_eq!(
+            asked["answers"],
+            serde_json::json!(["once", "always", "reject"])
+        );
+        assert_eq!(
+            asked["always_rules"],
+            serde_json::json!([{"permission": "bash", "pattern": "git status *", "action": "allow"}])
+        );
+        let back: PermissionEvent = serde_json::from_value(asked).unwrap();
+        assert_eq!(back, PermissionEvent::Asked(request));
+
+        let replied = PermissionEvent::Replied {
+            session_id: "s".into(),
+            request_id: "per_1".into(),
+            reply: Reply::correct("no"),
+        };
+        let json = serde_json::to_value(&replied).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"type": "permission.replied", "session_id": "s", "request_id": "per_1", "reply": "reject", "feedback": "no"})
+        );
+        assert_eq!(
+            serde_json::from_value::<PermissionEvent>(json).unwrap(),
+            replied
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! Models from the configuration's `provider` entries: a `provider.<id>`
+//! entry's `baseURL`, `apiKey` and `headers` override what the environment
+//! says for a known provider, and an entry for an unknown id with a
+//! `baseURL` is an OpenAI-compatible server (a local one, a gateway).
+
+use std::sync::Arc;
+
+use agentgate_core::{LanguageModel, ModelRef, ModelResolver, ProviderConfig};
+use indexmap::IndexMap;
+
+use crate::ProviderError;
+use crate::anthropic::Anthropic;
+use crate::gemini::Gemini;
+use crate::openai_chat::OpenAiCompatible;
+use crate::providers::{Api, find_provider};
+use crate::registry::model_for_ref;
+use crate::responses::OpenAiResponses;
+
+/// Builds the client for `name`, applying the configuration's entry for
+/// its provider when there is one, else as [`crate::model_from_env`].
+pub fn model_from_config(
+    name: &ModelRef,
+    providers: &IndexMap<String, ProviderConfig>,
+) -> Result<Arc<dyn LanguageModel>, ProviderError> {
+    let Some(entry) = providers.get(&name.provider_id) else {
+        return model_for_ref(name);
+    };
+    let model = name.model_id.clone();
+    let Some(known) = find_provider(&name.provider_id) else {
+        let Some(base_url) = &entry.base_url else {
+            return Err(ProviderError::UnknownProvider {
+                provider: name.provider_id.clone(),
+                known: format!(
+                    "{} (or give provider.{}.options.baseURL in the config)",
+                    crate::providers::provider_list(),
+                    name.provider_id
+                ),
+            });
+        };
+        let mut client = OpenAiCompatible::new(&name.provider_id, model, base_url);
+        if let Some(key) = &entry.api_key {
+            client = client.with_api_key(key);
+        }
+        for (header, value) in &entry.headers {
+            client = client.with_header(header, value);
+        }
+        return Ok(Arc::new(client));
+    };
+    let key = match &entry.api_key {
+        Some(key) => Some(key.clone()),
+        None => known.api_key()?,
+    };
+    let base_url = entry.base_url.clone().unwrap_or_else(|| known.base_url());
+    macro_rules! configured {
+        ($client:expr) => {{
+            let mut client = $client.with_base_url(&base_url);
+            for (header, value) in &entry.headers {
+                client = client.with_header(header, value);
+            }
+            Arc::new(client) as Arc<dyn LanguageModel>
+        }};
+    }
+    let key_or_empty = key.clone().unwrap_or_default();
+    Ok(match known.api {
+        Api::AnthropicMessages => configured!(Anthropic::new(model, key_or_empty)),
+        Api::OpenAiResponses => configured!(OpenAiResponses::new(model, key_or_empty)),
+        Api::Gemini => configured!(Gemini::new(model, key_or_empty)),
+        _ => {
+            let client = OpenAiCompatible::new(known.id, model, &base_url);
+            configured!(match key {
+                Some(key) => client.with_api_key(key),
+                None => client,
+            })
+        }
+    })
+}
+
+/// A [`ModelResolver`] over the configuration's `provider` entries, falling
+/// back to the environment ([`model_from_config`]). Names it cannot build
+/// resolve to `None`.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigModelResolver {
+    providers: IndexMap<String, ProviderConfig>,
+}
+
+impl ConfigModelResolver {
+    /// A resolver over these entries (`Config::providers`).
+    pub fn new(providers: IndexMap<String, ProviderConfig>) -> Self {
+        ConfigModelResolver { providers }
+    }
+}
+
+impl ModelResolver for ConfigModelResolver {
+    fn resolve(&self, model: &ModelRef) -> Option<Arc<dyn LanguageModel>> {
+        model_from_config(model, &self.providers).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn providers(json: &str) -> IndexMap<String, ProviderConfig> {
+        let value: serde_json::Value = serde_json::from_str(json).unwrap();
+        value
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(id, v)| (id.clone(), ProviderConfig::from_value(v, id).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn an_unknown_provider_with_a_base_url_is_openai_compatible() {
+        let entries = providers(r#"{"local": {"options": {"baseURL": "http://127.0.0.1:9/v1"}}}"#);
+        let model = model_from_config(&ModelRef::parse("local/qwen3").unwrap(), &entries).unwrap();
+        assert_eq!(model.info().full_id(), "local/qwen3");
+        assert!(model_from_config(&ModelRef::parse("other/x").unwrap(), &entries).is_err());
+    }
+
+    #[test]
+    fn a_configured_key_stands_in_for_the_environment() {
+        let entries = providers(
+            r#"{"anthropic": {"options": {"apiKey": "k", "baseURL": "http://127.0.0.1:9"}}}"#,
+        );
+        let name = ModelRef::parse("anthropic/claude-sonnet-4-5").unwrap();
+        assert!(model_from_config(&name, &entries).is_ok());
+        assert!(ConfigModelResolver::new(entries).resolve(&name).is_some());
+    }
+}

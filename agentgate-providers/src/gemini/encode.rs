@@ -1,0 +1,169 @@
+//! [`ModelRequest`] → `streamGenerateContent` request body.
+
+use agentgate_core::{ContentPart, ModelRequest, ModelRole, ProviderMetadata, ToolChoice};
+use serde_json::Value;
+
+use super::PROVIDER;
+use super::wire::{
+    Content, FileData, FunctionCall, FunctionCallingConfig, FunctionDeclaration, FunctionOutput,
+    FunctionResponse, GenerateRequest, GenerationConfig, InlineData, Part, SystemInstruction,
+    ToolConfig, Tools,
+};
+use crate::metadata::metadata_str;
+
+/// The typed request for `request`.
+pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest {
+    let mut contents: Vec<Content> = Vec::new();
+    for message in request.messages.iter() {
+        let (role, parts) = encode_message(message.role, &message.content);
+        if parts.is_empty() {
+            continue;
+        }
+        match contents.last_mut() {
+            Some(last) if last.role == role => last.parts.extend(parts),
+            _ => contents.push(Content { role, parts }),
+        }
+    }
+    let system: Vec<Part> = request
+        .system
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| Part {
+            text: Some(s.clone()),
+            ..Part::default()
+        })
+        .collect();
+    let (tools, tool_config) = if request.tools.is_empty() {
+        (Vec::new(), None)
+    } else {
+        let declarations = request
+            .tools
+            .iter()
+            .map(|t| FunctionDeclaration {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters_json_schema: t.parameters.clone(),
+            })
+            .collect();
+        let (mode, allowed) = match &request.tool_choice {
+            ToolChoice::None => ("NONE", None),
+            ToolChoice::Required => ("ANY", None),
+            ToolChoice::Tool(name) => ("ANY", Some(vec![name.clone()])),
+            _ => ("AUTO", None),
+        };
+        (
+            vec![Tools {
+                function_declarations: declarations,
+            }],
+            Some(ToolConfig {
+                function_calling_config: FunctionCallingConfig {
+                    mode,
+                    allowed_function_names: allowed,
+                },
+            }),
+        )
+    };
+    GenerateRequest {
+        contents,
+        system_instruction: (!system.is_empty()).then_some(SystemInstruction { parts: system }),
+        tools,
+        tool_config,
+        generation_config: GenerationConfig {
+            temperature: request.temperature.map(crate::sampling::exact),
+            top_p: request.top_p.map(crate::sampling::exact),
+            max_output_tokens: request.max_output_tokens,
+            extra: Default::default(),
+        },
+    }
+}
+
+/// The request body: the typed request with the pass-through options of
+/// `request.options["google"]` merged over it.
+pub(crate) fn request_body(request: &ModelRequest) -> Value {
+    let mut body = serde_json::to_value(encode(request)).unwrap_or(Value::Null);
+    crate::http::merge_options(&mut body, &request.options, PROVIDER);
+    body
+}
+
+fn signature(metadata: Option<&ProviderMetadata>) -> Option<String> {
+    metadata_str(metadata, PROVIDER, "thoughtSignature").map(str::to_string)
+}
+
+fn encode_message(role: ModelRole, content: &[ContentPart]) -> (&'static str, Vec<Part>) {
+    let wire_role = match role {
+        ModelRole::Assistant => "model",
+        _ => "user",
+    };
+    let parts = content.iter().filter_map(encode_part).collect();
+    (wire_role, parts)
+}
+
+fn encode_part(part: &ContentPart) -> Option<Part> {
+    Some(match part {
+        ContentPart::Text { text, .. } if text.is_empty() => return None,
+        ContentPart::Text {
+            text,
+            provider_metadata,
+        } => Part {
+            text: Some(text.clone()),
+            thought_signature: signature(provider_metadata.as_ref()),
+            ..Part::default()
+        },
+        // Thoughts go back only with the signature Gemini gave them.
+        ContentPart::Reasoning {
+            text,
+            provider_metadata,
+        } => Part {
+            text: Some(text.clone()),
+            thought: Some(true),
+            thought_signature: Some(signature(provider_metadata.as_ref())?),
+            ..Part::default()
+        },
+        ContentPart::File {
+            media_type, url, ..
+        } => match url
+            .strip_prefix("data:")
+            .and_then(|rest| rest.split_once(','))
+        {
+            Some((header, data)) if header.ends_with(";base64") => Part {
+                inline_data: Some(InlineData {
+                    mime_type: media_type.clone(),
+                    data: data.to_string(),
+                }),
+                ..Part::default()
+            },
+            _ => Part {
+                file_data: Some(FileData {
+                    mime_type: media_type.clone(),
+                    file_uri: url.clone(),
+                }),
+                ..Part::default()
+            },
+        },
+        ContentPart::ToolCall {
+            name,
+            input,
+            provider_metadata,
+            ..
+        } => Part {
+            function_call: Some(FunctionCall {
+                name: name.clone(),
+                args: input.clone(),
+            }),
+            thought_signature: signature(provider_metadata.as_ref()),
+            ..Part::default()
+        },
+        ContentPart::ToolResult { name, output, .. } => Part {
+            function_response: Some(FunctionResponse {
+                name: name.clone(),
+                response: FunctionOutput {
+                    name: name.clone(),
+                    content: output.clone(),
+                },
+            }),
+            ..Part::default()
+        },
+        // A kind of content newer than this encoder: left out of the request.
+        _ => return None,
+    })
+}

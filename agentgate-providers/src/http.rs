@@ -1,0 +1,388 @@
+//! The HTTP plumbing shared by the clients: sending a request (error
+//! responses mapped by [`crate::error_body`]), and driving a provider
+//! decoder over the server-sent events of a 200 response.
+//!
+//! Nothing here retries: the agent loop owns retries (§13), so errors are
+//! mapped faithfully (status, headers, `x-should-retry`) and returned.
+
+use std::collections::VecDeque;
+
+use agentgate_core::{EventStream, Headers, ModelError, StreamEvent};
+use futures::StreamExt;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error_body::{Classify, map_error_response};
+use crate::sse::{SseEvent, sse_events};
+
+/// A provider's stream state machine: turns SSE events into
+/// [`StreamEvent`]s and knows whether the terminal event arrived.
+pub(crate) trait Decoder: Send + 'static {
+    /// Handles one event. An `Err` ends the stream.
+    fn event(&mut self, event: SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
+    /// Whether the terminal event was seen (the driver stops reading).
+    fn finished(&self) -> bool;
+    /// The body ended before [`Decoder::finished`]: emit what can still be
+    /// emitted or say why the stream is incomplete.
+    fn end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), ModelError>;
+}
+
+/// The builder methods every client shares: base URL, extra headers, model
+/// description, HTTP client and idle timeout. The client type must have the
+/// fields `base_url`, `headers`, `info`, `http` and `idle_timeout`.
+macro_rules! client_builders {
+    ($client:ty) => {
+        impl $client {
+            /// Replaces the base URL (everything before the endpoint path,
+            /// e.g. `https://host/v1`); a trailing `/` is ignored.
+            pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+                self.base_url = base_url.into().trim_end_matches('/').to_string();
+                self
+            }
+
+            /// Adds a header to every request (a beta flag, an organisation id ...).
+            pub fn with_header(
+                mut self,
+                name: impl Into<String>,
+                value: impl Into<String>,
+            ) -> Self {
+                self.headers.push((name.into(), value.into()));
+                self
+            }
+
+            /// Replaces the model description (limits, capabilities).
+            pub fn with_info(mut self, info: agentgate_core::ModelInfo) -> Self {
+                self.info = info;
+                self
+            }
+
+            /// Uses this `reqwest` client (proxies, timeouts, connection
+            /// pool) instead of the process-wide shared one.
+            pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
+                self.http = http;
+                self
+            }
+
+            /// Ends a stream with `ModelError::Interrupted` (which the loop
+            /// retries) when no bytes arrive for this long. Off by default:
+            /// reasoning models can be silent for minutes on some APIs.
+            pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
+                self.idle_timeout = Some(timeout);
+                self
+            }
+
+            /// The base URL requests go to.
+            pub fn base_url(&self) -> &str {
+                &self.base_url
+            }
+        }
+    };
+}
+pub(crate) use client_builders;
+
+/// An environment variable's value, unless it is unset or blank.
+pub(crate) fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// How long a connection attempt may take before the call fails with
+/// `Interrupted` (a dead host must not hang a turn for minutes).
+pub(crate) const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// One `reqwest` client shared by every model client that was not given
+/// its own, so they share a connection pool.
+pub(crate) fn shared_client() -> reqwest::Client {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .build()
+                .unwrap_or_default()
+        })
+        .clone()
+}
+
+/// Sends a request; a non-2xx response becomes a mapped [`ModelError`]
+/// whose message names the URL it came from.
+pub(crate) async fn send(
+    request: reqwest::RequestBuilder,
+    cancel: &CancellationToken,
+    classify: Classify,
+) -> Result<reqwest::Response, ModelError> {
+    let (client, request) = request.build_split();
+    let request = request.map_err(|e| {
+        ModelError::other(format!(
+            "invalid base URL: {}; it must be an http:// or https:// URL",
+            error_chain(&e)
+        ))
+    })?;
+    let target = format!("{} {}", request.method(), without_query(request.url()));
+    if !matches!(request.url().scheme(), "http" | "https") {
+        return Err(ModelError::other(format!(
+            "invalid base URL for {target}: it must start with http:// or https://"
+        )));
+    }
+    let response = tokio::select! {
+        _ = cancel.cancelled() => return Err(ModelError::Cancelled),
+        response = client.execute(request) => response.map_err(|e| send_error(e, &target))?,
+    };
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let headers = lowercase_headers(response.headers());
+    let body = tokio::select! {
+        _ = cancel.cancelled() => return Err(ModelError::Cancelled),
+        body = response.text() => body.unwrap_or_default(),
+    };
+    Err(
+        match map_error_response(status.as_u16(), headers, body, classify) {
+            ModelError::Api(mut api) => {
+                api.message = format!("{} ({target})", api.message);
+                ModelError::Api(api)
+            }
+            other => other,
+        },
+    )
+}
+
+/// The URL without its query string (which may carry a key on some
+/// gateways), for messages.
+fn without_query(url: &reqwest::Url) -> String {
+    let mut url = url.clone();
+    url.set_query(None);
+    url.to_string()
+}
+
+/// A failure to get a response. A host that refuses the connection or does
+/// not resolve is a configuration error, reported at once and not retried
+/// (retrying a wrong base URL would keep a turn silent for minutes); a
+/// timeout or a reset connection is `Interrupted`, which the loop retries.
+fn send_error(error: reqwest::Error, target: &str) -> ModelError {
+    if error.is_connect() && !error.is_timeout() {
+        return ModelError::other(format!(
+            "could not connect to {target}: {}; check the base URL (`with_base_url` or the \
+             provider's base URL variable) and that the server is running",
+            error_chain(&error)
+        ));
+    }
+    if error.is_builder() {
+        return ModelError::other(format!(
+            "invalid base URL for {target}: {}",
+            error_chain(&error)
+        ));
+    }
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else {
+        "request failed"
+    };
+    ModelError::interrupted(format!("{kind}: {target}: {}", error_chain(&error)))
+}
+
+/// An error and its sources, `: `-separated (reqwest's own message leaves
+/// out the cause, such as "Connection refused").
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// A failure while reading the body of a 200 response (reset, timeout).
+pub(crate) fn transport_error(error: reqwest::Error) -> ModelError {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else {
+        "request failed"
+    };
+    // A cut body is retried by the loop like a cut stream.
+    ModelError::interrupted(format!("{kind}: {}", error_chain(&error)))
+}
+
+fn lowercase_headers(headers: &reqwest::header::HeaderMap) -> Headers {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let value = value.to_str().ok()?;
+            Some((name.as_str().to_ascii_lowercase(), value.to_string()))
+        })
+        .collect()
+}
+
+/// Drives `decoder` over the SSE body of `response`, stopping promptly
+/// when `cancel` fires. The stream ends after the decoder's terminal
+/// event or after the first error.
+pub(crate) fn drive<D: Decoder>(
+    response: reqwest::Response,
+    decoder: D,
+    cancel: CancellationToken,
+    idle_timeout: Option<std::time::Duration>,
+) -> EventStream {
+    struct State<S, D> {
+        events: S,
+        decoder: D,
+        ready: VecDeque<Result<StreamEvent, ModelError>>,
+        done: bool,
+        cancel: CancellationToken,
+    }
+    let state = State {
+        events: Box::pin(sse_events(response.bytes_stream())),
+        decoder,
+        ready: VecDeque::new(),
+        done: false,
+        cancel,
+    };
+    Box::pin(futures::stream::unfold(
+        state,
+        move |mut state| async move {
+            loop {
+                if let Some(item) = state.ready.pop_front() {
+                    return Some((item, state));
+                }
+                if state.done {
+                    return None;
+                }
+                let next = tokio::select! {
+                    biased;
+                    _ = state.cancel.cancelled() => {
+                        state.done = true;
+                        return Some((Err(ModelError::Cancelled), state));
+                    }
+                    next = next_or_idle(&mut state.events, idle_timeout) => match next {
+                        Some(next) => next,
+                        None => {
+                            state.done = true;
+                            let secs = idle_timeout.map_or(0.0, |t| t.as_secs_f64());
+                            return Some((
+                                Err(ModelError::interrupted(format!(
+                                    "no data from the provider for {secs}s (idle timeout)"
+                                ))),
+                                state,
+                            ));
+                        }
+                    },
+                };
+                let mut out = Vec::new();
+                let result = match next {
+                    Some(Ok(event)) => state.decoder.event(event, &mut out),
+                    Some(Err(e)) => Err(transport_error(e.0)),
+                    None => {
+                        state.done = true;
+                        state.decoder.end(&mut out)
+                    }
+                };
+                state.ready.extend(out.into_iter().map(Ok));
+                match result {
+                    Ok(()) => state.done |= state.decoder.finished(),
+                    Err(error) => {
+                        state.ready.push_back(Err(error));
+                        state.done = true;
+                    }
+                }
+            }
+        },
+    ))
+}
+
+/// The next item, or `None` when `timeout` passed first.
+async fn next_or_idle<S: futures::Stream + Unpin>(
+    stream: &mut S,
+    timeout: Option<std::time::Duration>,
+) -> Option<Option<S::Item>> {
+    match timeout {
+        Some(timeout) => tokio::time::timeout(timeout, stream.next()).await.ok(),
+        None => Some(stream.next().await),
+    }
+}
+
+/// Parses a JSON `data:` payload into the provider's typed event; a
+/// malformed line (or one of an unexpected shape) is an error naming the
+/// provider, never a panic.
+pub(crate) fn parse_event<T: DeserializeOwned>(
+    provider: &str,
+    data: &str,
+) -> Result<T, ModelError> {
+    serde_json::from_str(data).map_err(|e| {
+        let mut snippet: String = data.chars().take(200).collect();
+        if snippet.len() < data.len() {
+            snippet.push('…');
+        }
+        ModelError::other(format!(
+            "{provider} sent a malformed stream event ({e}): {snippet}"
+        ))
+    })
+}
+
+/// Parses accumulated tool-call argument text: empty means `{}`, invalid
+/// JSON is passed on as a JSON string so the tool reports it to the model.
+pub(crate) fn parse_arguments(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return Value::Object(Default::default());
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+/// Merges the provider options of `request.options[key]` (an object) into
+/// a request body, overriding what the client set: objects are merged key
+/// by key (so `{"generationConfig": {"thinkingConfig": …}}` keeps the
+/// client's `maxOutputTokens`), anything else replaces.
+pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, Value>, key: &str) {
+    if let Some(extra @ Value::Object(_)) = options.get(key) {
+        deep_merge(body, extra);
+    }
+}
+
+fn deep_merge(into: &mut Value, from: &Value) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (k, v) in from {
+                match into.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => {
+                        deep_merge(existing, v)
+                    }
+                    _ => {
+                        into.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (into, from) => *into = from.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_merge_objects_key_by_key() {
+        let mut body = serde_json::json!({"a": {"x": 1, "y": 2}, "b": 1});
+        let mut options = serde_json::Map::new();
+        options.insert(
+            "p".into(),
+            serde_json::json!({"a": {"y": 3, "z": 4}, "b": [1]}),
+        );
+        merge_options(&mut body, &options, "p");
+        assert_eq!(
+            body,
+            serde_json::json!({"a": {"x": 1, "y": 3, "z": 4}, "b": [1]})
+        );
+    }
+
+    #[test]
+    fn arguments_parse_or_pass_through() {
+        assert_eq!(parse_arguments(""), serde_json::json!({}));
+        assert_eq!(parse_arguments("{\"a\":1}"), serde_json::json!({"a": 1}));
+        assert_eq!(parse_arguments("{\"a\""), serde_json::json!("{\"a\""));
+    }
+}

@@ -1,0 +1,239 @@
+//! [`ModelRequest`] → Chat Completions request body.
+
+use agentgate_core::{ContentPart, ModelMessage, ModelRequest, ModelRole, ToolChoice};
+use serde_json::Value;
+
+use super::wire::{
+    ChatRequest, FileData, FunctionCall, FunctionDefinition, FunctionName, ImageUrl, Message,
+    StreamOptions, Tool, ToolCall, ToolChoice as WireToolChoice, UserContent, UserPart,
+};
+use crate::families::{MaxTokensField, ModelFamily, Reasoning};
+
+/// What the client contributes besides the request itself.
+pub(crate) struct EncodeSettings<'a> {
+    pub model: &'a str,
+    /// The key of the pass-through options (the provider id).
+    pub provider: &'a str,
+    /// The model family's request rules.
+    pub family: &'a ModelFamily,
+    pub max_tokens_field: MaxTokensField,
+}
+
+/// The typed request for `request`.
+pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> ChatRequest {
+    let mut messages: Vec<Message> = request
+        .system
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| Message::System { content: s.clone() })
+        .collect();
+    let echo_reasoning = settings.family.reasoning == Reasoning::ReasoningContentEcho;
+    for message in request.messages.iter() {
+        encode_message(message, echo_reasoning, &mut messages);
+    }
+    let (tools, tool_choice) = if request.tools.is_empty() {
+        (Vec::new(), None)
+    } else {
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| Tool {
+                kind: "function",
+                function: FunctionDefinition {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    parameters: t.parameters.clone(),
+                },
+            })
+            .collect();
+        let choice = match &request.tool_choice {
+            ToolChoice::None => WireToolChoice::Mode("none"),
+            ToolChoice::Required => WireToolChoice::Mode("required"),
+            ToolChoice::Tool(name) => WireToolChoice::Function {
+                kind: "function",
+                function: FunctionName { name: name.clone() },
+            },
+            _ => WireToolChoice::Mode("auto"),
+        };
+        (tools, Some(choice))
+    };
+    let (max_tokens, max_completion_tokens) = match settings.max_tokens_field {
+        MaxTokensField::MaxTokens => (request.max_output_tokens, None),
+        MaxTokensField::MaxCompletionTokens => (None, request.max_output_tokens),
+    };
+    ChatRequest {
+        model: settings.model.to_string(),
+        messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        tools,
+        tool_choice,
+        temperature: request
+            .temperature
+            .filter(|_| settings.family.temperature)
+            .map(crate::sampling::exact),
+        top_p: request
+            .top_p
+            .filter(|_| settings.family.top_p)
+            .map(crate::sampling::exact),
+        max_tokens,
+        max_completion_tokens,
+    }
+}
+
+/// The request body: the typed request with the pass-through options of
+/// `request.options[provider]` merged over it.
+pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
+    let mut body = serde_json::to_value(encode(request, settings)).unwrap_or(Value::Null);
+    crate::http::merge_options(&mut body, &request.options, settings.provider);
+    body
+}
+
+/// Appends the wire messages of `message`. With `echo_reasoning` (DeepSeek
+/// thinking mode), an assistant turn that called tools carries its
+/// reasoning back in `reasoning_content`, which that API requires; other
+/// turns never do (the same API rejects it there).
+pub(crate) fn encode_message(message: &ModelMessage, echo_reasoning: bool, out: &mut Vec<Message>) {
+    match message.role {
+        ModelRole::User => {
+            let simple = message
+                .content
+                .iter()
+                .all(|p| matches!(p, ContentPart::Text { .. }));
+            let content = if simple {
+                UserContent::Text(joined_text(&message.content))
+            } else {
+                UserContent::Parts(message.content.iter().filter_map(user_part).collect())
+            };
+            out.push(Message::User { content });
+        }
+        ModelRole::Assistant => {
+            let text = joined_text(&message.content);
+            let tool_calls: Vec<ToolCall> = message
+                .content
+                .iter()
+                .filter_map(|p| match p {
+                    ContentPart::ToolCall {
+                        id, name, input, ..
+                    } => Some(ToolCall {
+                        id: id.clone(),
+                        kind: "function",
+                        function: FunctionCall {
+                            name: name.clone(),
+                            arguments: input.to_string(),
+                        },
+                    }),
+                    _ => None,
+                })
+                .collect();
+            if text.is_empty() && tool_calls.is_empty() {
+                // Reasoning-only turns: the API rejects an empty assistant message.
+                return;
+            }
+            let reasoning: String = message
+                .content
+                .iter()
+                .filter_map(|p| match p {
+                    ContentPart::Reasoning { text, .. } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let reasoning_content = (echo_reasoning && !tool_calls.is_empty())
+                .then_some(reasoning)
+                .filter(|r| !r.is_empty());
+            out.push(Message::Assistant {
+                content: (!text.is_empty()).then_some(text),
+                tool_calls,
+                reasoning_content,
+            });
+        }
+        ModelRole::Tool => {
+            for part in &message.content {
+                match part {
+                    ContentPart::ToolResult {
+                        call_id, output, ..
+                    } => out.push(Message::Tool {
+                        tool_call_id: call_id.clone(),
+                        content: output.clone(),
+                    }),
+                    ContentPart::Text { text, .. } if !text.is_empty() => out.push(Message::User {
+                        content: UserContent::Text(text.clone()),
+                    }),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+fn joined_text(parts: &[ContentPart]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            ContentPart::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+fn user_part(part: &ContentPart) -> Option<UserPart> {
+    match part {
+        ContentPart::Text { text, .. } => Some(UserPart::Text { text: text.clone() }),
+        ContentPart::File {
+            media_type, url, ..
+        } if media_type.starts_with("image/") => Some(UserPart::ImageUrl {
+            image_url: ImageUrl { url: url.clone() },
+        }),
+        ContentPart::File {
+            media_type,
+            url,
+            filename,
+        } if media_type == "application/pdf" && url.starts_with("data:") => Some(UserPart::File {
+            file: FileData {
+                filename: filename.clone().unwrap_or_else(|| "file.pdf".into()),
+                file_data: url.clone(),
+            },
+        }),
+        ContentPart::File {
+            media_type,
+            url,
+            filename,
+        } => Some(UserPart::Text {
+            text: format!(
+                "[attached file {} ({media_type}) cannot be sent to this API: {}]",
+                filename.as_deref().unwrap_or(""),
+                if url.starts_with("data:") {
+                    "inline data"
+                } else {
+                    url.as_str()
+                },
+            ),
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_only_assistant_turns_are_left_out() {
+        let mut out = Vec::new();
+        encode_message(
+            &ModelMessage {
+                role: ModelRole::Assistant,
+                content: vec![ContentPart::Reasoning {
+                    text: "thinking".into(),
+                    provider_metadata: None,
+                }],
+            },
+            true,
+            &mut out,
+        );
+        assert!(out.is_empty());
+    }
+}

@@ -1,0 +1,202 @@
+//! [`ModelRequest`] → Responses request body (stateless: `store: false`,
+//! reasoning and calls sent back as input items).
+
+use agentgate_core::{ContentPart, ModelRequest, ModelRole, ToolChoice};
+use serde_json::Value;
+
+use super::PROVIDER;
+use super::wire::{
+    ContentPart as WirePart, InputItem, Item, ResponsesRequest, SummaryText, Tool,
+    ToolChoice as WireToolChoice,
+};
+use crate::families::{ModelFamily, Reasoning};
+use crate::metadata::metadata_str;
+
+/// What the client contributes besides the request itself.
+pub(crate) struct EncodeSettings<'a> {
+    pub model: &'a str,
+    /// The model family's request rules: a reasoning family gets system
+    /// prompts as `developer` and its encrypted reasoning requested.
+    pub family: &'a ModelFamily,
+}
+
+/// The typed request for `request`.
+pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> ResponsesRequest {
+    let reasoning = settings.family.reasoning == Reasoning::OpenAiEffort;
+    let system_role = if reasoning { "developer" } else { "system" };
+    let mut input: Vec<InputItem> = request
+        .system
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| InputItem::System {
+            role: system_role,
+            content: s.clone(),
+        })
+        .collect();
+    for message in request.messages.iter() {
+        encode_message(message.role, &message.content, &mut input);
+    }
+    let (tools, tool_choice) = if request.tools.is_empty() {
+        (Vec::new(), None)
+    } else {
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| Tool {
+                kind: "function",
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters: t.parameters.clone(),
+                strict: false,
+            })
+            .collect();
+        let choice = match &request.tool_choice {
+            ToolChoice::None => WireToolChoice::Mode("none"),
+            ToolChoice::Required => WireToolChoice::Mode("required"),
+            ToolChoice::Tool(name) => WireToolChoice::Function {
+                kind: "function",
+                name: name.clone(),
+            },
+            _ => WireToolChoice::Mode("auto"),
+        };
+        (tools, Some(choice))
+    };
+    ResponsesRequest {
+        model: settings.model.to_string(),
+        input,
+        stream: true,
+        store: false,
+        include: if reasoning {
+            vec!["reasoning.encrypted_content"]
+        } else {
+            Vec::new()
+        },
+        tools,
+        tool_choice,
+        temperature: request
+            .temperature
+            .filter(|_| settings.family.temperature)
+            .map(crate::sampling::exact),
+        top_p: request
+            .top_p
+            .filter(|_| settings.family.top_p)
+            .map(crate::sampling::exact),
+        max_output_tokens: request.max_output_tokens,
+    }
+}
+
+/// The request body: the typed request with the pass-through options of
+/// `request.options["openai"]` merged over it.
+pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
+    let mut body = serde_json::to_value(encode(request, settings)).unwrap_or(Value::Null);
+    crate::http::merge_options(&mut body, &request.options, PROVIDER);
+    body
+}
+
+fn user_part(part: &ContentPart) -> Option<WirePart> {
+    Some(match part {
+        ContentPart::Text { text, .. } => WirePart::InputText { text: text.clone() },
+        ContentPart::File {
+            media_type, url, ..
+        } if media_type.starts_with("image/") => WirePart::InputImage {
+            image_url: url.clone(),
+        },
+        ContentPart::File {
+            media_type,
+            url,
+            filename,
+        } if media_type == "application/pdf" && url.starts_with("data:") => WirePart::InputFile {
+            filename: filename.clone().unwrap_or_else(|| "file.pdf".into()),
+            file_data: url.clone(),
+        },
+        ContentPart::File {
+            media_type,
+            filename,
+            ..
+        } => WirePart::InputText {
+            text: format!(
+                "[attached file {} ({media_type}) cannot be sent to this API]",
+                filename.as_deref().unwrap_or(""),
+            ),
+        },
+        _ => return None,
+    })
+}
+
+fn encode_message(role: ModelRole, parts: &[ContentPart], out: &mut Vec<InputItem>) {
+    match role {
+        ModelRole::User => {
+            let content: Vec<WirePart> = parts.iter().filter_map(user_part).collect();
+            if !content.is_empty() {
+                out.push(InputItem::Message {
+                    role: "user",
+                    content,
+                });
+            }
+        }
+        ModelRole::Assistant => {
+            for part in parts {
+                match part {
+                    ContentPart::Text { text, .. } if !text.is_empty() => {
+                        out.push(InputItem::Message {
+                            role: "assistant",
+                            content: vec![WirePart::OutputText { text: text.clone() }],
+                        })
+                    }
+                    ContentPart::Reasoning {
+                        text,
+                        provider_metadata,
+                    } => {
+                        // Only reasoning this API produced can go back, and
+                        // with `store: false` only with its encrypted
+                        // content: by id alone the server cannot find it.
+                        let meta = provider_metadata.as_ref();
+                        let (Some(id), Some(encrypted)) = (
+                            metadata_str(meta, PROVIDER, "itemId"),
+                            metadata_str(meta, PROVIDER, "encryptedContent"),
+                        ) else {
+                            continue;
+                        };
+                        let summary = if text.is_empty() {
+                            Vec::new()
+                        } else {
+                            vec![SummaryText {
+                                kind: "summary_text",
+                                text: text.clone(),
+                            }]
+                        };
+                        out.push(InputItem::Item(Item::Reasoning {
+                            id: id.to_string(),
+                            summary,
+                            encrypted_content: Some(encrypted.to_string()),
+                        }));
+                    }
+                    ContentPart::ToolCall {
+                        id, name, input, ..
+                    } => out.push(InputItem::Item(Item::FunctionCall {
+                        call_id: id.clone(),
+                        name: name.clone(),
+                        arguments: match input {
+                            Value::String(raw) => raw.clone(),
+                            other => other.to_string(),
+                        },
+                    })),
+                    _ => {}
+                }
+            }
+        }
+        ModelRole::Tool => {
+            for part in parts {
+                if let ContentPart::ToolResult {
+                    call_id, output, ..
+                } = part
+                {
+                    out.push(InputItem::Item(Item::FunctionCallOutput {
+                        call_id: call_id.clone(),
+                        output: output.clone(),
+                    }));
+                }
+            }
+        }
+    }
+}

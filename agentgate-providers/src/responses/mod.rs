@@ -1,0 +1,109 @@
+//! OpenAI Responses API streaming client: [`OpenAiResponses`].
+//!
+//! Stateless use (`store: false`): reasoning items come back with their
+//! item id and, for reasoning models, their encrypted content in
+//! [`agentgate_core::ProviderMetadata`] (`{"openai": {"itemId": …,
+//! "encryptedContent": …}}`) and are sent back as input items on the next
+//! request; function calls carry their `fc_…` item id the same way. The
+//! request is built by [`encode`] into the typed body of [`wire`]; the
+//! stream is read by [`decode`].
+
+mod decode;
+mod encode;
+mod wire;
+
+pub(crate) use decode::ResponsesDecoder;
+
+use agentgate_core::{EventStream, LanguageModel, ModelError, ModelInfo, ModelRequest};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::ProviderError;
+use crate::endpoints::OPENAI_BASE_URL;
+use crate::http;
+
+const PROVIDER: &str = "openai";
+
+/// A streaming OpenAI Responses client (`POST {base_url}/responses`), the
+/// API OpenAI's reasoning and codex models are meant for.
+///
+/// Provider options in `ModelRequest::options["openai"]` are merged into
+/// the request body, e.g. `{"reasoning": {"effort": "high", "summary":
+/// "auto"}}`.
+#[derive(Debug, Clone)]
+pub struct OpenAiResponses {
+    info: ModelInfo,
+    base_url: String,
+    api_key: String,
+    headers: Vec<(String, String)>,
+    http: reqwest::Client,
+    idle_timeout: Option<std::time::Duration>,
+}
+
+crate::http::client_builders!(OpenAiResponses);
+
+impl OpenAiResponses {
+    /// A client for `model` with this API key, against `OPENAI_BASE_URL`'s
+    /// default ([`OPENAI_BASE_URL`]).
+    pub fn new(model: impl Into<String>, api_key: impl Into<String>) -> Self {
+        OpenAiResponses {
+            info: crate::model_info::model_info(PROVIDER, &model.into()),
+            base_url: OPENAI_BASE_URL.to_string(),
+            api_key: api_key.into(),
+            headers: Vec::new(),
+            http: http::shared_client(),
+            idle_timeout: None,
+        }
+    }
+
+    /// A client with the key from `OPENAI_API_KEY` and the base URL from
+    /// `OPENAI_BASE_URL` when set.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
+        let spec = crate::providers::provider(PROVIDER);
+        let key = spec.api_key()?.unwrap_or_default();
+        Ok(OpenAiResponses::new(model, key).with_base_url(spec.base_url()))
+    }
+
+    /// The JSON body this client sends for `request`.
+    pub fn request_body(&self, request: &ModelRequest) -> Value {
+        encode::request_body(
+            request,
+            &encode::EncodeSettings {
+                model: &self.info.id,
+                family: crate::families::model_family(PROVIDER, &self.info.id),
+            },
+        )
+    }
+}
+
+#[async_trait::async_trait]
+impl LanguageModel for OpenAiResponses {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest,
+        cancel: CancellationToken,
+    ) -> Result<EventStream, ModelError> {
+        let body = self.request_body(&request);
+        drop(request);
+        let mut builder = self
+            .http
+            .post(format!("{}/responses", self.base_url))
+            .bearer_auth(&self.api_key)
+            .header("accept", "text/event-stream")
+            .json(&body);
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        let response = http::send(builder, &cancel, crate::openai_chat::classify).await?;
+        Ok(http::drive(
+            response,
+            ResponsesDecoder::default(),
+            cancel,
+            self.idle_timeout,
+        ))
+    }
+}

@@ -1,0 +1,3 @@
+//! agentgate-providers integration tests: one binary, modules in `suite/`.
+
+mod suite;

@@ -1,0 +1,658 @@
+//! The `bash` tool (§8): asks `external_directory` and `bash` for what the
+//! command line touches ([`plan_requests`]), and `read` for each file its
+//! arguments name that a `read` rule denies or asks (`read_args`), then
+//! runs it with
+//! `bash -c` (or `sh -c` where bash is missing) in its own process group,
+//! streaming its output to the call's live metadata. On timeout or
+//! cancellation the **whole process group** is ended (SIGTERM, then SIGKILL
+//! after a grace), so background children do not outlive the call.
+//!
+//! The child runs under the tool's [`Sandbox`] (see `sandbox`): a filtered
+//! environment, and on Linux its own PID namespace (every descendant ends
+//! with the call), Landlock and, with the network off, a network namespace.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use agentgate_core::Truncator;
+use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use agentgate_permission::{Allowed, AskRequest, PermissionError, SANDBOX_GRANT_KEY};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+mod read_args;
+
+use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests, scan};
+use crate::external::EXTERNAL_DIRECTORY;
+use crate::paths;
+use crate::protected::PROTECTED_PATH;
+use crate::read_rules::ReadRules;
+use crate::request::ToolRequest;
+use crate::sandbox::{CallScope, Sandbox, approved_directories};
+
+/// The tool id and permission name.
+pub const BASH: &str = "bash";
+/// Default timeout when the call gives none (§8.4: 2 minutes).
+pub const BASH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest timeout a call may ask for (10 minutes); larger ones are
+/// lowered to it (see [`BashTool::with_max_timeout`]).
+pub const BASH_MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a process group gets between SIGTERM and SIGKILL (§8.4: 3 s).
+pub const BASH_KILL_GRACE: Duration = Duration::from_secs(3);
+/// At most this much of the output's tail goes into each live metadata
+/// update.
+pub const BASH_METADATA_OUTPUT_BYTES: usize = 30_000;
+/// At most this much output is kept in memory; the rest is dropped with a
+/// note (the model sees a truncated head anyway).
+pub const BASH_MAX_CAPTURE_BYTES: usize = 8 * 1024 * 1024;
+
+const DESCRIPTION: &str = "Runs a shell command with bash (sh where bash is missing) in the \
+project directory or `workdir`, and returns its combined stdout and stderr. Commands time out \
+after `timeout` milliseconds (default 120000, at most 600000); a timed-out or cancelled command is killed with \
+everything it started. Prefer the dedicated tools for reading, searching and editing files.";
+
+/// The arguments of the `bash` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct BashArgs {
+    /// The command line to run.
+    pub command: String,
+    /// Timeout in milliseconds (default 120000, at most 600000).
+    #[serde(default)]
+    pub timeout: Option<i64>,
+    /// The directory to run in (default: the project directory); relative
+    /// paths are resolved against it.
+    #[serde(default)]
+    pub workdir: Option<String>,
+    /// A short description of what the command does, in 5-10 words.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// Why a bash call failed before or while running its command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BashError {
+    /// The `timeout` argument was negative.
+    #[error("Invalid timeout value: {0}. Timeout must be a positive number of milliseconds.")]
+    NegativeTimeout(i64),
+    /// The command line could not be scanned for its permission request.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+    /// The line names (or its globs match) more files and folders than can
+    /// be checked against the `read` rules.
+    #[error(
+        "The command names or matches too many files and folders to check against the read rules (more than {0} look-ups); split it into smaller commands or use narrower globs."
+    )]
+    TooManyGlobEntries(usize),
+    /// `workdir` is not an existing directory.
+    #[error(
+        "The workdir {0} is not an existing directory; pass an existing directory or leave workdir out to run in the project directory."
+    )]
+    Workdir(String),
+    /// The shell could not be started.
+    #[error(
+        "Could not start {shell}: {reason}. Check that a POSIX shell is installed and on PATH."
+    )]
+    Spawn {
+        /// The shell that was tried.
+        shell: String,
+        /// The OS error.
+        reason: String,
+    },
+}
+
+impl From<BashError> for ToolError {
+    fn from(error: BashError) -> Self {
+        ToolError::Failed(error.to_string())
+    }
+}
+
+/// The `bash` tool. Configure with the builder methods; `Default` uses a
+/// 2 minute timeout, a 3 s kill grace and agentgate-core's default truncation.
+#[derive(Debug, Clone)]
+pub struct BashTool {
+    default_timeout: Duration,
+    max_timeout: Duration,
+    kill_grace: Duration,
+    truncator: Option<Truncator>,
+    shell: Option<PathBuf>,
+    sandbox: Sandbox,
+}
+
+impl Default for BashTool {
+    fn default() -> Self {
+        BashTool {
+            default_timeout: BASH_DEFAULT_TIMEOUT,
+            max_timeout: BASH_MAX_TIMEOUT,
+            kill_grace: BASH_KILL_GRACE,
+            truncator: None,
+            shell: None,
+            sandbox: Sandbox::default(),
+        }
+    }
+}
+
+impl BashTool {
+    /// A bash tool with the defaults.
+    pub fn new() -> Self {
+        BashTool::default()
+    }
+
+    /// Sets the timeout used when a call gives none.
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Sets the longest timeout a call may ask for; larger `timeout`
+    /// arguments are lowered to it.
+    pub fn with_max_timeout(mut self, timeout: Duration) -> Self {
+        self.max_timeout = timeout;
+        self
+    }
+
+    /// Sets the time between SIGTERM and SIGKILL.
+    pub fn with_kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
+
+    /// Sets how output is truncated and where the full output is spilled
+    /// (default: the call context's [`truncator`](ToolContext::truncator),
+    /// whose spill directory an engine puts in the agent's data directory).
+    /// The spill directory is never writable to commands; the tool writes
+    /// it without following links.
+    pub fn with_truncator(mut self, truncator: Truncator) -> Self {
+        self.truncator = Some(truncator);
+        self
+    }
+
+    /// Runs commands with this shell (called as `SHELL -c COMMAND`) instead
+    /// of bash from `PATH`.
+    pub fn with_shell(mut self, shell: impl Into<PathBuf>) -> Self {
+        self.shell = Some(shell.into());
+        self
+    }
+
+    /// Runs commands under this sandbox (default: `workspace-write`, see
+    /// [`SandboxPolicy`](crate::SandboxPolicy)).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The sandbox commands run under; its
+    /// [`status`](Sandbox::status) says what this machine enforces.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    fn shell(&self) -> PathBuf {
+        if let Some(shell) = &self.shell {
+            return shell.clone();
+        }
+        find_in_path("bash").unwrap_or_else(|| PathBuf::from("sh"))
+    }
+}
+
+/// The first `name` on `PATH` that is a file.
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Exited(Option<i32>),
+    TimedOut,
+    Cancelled,
+}
+
+/// The output collected so far.
+#[derive(Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    dropped: usize,
+}
+
+impl Captured {
+    fn push(&mut self, chunk: &[u8]) {
+        let room = BASH_MAX_CAPTURE_BYTES.saturating_sub(self.bytes.len());
+        let take = room.min(chunk.len());
+        self.bytes.extend_from_slice(&chunk[..take]);
+        self.dropped += chunk.len() - take;
+    }
+
+    fn text(&self) -> String {
+        let mut text = String::from_utf8_lossy(&self.bytes).into_owned();
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "\n[{} more bytes of output were not kept]",
+                self.dropped
+            ));
+        }
+        text
+    }
+
+    fn tail(&self) -> String {
+        let start = self.bytes.len().saturating_sub(BASH_METADATA_OUTPUT_BYTES);
+        String::from_utf8_lossy(&self.bytes[start..]).into_owned()
+    }
+}
+
+#[async_trait::async_trait]
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+
+    fn id(&self) -> &str {
+        BASH
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    async fn run(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let timeout = match args.timeout {
+            Some(ms) if ms < 0 => return Err(BashError::NegativeTimeout(ms).into()),
+            Some(ms) => Duration::from_millis(ms.unsigned_abs()),
+            None => self.default_timeout,
+        }
+        .min(self.max_timeout);
+        let cwd = match &args.workdir {
+            Some(workdir) => paths::resolve(&ctx.directory, Path::new(workdir)),
+            None => paths::resolve(&ctx.directory, Path::new(".")),
+        };
+        // Every permission request comes before any side effect (§8.2).
+        let requests = plan_requests(
+            &args.command,
+            Some(&cwd),
+            &paths::resolve(&ctx.directory, Path::new(".")),
+            &paths::resolve(&ctx.worktree, Path::new(".")),
+        )
+        .map_err(BashError::from)?;
+        // Only a person's explicit grant widens the sandbox (never a rule,
+        // `--auto` or a plain `once`).
+        let grantable = self.sandbox.offers_grants();
+        let mut granted = Vec::new();
+        for request in &requests {
+            if request.permission == BASH_OPAQUE {
+                request.ask_by_name(ctx).await?;
+            } else if grantable && request.permission == EXTERNAL_DIRECTORY {
+                if ask_grantable(request, ctx).await? == Allowed::Grant {
+                    granted.push(request.clone());
+                }
+            } else {
+                request.ask(ctx).await?;
+            }
+        }
+        // The read rules bind the files the arguments name (see
+        // `read_args`): asked like a read of each file, before it runs.
+        let scanned = scan(&args.command).map_err(BashError::from)?;
+        let reads = read_args::read_requests(
+            &scanned,
+            &args.command,
+            &cwd,
+            &paths::resolve(&ctx.directory, Path::new(".")),
+            &paths::resolve(&ctx.worktree, Path::new(".")),
+            &ReadRules::of(ctx),
+        )
+        .map_err(|_| BashError::TooManyGlobEntries(read_args::MAX_GLOB_ENTRIES))?;
+        for request in &reads {
+            request.ask(ctx).await?;
+        }
+        if !cwd.is_dir() {
+            return Err(BashError::Workdir(cwd.display().to_string()).into());
+        }
+        let title = args
+            .description
+            .clone()
+            .unwrap_or_else(|| args.command.clone());
+        let description = args.description.clone().unwrap_or_default();
+        ctx.metadata(
+            Some(&title),
+            json!({"output": "", "description": description}),
+        );
+
+        let truncator = self
+            .truncator
+            .clone()
+            .unwrap_or_else(|| ctx.truncator().clone());
+        let scope = CallScope {
+            session_id: ctx.session_id.clone(),
+            directory: paths::resolve(&ctx.directory, Path::new(".")),
+            worktree: paths::resolve(&ctx.worktree, Path::new(".")),
+            cwd: cwd.clone(),
+            tool_output: Some(truncator.spill_dir.clone()),
+            approved: approved_directories(&granted),
+        };
+        let mut sandbox = self
+            .sandbox
+            .prepare(&scope)
+            .map_err(|error| ToolError::Failed(error.to_string()))?;
+
+        let shell = self.shell();
+        let mut command = tokio::process::Command::new(&shell);
+        command
+            .arg("-c")
+            .arg(&args.command)
+            .current_dir(&cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        sandbox.apply(&mut command);
+        let mut child = command.spawn().map_err(|error| BashError::Spawn {
+            shell: shell.display().to_string(),
+            reason: error.to_string(),
+        })?;
+        let mut group = ProcessGroup::new(child.id());
+
+        let (sender, mut receiver) = mpsc::channel::<Vec<u8>>(64);
+        if let Some(stdout) = child.stdout.take() {
+            tokio::spawn(pump(stdout, sender.clone()));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(pump(stderr, sender.clone()));
+        }
+        drop(sender);
+
+        let mut captured = Captured::default();
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut status = None;
+        let mut pipes_open = true;
+        let ending = loop {
+            tokio::select! {
+                chunk = receiver.recv(), if pipes_open => match chunk {
+                    Some(chunk) => {
+                        captured.push(&chunk);
+                        ctx.metadata(
+                            Some(&title),
+                            json!({"output": captured.tail(), "description": description}),
+                        );
+                    }
+                    None => pipes_open = false,
+                },
+                exit = child.wait(), if status.is_none() => {
+                    status = Some(exit.ok().and_then(|s| s.code()));
+                }
+                () = &mut deadline => break Ending::TimedOut,
+                () = ctx.cancel.cancelled() => break Ending::Cancelled,
+            }
+            if let Some(code) = status {
+                if !pipes_open {
+                    break Ending::Exited(code);
+                }
+                // The shell exited; background children may still hold the
+                // pipes open. Take what is already written, then stop.
+                let drain = tokio::time::sleep(Duration::from_millis(100));
+                tokio::pin!(drain);
+                loop {
+                    tokio::select! {
+                        chunk = receiver.recv() => match chunk {
+                            Some(chunk) => captured.push(&chunk),
+                            None => break,
+                        },
+                        () = &mut drain => break,
+                    }
+                }
+                break Ending::Exited(code);
+            }
+        };
+
+        if matches!(ending, Ending::TimedOut | Ending::Cancelled) {
+            group.terminate(&mut child, self.kill_grace).await;
+            // Keep what was written before the kill.
+            while let Ok(chunk) = receiver.try_recv() {
+                captured.push(&chunk);
+            }
+        }
+        group.disarm();
+
+        // What the next run trusts and the command could still create (a
+        // protected name absent at the start, or a link it replaced): asked
+        // now, undone unless allowed (or the call was cancelled).
+        let mut protected_notes = Vec::new();
+        let mut protected_refusal = None;
+        for change in sandbox.protected_changes() {
+            let (note, refusal) = settle_protected(&change, &args.command, ending, ctx).await;
+            protected_notes.push(note);
+            if let Some(refusal) = refusal {
+                protected_refusal.get_or_insert(refusal);
+            }
+        }
+
+        let mut output = captured.text();
+        let note = match ending {
+            Ending::TimedOut => Some(format!(
+                "bash tool terminated command after exceeding timeout {} ms",
+                timeout.as_millis()
+            )),
+            Ending::Cancelled => Some("User aborted the command".to_string()),
+            Ending::Exited(Some(0)) => None,
+            Ending::Exited(Some(code)) => Some(format!("exit code: {code}")),
+            Ending::Exited(None) => Some("the command was ended by a signal".to_string()),
+        };
+        if let Some(note) = &note {
+            output.push_str(&format!("\n\n<shell_metadata>\n{note}\n</shell_metadata>"));
+        }
+        let denials = sandbox.denials(&output);
+        let mut sandbox_note: Vec<String> = sandbox.note(&denials).into_iter().collect();
+        sandbox_note.extend(protected_notes.iter().cloned());
+        if !sandbox_note.is_empty() {
+            output.push_str(&format!(
+                "\n\n<sandbox>\n{}\n</sandbox>",
+                sandbox_note.join("\n")
+            ));
+        }
+        let sandbox_metadata = sandbox.metadata(&denials);
+        let exit = match ending {
+            Ending::Exited(code) => json!(code),
+            _ => serde_json::Value::Null,
+        };
+        ctx.metadata(
+            Some(&title),
+            json!({"output": output, "description": description, "exit": exit, "sandbox": sandbox_metadata}),
+        );
+        if ending == Ending::Cancelled {
+            return Err(ToolError::Cancelled);
+        }
+        if let Some(refusal) = protected_refusal {
+            return Err(refusal.into());
+        }
+        let shown = crate::spill::truncate_and_spill(&truncator, BASH, output.clone()).await;
+        let truncated = shown != output;
+        Ok(ToolOutput::text(shown)
+            .with_title(title)
+            .with_metadata(json!({
+                "output": captured.tail(),
+                "exit": exit,
+                "description": description,
+                "truncated": truncated,
+                "sandbox": sandbox_metadata,
+            })))
+    }
+}
+
+/// Asks `protected_path` for a protected name the command created (or a
+/// link it replaced) and undoes the change unless it is kept: by a rule
+/// naming `protected_path`, an earlier or present `always`, or a person's
+/// grant. A `once` (what `--auto` and other automatic approvers answer)
+/// does not keep it: automatic approvals never widen what the sandbox
+/// protects. A cancelled call asks nothing and undoes. Returns the note for
+/// the model and, when undone after a refusal, the refusal.
+async fn settle_protected(
+    change: &crate::sandbox::ProtectedChange,
+    command: &str,
+    ending: Ending,
+    ctx: &ToolContext,
+) -> (String, Option<PermissionError>) {
+    let path = change.path.display().to_string();
+    let verb = if change.replaced_link.is_some() {
+        "replaced the link"
+    } else {
+        "created"
+    };
+    let request = ToolRequest::new(PROTECTED_PATH, path.clone(), &path).with_metadata(json!({
+        "filepath": path,
+        "protected": path,
+        "command": command,
+        "change": verb,
+    }));
+    let answer = if ending == Ending::Cancelled {
+        Err(PermissionError::Rejected)
+    } else {
+        ask_grantable(&request, &request.named_context(ctx)).await
+    };
+    let refusal = match answer {
+        Ok(Allowed::ByRules | Allowed::Always | Allowed::Grant) => {
+            return (
+                format!(
+                    "The command {verb} {path}, a protected path later runs trust; it was allowed and kept."
+                ),
+                None,
+            );
+        }
+        Ok(_) => None,
+        Err(error) => Some(error),
+    };
+    let why = if refusal.is_some() {
+        "that was not allowed"
+    } else {
+        "a `once` approval does not keep it (a protected_path rule, an `always` or a person's grant does)"
+    };
+    let note = match change.undo() {
+        Ok(aside) => format!(
+            "The command {verb} {path}, a protected path later runs trust, and {why}: the new entry was moved to {}. Change protected paths with the write or edit tool, which asks first.",
+            aside.display()
+        ),
+        Err(undo) => format!(
+            "The command {verb} {path}, a protected path later runs trust, and {why}, but it could not be undone: {undo}"
+        ),
+    };
+    (note, refusal)
+}
+
+/// Asks `request` offering a sandbox grant ([`SANDBOX_GRANT_KEY`]), as
+/// [`ToolRequest::ask`] does otherwise; how it was allowed.
+async fn ask_grantable(
+    request: &ToolRequest,
+    ctx: &ToolContext,
+) -> Result<Allowed, PermissionError> {
+    let mut metadata = request.metadata.clone();
+    if let serde_json::Value::Object(map) = &mut metadata {
+        map.insert(SANDBOX_GRANT_KEY.to_string(), serde_json::Value::Bool(true));
+    }
+    let ask = AskRequest::new(
+        ctx.session_id.as_str(),
+        request.permission.as_str(),
+        request.patterns.iter().cloned(),
+    )
+    .always(request.always.iter().cloned())
+    .metadata(metadata)
+    .ruleset(ctx.ruleset().clone())
+    .ceilings(ctx.ceilings().to_vec())
+    .tool(ctx.message_id.as_str(), ctx.call_id.as_str());
+    tokio::select! {
+        result = ctx.permissions().ask_answer(ask) => result,
+        () = ctx.cancel.cancelled() => Err(PermissionError::Rejected),
+    }
+}
+
+/// Copies a pipe into the channel until it closes.
+async fn pump(mut reader: impl tokio::io::AsyncRead + Unpin, sender: mpsc::Sender<Vec<u8>>) {
+    let mut buffer = vec![0u8; 8192];
+    loop {
+        match reader.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if sender.send(buffer[..n].to_vec()).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The process group of a running command. Dropping it SIGKILLs the group,
+/// so a call abandoned mid-run (its future dropped) leaves nothing behind.
+struct ProcessGroup {
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pgid: Option<i32>,
+    #[cfg_attr(not(unix), allow(dead_code))]
+    armed: bool,
+}
+
+impl ProcessGroup {
+    fn new(pid: Option<u32>) -> Self {
+        ProcessGroup {
+            pgid: pid.and_then(|pid| i32::try_from(pid).ok()),
+            armed: true,
+        }
+    }
+
+    /// The run is over: do not signal the group on drop (what the command
+    /// left running in the background on purpose stays; a finished group's
+    /// id is never signalled again).
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+
+    /// SIGTERM to the group, then SIGKILL once `grace` has passed with any
+    /// member left.
+    async fn terminate(&mut self, child: &mut tokio::process::Child, grace: Duration) {
+        #[cfg(unix)]
+        {
+            self.signal(Some(nix::sys::signal::Signal::SIGTERM));
+            let give_up = tokio::time::Instant::now() + grace;
+            loop {
+                // Reap the shell so it does not count as a live member.
+                let _ = child.try_wait();
+                if !self.alive() || tokio::time::Instant::now() >= give_up {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            self.signal(Some(nix::sys::signal::Signal::SIGKILL));
+            let _ = child.wait().await;
+            self.disarm();
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = grace;
+            let _ = child.kill().await;
+        }
+    }
+
+    #[cfg(unix)]
+    fn signal(&self, signal: Option<nix::sys::signal::Signal>) -> bool {
+        match self.pgid {
+            Some(pgid) if pgid > 0 => {
+                nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal).is_ok()
+            }
+            _ => false,
+        }
+    }
+
+    #[cfg(unix)]
+    fn alive(&self) -> bool {
+        self.signal(None)
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if self.armed {
+            self.signal(Some(nix::sys::signal::Signal::SIGKILL));
+        }
+    }
+}

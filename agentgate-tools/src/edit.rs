@@ -1,0 +1,157 @@
+//! The `edit` tool (§17): replaces a string in a file using the replacer
+//! cascade of [`replace`](crate::replace()), after asking `edit` with the diff.
+
+use std::path::Path;
+
+use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::atomic::{lock_file, write_atomic};
+use crate::diff::unified_diff;
+use crate::error::FileError;
+use crate::paths;
+use crate::read::read_bounded;
+use crate::replace::{EditError, replace};
+use crate::request::ToolRequest;
+use crate::write::edit_requests;
+
+const BOM: &str = "\u{feff}";
+
+/// Arguments of [`EditTool`].
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditArgs {
+    /// The file to edit (absolute, or relative to the working directory).
+    pub file_path: String,
+    /// The text to replace. Empty creates a new file with `newString`.
+    pub old_string: String,
+    /// The replacement text (must differ from `oldString`).
+    pub new_string: String,
+    /// Replace every occurrence instead of requiring a unique one.
+    #[serde(default)]
+    pub replace_all: Option<bool>,
+}
+
+/// Edits a file by string replacement (§17).
+///
+/// Identical strings are refused; an empty `oldString` creates a file that
+/// does not exist yet. Line endings follow the file (CRLF when it contains
+/// any `\r\n`) and a byte-order mark is kept. The `edit` request (after
+/// `external_directory` for outside paths) carries `{filepath, diff}`, the
+/// diff of `oldString` to `newString`, and is asked before the file is
+/// read; the file is then written atomically; edits of one file are
+/// serialised.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditTool;
+
+impl EditTool {
+    /// The permission requests a call makes, in order (the change is added
+    /// to the `edit` request when the call runs). Changes nothing.
+    pub fn requests(&self, args: &EditArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
+        edit_requests(&args.file_path, directory, worktree)
+    }
+}
+
+/// `text` with its line endings converted to `\r\n` when `crlf`, else `\n`.
+fn with_line_endings(text: &str, crlf: bool) -> String {
+    let lf = text.replace("\r\n", "\n");
+    if crlf { lf.replace('\n', "\r\n") } else { lf }
+}
+
+#[async_trait::async_trait]
+impl TypedTool for EditTool {
+    type Args = EditArgs;
+
+    fn id(&self) -> &str {
+        "edit"
+    }
+
+    fn description(&self) -> &str {
+        "Performs an exact string replacement in a file. oldString must match the file's text (whitespace and indentation tolerant matching is tried when it does not) and must be unique unless replaceAll is set; include surrounding lines to make it unique. An empty oldString creates a new file with newString."
+    }
+
+    async fn run(&self, args: EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if args.old_string == args.new_string {
+            return Err(EditError::Identical.into());
+        }
+        let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
+        let filepath = path.display().to_string();
+        // Every request, `edit` included, is asked before the file is read
+        // or matched: "oldString not found" must not tell a caller whose
+        // edit is denied anything about the file (a deviation: opencode
+        // asks after computing the diff, see docs/security.md). The
+        // approver sees the requested change as a diff of the two strings.
+        let change = unified_diff(&filepath, &args.old_string, &args.new_string);
+        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
+            let request = if request.permission == "edit" {
+                request.with_metadata(json!({"filepath": filepath, "diff": change.unified}))
+            } else {
+                request
+            };
+            crate::write::ask_file_request(&request, ctx).await?;
+        }
+        let _lock = lock_file(&path).await;
+        let metadata = tokio::fs::metadata(&path).await;
+        let (bytes, diff) = if args.old_string.is_empty() {
+            if metadata.is_ok() {
+                return Err(FileError::AlreadyExists(path).into());
+            }
+            let diff = unified_diff(&filepath, "", &args.new_string);
+            (args.new_string.clone().into_bytes(), diff)
+        } else {
+            match metadata {
+                Err(_) => {
+                    return Err(FileError::NotFound {
+                        path,
+                        suggestions: Vec::new(),
+                    }
+                    .into());
+                }
+                Ok(m) if m.is_dir() => return Err(FileError::IsDirectory(path).into()),
+                Ok(_) => {}
+            }
+            let raw = read_bounded(&path).await?;
+            let Ok(text) = String::from_utf8(raw) else {
+                return Err(FileError::Binary(path).into());
+            };
+            let (bom, content) = match text.strip_prefix(BOM) {
+                Some(rest) => (BOM, rest),
+                None => ("", text.as_str()),
+            };
+            let crlf = content.contains("\r\n");
+            let old = with_line_endings(&args.old_string, crlf);
+            let new = with_line_endings(&args.new_string, crlf);
+            let updated = replace(content, &old, &new, args.replace_all.unwrap_or(false))?;
+            let diff = unified_diff(
+                &filepath,
+                &with_line_endings(content, false),
+                &with_line_endings(&updated, false),
+            );
+            (format!("{bom}{updated}").into_bytes(), diff)
+        };
+        write_atomic(&path, &bytes).await.map_err(FileError::from)?;
+        Ok(ToolOutput::text("Edit applied successfully.")
+            .with_title(paths::relative(&ctx.worktree, &path))
+            .with_metadata(json!({
+                "diff": diff.unified,
+                "filediff": {
+                    "file": filepath,
+                    "additions": diff.additions,
+                    "deletions": diff.deletions,
+                },
+            })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_endings() {
+        assert_eq!(with_line_endings("a\nb\r\nc", true), "a\r\nb\r\nc");
+        assert_eq!(with_line_endings("a\r\nb", false), "a\nb");
+    }
+}

@@ -1,0 +1,128 @@
+//! The `glob` tool (§7.2): files whose path matches a glob pattern, newest
+//! first.
+
+use std::path::Path;
+
+use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::error::FileError;
+use crate::external::external_requests;
+use crate::paths;
+use crate::read_rules::ReadRules;
+use crate::request::ToolRequest;
+use crate::walk::{PathGlob, sort_newest_first, walk_files};
+
+/// Results returned at most.
+pub const GLOB_LIMIT: usize = 100;
+
+/// Arguments of [`GlobTool`].
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct GlobArgs {
+    /// The glob to match (`**/*.rs`, `src/*.ts`; a pattern without `/`
+    /// matches file names at any depth).
+    pub pattern: String,
+    /// The folder to search (default: the working directory).
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// Finds files by glob (§7.2).
+///
+/// Asks `glob` with the pattern first, then `external_directory` for a
+/// search folder outside the project. Files ignored by `.gitignore` (and
+/// `.ignore`) are skipped; hidden files are included, `.git` is not. All
+/// matches are sorted newest first (then by path) and the first 100 are
+/// returned with a truncation notice. opencode sorts only the first 100
+/// files ripgrep happens to find; sorting all of them first returns the
+/// newest files, deterministically.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GlobTool;
+
+impl GlobTool {
+    /// The permission requests a call makes, in order. Changes nothing.
+    pub fn requests(&self, args: &GlobArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
+        let search = paths::resolve(directory, Path::new(args.path.as_deref().unwrap_or(".")));
+        let mut requests = vec![
+            ToolRequest::new("glob", args.pattern.clone(), "*")
+                .with_metadata(json!({"pattern": args.pattern, "path": args.path})),
+        ];
+        requests.extend(external_requests(&search, true, directory, worktree));
+        requests
+    }
+}
+
+#[async_trait::async_trait]
+impl TypedTool for GlobTool {
+    type Args = GlobArgs;
+
+    fn id(&self) -> &str {
+        "glob"
+    }
+
+    fn description(&self) -> &str {
+        "Finds files by glob pattern (`**/*.rs`, `src/**/*.ts`; a pattern without `/` matches file names at any depth), skipping files ignored by .gitignore. Returns absolute paths, most recently modified first, at most 100."
+    }
+
+    async fn run(&self, args: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
+            request.ask(ctx).await?;
+        }
+        let search = paths::resolve(
+            &ctx.directory,
+            Path::new(args.path.as_deref().unwrap_or(".")),
+        );
+        if !tokio::fs::metadata(&search).await.is_ok_and(|m| m.is_dir()) {
+            return Err(FileError::NotDirectory(search).into());
+        }
+        let glob = PathGlob::new(&args.pattern)?;
+        let cancel = ctx.cancel.clone();
+        let root = search.clone();
+        let walked = tokio::task::spawn_blocking(move || {
+            let (mut found, _) = walk_files(&root, std::sync::Arc::new(|_: &Path| true), &|| {
+                cancel.is_cancelled()
+            });
+            found.retain(|f| glob.is_match(&f.relative));
+            sort_newest_first(&mut found);
+            found
+        })
+        .await
+        .map_err(|e| ToolError::failed(format!("The file search stopped unexpectedly: {e}")))?;
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
+        // Only files the read rules allow are named.
+        let read_rules = ReadRules::of(ctx);
+        let mut walked = walked;
+        let before = walked.len();
+        walked.retain(|f| read_rules.allows(&f.path));
+        let hidden = before - walked.len();
+        let truncated = walked.len() > GLOB_LIMIT;
+        let shown: Vec<String> = walked
+            .iter()
+            .take(GLOB_LIMIT)
+            .map(|f| f.path.display().to_string())
+            .collect();
+        let mut output = if shown.is_empty() {
+            "No files found".to_string()
+        } else {
+            shown.join("\n")
+        };
+        if hidden > 0 {
+            output.push_str(&format!(
+                "\n\n({hidden} matching files are not shown: the read rules do not allow reading them)"
+            ));
+        }
+        if truncated {
+            output.push_str(&format!(
+                "\n\n(Results are truncated: showing first {GLOB_LIMIT} of {} results. Consider using a more specific path or pattern.)",
+                walked.len()
+            ));
+        }
+        Ok(ToolOutput::text(output)
+            .with_title(paths::relative(&ctx.worktree, &search))
+            .with_metadata(json!({"count": shown.len(), "truncated": truncated})))
+    }
+}

@@ -1,0 +1,173 @@
+//! # agentgate-tools
+//!
+//! Built-in tools for the agent SDK (read, write, edit, bash, grep, glob,
+//! list, webfetch, todo). Each tool builds its permission request before any
+//! side effect. Modules are private except the namespaces listed below;
+//! everything else is re-exported here, grouped by tool.
+//!
+//! ```
+//! use agentgate_tools::core::permission::wildcard;
+//! assert!(wildcard::matches("src/main.rs", "src/*"));
+//! ```
+//!
+//! The bash tool asks for each command of a command line ([`bash_scan::scan`], §8.1):
+//! one pattern per command, "always" patterns from the arity table, and
+//! `cd` commands only for their directory.
+//!
+//! ```
+//! let scan = agentgate_tools::bash_scan::scan("cd sub && npm run build -- --watch | tee log").unwrap();
+//! assert_eq!(scan.patterns, ["npm run build -- --watch", "tee log"]);
+//! assert_eq!(scan.always, ["npm run build *", "tee *"]);
+//! assert_eq!(scan.path_args, ["sub", "log"]);
+//! ```
+//!
+//! The scan judges what bash will execute, not how the line is spelled:
+//! quotes, escapes, braces, wrappers and `bash -c` scripts are seen through,
+//! and what cannot be seen through is asked as [`bash_scan::BASH_OPAQUE`]. What the
+//! rules guarantee, and what they cannot see, is in the repository's
+//! `docs/security.md`.
+//!
+//! ```
+//! let scan = agentgate_tools::bash_scan::scan("sudo env FOO=1 /bin/r'm' -f x").unwrap();
+//! assert!(scan.patterns.contains(&"rm -f x".to_string()));
+//! assert!(agentgate_tools::bash_scan::scan("$CMD -f x").unwrap().opaque.len() == 1);
+//! ```
+//!
+//! The file tools ([`ReadTool`], [`WriteTool`], [`EditTool`], [`GlobTool`],
+//! [`GrepTool`], [`ListTool`]) resolve paths against the context's directory,
+//! ask `external_directory` for paths outside the project (§7.3), then their
+//! own permission with a worktree-relative pattern; writes are atomic. Each
+//! exposes `requests(args, directory, worktree)`: what a call would ask,
+//! without running it. Here an edit found by the replacer cascade ([`replace`])
+//! despite different spacing:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use agentgate_tools::core::permission::{AllowAll, Permissions};
+//! use agentgate_tools::core::{Tool, ToolContext};
+//! use agentgate_tools::{EditTool, ReadTool};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let dir = std::env::temp_dir().join(format!("agentgate-tools-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! std::fs::write(dir.join("main.rs"), "fn main() {\n    let x = 1;\n}\n").unwrap();
+//! let permissions = Permissions::new();
+//! permissions.set_approver(Arc::new(AllowAll));
+//! let ctx = ToolContext::new("ses_1", "msg_1", "call_1", permissions)
+//!     .with_directories(dir.clone(), dir.clone());
+//!
+//! let edit = serde_json::json!({"filePath": "main.rs", "oldString": "x  =  1", "newString": "x = 2"});
+//! EditTool.execute(edit, &ctx).await.unwrap();
+//! let read = ReadTool.execute(serde_json::json!({"filePath": "main.rs"}), &ctx).await.unwrap();
+//! assert!(read.output.contains("2:     let x = 2;"));
+//! assert_eq!(read.title, "main.rs");
+//! std::fs::remove_dir_all(&dir).unwrap();
+//! # });
+//! ```
+
+/// agentgate-core, re-exported so a host needs one dependency for the tools and
+/// the contracts they implement.
+pub use agentgate_core as core;
+
+// Namespaces users call into directly.
+pub mod bash_scan;
+pub mod html;
+pub mod paths;
+
+mod atomic;
+mod bash;
+mod builtin;
+mod diff;
+mod edit;
+mod error;
+mod external;
+mod glob;
+mod grep;
+mod list;
+mod programs;
+mod protected;
+mod read;
+mod read_rules;
+mod replace;
+mod request;
+mod sandbox;
+mod shell_command;
+mod shell_eval;
+mod shell_source;
+mod shell_word;
+mod spill;
+mod todo;
+mod walk;
+mod webfetch;
+mod write;
+
+// Every built-in tool in one registry.
+pub use builtin::builtin;
+
+// Permission requests: what a call would ask ([`ToolRequest`]) and the
+// external-directory check every file tool makes first (§7.3).
+pub use external::{
+    EXTERNAL_DIRECTORY, ExternalMetadata, ExternalRequest, ask_external_directory,
+    external_request, file_requests, is_inside,
+};
+pub use request::ToolRequest;
+// Protected paths (`.git`, `opencode.json`, `.opencode` …): the file tools
+// ask `protected_path` before changing them.
+pub use protected::{PROTECTED_NAMES, PROTECTED_PATH, protected_entry, protected_roots};
+
+// The bash tool (§8); its command-line scanner is the `bash_scan`
+// namespace.
+pub use bash::{
+    BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES, BASH_MAX_TIMEOUT,
+    BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool,
+};
+
+// The OS sandbox under spawned commands (Landlock, namespaces, the reaper,
+// the environment filter) and its policy, the `sandbox` config key.
+pub use sandbox::{
+    CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter, EnvInherit,
+    Guard, OnUnsupported, PreparedCommand, ProtectedChange, SECRET_PATHS, Sandbox, SandboxDenial,
+    SandboxError, SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode,
+    approved_directories,
+};
+
+// Reading files and folders (§19).
+pub use read::{
+    DEFAULT_READ_LIMIT, MAX_FILE_BYTES, MAX_READ_BYTES, READ_MAX_LINE_LENGTH, ReadArgs, ReadTool,
+    is_binary,
+};
+
+// Writing and editing files: the tools, the replacer cascade (§17), atomic
+// writes with per-file locks, and the diff shown to the approver.
+pub use atomic::{FileLock, WriteError, lock_file, write_atomic};
+pub use diff::{FileDiff, unified_diff};
+pub use edit::{EditArgs, EditTool};
+pub use replace::{EditError, replace};
+pub use write::{WriteArgs, WriteTool};
+
+// Why a file tool failed (other than a permission answer).
+pub use error::FileError;
+
+// Searching and listing: glob, grep, list, and the ripgrep-style glob they
+// share.
+pub use glob::{GLOB_LIMIT, GlobArgs, GlobTool};
+pub use grep::{GREP_LIMIT, GREP_MAX_BYTES, GREP_MAX_LINE_LENGTH, GrepArgs, GrepTool};
+pub use list::{DEFAULT_IGNORED_DIRS, LIST_LIMIT, ListArgs, ListTool};
+pub use walk::PathGlob;
+
+// Fetching web pages (converted with [`html`]).
+pub use webfetch::{
+    FetchFormat, WEBFETCH, WEBFETCH_DEFAULT_TIMEOUT, WEBFETCH_MAX_REDIRECTS,
+    WEBFETCH_MAX_RESPONSE_BYTES, WEBFETCH_MAX_TIMEOUT, WebFetchArgs, WebFetchError, WebFetchTool,
+    url_patterns,
+};
+
+// The todo list tools and their per-session store.
+pub use todo::{
+    TODOREAD, TODOWRITE, Todo, TodoPriority, TodoReadArgs, TodoReadTool, TodoStatus, TodoStore,
+    TodoWriteArgs, TodoWriteTool,
+};
+
+// MCP servers as tools (feature `mcp`, on by default): the `mcp` namespace.
+#[cfg(feature = "mcp")]
+pub mod mcp;

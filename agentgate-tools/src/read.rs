@@ -1,0 +1,390 @@
+//! The `read` tool (§19): a file's lines numbered `N: line`, or a
+//! directory's entries.
+
+use std::path::{Path, PathBuf};
+
+use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::error::FileError;
+use crate::external::file_requests;
+use crate::paths;
+use crate::read_rules::ReadRules;
+use crate::request::ToolRequest;
+
+/// Lines returned when no `limit` is given.
+pub const DEFAULT_READ_LIMIT: usize = 2000;
+/// Longer lines are cut to this many characters.
+pub const READ_MAX_LINE_LENGTH: usize = 2000;
+/// At most this many bytes of file content are returned per call (50 KB).
+pub const MAX_READ_BYTES: usize = 50 * 1024;
+/// Largest file read, edited or replaced (64 MiB); only regular files are
+/// read, so a link to `/dev/zero` or a FIFO cannot exhaust memory or hang.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+const LINE_SUFFIX: &str = "... (line truncated to 2000 chars)";
+
+/// Extensions always treated as binary.
+const BINARY_EXTENSIONS: &[&str] = &[
+    "zip", "tar", "gz", "exe", "dll", "so", "class", "jar", "war", "7z", "doc", "docx", "xls",
+    "xlsx", "ppt", "pptx", "odt", "ods", "odp", "bin", "dat", "obj", "o", "a", "lib", "wasm",
+    "pyc", "pyo",
+];
+
+/// Arguments of [`ReadTool`].
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadArgs {
+    /// The file or directory to read (absolute, or relative to the working
+    /// directory).
+    pub file_path: String,
+    /// The line (or entry) number to start from, 1-based.
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// How many lines (or entries) to return (default 2000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Reads a text file with line numbers, or lists a directory (§19).
+///
+/// Asks `external_directory` for paths outside the project, then `read`
+/// with the worktree-relative path and `always: ["*"]`. Binary files are
+/// refused; output is capped at 2000 lines, 2000 characters per line and
+/// 50 KB, with a hint telling the model which `offset` continues. A
+/// directory's entries that the `read` rules do not allow are not named, as
+/// in glob, grep and list.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadTool;
+
+impl ReadTool {
+    /// The permission requests a call makes, in order, for a working
+    /// `directory` and `worktree`. Only looks at the file system (to see
+    /// whether the path is a directory); changes nothing.
+    pub fn requests(&self, args: &ReadArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
+        let path = paths::resolve(directory, Path::new(&args.file_path));
+        let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
+        file_requests("read", &path, is_dir, directory, worktree)
+    }
+}
+
+#[async_trait::async_trait]
+impl TypedTool for ReadTool {
+    type Args = ReadArgs;
+
+    fn id(&self) -> &str {
+        "read"
+    }
+
+    fn description(&self) -> &str {
+        "Reads a file from the local filesystem, or lists a directory. filePath may be absolute or relative to the working directory. Returns up to 2000 lines as `N: line`; use offset (1-based) and limit to read other parts of long files. Binary files cannot be read."
+    }
+
+    async fn run(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
+        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
+            request.ask(ctx).await?;
+        }
+        let title = paths::relative(&ctx.worktree, &path);
+        let offset = args.offset.unwrap_or(1);
+        let limit = args.limit.unwrap_or(DEFAULT_READ_LIMIT);
+        if offset == 0 {
+            return Err(FileError::ZeroArgument("offset").into());
+        }
+        if limit == 0 {
+            return Err(FileError::ZeroArgument("limit").into());
+        }
+        let metadata = match tokio::fs::metadata(&path).await {
+            Ok(metadata) => metadata,
+            Err(_) => {
+                return Err(FileError::NotFound {
+                    suggestions: suggestions(&path).await,
+                    path,
+                }
+                .into());
+            }
+        };
+        let output = if metadata.is_dir() {
+            read_dir(&path, offset, limit, &ReadRules::of(ctx)).await?
+        } else {
+            let bytes = read_bounded(&path).await?;
+            if is_binary(&path, &bytes) {
+                return Err(FileError::Binary(path).into());
+            }
+            read_text(&path, &String::from_utf8_lossy(&bytes), offset, limit)?
+        };
+        Ok(ToolOutput::text(output.text)
+            .with_title(title)
+            .with_metadata(json!({
+                "preview": output.preview,
+                "truncated": output.truncated,
+            })))
+    }
+}
+
+/// The content of the regular file at `path`, refusing other kinds of
+/// files (devices, FIFOs, sockets) and files over [`MAX_FILE_BYTES`]; at
+/// most that many bytes are ever read, even if the file grows meanwhile.
+pub(crate) async fn read_bounded(path: &Path) -> Result<Vec<u8>, FileError> {
+    use tokio::io::AsyncReadExt;
+    let fail = |source| FileError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let metadata = tokio::fs::metadata(path).await.map_err(fail)?;
+    if !metadata.is_file() {
+        return Err(FileError::NotRegular(path.to_path_buf()));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    let file = tokio::fs::File::open(path).await.map_err(fail)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(fail)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    Ok(bytes)
+}
+
+struct Rendered {
+    text: String,
+    preview: String,
+    truncated: bool,
+}
+
+/// Up to three entries of `path`'s folder whose names contain, or are
+/// contained in, its file name (case-insensitively).
+async fn suggestions(path: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(base)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    let base = base.to_string_lossy().to_lowercase();
+    let Ok(mut entries) = tokio::fs::read_dir(dir).await else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        names.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    names
+        .into_iter()
+        .filter(|name| {
+            let lower = name.to_lowercase();
+            lower.contains(&base) || base.contains(&lower)
+        })
+        .take(3)
+        .map(|name| dir.join(name))
+        .collect()
+}
+
+/// Whether `bytes` (the content of `path`) should be refused as binary:
+/// a known binary extension, a NUL byte in the first 4 KB, or more than
+/// 30 % control characters there.
+pub fn is_binary(path: &Path, bytes: &[u8]) -> bool {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    if ext.is_some_and(|ext| BINARY_EXTENSIONS.contains(&ext.as_str())) {
+        return true;
+    }
+    let head = &bytes[..bytes.len().min(4096)];
+    if head.is_empty() {
+        return false;
+    }
+    if head.contains(&0) {
+        return true;
+    }
+    let control = head
+        .iter()
+        .filter(|&&b| b < 9 || (b > 13 && b < 32))
+        .count();
+    control * 10 > head.len() * 3
+}
+
+/// The entries of the directory `path`, leaving out those `read_rules` do
+/// not allow (their number is said, not their names).
+async fn read_dir(
+    path: &Path,
+    offset: usize,
+    limit: usize,
+    read_rules: &ReadRules,
+) -> Result<Rendered, FileError> {
+    let fail = |source| FileError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = tokio::fs::read_dir(path).await.map_err(fail)?;
+    let mut entries = Vec::new();
+    let mut hidden = 0usize;
+    while let Some(entry) = reader.next_entry().await.map_err(fail)? {
+        if !read_rules.allows(&entry.path()) {
+            hidden += 1;
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // `metadata` follows symlinks, so a link to a folder lists as one.
+        let is_dir = tokio::fs::metadata(entry.path())
+            .await
+            .is_ok_and(|m| m.is_dir());
+        entries.push(if is_dir { format!("{name}/") } else { name });
+    }
+    entries.sort();
+    let start = offset - 1;
+    let mut shown: Vec<&String> = Vec::new();
+    let mut bytes = 0;
+    for entry in entries.iter().skip(start).take(limit) {
+        if !shown.is_empty() && bytes + entry.len() + 1 > MAX_READ_BYTES {
+            break;
+        }
+        bytes += entry.len() + 1;
+        shown.push(entry);
+    }
+    let truncated = start + shown.len() < entries.len();
+    let listing: Vec<&str> = shown.iter().map(|s| s.as_str()).collect();
+    let footer = if truncated {
+        format!(
+            "(Showing {} of {} entries. Use 'offset' parameter to read beyond entry {})",
+            shown.len(),
+            entries.len(),
+            offset + shown.len()
+        )
+    } else {
+        format!("({} entries)", entries.len())
+    };
+    let footer = if hidden > 0 {
+        format!(
+            "{footer}\n({hidden} entries are not shown: the read rules do not allow reading them)"
+        )
+    } else {
+        footer
+    };
+    let text = format!(
+        "<path>{}</path>\n<type>directory</type>\n<entries>\n{}\n\n{footer}\n</entries>",
+        path.display(),
+        listing.join("\n")
+    );
+    Ok(Rendered {
+        text,
+        preview: listing[..listing.len().min(20)].join("\n"),
+        truncated,
+    })
+}
+
+fn read_text(path: &Path, text: &str, offset: usize, limit: usize) -> Result<Rendered, FileError> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    let total = lines.len();
+    if total < offset && !(total == 0 && offset == 1) {
+        return Err(FileError::OffsetOutOfRange {
+            offset,
+            lines: total,
+        });
+    }
+    let mut shown: Vec<String> = Vec::new();
+    let mut bytes = 0;
+    let mut capped = false;
+    for line in lines.iter().skip(offset - 1).take(limit) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let line = if line.chars().count() > READ_MAX_LINE_LENGTH {
+            let cut: String = line.chars().take(READ_MAX_LINE_LENGTH).collect();
+            format!("{cut}{LINE_SUFFIX}")
+        } else {
+            line.to_string()
+        };
+        let size = line.len() + usize::from(!shown.is_empty());
+        if bytes + size > MAX_READ_BYTES {
+            capped = true;
+            break;
+        }
+        bytes += size;
+        shown.push(line);
+    }
+    let last = offset + shown.len() - 1;
+    let more = capped || offset - 1 + shown.len() < total;
+    let numbered: Vec<String> = shown
+        .iter()
+        .enumerate()
+        .map(|(i, line)| format!("{}: {line}", offset + i))
+        .collect();
+    let footer = if capped {
+        format!(
+            "(Output capped at 50 KB. Showing lines {offset}-{last}. Use offset={} to continue.)",
+            last + 1
+        )
+    } else if more {
+        format!(
+            "(Showing lines {offset}-{last} of {total}. Use offset={} to continue.)",
+            last + 1
+        )
+    } else {
+        format!("(End of file - total {total} lines)")
+    };
+    let text = format!(
+        "<path>{}</path>\n<type>file</type>\n<content>\n{}\n\n{footer}\n</content>",
+        path.display(),
+        numbered.join("\n")
+    );
+    Ok(Rendered {
+        text,
+        preview: shown[..shown.len().min(20)].join("\n"),
+        truncated: more,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_detection() {
+        assert!(is_binary(Path::new("a.zip"), b"text"));
+        assert!(is_binary(Path::new("a"), b"ab\0cd"));
+        assert!(!is_binary(Path::new("a.rs"), b"fn main() {}\n"));
+        assert!(!is_binary(Path::new("empty"), b""));
+        assert!(is_binary(Path::new("ctl"), &[1, 2, 3, b'a']));
+    }
+
+    #[test]
+    fn offsets_and_hints() {
+        let text = "a\nb\nc\n";
+        let out = read_text(Path::new("/f"), text, 2, 1).unwrap();
+        assert!(
+            out.text
+                .contains("2: b\n\n(Showing lines 2-2 of 3. Use offset=3 to continue.)")
+        );
+        let out = read_text(Path::new("/f"), text, 1, 10).unwrap();
+        assert!(out.text.contains("3: c\n\n(End of file - total 3 lines)"));
+        assert!(read_text(Path::new("/f"), text, 5, 10).is_err());
+        assert!(read_text(Path::new("/f"), "", 1, 10).is_ok());
+    }
+
+    #[test]
+    fn long_lines_and_byte_cap() {
+        let long = "x".repeat(3000);
+        let out = read_text(Path::new("/f"), &long, 1, 10).unwrap();
+        assert!(out.text.contains(LINE_SUFFIX));
+        let many = "y".repeat(100) + "\n";
+        let text = many.repeat(1000);
+        let out = read_text(Path::new("/f"), &text, 1, 2000).unwrap();
+        assert!(out.truncated);
+        assert!(
+            out.text
+                .contains("(Output capped at 50 KB. Showing lines 1-")
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! The `read` rules applied to each file a search would show: grep and
+//! glob show file names and contents, so a file the rules do not let the
+//! caller read must not appear in their output (a deviation from opencode,
+//! which asks only `grep`/`glob` with the search pattern; see
+//! `docs/security.md`).
+//!
+//! Only files the rules **allow** are shown. A file the rules deny or leave
+//! to the user is left out without asking: asking only for files that
+//! matched would tell a rejected caller that they matched, and asking for
+//! every such file on every search would be noise. The caller can still
+//! `read` such a file, which asks.
+
+use std::path::{Path, PathBuf};
+
+use agentgate_core::ToolContext;
+use agentgate_permission::{Action, Rule, Ruleset, evaluate, find_last};
+
+use crate::paths;
+
+/// The permission whose rules decide which files a search may show.
+const READ: &str = "read";
+
+/// The `read` rules of one tool call, detached from its context so a
+/// search thread can apply them.
+#[derive(Debug, Clone)]
+pub(crate) struct ReadRules {
+    rules: Ruleset,
+    approved: Ruleset,
+    directory: PathBuf,
+    worktree: PathBuf,
+}
+
+impl ReadRules {
+    /// The context's `read` rules and approvals.
+    pub(crate) fn of(ctx: &ToolContext) -> Self {
+        let only_read = |rules: &Ruleset| {
+            Ruleset(
+                rules
+                    .0
+                    .iter()
+                    .filter(|rule| agentgate_permission::wildcard::matches(READ, &rule.permission))
+                    .cloned()
+                    .collect::<Vec<Rule>>(),
+            )
+        };
+        ReadRules {
+            rules: only_read(ctx.ruleset()),
+            approved: only_read(&ctx.permissions().approved()),
+            directory: ctx.directory.clone(),
+            worktree: ctx.worktree.clone(),
+        }
+    }
+
+    /// Whether the rules allow reading `file` (absolute), judged on its
+    /// worktree-relative path and, through a symlink, on where it leads.
+    pub(crate) fn allows(&self, file: &Path) -> bool {
+        let rulesets = [&self.rules, &self.approved];
+        read_patterns(file, &self.directory, &self.worktree)
+            .iter()
+            .all(|pattern| evaluate(READ, pattern, &rulesets).action == Action::Allow)
+    }
+}
+
+impl ReadRules {
+    /// Whether a rule (or approval) matching one of `file`'s `read`
+    /// patterns denies or asks: a file no rule names is left alone (the
+    /// bash tool's arguments, so a host without `read` rules does not get
+    /// a `read` request for every file a command names).
+    pub(crate) fn restricts(&self, file: &Path) -> bool {
+        let rulesets = [&self.rules, &self.approved];
+        read_patterns(file, &self.directory, &self.worktree)
+            .iter()
+            .any(|pattern| {
+                find_last(READ, pattern, &rulesets).is_some_and(|rule| rule.action != Action::Allow)
+            })
+    }
+}
+
+/// The `read` patterns of `file`: worktree-relative, as written and where
+/// a symlink leads.
+fn read_patterns(file: &Path, directory: &Path, worktree: &Path) -> Vec<String> {
+    let mut patterns: Vec<String> = Vec::new();
+    for view in paths::views(file, directory, worktree) {
+        let pattern = paths::worktree_pattern(&view.worktree, &view.target);
+        if !patterns.contains(&pattern) {
+            patterns.push(pattern);
+        }
+    }
+    patterns
+}

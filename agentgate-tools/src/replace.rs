@@ -1,0 +1,616 @@
+//! The edit tool's string replacement (§17): a cascade of replacers, from
+//! the exact match to increasingly tolerant ones, each proposing candidate
+//! substrings of the file that stand for `old`.
+//!
+//! The first candidate that occurs in the content is used when it is unique
+//! (or when replacing all); a candidate spanning far more than `old` is
+//! refused instead of risking an unintended large replacement.
+
+/// Why [`replace`] made no replacement. The messages are opencode's, word
+/// for word, because models are trained on them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EditError {
+    /// `old` and `new` are the same string.
+    #[error("No changes to apply: oldString and newString are identical.")]
+    Identical,
+    /// `old` is empty (only allowed when creating a file).
+    #[error(
+        "oldString cannot be empty when editing an existing file. Provide the exact text to replace, or use write for an intentional full-file replacement."
+    )]
+    EmptyOldString,
+    /// No replacer found `old` in the content.
+    #[error(
+        "Could not find oldString in the file. It must match exactly, including whitespace, indentation, and line endings."
+    )]
+    NotFound,
+    /// Every candidate occurs more than once.
+    #[error(
+        "Found multiple matches for oldString. Provide more surrounding context to make the match unique."
+    )]
+    MultipleMatches,
+    /// A fuzzy replacer matched a span much larger than `old`.
+    #[error(
+        "Refusing replacement because the matched span is much larger than oldString. Re-read the file and provide the full exact oldString for the intended replacement."
+    )]
+    DisproportionateSpan,
+}
+
+/// Similarity a block-anchor candidate's middle lines need (§17).
+const BLOCK_ANCHOR_THRESHOLD: f64 = 0.65;
+
+/// Replaces `old` by `new` in `content` (§17).
+///
+/// Replacers, in order: simple, line-trimmed, block-anchor, whitespace-
+/// normalised, indentation-flexible, escape-normalised, trimmed-boundary,
+/// context-aware, multi-occurrence. With `replace_all` every occurrence of
+/// the first matching candidate is replaced and `$&`, `$$`, `` $` `` and
+/// `$'` in `new` are expanded as JavaScript's `String.replaceAll` does;
+/// otherwise the candidate must occur exactly once and `new` is inserted
+/// as is.
+///
+/// ```
+/// use agentgate_tools::{replace, EditError};
+/// assert_eq!(replace("let a = 1;\n", "let   a = 1;", "let a = 2;", false).unwrap(), "let a = 2;\n");
+/// assert_eq!(replace("a a", "a", "b", false), Err(EditError::MultipleMatches));
+/// ```
+pub fn replace(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, EditError> {
+    if old == new {
+        return Err(EditError::Identical);
+    }
+    if old.is_empty() {
+        return Err(EditError::EmptyOldString);
+    }
+    let replacers: [fn(&str, &str) -> Vec<String>; 9] = [
+        simple,
+        line_trimmed,
+        block_anchor,
+        whitespace_normalized,
+        indentation_flexible,
+        escape_normalized,
+        trimmed_boundary,
+        context_aware,
+        multi_occurrence,
+    ];
+    let mut found = false;
+    for replacer in replacers {
+        for search in replacer(content, old) {
+            // An empty candidate would "match" between every character.
+            if search.is_empty() {
+                continue;
+            }
+            let Some(index) = content.find(&search) else {
+                continue;
+            };
+            found = true;
+            if is_disproportionate(&search, old) {
+                return Err(EditError::DisproportionateSpan);
+            }
+            if replace_all {
+                return Ok(js_replace_all(content, &search, new));
+            }
+            if content.rfind(&search) != Some(index) {
+                continue;
+            }
+            let mut out = String::with_capacity(content.len() + new.len());
+            out.push_str(&content[..index]);
+            out.push_str(new);
+            out.push_str(&content[index + search.len()..]);
+            return Ok(out);
+        }
+    }
+    Err(if found {
+        EditError::MultipleMatches
+    } else {
+        EditError::NotFound
+    })
+}
+
+/// Whether a matched span is much larger than `old` (§17).
+fn is_disproportionate(span: &str, old: &str) -> bool {
+    let span_lines = span.split('\n').count();
+    let old_lines = old.split('\n').count();
+    if span_lines >= (old_lines + 3).max(2 * old_lines) {
+        return true;
+    }
+    if old_lines > 1 {
+        let span_len = utf16_len(span.trim());
+        let old_len = utf16_len(old.trim());
+        if span_len > (old_len + 500).max(4 * old_len) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Length as JavaScript counts it (UTF-16 code units).
+fn utf16_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// JavaScript `content.replaceAll(search, replacement)` with a string
+/// pattern: every occurrence, left to right, with `$`-patterns expanded.
+fn js_replace_all(content: &str, search: &str, replacement: &str) -> String {
+    let mut out = String::with_capacity(content.len());
+    let mut last = 0;
+    for (at, matched) in content.match_indices(search) {
+        out.push_str(&content[last..at]);
+        let after = &content[at + matched.len()..];
+        expand_replacement(&mut out, replacement, matched, &content[..at], after);
+        last = at + matched.len();
+    }
+    out.push_str(&content[last..]);
+    out
+}
+
+/// ECMAScript GetSubstitution without captures: `$$`, `$&`, `` $` `` and
+/// `$'` are expanded, anything else after `$` is kept literally.
+fn expand_replacement(
+    out: &mut String,
+    replacement: &str,
+    matched: &str,
+    before: &str,
+    after: &str,
+) {
+    let mut chars = replacement.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '$' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('$') => {
+                out.push('$');
+                chars.next();
+            }
+            Some('&') => {
+                out.push_str(matched);
+                chars.next();
+            }
+            Some('`') => {
+                out.push_str(before);
+                chars.next();
+            }
+            Some('\'') => {
+                out.push_str(after);
+                chars.next();
+            }
+            _ => out.push('$'),
+        }
+    }
+}
+
+/// Byte offset of the start of each line, plus the content length as a
+/// sentinel, for `content.split('\n')`.
+fn line_starts(lines: &[&str]) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(lines.len() + 1);
+    let mut at = 0;
+    for line in lines {
+        starts.push(at);
+        at += line.len() + 1;
+    }
+    starts.push(at);
+    starts
+}
+
+/// The text of lines `first..=last` of `content` (without the final newline).
+fn span(content: &str, starts: &[usize], lines: &[&str], first: usize, last: usize) -> String {
+    let begin = starts[first];
+    let end = starts[last] + lines[last].len();
+    content[begin..end].to_string()
+}
+
+/// Number of windows of `size` lines in `total` lines (JavaScript's
+/// `for (i = 0; i <= total - size; i++)`).
+fn windows(total: usize, size: usize) -> std::ops::Range<usize> {
+    0..(total + 1).saturating_sub(size)
+}
+
+fn simple(_content: &str, old: &str) -> Vec<String> {
+    vec![old.to_string()]
+}
+
+fn line_trimmed(content: &str, old: &str) -> Vec<String> {
+    let lines: Vec<&str> = content.split('\n').collect();
+    let mut search: Vec<&str> = old.split('\n').collect();
+    if search.last() == Some(&"") {
+        search.pop();
+    }
+    if search.is_empty() {
+        return Vec::new();
+    }
+    let starts = line_starts(&lines);
+    let mut out = Vec::new();
+    for i in windows(lines.len(), search.len()) {
+        if search
+            .iter()
+            .enumerate()
+            .all(|(j, s)| lines[i + j].trim() == s.trim())
+        {
+            out.push(span(content, &starts, &lines, i, i + search.len() - 1));
+        }
+    }
+    out
+}
+
+/// Levenshtein distance over characters.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.is_empty() || b.is_empty() {
+        return a.len().max(b.len());
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        current[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            current[j] = (previous[j] + 1)
+                .min(current[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+fn block_anchor(content: &str, old: &str) -> Vec<String> {
+    let lines: Vec<&str> = content.split('\n').collect();
+    let mut search: Vec<&str> = old.split('\n').collect();
+    if search.len() < 3 {
+        return Vec::new();
+    }
+    if search.last() == Some(&"") {
+        search.pop();
+    }
+    let first = search[0].trim();
+    let last = search[search.len() - 1].trim();
+    let size = search.len();
+    let max_delta = 1.max(size / 4);
+    let mut candidates: Vec<(usize, usize)> = Vec::new();
+    for i in 0..lines.len() {
+        if lines[i].trim() != first {
+            continue;
+        }
+        for (j, line) in lines.iter().enumerate().skip(i + 2) {
+            if line.trim() == last {
+                let actual = j - i + 1;
+                if actual.abs_diff(size) <= max_delta {
+                    candidates.push((i, j));
+                }
+                break;
+            }
+        }
+    }
+    let starts = line_starts(&lines);
+    let similarity_of = |(start, end): (usize, usize), early_exit: bool| -> f64 {
+        let actual = end - start + 1;
+        let to_check = size.saturating_sub(2).min(actual.saturating_sub(2));
+        if to_check == 0 {
+            return 1.0;
+        }
+        let mut similarity = 0.0;
+        let mut j = 1;
+        while j < size - 1 && j < actual - 1 {
+            let original = lines[start + j].trim();
+            let wanted = search[j].trim();
+            let max_len = original.chars().count().max(wanted.chars().count());
+            j += 1;
+            if max_len == 0 {
+                continue;
+            }
+            let distance = levenshtein(original, wanted) as f64;
+            let line_similarity = 1.0 - distance / max_len as f64;
+            if early_exit {
+                similarity += line_similarity / to_check as f64;
+                if similarity >= BLOCK_ANCHOR_THRESHOLD {
+                    break;
+                }
+            } else {
+                similarity += line_similarity;
+            }
+        }
+        if early_exit {
+            similarity
+        } else {
+            similarity / to_check as f64
+        }
+    };
+    match candidates.as_slice() {
+        [] => Vec::new(),
+        [only] => {
+            if similarity_of(*only, true) >= BLOCK_ANCHOR_THRESHOLD {
+                vec![span(content, &starts, &lines, only.0, only.1)]
+            } else {
+                Vec::new()
+            }
+        }
+        several => {
+            let mut best: Option<(usize, usize)> = None;
+            let mut best_similarity = -1.0;
+            for candidate in several {
+                let similarity = similarity_of(*candidate, false);
+                if similarity > best_similarity {
+                    best_similarity = similarity;
+                    best = Some(*candidate);
+                }
+            }
+            match best {
+                Some((start, end)) if best_similarity >= BLOCK_ANCHOR_THRESHOLD => {
+                    vec![span(content, &starts, &lines, start, end)]
+                }
+                _ => Vec::new(),
+            }
+        }
+    }
+}
+
+/// Whitespace runs collapsed to one space, ends trimmed.
+fn normalize_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The leftmost match in `line` of `words` separated by whitespace runs
+/// (the regex `w1\s+w2\s+...`).
+fn find_words(line: &str, words: &[&str]) -> Option<String> {
+    let (first, rest) = words.split_first()?;
+    for (start, _) in line.match_indices(first) {
+        let mut at = start + first.len();
+        let mut ok = true;
+        for word in rest {
+            let tail = &line[at..];
+            let skipped = tail.len() - tail.trim_start().len();
+            if skipped == 0 || !tail[skipped..].starts_with(word) {
+                ok = false;
+                break;
+            }
+            at += skipped + word.len();
+        }
+        if ok {
+            return Some(line[start..at].to_string());
+        }
+    }
+    None
+}
+
+fn whitespace_normalized(content: &str, old: &str) -> Vec<String> {
+    let wanted = normalize_whitespace(old);
+    let lines: Vec<&str> = content.split('\n').collect();
+    let mut out = Vec::new();
+    for line in &lines {
+        let normalized = normalize_whitespace(line);
+        if normalized == wanted {
+            out.push((*line).to_string());
+        } else if normalized.contains(&wanted) {
+            let words: Vec<&str> = old.split_whitespace().collect();
+            if let Some(found) = find_words(line, &words) {
+                out.push(found);
+            }
+        }
+    }
+    let old_lines = old.split('\n').count();
+    if old_lines > 1 {
+        for i in windows(lines.len(), old_lines) {
+            let block = lines[i..i + old_lines].join("\n");
+            if normalize_whitespace(&block) == wanted {
+                out.push(block);
+            }
+        }
+    }
+    out
+}
+
+/// `text` with the smallest leading indentation of its non-blank lines
+/// removed from every non-blank line.
+fn remove_indentation(text: &str) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let indent = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.chars().take_while(|c| c.is_whitespace()).count())
+        .min();
+    let Some(indent) = indent else {
+        return text.to_string();
+    };
+    lines
+        .iter()
+        .map(|l| {
+            if l.trim().is_empty() {
+                (*l).to_string()
+            } else {
+                l.chars().skip(indent).collect()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn indentation_flexible(content: &str, old: &str) -> Vec<String> {
+    let wanted = remove_indentation(old);
+    let lines: Vec<&str> = content.split('\n').collect();
+    let size = old.split('\n').count();
+    windows(lines.len(), size)
+        .map(|i| lines[i..i + size].join("\n"))
+        .filter(|block| remove_indentation(block) == wanted)
+        .collect()
+}
+
+/// Unescapes `\n \t \r \' \" \` \\ \$` and backslash-newline.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let replacement = match chars.peek() {
+            Some('n') => '\n',
+            Some('t') => '\t',
+            Some('r') => '\r',
+            Some(&other @ ('\'' | '"' | '`' | '\\' | '\n' | '$')) => other,
+            _ => {
+                out.push('\\');
+                continue;
+            }
+        };
+        chars.next();
+        out.push(replacement);
+    }
+    out
+}
+
+fn escape_normalized(content: &str, old: &str) -> Vec<String> {
+    let wanted = unescape(old);
+    let mut out = Vec::new();
+    if content.contains(&wanted) {
+        out.push(wanted.clone());
+    }
+    let lines: Vec<&str> = content.split('\n').collect();
+    let size = wanted.split('\n').count();
+    for i in windows(lines.len(), size) {
+        let block = lines[i..i + size].join("\n");
+        if unescape(&block) == wanted {
+            out.push(block);
+        }
+    }
+    out
+}
+
+fn trimmed_boundary(content: &str, old: &str) -> Vec<String> {
+    let trimmed = old.trim();
+    if trimmed == old {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if content.contains(trimmed) {
+        out.push(trimmed.to_string());
+    }
+    let lines: Vec<&str> = content.split('\n').collect();
+    let size = old.split('\n').count();
+    for i in windows(lines.len(), size) {
+        let block = lines[i..i + size].join("\n");
+        if block.trim() == trimmed {
+            out.push(block);
+        }
+    }
+    out
+}
+
+fn context_aware(content: &str, old: &str) -> Vec<String> {
+    let mut search: Vec<&str> = old.split('\n').collect();
+    if search.len() < 3 {
+        return Vec::new();
+    }
+    if search.last() == Some(&"") {
+        search.pop();
+    }
+    let lines: Vec<&str> = content.split('\n').collect();
+    let first = search[0].trim();
+    let last = search[search.len() - 1].trim();
+    for i in 0..lines.len() {
+        if lines[i].trim() != first {
+            continue;
+        }
+        for (j, line) in lines.iter().enumerate().skip(i + 2) {
+            if line.trim() != last {
+                continue;
+            }
+            let block = &lines[i..=j];
+            if block.len() == search.len() {
+                let mut matching = 0usize;
+                let mut non_empty = 0usize;
+                for k in 1..block.len() - 1 {
+                    let a = block[k].trim();
+                    let b = search[k].trim();
+                    if !a.is_empty() || !b.is_empty() {
+                        non_empty += 1;
+                        if a == b {
+                            matching += 1;
+                        }
+                    }
+                }
+                if non_empty == 0 || matching as f64 / non_empty as f64 >= 0.5 {
+                    return vec![block.join("\n")];
+                }
+            }
+            break;
+        }
+    }
+    Vec::new()
+}
+
+fn multi_occurrence(content: &str, old: &str) -> Vec<String> {
+    content
+        .match_indices(old)
+        .map(|(_, m)| m.to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levenshtein_basics() {
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+        assert_eq!(levenshtein("", "abc"), 3);
+        assert_eq!(levenshtein("same", "same"), 0);
+    }
+
+    #[test]
+    fn dollar_patterns() {
+        assert_eq!(
+            js_replace_all("a-b", "-", "[$`|$'|$&|$$|$1]"),
+            "a[a|b|-|$|$1]b"
+        );
+    }
+
+    #[test]
+    fn line_trimmed_matches_other_indentation() {
+        let content = "fn main() {\n    let x = 1;\n}\n";
+        let out = replace(content, "let x = 1;\n}", "let x = 2;\n}", false).unwrap();
+        assert_eq!(out, "fn main() {\n    let x = 2;\n}\n");
+    }
+
+    #[test]
+    fn block_anchor_tolerates_a_changed_middle() {
+        let content = "start() {\n  computeTheValue(a, b)\n  other()\nend }\n";
+        let old = "start() {\n  computeTheValue(a, c)\n  other()\nend }";
+        let out = replace(content, old, "X", false).unwrap();
+        assert_eq!(out, "X\n");
+    }
+
+    #[test]
+    fn shifted_block_is_replaced_without_reindenting() {
+        let content = "    if a {\n        b();\n    }\n";
+        let old = "if a {\n    b();\n}";
+        assert_eq!(replace(content, old, "Z", false).unwrap(), "Z\n");
+        assert_eq!(remove_indentation("  a\n    b\n\n  c"), "a\n  b\n\nc");
+    }
+
+    #[test]
+    fn trimmed_boundary() {
+        assert_eq!(
+            replace("xx hello yy", "  hello\t", "bye", false).unwrap(),
+            "xx bye yy"
+        );
+    }
+
+    #[test]
+    fn words_regex() {
+        assert_eq!(find_words("a  b c", &["b", "c"]).as_deref(), Some("b c"));
+        assert_eq!(find_words("bc", &["b", "c"]), None);
+    }
+
+    #[test]
+    fn replace_all_is_literal_without_dollars() {
+        assert_eq!(replace("a.a.a", "a", "b", true).unwrap(), "b.b.b");
+    }
+}

@@ -1,0 +1,673 @@
+//! [`Sandbox`]: a policy plus what this machine can enforce, turned into a
+//! [`PreparedCommand`] for each call.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use super::denial::{Boundary, SandboxDenial, find_denials};
+use super::policy::{OnUnsupported, SandboxPolicy};
+pub use super::protected_changes::ProtectedChange;
+use super::roots::{DeniedSet, FixedRoots, Held, RootInputs};
+use super::status::{Guard, SandboxStatus};
+use crate::external::EXTERNAL_DIRECTORY;
+use crate::request::ToolRequest;
+
+/// Why a command could not be prepared.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SandboxError {
+    /// The policy asks for errors where it cannot be enforced, and here it
+    /// cannot.
+    #[error(
+        "the command was not run: {summary}. The sandbox policy says `on_unsupported: error`; run on a Linux kernel with Landlock and user namespaces, or set the sandbox mode to danger-full-access or on_unsupported to warn."
+    )]
+    Unsupported {
+        /// What is and is not enforced.
+        summary: String,
+    },
+    /// The Landlock ruleset could not be built.
+    #[error("the sandbox could not build its Landlock ruleset: {0}")]
+    Landlock(String),
+}
+
+/// The call a command is prepared for: where it runs and what it may write
+/// besides the policy's own directories.
+#[derive(Debug, Clone, Default)]
+pub struct CallScope {
+    /// The session (the status is logged once per session).
+    pub session_id: String,
+    /// The project directory.
+    pub directory: PathBuf,
+    /// The worktree (ignored when it is `/`, opencode's "no project").
+    pub worktree: PathBuf,
+    /// Where the command runs.
+    pub cwd: PathBuf,
+    /// The tool-output (spill) directory. It is never a writable root: the
+    /// agent writes it itself (without following links), and commands read
+    /// it like any other readable path.
+    pub tool_output: Option<PathBuf>,
+    /// Directories a person granted to the sandbox for this call: the
+    /// `external_directory` requests answered with
+    /// [`Reply::Grant`](agentgate_permission::Reply::Grant) (see
+    /// [`approved_directories`]). An approval by a rule, by `--auto` or by
+    /// any `once`/`always` answer never lands here; the policy's
+    /// [`writable`](SandboxPolicy::writable) list opens directories ahead
+    /// of time.
+    pub approved: Vec<PathBuf>,
+}
+
+/// The directories the `external_directory` requests of a call name (their
+/// `dir/*` patterns without the `/*`), for [`CallScope::approved`]. Call it
+/// with the requests a person granted to the sandbox (answered
+/// [`Reply::Grant`](agentgate_permission::Reply::Grant)), never with every
+/// request that was allowed.
+pub fn approved_directories(requests: &[ToolRequest]) -> Vec<PathBuf> {
+    requests
+        .iter()
+        .filter(|request| request.permission == EXTERNAL_DIRECTORY)
+        .flat_map(|request| request.patterns.iter())
+        .map(|pattern| {
+            let dir = pattern.strip_suffix('*').unwrap_or(pattern);
+            let dir = dir
+                .strip_suffix('/')
+                .filter(|d| !d.is_empty())
+                .unwrap_or(dir);
+            PathBuf::from(dir)
+        })
+        .collect()
+}
+
+/// A sandbox policy and what this machine enforces of it. Cheap to clone
+/// (shared); give one to each tool that spawns processes.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    policy: SandboxPolicy,
+    status: SandboxStatus,
+    base_env: Option<Vec<(OsString, OsString)>>,
+    reported: Mutex<HashSet<String>>,
+    #[cfg(target_os = "linux")]
+    kernel: Arc<super::kernel::KernelLayer>,
+    /// The denied paths and read rules, resolved on the first call.
+    denied: std::sync::OnceLock<DeniedSet>,
+    /// Each session's roots, resolved on its first call.
+    roots: Mutex<HashMap<RootsKey, Arc<FixedRoots>>>,
+}
+
+/// Whose roots: one project (directory and worktree as the host gives
+/// them), for every session of this sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RootsKey {
+    directory: PathBuf,
+    worktree: PathBuf,
+}
+
+/// At most this many projects' roots are held (a few descriptors each);
+/// past it they are all let go, and each project's next call resolves its
+/// roots again.
+const MAX_HELD_PROJECTS: usize = 128;
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::new(SandboxPolicy::default())
+    }
+}
+
+impl Sandbox {
+    /// A sandbox for `policy`; probes (once per process) what the kernel
+    /// supports.
+    pub fn new(policy: SandboxPolicy) -> Self {
+        #[cfg(target_os = "linux")]
+        let kernel = Arc::new(super::kernel::KernelLayer::new(
+            &policy,
+            &super::namespaces::available(),
+        ));
+        #[cfg(target_os = "linux")]
+        let status = {
+            let mut status = kernel.add_to(detect(&policy));
+            let enforced = |guard: &Guard| matches!(guard, Guard::Enforced { .. });
+            if policy.mode == super::policy::SandboxMode::WorkspaceWrite
+                && kernel.mounts()
+                && enforced(&status.filesystem)
+                && enforced(&status.descendants)
+            {
+                status.protected_paths = Guard::Enforced {
+                    by: "read-only bind mounts in the command's mount namespace, of those that exist when the call starts (the file tools ask protected_path)".to_string(),
+                };
+            }
+            status
+        };
+        #[cfg(not(target_os = "linux"))]
+        let status = detect(&policy).without_kernel_layer(policy.mode);
+        if status.is_degraded() {
+            tracing::warn!(status = %status.summary(), "sandbox degraded");
+        }
+        Sandbox {
+            inner: Arc::new(Inner {
+                policy,
+                status,
+                base_env: None,
+                reported: Mutex::new(HashSet::new()),
+                #[cfg(target_os = "linux")]
+                kernel,
+                denied: std::sync::OnceLock::new(),
+                roots: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Commands start from these variables instead of the agent's own
+    /// environment (the policy's filter still applies).
+    pub fn with_base_environment(
+        self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Self {
+        Sandbox {
+            inner: Arc::new(Inner {
+                policy: self.inner.policy.clone(),
+                status: self.inner.status.clone(),
+                base_env: Some(vars.into_iter().collect()),
+                reported: Mutex::new(HashSet::new()),
+                #[cfg(target_os = "linux")]
+                kernel: self.inner.kernel.clone(),
+                denied: std::sync::OnceLock::new(),
+                roots: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.inner.policy
+    }
+
+    /// What this machine enforces of the policy.
+    pub fn status(&self) -> &SandboxStatus {
+        &self.inner.status
+    }
+
+    /// Whether a person can grant a directory to a call
+    /// ([`CallScope::approved`]): writes are restricted to the workspace
+    /// and that is enforced here.
+    pub fn offers_grants(&self) -> bool {
+        self.inner.policy.mode == super::policy::SandboxMode::WorkspaceWrite
+            && matches!(self.inner.status.filesystem, Guard::Enforced { .. })
+    }
+
+    /// Logs a degraded status the first time a session asks; true then.
+    fn report(&self, session_id: &str) -> bool {
+        if !self.inner.status.is_degraded() {
+            return false;
+        }
+        let first = match self.inner.reported.lock() {
+            Ok(mut seen) => seen.insert(session_id.to_string()),
+            Err(poisoned) => poisoned.into_inner().insert(session_id.to_string()),
+        };
+        if first {
+            tracing::warn!(
+                session = session_id,
+                status = %self.inner.status.summary(),
+                "the sandbox cannot enforce everything its policy asks on this machine"
+            );
+        }
+        first
+    }
+
+    /// The denied paths and read rules, resolved on the first call.
+    fn denied_set(&self, home: Option<&Path>) -> &DeniedSet {
+        self.inner
+            .denied
+            .get_or_init(|| DeniedSet::resolve(&self.inner.policy, home))
+    }
+
+    /// The roots of `scope`'s project: resolved and opened on the first
+    /// call there, held for every later one of any session (a new sandbox,
+    /// for a changed policy, resolves them again).
+    fn roots(&self, scope: &CallScope, home: Option<&Path>) -> Arc<FixedRoots> {
+        let key = RootsKey {
+            directory: scope.directory.clone(),
+            worktree: scope.worktree.clone(),
+        };
+        let mut held = match self.inner.roots.lock() {
+            Ok(held) => held,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(roots) = held.get(&key) {
+            return Arc::clone(roots);
+        }
+        let roots = Arc::new(FixedRoots::resolve(
+            &RootInputs {
+                policy: &self.inner.policy,
+                directory: &scope.directory,
+                worktree: &scope.worktree,
+                home,
+            },
+            self.denied_set(home),
+        ));
+        if held.len() >= MAX_HELD_PROJECTS {
+            held.clear();
+        }
+        held.insert(key, Arc::clone(&roots));
+        roots
+    }
+
+    /// The writable roots of `scope`'s project (resolved on its first call,
+    /// held since), when writes are restricted.
+    pub fn writable_roots(&self, scope: &CallScope) -> Option<Vec<PathBuf>> {
+        let env: Vec<(OsString, OsString)> = Vec::new();
+        self.roots(scope, home_dir(&env).as_deref())
+            .writable_paths()
+    }
+
+    /// Prepares a command for `scope`: its environment, and (on Linux) what
+    /// its child does between fork and exec. The writable set and the
+    /// denied paths are those fixed on the project's first call; a path
+    /// replaced since (by a symbolic link, say) moves nothing.
+    pub fn prepare(&self, scope: &CallScope) -> Result<PreparedCommand, SandboxError> {
+        let policy = &self.inner.policy;
+        let status = &self.inner.status;
+        let first_report = self.report(&scope.session_id);
+        if status.is_degraded() && policy.on_unsupported == OnUnsupported::Error {
+            return Err(SandboxError::Unsupported {
+                summary: status.summary(),
+            });
+        }
+        let base = match &self.inner.base_env {
+            Some(vars) => vars.clone(),
+            None => std::env::vars_os().collect(),
+        };
+        let env = policy.env.apply(base);
+        let home = home_dir(&env);
+        let roots = self.roots(scope, home.as_deref());
+        let granted = granted_roots(&scope.approved, &roots);
+        let unenforced = roots.unenforced.clone();
+        // Where a mount namespace is available, those are masked instead.
+        #[cfg(target_os = "linux")]
+        let masked = self.inner.kernel.masks();
+        #[cfg(not(target_os = "linux"))]
+        let masked = false;
+        for path in unenforced.iter().filter(|_| !masked) {
+            tracing::debug!(
+                path = %path.display(),
+                "sandbox: a denied path inside a writable directory stays readable"
+            );
+        }
+        let writable = roots.writable_paths().map(|mut paths| {
+            paths.extend(granted.iter().map(|g| g.path.clone()));
+            paths
+        });
+        let denied = roots.denied.clone();
+        let filesystem = matches!(status.filesystem, Guard::Enforced { .. });
+        let network_off = matches!(status.network, Guard::Enforced { .. });
+        #[cfg(target_os = "linux")]
+        let plan = {
+            let landlock = if filesystem {
+                let held = roots.writable.iter().flatten().chain(&granted);
+                let denied_set = self.denied_set(home.as_deref());
+                super::landlock::ruleset(&denied_set.readable, &denied_set.listable, held)
+                    .map_err(|error| SandboxError::Landlock(error.to_string()))?
+            } else {
+                None
+            };
+            let pid = matches!(status.descendants, Guard::Enforced { .. });
+            Some(super::child::ChildPlan::new(
+                super::namespaces::Namespaces::new(pid, network_off),
+                policy.mode.restricts_files(),
+                landlock,
+                self.inner.kernel.plan(
+                    pid,
+                    &unenforced,
+                    &protected_paths(policy, scope, home.as_deref()),
+                ),
+            ))
+        };
+        let watched = if filesystem && policy.mode == super::policy::SandboxMode::WorkspaceWrite {
+            let opened = opened_protected(policy, scope, home.as_deref());
+            let roots = super::protected_roots(&scope.directory, &scope.worktree);
+            super::protected_changes::watch(&roots, &opened)
+        } else {
+            Vec::new()
+        };
+        Ok(PreparedCommand {
+            env,
+            watched,
+            #[cfg(target_os = "linux")]
+            plan,
+            cwd: scope.cwd.clone(),
+            writable: writable.filter(|_| filesystem),
+            denied: match (filesystem, masked) {
+                (true, true) => denied.into_iter().chain(unenforced).collect(),
+                (true, false) => denied,
+                (false, _) => Vec::new(),
+            },
+            network_off,
+            status: status.clone(),
+            first_report,
+        })
+    }
+}
+
+/// A command's sandbox, ready to apply to a `tokio::process::Command`.
+#[derive(Debug)]
+pub struct PreparedCommand {
+    env: Vec<(OsString, OsString)>,
+    watched: Vec<super::protected_changes::Watched>,
+    #[cfg(target_os = "linux")]
+    plan: Option<super::child::ChildPlan>,
+    cwd: PathBuf,
+    writable: Option<Vec<PathBuf>>,
+    denied: Vec<PathBuf>,
+    network_off: bool,
+    status: SandboxStatus,
+    first_report: bool,
+}
+
+impl PreparedCommand {
+    /// Applies the sandbox to `command`: the filtered environment, its own
+    /// session and process group, and on Linux the namespaces, reaper and
+    /// Landlock ruleset between fork and exec. Call once, before spawning.
+    pub fn apply(&mut self, command: &mut tokio::process::Command) {
+        command.env_clear();
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        #[cfg(target_os = "linux")]
+        if let Some(plan) = self.plan.take() {
+            plan.install(command.as_std_mut());
+            return;
+        }
+        #[cfg(unix)]
+        command.process_group(0);
+    }
+
+    /// The protected names ([`PROTECTED_NAMES`](super::PROTECTED_NAMES))
+    /// the command created, or replaced where they were links: call it
+    /// once the command has ended. Those that existed are read-only to it;
+    /// these it could write, and the next run would trust them, so the
+    /// caller asks `protected_path` for each and
+    /// [undoes](ProtectedChange::undo) what is not allowed. Empty outside
+    /// `workspace-write` or where writes are not restricted.
+    pub fn protected_changes(&self) -> Vec<ProtectedChange> {
+        self.watched.iter().filter_map(|w| w.changed()).collect()
+    }
+
+    /// The writable roots (canonical), when writes are restricted.
+    pub fn writable(&self) -> Option<&[PathBuf]> {
+        self.writable.as_deref()
+    }
+
+    /// The sandbox denials visible in a command's `output`.
+    pub fn denials(&self, output: &str) -> Vec<SandboxDenial> {
+        if self.writable.is_none() && self.denied.is_empty() && !self.network_off {
+            return Vec::new();
+        }
+        find_denials(
+            output,
+            &Boundary {
+                cwd: &self.cwd,
+                writable: self.writable.as_deref(),
+                denied: &self.denied,
+                network_off: self.network_off,
+                could_write: agent_could_write,
+            },
+        )
+    }
+
+    /// The note for the model about `denials` (and, on the first call of a
+    /// session, a degraded status); `None` when there is nothing to say.
+    pub fn note(&self, denials: &[SandboxDenial]) -> Option<String> {
+        let mut lines: Vec<String> = denials.iter().map(SandboxDenial::message).collect();
+        if !denials.is_empty() {
+            lines.push(
+                "The sandbox limits commands to the workspace; do not retry the same action. \
+                 If it is needed, ask the user to allow it."
+                    .to_string(),
+            );
+        }
+        if self.first_report {
+            lines.push(self.status.summary());
+        }
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
+
+    /// The `sandbox` entry of the call's metadata: status and denials.
+    pub fn metadata(&self, denials: &[SandboxDenial]) -> Value {
+        json!({
+            "status": serde_json::to_value(&self.status).unwrap_or(Value::Null),
+            "denials": serde_json::to_value(denials).unwrap_or(Value::Null),
+        })
+    }
+}
+
+/// Whether this (unsandboxed) process could write `path`, or create it in
+/// its nearest existing ancestor.
+fn agent_could_write(path: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let existing = path.ancestors().find(|p| p.exists());
+        existing.is_some_and(super::sys::can_write)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        true
+    }
+}
+
+/// What the policy asks that this machine can enforce.
+fn detect(policy: &SandboxPolicy) -> SandboxStatus {
+    #[cfg(target_os = "linux")]
+    {
+        let filesystem = if !policy.mode.restricts_files() {
+            Guard::NotRequested
+        } else {
+            match super::landlock::abi() {
+                Some(abi) => Guard::Enforced {
+                    by: format!("landlock (ABI {abi}) and no_new_privs"),
+                },
+                None => Guard::Unavailable {
+                    reason: "this kernel has no Landlock (Linux 5.13+ with landlock enabled)"
+                        .to_string(),
+                },
+            }
+        };
+        let namespaces = super::namespaces::available();
+        let network = if policy.network_allowed() {
+            Guard::NotRequested
+        } else {
+            match &namespaces {
+                Ok(()) => Guard::Enforced {
+                    by: "a network namespace".to_string(),
+                },
+                Err(reason) => Guard::Unavailable {
+                    reason: reason.clone(),
+                },
+            }
+        };
+        let root = super::sys::geteuid() == 0;
+        let wants_pid = root || policy.mode.restricts_files() || !policy.network_allowed();
+        let descendants = match (&namespaces, wants_pid) {
+            (Ok(()), true) => Guard::Enforced {
+                by: "a PID namespace".to_string(),
+            },
+            (Err(reason), _) => Guard::Unavailable {
+                reason: format!("{reason}; only the process group is ended"),
+            },
+            (Ok(()), false) => Guard::Unavailable {
+                reason: "danger-full-access runs a non-root user's commands without namespaces; only the process group is ended".to_string(),
+            },
+        };
+        let (fixed_roots, protected_paths) = roots_guards(policy, &filesystem);
+        SandboxStatus::new(policy.mode, filesystem, network, descendants)
+            .with_roots(fixed_roots, protected_paths)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let unavailable = || Guard::Unavailable {
+            reason: "the sandbox needs Linux (Landlock and namespaces)".to_string(),
+        };
+        let filesystem = if policy.mode.restricts_files() {
+            unavailable()
+        } else {
+            Guard::NotRequested
+        };
+        let network = if policy.network_allowed() {
+            Guard::NotRequested
+        } else {
+            unavailable()
+        };
+        SandboxStatus::new(policy.mode, filesystem, network, unavailable())
+    }
+}
+
+/// The state of the fixed roots and of the protected paths, given the
+/// file system guard.
+#[cfg(target_os = "linux")]
+fn roots_guards(policy: &SandboxPolicy, filesystem: &Guard) -> (Guard, Guard) {
+    if !matches!(filesystem, Guard::Enforced { .. }) {
+        return (filesystem.clone(), filesystem.clone());
+    }
+    let fixed = Guard::Enforced {
+        by:
+            "Landlock rules built from descriptors opened once per project, without following links"
+                .to_string(),
+    };
+    let protected = if policy.mode == super::policy::SandboxMode::WorkspaceWrite {
+        Guard::Unavailable {
+            reason: "commands can still write .git, opencode.json and .opencode inside the project (Landlock cannot take them out of the writable project); the file tools ask protected_path".to_string(),
+        }
+    } else {
+        Guard::Enforced {
+            by: "read-only mode".to_string(),
+        }
+    };
+    (fixed, protected)
+}
+
+/// The protected paths ([`PROTECTED_NAMES`](super::PROTECTED_NAMES)) of
+/// the call's project and worktree that exist now, canonical: bound
+/// read-only for its command in `workspace-write` (in `read-only` nothing
+/// is writable anyway). One the policy's `writable` list names exactly
+/// (`"writable": [".git"]`, relative to the project, lets commands commit)
+/// stays writable: the user opened it knowingly.
+#[cfg(target_os = "linux")]
+fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path>) -> Vec<PathBuf> {
+    if policy.mode != super::policy::SandboxMode::WorkspaceWrite {
+        return Vec::new();
+    }
+    let opened: Vec<PathBuf> = policy
+        .writable
+        .iter()
+        .filter_map(|dir| {
+            let dir = super::policy::expand_home(dir, home);
+            scope.directory.join(dir).canonicalize().ok()
+        })
+        .collect();
+    let mut found: Vec<PathBuf> = Vec::new();
+    for root in super::protected_roots(&scope.directory, &scope.worktree) {
+        for name in super::PROTECTED_NAMES {
+            if let Ok(path) = root.join(name).canonicalize()
+                && !found.contains(&path)
+                && !opened.contains(&path)
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The paths the policy's `writable` list names, as written (joined to the
+/// project directory) and canonical where they exist.
+fn opened_protected(
+    policy: &SandboxPolicy,
+    scope: &CallScope,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut opened = Vec::new();
+    for dir in &policy.writable {
+        let joined = scope.directory.join(super::policy::expand_home(dir, home));
+        if let Ok(canonical) = joined.canonicalize() {
+            opened.push(canonical);
+        }
+        opened.push(joined);
+    }
+    opened
+}
+
+fn home_dir(env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| {
+            env.iter()
+                .find(|(name, _)| name == "HOME")
+                .map(|(_, value)| value.clone())
+        })
+        .map(PathBuf::from)
+}
+
+/// The directories granted for one call, opened now; those that overlap
+/// a denied path, are `/` or are already writable are left out (the host's
+/// lists win over a call's grant).
+fn granted_roots(approved: &[PathBuf], roots: &FixedRoots) -> Vec<Held> {
+    if roots.writable.is_none() {
+        return Vec::new();
+    }
+    let denied = roots.denied.iter().chain(&roots.unenforced);
+    let denied: Vec<&PathBuf> = denied.collect();
+    approved
+        .iter()
+        .filter_map(|dir| Held::open(dir))
+        .filter(|held| held.dir && held.path != Path::new("/"))
+        .filter(|held| {
+            !denied
+                .iter()
+                .any(|d| d.starts_with(&held.path) || held.path.starts_with(d))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approved_directories_come_from_external_directory_patterns() {
+        let requests = vec![
+            ToolRequest::new(EXTERNAL_DIRECTORY, "/data/in/*", "/data/in/*"),
+            ToolRequest::new("bash", "ls", "ls *"),
+            ToolRequest::new(EXTERNAL_DIRECTORY, "/*", "/*"),
+        ];
+        assert_eq!(
+            approved_directories(&requests),
+            [PathBuf::from("/data/in"), PathBuf::from("/")]
+        );
+    }
+
+    #[test]
+    fn writable_roots_skip_root_worktree_and_missing_dirs() {
+        let dir = std::env::temp_dir().canonicalize().unwrap();
+        let sandbox = Sandbox::new(SandboxPolicy::default());
+        let scope = CallScope {
+            session_id: "s".into(),
+            directory: dir.clone(),
+            worktree: PathBuf::from("/"),
+            cwd: dir.clone(),
+            ..CallScope::default()
+        };
+        let roots = sandbox.writable_roots(&scope).unwrap();
+        assert!(roots.contains(&dir));
+        assert!(!roots.iter().any(|r| r == Path::new("/")));
+        let held = sandbox.roots(&scope, None);
+        let granted = granted_roots(
+            &[PathBuf::from("/nonexistent-approved"), PathBuf::from("/")],
+            &held,
+        );
+        assert!(granted.is_empty());
+    }
+}

@@ -1,0 +1,129 @@
+//! The `write` tool (§7.2): replaces or creates a whole file, atomically,
+//! after asking `edit` with a diff.
+
+use std::path::Path;
+
+use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::atomic::{lock_file, write_atomic};
+use crate::diff::unified_diff;
+use crate::error::FileError;
+use crate::external::file_requests;
+use crate::paths;
+use crate::read::read_bounded;
+use crate::request::ToolRequest;
+
+/// Arguments of [`WriteTool`].
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteArgs {
+    /// The file to write (absolute, or relative to the working directory).
+    pub file_path: String,
+    /// The file's complete new content.
+    pub content: String,
+}
+
+/// Writes a whole file (§7.2).
+///
+/// Asks `external_directory` for paths outside the project, then `edit`
+/// with the worktree-relative path, `always: ["*"]` and metadata
+/// `{filepath, diff}`; only then creates missing folders and writes the file
+/// atomically (temporary file + rename). Concurrent writes and edits of one
+/// file run one after another.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteTool;
+
+impl WriteTool {
+    /// The permission requests a call makes, in order (the `edit` request's
+    /// diff is added when the call runs). Changes nothing.
+    pub fn requests(
+        &self,
+        args: &WriteArgs,
+        directory: &Path,
+        worktree: &Path,
+    ) -> Vec<ToolRequest> {
+        edit_requests(&args.file_path, directory, worktree)
+    }
+}
+
+/// `protected_path` (for a protected path, see `protected`), then
+/// `external_directory` (when outside), then `edit` on the
+/// worktree-relative path and, through a symlink, on where it leads: what
+/// write and edit ask.
+pub(crate) fn edit_requests(
+    file_path: &str,
+    directory: &Path,
+    worktree: &Path,
+) -> Vec<ToolRequest> {
+    let path = paths::resolve(directory, Path::new(file_path));
+    let mut requests: Vec<ToolRequest> =
+        crate::protected::protected_request(&path, directory, worktree)
+            .into_iter()
+            .collect();
+    requests.extend(file_requests("edit", &path, false, directory, worktree));
+    requests
+}
+
+/// Asks a file tool's `request`: `protected_path` by the rules that name
+/// it only (an `"*": "allow"` does not answer it), the rest as usual.
+pub(crate) async fn ask_file_request(
+    request: &ToolRequest,
+    ctx: &ToolContext,
+) -> Result<(), agentgate_permission::PermissionError> {
+    if request.permission == crate::protected::PROTECTED_PATH {
+        request.ask_by_name(ctx).await
+    } else {
+        request.ask(ctx).await
+    }
+}
+
+#[async_trait::async_trait]
+impl TypedTool for WriteTool {
+    type Args = WriteArgs;
+
+    fn id(&self) -> &str {
+        "write"
+    }
+
+    fn description(&self) -> &str {
+        "Writes a file to the local filesystem, replacing it if it exists and creating missing folders. filePath may be absolute or relative to the working directory. Prefer edit for changes to an existing file."
+    }
+
+    async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
+        let mut requests = self.requests(&args, &ctx.directory, &ctx.worktree);
+        let edit = requests.pop();
+        for request in &requests {
+            ask_file_request(request, ctx).await?;
+        }
+        let _lock = lock_file(&path).await;
+        let (exists, old) = match tokio::fs::metadata(&path).await {
+            Ok(metadata) if metadata.is_dir() => return Err(FileError::IsDirectory(path).into()),
+            Ok(_) => {
+                let bytes = read_bounded(&path).await?;
+                (true, String::from_utf8_lossy(&bytes).into_owned())
+            }
+            Err(_) => (false, String::new()),
+        };
+        let filepath = path.display().to_string();
+        let diff = unified_diff(&filepath, &old, &args.content);
+        if let Some(edit) = edit {
+            edit.with_metadata(json!({"filepath": filepath, "diff": diff.unified}))
+                .ask(ctx)
+                .await?;
+        }
+        write_atomic(&path, args.content.as_bytes())
+            .await
+            .map_err(FileError::from)?;
+        Ok(ToolOutput::text("Wrote file successfully.")
+            .with_title(paths::relative(&ctx.worktree, &path))
+            .with_metadata(json!({
+                "filepath": filepath,
+                "exists": exists,
+                "diff": diff.unified,
+            })))
+    }
+}

@@ -1,0 +1,40 @@
+//! The integration tests of agentgate-tools, one module per area.
+
+mod bash_differential;
+mod bash_in_loop;
+mod bash_read_rules;
+mod bash_runtime_eval;
+mod bash_scan_limits;
+mod bash_scan_props;
+mod bash_scan_survivors;
+mod bash_tool;
+mod bash_vectors;
+mod bypass_corpus;
+mod bypass_effects;
+mod conformance;
+mod file_tools;
+mod file_tools_in_loop;
+mod listing_read_rules;
+mod ordinary_commands;
+mod replace_props;
+mod sandbox;
+mod sandbox_kernel;
+mod sandbox_roots;
+mod search_tools;
+mod spill_read;
+mod support;
+mod todo_tools;
+mod webfetch_hosts;
+mod webfetch_tool;
+
+// MCP (feature `mcp`): shared helpers, then one module per area.
+#[cfg(feature = "mcp")]
+mod mcp_common;
+#[cfg(feature = "mcp")]
+mod mcp_failures;
+#[cfg(feature = "mcp")]
+mod mcp_http;
+#[cfg(feature = "mcp")]
+mod mcp_sse;
+#[cfg(feature = "mcp")]
+mod mcp_stdio;

@@ -1,0 +1,97 @@
+//! # agentgate
+//!
+//! The one dependency a program adds to embed a coding agent whose every
+//! side effect first passes a permission gate the program controls.
+//!
+//! - At the root: the engine of `agentgate-core` — messages, the
+//!   [`LanguageModel`] and [`Tool`] contracts, [`Engine`], sessions,
+//!   agents and the one-call [`CodingAgent`].
+//! - [`permission`]: rules, evaluation, the approval gate and approvers
+//!   (`agentgate-permission`).
+//! - `tools` (feature `tools`, on by default): the built-in tools
+//!   (`agentgate-tools`); `tools::mcp` with feature `mcp` (on by default).
+//! - `sandbox` (feature `sandbox`): the OS sandbox under spawned commands.
+//!   It is part of the tools crate (the bash tool runs under it), so the
+//!   feature turns on `tools` as well.
+//! - `providers` (feature `providers`, on by default): the streaming
+//!   clients for Anthropic, OpenAI, OpenAI-compatible servers and Gemini
+//!   (`agentgate-providers`).
+//! - `demo` (feature `demo`): `DemoModel`, an offline scripted model;
+//!   `testing` (feature `test-util`): `ScriptedModel` for tests.
+//!
+//! [`async_trait`](macro@async_trait), [`schemars`], [`serde`] and [`serde_json`] are
+//! re-exported at the versions the traits are written against, so a tool
+//! needs no other dependency. Derives name their crate through the facade:
+//!
+//! ```
+//! use agentgate::schemars::JsonSchema;
+//! use agentgate::serde::Deserialize;
+//! use agentgate::permission::{AllowAll, Permissions};
+//! use agentgate::{Tool, ToolContext, ToolError, ToolOutput, TypedTool};
+//! use std::sync::Arc;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(crate = "agentgate::serde")]
+//! #[schemars(crate = "agentgate::schemars")]
+//! struct ShoutArgs {
+//!     /// The text to shout.
+//!     text: String,
+//! }
+//!
+//! struct Shout;
+//!
+//! #[agentgate::async_trait]
+//! impl TypedTool for Shout {
+//!     type Args = ShoutArgs;
+//!     fn id(&self) -> &str { "shout" }
+//!     fn description(&self) -> &str { "Repeats the text in capitals." }
+//!     async fn run(&self, args: ShoutArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+//!         Ok(ToolOutput::text(args.text.to_uppercase()))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let permissions = Permissions::new();
+//! permissions.set_approver(Arc::new(AllowAll));
+//! let ctx = ToolContext::new("ses_1", "msg_1", "call_1", permissions);
+//! let input = agentgate::serde_json::json!({"text": "hi"});
+//! let output = Shout.execute(input, &ctx).await.unwrap();
+//! assert_eq!(output.output, "HI");
+//! let schema = agentgate::schema_of::<ShoutArgs>();
+//! assert_eq!(schema["properties"]["text"]["type"], "string");
+//! # });
+//! ```
+
+// The engine's API, unchanged, at the root.
+pub use agentgate_core::*;
+
+// The permission rules and the approval gate.
+pub use agentgate_permission as permission;
+
+// What a tool's code needs besides the SDK: the trait attribute and the
+// derive crates, at the versions the engine uses.
+pub use agentgate_core::async_trait;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+// The built-in tools (and, with `mcp`, `tools::mcp`).
+#[cfg(feature = "tools")]
+pub use agentgate_tools as tools;
+
+// The provider clients.
+#[cfg(feature = "providers")]
+pub use agentgate_providers as providers;
+
+/// The OS sandbox under the commands the bash tool spawns: Landlock and
+/// namespaces on Linux, the environment filter, and the `sandbox` policy
+/// of the configuration. The same items as in [`tools`], gathered here.
+#[cfg(feature = "sandbox")]
+pub mod sandbox {
+    pub use agentgate_tools::{
+        CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter,
+        EnvInherit, Guard, OnUnsupported, PreparedCommand, ProtectedChange, SECRET_PATHS, Sandbox,
+        SandboxDenial, SandboxError, SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode,
+        approved_directories,
+    };
+}
