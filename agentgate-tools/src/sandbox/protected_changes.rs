@@ -151,11 +151,7 @@ mod tests {
     use std::path::Path;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("protected-unit-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        agentgate_testing::scratch::scratch_dir(&format!("protected-unit-{name}"))
     }
 
     #[test]
