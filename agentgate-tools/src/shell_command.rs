@@ -311,7 +311,7 @@ fn analyze_into(words: &[Word], depth: usize, out: &mut Analysis) {
             // `coproc X=1 cmd` runs `cmd` with `X` set; for the other
             // wrappers such a word fails as a program name, and seeing the
             // command after it asks for more, never less.
-            let start = skip_assignments(args, parsed.end + skip);
+            let start = skip_assignments(args, parsed.end + skip, bash_assignment);
             if start >= args.len() && shell_without {
                 out.reads_stdin = true;
             }
@@ -372,7 +372,7 @@ fn shape_inner(
     let operands = &args[end..];
     match shape {
         Shape::Sudo => {
-            let i = skip_assignments(args, end);
+            let i = skip_assignments(args, end, env_assignment);
             if parsed.any(&[
                 s('e'),
                 l("--edit"),
@@ -416,7 +416,7 @@ fn shape_inner(
             }
             // `env - …` is `env -i …`.
             let start = end + usize::from(args.get(end).is_some_and(|w| w.text == "-"));
-            Some(skip_assignments(args, start))
+            Some(skip_assignments(args, start, env_assignment))
         }
         Shape::CommandBuiltin => (!parsed.any(&[s('v'), s('V')])).then_some(end),
         Shape::Taskset => {
@@ -1075,21 +1075,42 @@ fn filled_by_input(
     }
 }
 
-/// The index of the first word at or after `i` that is not `NAME=value`.
-///
-/// Any word with an `=` after its first byte counts: `env` and `sudo` take
-/// every such word as `NAME=value` (`X+=a` sets `X+`), bash's own words
-/// after `coproc` include `NAME+=v` and `NAME[i]=v`, and for the other
-/// wrappers such a word fails as a program name, so seeing the command
-/// after it asks for more, never less.
-fn skip_assignments(args: &[Word], mut i: usize) -> usize {
-    while let Some(word) = args.get(i) {
-        match word.text.find('=') {
-            Some(at) if at > 0 => i += 1,
-            _ => break,
-        }
+/// The index of the first word at or after `i` that `assignment` does not
+/// take for `NAME=value`.
+fn skip_assignments(args: &[Word], mut i: usize, assignment: fn(&str) -> bool) -> usize {
+    while args.get(i).is_some_and(|word| assignment(&word.text)) {
+        i += 1;
     }
     i
+}
+
+/// How `env` and `sudo` read a word before the command: any `=` after the
+/// first byte makes it `NAME=value` (`X+=a` sets `X+`, `./x=y` sets `./x`).
+fn env_assignment(text: &str) -> bool {
+    text.find('=').is_some_and(|at| at > 0)
+}
+
+/// How bash reads a word before the command (after `coproc`, `time`, and
+/// for the other wrappers, where such a word fails as a program name):
+/// `NAME=`, `NAME+=`, `NAME[i]=`, `NAME[i]+=`, with `NAME` a shell name.
+/// Anything else, `./x=y` among them, is the program: a file of that name
+/// runs, so it must be seen.
+fn bash_assignment(text: &str) -> bool {
+    let Some(at) = text.find('=') else {
+        return false;
+    };
+    let mut name = text[..at].strip_suffix('+').unwrap_or(&text[..at]);
+    if let Some(open) = name.find('[') {
+        if !name.ends_with(']') {
+            return false;
+        }
+        name = &name[..open];
+    }
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A shell's arguments: its `-c` script, a script file, or none (it reads
