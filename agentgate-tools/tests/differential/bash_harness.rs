@@ -46,6 +46,30 @@ pub const LINE_TIMEOUT: Duration = Duration::from_secs(5);
 /// never appears raw in a traced word.
 const TRACE_MARK: u8 = 0x01;
 
+/// Ends the `0`/`1` (from the line / from a script file) at the start of
+/// an xtrace record.
+const SOURCE_END: u8 = 0x02;
+
+/// The `BASH_ENV` file: xtrace on a dedicated descriptor, and `DIFF_FILE`
+/// (exported, so every child sees it) set before each command to 1 when
+/// the command comes from a script file (`BASH_SOURCE` is a file; it is
+/// empty, or `environment` in a function, for the line itself) or when
+/// this shell was started by such a command (`DIFF_BASE`, its value at
+/// start). The prompt prints it, so each record says where it came from.
+const TRACE_ON: &str = concat!(
+    "DIFF_BASE=${DIFF_FILE:-0}\n",
+    "declare -A DIFF_SELF=([environment]=1)\n",
+    "exec 9>>\"$DIFF_TRACE\"\n",
+    "BASH_XTRACEFD=9\n",
+    "PS4=$'\\001+ $((DIFF_FILE = DIFF_BASE || !${DIFF_SELF[${BASH_SOURCE[0]:-environment}]:-0}))\\002'\n",
+    "set -x\n",
+);
+
+/// The [`Executed::source`] of a command read from a script file (a file
+/// given to `source`, `.` or a shell): code the scanner does not read,
+/// which the pattern of the command that ran the file stands for.
+pub const SCRIPT_FILE: &str = "script-file";
+
 // ---------------------------------------------------------------------------
 // Choices
 
@@ -815,7 +839,8 @@ fn ansi_quote(out: &mut String, text: &str) {
 pub struct Executed {
     /// The argv (program first), as text.
     pub argv: Vec<String>,
-    /// `shim` (a program on PATH logged it) or `xtrace` (bash traced it).
+    /// `shim` (a program on PATH logged it), `xtrace` (bash traced it) or
+    /// [`SCRIPT_FILE`] (either, for a command read from a script file).
     pub source: &'static str,
 }
 
@@ -929,11 +954,7 @@ impl Harness {
             }
         }
         let bash_env = root.join("trace-on.sh");
-        std::fs::write(
-            &bash_env,
-            "exec 9>>\"$DIFF_TRACE\"\nBASH_XTRACEFD=9\nPS4=$'\\001+ '\nset -x\n",
-        )
-        .ok()?;
+        std::fs::write(&bash_env, TRACE_ON).ok()?;
         // Network off; the scratch directory (per line: the project and
         // the log folder) writable; the environment only what we set.
         let mut set = BTreeMap::new();
@@ -1015,7 +1036,10 @@ impl Harness {
             .kill_on_drop(true);
         prepared.apply(&mut command);
         // After the sandbox's environment: the per-line log locations.
-        command.env("DIFF_LOG", log).env("DIFF_TRACE", trace);
+        command
+            .env("DIFF_LOG", log)
+            .env("DIFF_TRACE", trace)
+            .env("DIFF_FILE", "0");
         let Ok(mut child) = command.spawn() else {
             return Run::default();
         };
@@ -1111,12 +1135,30 @@ pub fn covered(scanned: &BashScan, executed: &Executed) -> bool {
     {
         return true;
     }
+    // A command read from a script file is covered by the command that
+    // ran the file (`source FILE`, `bash FILE`, maybe wrapped): a rule on
+    // that pattern decides for the whole file, which the sandbox holds.
+    if executed.source == SCRIPT_FILE {
+        return scanned.patterns.iter().any(|pattern| runs_a_file(pattern));
+    }
     let joined = executed.joined();
     scanned.patterns.iter().any(|pattern| {
         agentgate_permission::wildcard::matches(&joined, pattern)
             || relax(pattern)
                 .is_some_and(|relaxed| agentgate_permission::wildcard::matches(&joined, &relaxed))
     })
+}
+
+/// Whether `pattern` runs a script file: `source`, `.` or a shell with an
+/// operand that is not an option.
+fn runs_a_file(pattern: &str) -> bool {
+    let mut words = pattern.split(' ');
+    let Some(program) = words.next() else {
+        return false;
+    };
+    let shell = agentgate_tools::bash_scan::SHELLS.contains(&program);
+    (program == "source" || program == "." || shell)
+        && words.any(|w| !w.is_empty() && !w.starts_with('-'))
 }
 
 /// `pattern` with every expansion bash performs at run time (`$(…)`,
@@ -1208,17 +1250,26 @@ fn closing(chars: &[char], open: usize, left: char, right: char) -> usize {
     chars.len()
 }
 
-/// A shim: logs `COUNT\0NAME\0ARG\0…` to `$DIFF_LOG/<pid>` (append: a
-/// wrapper's exec keeps the pid), then exits 0 or execs `real`.
+/// A shim: logs `KIND\0COUNT\0NAME\0ARG\0…` to `$DIFF_LOG/<pid>` (append:
+/// a wrapper's exec keeps the pid), then exits 0 or execs `real`. `KIND`
+/// is `file` when code from a script file ran it (`DIFF_FILE`, see
+/// [`TRACE_ON`]) or when a shell read the shim itself as a script
+/// (`source m1`, `bash m1`: `$0` is then not its full path, which the
+/// kernel gives a program found on `PATH`), else `run`. A shell given a
+/// script file (`sh FILE`, not `sh -c TEXT`) passes `DIFF_FILE=1` on.
 fn write_shim(bin: &Path, name: &str, real: Option<&Path>) {
-    let tail = match real {
-        Some(real) => format!("exec '{}' \"$@\"\n", real.display()),
-        None => "exit 0\n".to_string(),
-    };
-    let script = format!(
-        "#!/bin/sh\nprintf '%s\\0' \"$#\" '{name}' \"$@\" >> \"$DIFF_LOG/$$\" 2>/dev/null\n{tail}"
-    );
     let path = bin.join(name);
+    let mut script = format!(
+        "#!/bin/sh\nk=run\ncase $0 in '{full}') ;; *) k=file;; esac\n[ \"${{DIFF_FILE:-0}}\" = 1 ] && k=file\nprintf '%s\\0' \"$k\" \"$#\" '{name}' \"$@\" >> \"$DIFF_LOG/$$\" 2>/dev/null\n",
+        full = path.display()
+    );
+    if agentgate_tools::bash_scan::SHELLS.contains(&name) {
+        script.push_str(SHELL_FILE_OPERAND);
+    }
+    match real {
+        Some(real) => script.push_str(&format!("exec '{}' \"$@\"\n", real.display())),
+        None => script.push_str("exit 0\n"),
+    }
     std::fs::write(&path, script).expect("write a shim");
     #[cfg(unix)]
     {
@@ -1227,6 +1278,24 @@ fn write_shim(bin: &Path, name: &str, real: Option<&Path>) {
             .expect("make a shim executable");
     }
 }
+
+/// A shell shim's check for a script-file operand: the first word that is
+/// not an option (after `-o NAME`, `--rcfile FILE` …) when no option holds
+/// `c`.
+const SHELL_FILE_OPERAND: &str = concat!(
+    "f=0; o=0\n",
+    "for a in \"$@\"; do\n",
+    "  if [ $o = 1 ]; then o=0; continue; fi\n",
+    "  case $a in\n",
+    "    -o|+o|-O|+O|--rcfile|--init-file) o=1;;\n",
+    "    --*) ;;\n",
+    "    [-+]*c*) break;;\n",
+    "    [-+]*) ;;\n",
+    "    *) f=1; break;;\n",
+    "  esac\n",
+    "done\n",
+    "[ $f = 1 ] && DIFF_FILE=1 && export DIFF_FILE\n",
+);
 
 /// Every shim record in the line's log folder.
 fn read_shim_logs(log: &Path) -> Vec<Executed> {
@@ -1242,7 +1311,9 @@ fn read_shim_logs(log: &Path) -> Vec<Executed> {
             continue;
         };
         let mut fields = bytes.split(|b| *b == 0);
-        while let Some(count) = fields.next() {
+        while let Some(kind) = fields.next() {
+            let source = if kind == b"run" { "shim" } else { SCRIPT_FILE };
+            let Some(count) = fields.next() else { break };
             let Some(count) = std::str::from_utf8(count)
                 .ok()
                 .and_then(|c| c.parse::<usize>().ok())
@@ -1255,10 +1326,7 @@ fn read_shim_logs(log: &Path) -> Vec<Executed> {
                 .map(|f| String::from_utf8_lossy(f).into_owned())
                 .collect();
             if argv.len() == count + 1 {
-                out.push(Executed {
-                    argv,
-                    source: "shim",
-                });
+                out.push(Executed { argv, source });
             }
         }
     }
@@ -1278,6 +1346,13 @@ fn read_trace(trace: &Path) -> Vec<Executed> {
             continue;
         };
         let text = text.strip_suffix(b"\n").unwrap_or(text);
+        // `0\x02COMMAND` or `1\x02COMMAND` ([`TRACE_ON`]): bash quotes
+        // control characters in traced words, so the first 0x02 ends it.
+        let Some(split) = text.iter().position(|b| *b == SOURCE_END) else {
+            continue;
+        };
+        let (file, text) = (&text[..split], &text[split + 1..]);
+        let from_file = file == b"1";
         let text = String::from_utf8_lossy(text);
         let argv = trace_words(&text);
         let Some(first) = argv.first() else { continue };
@@ -1286,7 +1361,7 @@ fn read_trace(trace: &Path) -> Vec<Executed> {
         }
         out.push(Executed {
             argv,
-            source: "xtrace",
+            source: if from_file { SCRIPT_FILE } else { "xtrace" },
         });
     }
     out

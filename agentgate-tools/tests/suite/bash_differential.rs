@@ -13,7 +13,7 @@ mod bash_harness;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use bash_harness::{Harness, Seeded, Uncovered, Verdict, generate};
+use bash_harness::{Harness, SCRIPT_FILE, Seeded, Uncovered, Verdict, covered, generate};
 
 /// Generated lines per CI run (measured: see the report line the test
 /// prints; a few milliseconds per line in a debug build).
@@ -26,6 +26,20 @@ const SEED: u64 = 0x19_0004;
 /// Lines whose every executed command must be covered (or the line
 /// opaque): one or more per class of issue 19, and the plain forms.
 const MUST_PASS: &[(&str, &str)] = &[
+    // The fifth fuzz run's find: a file read as a script (here a PATH
+    // shim) runs code the scanner does not read; the command that ran it
+    // (`source m1 …`) stands for it, and the sandbox holds it.
+    ("source m1\tm1m1", "source of a file found on PATH (fuzz)"),
+    (". m2 a; m3", "`.` of a file found on PATH, then a command"),
+    ("bash m1 x; sh m2", "a shell given a script file"),
+    (
+        "echo 'm3 b; f() { m4; }' > s; source s; f",
+        "a script written then sourced, and a function it defined",
+    ),
+    (
+        "echo 'env m5 q; bash -c m6' > t; bash t; sh -e t; m7",
+        "a script file given to shells, running wrapped commands",
+    ),
     // The fourth fuzz run's find: tree-sitter splits `""\;` into two
     // nodes; bash reads one word.
     (
@@ -368,4 +382,54 @@ fn generated_lines_run_only_covered_commands() {
         "uncovered commands no known hole explains:\n{}",
         report(&new)
     );
+}
+
+/// The oracle tells commands read from a script file from the line's own,
+/// through every path (bash's trace, a shim the file runs, a wrapper the
+/// file runs, a shell given the file, the shim read as a script), and only
+/// a pattern that runs a file covers them: a scan that misses the
+/// `source` is still caught.
+#[test]
+fn script_file_commands_are_told_apart() {
+    let Some((h, dir)) = harness("script-file") else {
+        eprintln!("bash_differential: skipped, bash is not on PATH");
+        return;
+    };
+    let line = "echo 'm3 b; env m5 q' > s; source s; sh s; m7 c; source m1 z";
+    let run = h.run(line);
+    let _ = std::fs::remove_dir_all(&dir);
+    let sources = |argv: &str| -> Vec<&str> {
+        run.executed
+            .iter()
+            .filter(|e| e.joined() == argv)
+            .map(|e| e.source)
+            .collect()
+    };
+    assert_eq!(
+        sources("m7 c").len(),
+        2,
+        "shim and trace: {:?}",
+        run.executed
+    );
+    assert!(
+        sources("m7 c").iter().all(|s| *s != SCRIPT_FILE),
+        "{:?}",
+        run.executed
+    );
+    for from_file in ["m3 b", "m5 q", "m1 z"] {
+        let seen = sources(from_file);
+        assert!(!seen.is_empty(), "{from_file} ran: {:?}", run.executed);
+        assert!(
+            seen.iter().all(|s| *s == SCRIPT_FILE),
+            "{from_file}: {seen:?}"
+        );
+    }
+    // Covered through `source s` (the shim read as a script exits the
+    // shell, so it comes last); without it, uncovered.
+    let full = agentgate_tools::bash_scan::scan(line).expect("scans");
+    let partial = agentgate_tools::bash_scan::scan("m7 c").expect("scans");
+    for e in run.executed.iter().filter(|e| e.source == SCRIPT_FILE) {
+        assert!(covered(&full, e), "{e:?} under {:?}", full.patterns);
+        assert!(!covered(&partial, e), "{e:?} under {:?}", partial.patterns);
+    }
 }
