@@ -91,31 +91,13 @@ fn spawn(c: &mut Criterion) {
     eprintln!("{}", write.status().summary());
     eprintln!("{}", offline.status().summary());
 
-    let mut group = c.benchmark_group("spawn_true");
-    group.sample_size(50);
-    group.measurement_time(Duration::from_secs(5));
-    group.bench_function("plain", |b| b.iter(|| runtime.block_on(run_plain())));
-    group.bench_function("danger_full_access", |b| {
-        b.iter(|| runtime.block_on(run_sandboxed(&danger, &scope)))
-    });
-    group.bench_function("workspace_write", |b| {
-        b.iter(|| runtime.block_on(run_sandboxed(&write, &scope)))
-    });
-    group.bench_function("workspace_write_network_off", |b| {
-        b.iter(|| runtime.block_on(run_sandboxed(&offline, &scope)))
-    });
-    group.bench_function("prepare_only", |b| {
-        b.iter(|| write.prepare(&scope).map(drop))
-    });
+    // `SANDBOX_BENCH_RATIO_ONLY=1`: the interleaved ratios alone (a quick
+    // comparison of two builds, or a run under strace).
+    let ratio_only = std::env::var_os("SANDBOX_BENCH_RATIO_ONLY").is_some();
     let masked = masked_sandbox(&scope);
-    group.bench_function("prepare_only_masked", |b| {
-        b.iter(|| masked.prepare(&scope).map(drop))
-    });
-    group.bench_function("workspace_write_masked", |b| {
-        b.iter(|| runtime.block_on(run_sandboxed(&masked, &scope)))
-    });
-    group.finish();
-
+    if !ratio_only {
+        criterion_groups(c, &runtime, &scope, [&danger, &write, &offline, &masked]);
+    }
     ratio(
         &runtime,
         &scope,
@@ -138,6 +120,39 @@ fn spawn(c: &mut Criterion) {
         &danger,
         &[("workspace_write_project", &write_project)],
     );
+}
+
+/// The criterion groups: each variant alone, and `prepare` without a
+/// process.
+fn criterion_groups(
+    c: &mut Criterion,
+    runtime: &tokio::runtime::Runtime,
+    scope: &CallScope,
+    [danger, write, offline, masked]: [&Sandbox; 4],
+) {
+    let mut group = c.benchmark_group("spawn_true");
+    group.sample_size(50);
+    group.measurement_time(Duration::from_secs(5));
+    group.bench_function("plain", |b| b.iter(|| runtime.block_on(run_plain())));
+    group.bench_function("danger_full_access", |b| {
+        b.iter(|| runtime.block_on(run_sandboxed(danger, scope)))
+    });
+    group.bench_function("workspace_write", |b| {
+        b.iter(|| runtime.block_on(run_sandboxed(write, scope)))
+    });
+    group.bench_function("workspace_write_network_off", |b| {
+        b.iter(|| runtime.block_on(run_sandboxed(offline, scope)))
+    });
+    group.bench_function("prepare_only", |b| {
+        b.iter(|| write.prepare(scope).map(drop))
+    });
+    group.bench_function("prepare_only_masked", |b| {
+        b.iter(|| masked.prepare(scope).map(drop))
+    });
+    group.bench_function("workspace_write_masked", |b| {
+        b.iter(|| runtime.block_on(run_sandboxed(masked, scope)))
+    });
+    group.finish();
 }
 
 /// A scope whose project has `.git` and `opencode.json`.

@@ -42,8 +42,7 @@ pub const WRAPPERS: &[&str] = &[
 pub const LINE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The first byte of every xtrace record (bash repeats it per nesting
-/// level); bash quotes control characters inside words with `$'…'`, so it
-/// never appears raw in a traced word.
+/// level); see [`trace_records`] for how records are told apart.
 const TRACE_MARK: u8 = 0x01;
 
 /// Ends the `0`/`1` (from the line / from a script file) at the start of
@@ -1341,18 +1340,8 @@ fn read_trace(trace: &Path) -> Vec<Executed> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for record in bytes.split(|b| *b == TRACE_MARK) {
-        let Some(text) = record.strip_prefix(b"+ ") else {
-            continue;
-        };
+    for (from_file, text) in trace_records(&bytes) {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
-        // `0\x02COMMAND` or `1\x02COMMAND` ([`TRACE_ON`]): bash quotes
-        // control characters in traced words, so the first 0x02 ends it.
-        let Some(split) = text.iter().position(|b| *b == SOURCE_END) else {
-            continue;
-        };
-        let (file, text) = (&text[..split], &text[split + 1..]);
-        let from_file = file == b"1";
         let text = String::from_utf8_lossy(text);
         let argv = trace_words(&text);
         let Some(first) = argv.first() else { continue };
@@ -1365,6 +1354,41 @@ fn read_trace(trace: &Path) -> Vec<Executed> {
         });
     }
     out
+}
+
+/// The records of an xtrace file, each with whether it came from a script
+/// file. A record starts a line with its header: [`TRACE_MARK`]s (one per
+/// nesting level), `+ `, `0` or `1`, [`SOURCE_END`]. bash quotes newlines
+/// in traced words but not every control character (a raw 0x01, bash's
+/// own escape byte, passes), so a header is only looked for at the start
+/// of a line.
+fn trace_records(bytes: &[u8]) -> Vec<(bool, &[u8])> {
+    let header = |at: usize| -> Option<(bool, usize)> {
+        let rest = &bytes[at..];
+        let marks = rest.iter().take_while(|b| **b == TRACE_MARK).count();
+        match rest.get(marks..marks + 4)? {
+            [b'+', b' ', flag @ (b'0' | b'1'), end] if *end == SOURCE_END => {
+                Some((*flag == b'1', at + marks + 4))
+            }
+            _ => None,
+        }
+    };
+    let mut starts = Vec::new();
+    for at in 0..bytes.len() {
+        if at == 0 || bytes[at - 1] == b'\n' {
+            if let Some((from_file, body)) = header(at) {
+                starts.push((at, from_file, body));
+            }
+        }
+    }
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, from_file, body))| {
+            let end = starts.get(i + 1).map_or(bytes.len(), |next| next.0);
+            (from_file, &bytes[body..end])
+        })
+        .collect()
 }
 
 /// `NAME=…`, `NAME+=…` or `NAME[…]=…`.
