@@ -1375,10 +1375,10 @@ fn trace_records(bytes: &[u8]) -> Vec<(bool, &[u8])> {
     };
     let mut starts = Vec::new();
     for at in 0..bytes.len() {
-        if at == 0 || bytes[at - 1] == b'\n' {
-            if let Some((from_file, body)) = header(at) {
-                starts.push((at, from_file, body));
-            }
+        if (at == 0 || bytes[at - 1] == b'\n')
+            && let Some((from_file, body)) = header(at)
+        {
+            starts.push((at, from_file, body));
         }
     }
     starts
