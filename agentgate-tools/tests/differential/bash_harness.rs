@@ -1143,8 +1143,10 @@ pub fn covered(scanned: &BashScan, executed: &Executed) -> bool {
     let joined = executed.joined();
     scanned.patterns.iter().any(|pattern| {
         agentgate_permission::wildcard::matches(&joined, pattern)
-            || relax(pattern)
-                .is_some_and(|relaxed| agentgate_permission::wildcard::matches(&joined, &relaxed))
+            || [relax(pattern), relax_literal_dollar(pattern)]
+                .into_iter()
+                .flatten()
+                .any(|relaxed| agentgate_permission::wildcard::matches(&joined, &relaxed))
     })
 }
 
@@ -1167,6 +1169,18 @@ fn runs_a_file(pattern: &str) -> bool {
 /// program itself (the first word) is an expansion: a pattern `* a` would
 /// match every command, and a dynamic program must make the scan opaque.
 pub fn relax(pattern: &str) -> Option<String> {
+    relax_reading(pattern, false)
+}
+
+/// [`relax`], reading `$$(` and `$${` as a literal `$` before an expansion
+/// (`"\$$(m2)"`, `'$'$(m2)`: the pattern keeps the `$` bash passes, and
+/// the text alone cannot say which `$$` it was). A pattern is covered
+/// when either reading matches.
+pub fn relax_literal_dollar(pattern: &str) -> Option<String> {
+    relax_reading(pattern, true)
+}
+
+fn relax_reading(pattern: &str, literal_dollar: bool) -> Option<String> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::new();
     let mut changed = false;
@@ -1174,6 +1188,15 @@ pub fn relax(pattern: &str) -> Option<String> {
     while i < chars.len() {
         let c = chars[i];
         let next = chars.get(i + 1).copied();
+        if literal_dollar
+            && c == '$'
+            && next == Some('$')
+            && matches!(chars.get(i + 2), Some('(' | '{'))
+        {
+            out.push('$');
+            i += 1;
+            continue;
+        }
         let end = match (c, next) {
             ('$', Some('(')) | ('<', Some('(')) | ('>', Some('(')) => {
                 Some(closing(&chars, i + 1, '(', ')'))

@@ -26,6 +26,16 @@ const SEED: u64 = 0x19_0004;
 /// Lines whose every executed command must be covered (or the line
 /// opaque): one or more per class of issue 19, and the plain forms.
 const MUST_PASS: &[(&str, &str)] = &[
+    // The seventh fuzz run's find was the oracle's: a literal `$` before a
+    // substitution reads `$$(` in the pattern, which `relax` took for `$$`.
+    (
+        "m4 \\;\"\\$$(! ( ! X=1 m1 >/dev/null | X=1 m1 >/dev/null #\\\n ) #\\\n#\\\n)\" a >/dev/null #\\\n",
+        "a literal $ before a substitution (fuzz)",
+    ),
+    (
+        "m1 \"\\$$(m2)\" a; m3 '$'${X:-b} c",
+        "a literal $ before an expansion",
+    ),
     // The sixth fuzz run's find was the oracle's: bash traces a 0x01
     // byte raw, which cut the record where the harness split records.
     ("m1 $'\\cA'x y; m2 $'\\001'", "a raw 0x01 in a traced word"),
