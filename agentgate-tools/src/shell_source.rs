@@ -27,7 +27,9 @@
 //!   characters the parser masks, a delimiter it misreads, a quote left open
 //!   on the heredoc's line) is opaque;
 //! - **control characters** bash uses for its own quoting (`\0`, `\x01`,
-//!   `\x7f`) are opaque.
+//!   `\x7f`) are opaque;
+//! - **newlines.** bash ends a simple command at an unquoted newline; a
+//!   command whose words tree-sitter reads across one is opaque.
 //!
 //! The parse sees `\r`, `\v`, `\f` and Unicode spaces as word characters,
 //! as bash does, and other non-ASCII characters as `x` (see
@@ -75,7 +77,34 @@ pub(crate) fn unfaithful(root: Node<'_>, source: &str) -> Vec<String> {
     for reason in heredocs(&parse.heredocs, source) {
         add(reason);
     }
+    if let Some(reason) = split_command(&parse.word_gaps, bytes) {
+        add(reason);
+    }
     reasons
+}
+
+/// A newline between the words of a simple command, or inside an unquoted
+/// word, that is not a `\`-newline: bash ends the command there, so a
+/// parse that reads on (tree-sitter joins `m5⏎echo >x` into one command
+/// after a pipeline of three) is not bash's.
+fn split_command(gaps: &[(usize, usize)], bytes: &[u8]) -> Option<String> {
+    gaps.iter().find_map(|&(start, end)| {
+        let gap = bytes.get(start..end)?;
+        // The backslashes are counted at newlines only: linear in the line.
+        gap.iter().enumerate().find_map(|(i, byte)| {
+            if *byte != b'\n' {
+                return None;
+            }
+            let backslashes = bytes[..start + i]
+                .iter()
+                .rev()
+                .take_while(|b| **b == b'\\')
+                .count();
+            (backslashes % 2 == 0).then(|| {
+                "a command the parser reads across a newline, where bash ends it".to_string()
+            })
+        })
+    })
 }
 
 /// The positions of the `\` of every `\`-newline whose backslash is not
@@ -137,6 +166,9 @@ struct Parse {
     comments: Vec<usize>,
     /// The heredocs, in document order.
     heredocs: Vec<Heredoc>,
+    /// The bytes between the words of each simple command (and unquoted
+    /// words themselves), where bash ends the command at a newline.
+    word_gaps: Vec<(usize, usize)>,
 }
 
 impl Parse {
@@ -145,6 +177,7 @@ impl Parse {
             spans: Vec::new(),
             comments: Vec::new(),
             heredocs: Vec::new(),
+            word_gaps: Vec::new(),
         };
         let mut cursor = root.walk();
         // Each node with whether its heredoc's delimiter is quoted.
@@ -169,6 +202,17 @@ impl Parse {
             };
             // Children in reverse, so they pop in document order.
             let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+            if kind == "command" {
+                parse.word_gaps.extend(
+                    children
+                        .windows(2)
+                        .filter(|pair| pair[1].kind() != "heredoc_body")
+                        .map(|pair| (pair[0].end_byte(), pair[1].start_byte())),
+                );
+            }
+            if kind == "word" {
+                parse.word_gaps.push((node.start_byte(), node.end_byte()));
+            }
             stack.extend(children.into_iter().rev().map(|child| (child, quoted)));
         }
         parse
@@ -548,6 +592,8 @@ mod tests {
             "(# comment\nls)",
             "echo héllo wörld | grep ö",
             "cat <<\"END\"\n日本語\nEND\n",
+            "a | b\nd >x | e",
+            "cat <<EOF | tr a b | wc\nx\nEOF\nls >y | m",
         ] {
             assert!(reasons(line).is_empty(), "{line:?}: {:?}", reasons(line));
         }
@@ -568,6 +614,7 @@ mod tests {
             ("cat <<$X\nrm\n$X", "expansion"),
             ("cat <<'E\nOF'\nrm -f x\nE\nOF\n", "open quote"),
             ("echo \u{1}x", "control character"),
+            ("m7 | m6 | m5\nm4 >x | m3", "across a newline"),
         ] {
             let found = reasons(line);
             assert!(
