@@ -105,7 +105,18 @@ impl DeniedSet {
         let mut readable = Vec::new();
         let mut listable = Vec::new();
         if policy.mode.restricts_files() {
-            add_readable(&mut readable, &mut listable, Path::new("/"), &paths);
+            // Beneath a shared writable root every call's ruleset grants
+            // all, so those read rules would add nothing; for a path denied
+            // in `/tmp` they were one held descriptor per entry of `/tmp`,
+            // which every spawn then copies and closes.
+            let shared = shared_roots(policy, home);
+            let mut around = Around {
+                readable: &mut readable,
+                listable: &mut listable,
+                denied: &paths,
+                shared: &shared,
+            };
+            around.add(Path::new("/"));
         }
         DeniedSet {
             paths,
@@ -178,23 +189,7 @@ fn writable_roots(inputs: &RootInputs<'_>) -> Vec<Held> {
     if worktree != Path::new("/") && !worktree.as_os_str().is_empty() {
         candidates.push((worktree.to_path_buf(), false));
     }
-    candidates.extend(
-        [
-            std::env::temp_dir(),
-            PathBuf::from("/tmp"),
-            PathBuf::from("/var/tmp"),
-            PathBuf::from("/dev/shm"),
-        ]
-        .into_iter()
-        .map(|dir| (dir, false)),
-    );
-    candidates.extend(
-        inputs
-            .policy
-            .writable
-            .iter()
-            .map(|p| (expand_home(p, inputs.home), true)),
-    );
+    candidates.extend(shared_candidates(inputs.policy, inputs.home));
     let mut roots: Vec<Held> = Vec::new();
     for (candidate, named_by_policy) in candidates {
         let Some(root) = Held::open(&candidate) else {
@@ -217,6 +212,44 @@ fn writable_roots(inputs: &RootInputs<'_>) -> Vec<Held> {
     roots
 }
 
+/// The writable roots every project of `policy` shares: the temporary
+/// directories and the policy's `writable` list (`true`: named by it).
+fn shared_candidates(policy: &SandboxPolicy, home: Option<&Path>) -> Vec<(PathBuf, bool)> {
+    let mut candidates: Vec<(PathBuf, bool)> = [
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from("/dev/shm"),
+    ]
+    .into_iter()
+    .map(|dir| (dir, false))
+    .collect();
+    candidates.extend(policy.writable.iter().map(|p| (expand_home(p, home), true)));
+    candidates
+}
+
+/// The shared writable roots (see [`shared_candidates`]) as
+/// [`writable_roots`] resolves them, canonical: every call's ruleset grants
+/// everything beneath them, so no read rule is needed there.
+fn shared_roots(policy: &SandboxPolicy, home: Option<&Path>) -> Vec<PathBuf> {
+    if policy.mode != SandboxMode::WorkspaceWrite {
+        return Vec::new();
+    }
+    let home = home
+        .and_then(|home| home.canonicalize().ok())
+        .filter(|home| home != Path::new("/"));
+    shared_candidates(policy, home.as_deref())
+        .into_iter()
+        .filter_map(|(candidate, named_by_policy)| {
+            let path = candidate.canonicalize().ok()?;
+            let keep = path.is_dir()
+                && path != Path::new("/")
+                && (named_by_policy || home.as_deref() != Some(path.as_path()));
+            keep.then_some(path)
+        })
+        .collect()
+}
+
 /// The policy's denied paths that exist, canonical.
 fn denied_paths(policy: &SandboxPolicy, home: Option<&Path>) -> Vec<PathBuf> {
     let mut denied: Vec<PathBuf> = Vec::new();
@@ -230,33 +263,48 @@ fn denied_paths(policy: &SandboxPolicy, home: Option<&Path>) -> Vec<PathBuf> {
     denied
 }
 
-/// Read rules for `dir`, leaving out `denied` paths beneath it: a rule on
-/// `dir` itself when nothing beneath is denied, else a listing rule on it
-/// and rules on its entries (symbolic links among them get none; their
-/// targets are covered where they live).
-fn add_readable(rules: &mut Vec<Held>, listable: &mut Vec<Held>, dir: &Path, denied: &[PathBuf]) {
-    if !denied.iter().any(|d| d.starts_with(dir)) {
+/// The read rules being gathered around the denied paths.
+struct Around<'a> {
+    readable: &'a mut Vec<Held>,
+    listable: &'a mut Vec<Held>,
+    denied: &'a [PathBuf],
+    /// Shared writable roots: nothing beneath them needs a read rule.
+    shared: &'a [PathBuf],
+}
+
+impl Around<'_> {
+    /// Read rules for `dir`, leaving out `denied` paths beneath it: a rule on
+    /// `dir` itself when nothing beneath is denied, else a listing rule on it
+    /// and rules on its entries (symbolic links among them get none; their
+    /// targets are covered where they live).
+    fn add(&mut self, dir: &Path) {
+        if self.shared.iter().any(|root| dir.starts_with(root)) {
+            return;
+        }
+        let denied = self.denied;
+        if !denied.iter().any(|d| d.starts_with(dir)) {
+            if let Some(held) = held_as_is(dir) {
+                self.readable.push(held);
+            }
+            return;
+        }
+        if denied.iter().any(|d| d == dir) {
+            return;
+        }
         if let Some(held) = held_as_is(dir) {
-            rules.push(held);
+            self.listable.push(held);
         }
-        return;
-    }
-    if denied.iter().any(|d| d == dir) {
-        return;
-    }
-    if let Some(held) = held_as_is(dir) {
-        listable.push(held);
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let is_symlink = entry.file_type().is_ok_and(|t| t.is_symlink());
-        if is_symlink || denied.iter().any(|d| d == &path) {
-            continue;
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_symlink = entry.file_type().is_ok_and(|t| t.is_symlink());
+            if is_symlink || denied.iter().any(|d| d == &path) {
+                continue;
+            }
+            self.add(&path);
         }
-        add_readable(rules, listable, &path, denied);
     }
 }
 
@@ -304,6 +352,28 @@ pub(super) fn devices() -> &'static [Held] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_read_rules_are_held_beneath_the_temporary_directory() {
+        // A path denied inside a project under the temporary directory:
+        // every call grants all beneath it, so none of its entries needs a
+        // rule (they were one held descriptor each).
+        let project = scratch("shared");
+        let secret = project.join("secrets");
+        std::fs::create_dir_all(&secret).unwrap();
+        let temp = std::env::temp_dir().canonicalize().unwrap();
+        let write = SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_deny_read(secret.clone());
+        let set = DeniedSet::resolve(&write, None);
+        assert!(set.paths.contains(&secret));
+        let beneath = |held: &Vec<Held>| held.iter().filter(|h| h.path.starts_with(&temp)).count();
+        assert_eq!(beneath(&set.readable), 0);
+        assert_eq!(beneath(&set.listable), 0);
+        // Read-only has no writable root: the rules around the path stay.
+        let read_only = SandboxPolicy::new(SandboxMode::ReadOnly).with_deny_read(secret.clone());
+        let set = DeniedSet::resolve(&read_only, None);
+        assert!(beneath(&set.listable) > 0, "the ancestors are listable");
+        let _ = std::fs::remove_dir_all(&project);
+    }
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir()
