@@ -1,4 +1,4 @@
-//! Stream decoding throughput per provider (issue 14, point 1): a large
+//! Stream decoding throughput per provider: a large
 //! stream in each provider's recorded shape (the fixtures' field sets, ~8
 //! MiB of text deltas), measured three ways on the same bytes:
 //!

@@ -1,4 +1,4 @@
-//! Load (issue 14, point 6): 1,000 concurrent sessions of one engine, each
+//! Load: 1,000 concurrent sessions of one engine, each
 //! a prompt of 20 steps with `ScriptedModel` and a fast tool, on a
 //! multi-thread tokio runtime. Prints throughput, p50/p99/max time per
 //! step, peak heap per session (a counting global allocator) and whether

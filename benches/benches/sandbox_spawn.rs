@@ -20,7 +20,7 @@
 //!   `opencode.json`, which are bind-mounted read-only, and the protected
 //!   names it lacks, checked before and after the command.
 //!
-//! Since the kernel layer (issue 20), `workspace_write` also includes the
+//! Since the kernel layer, `workspace_write` also includes the
 //! mount namespace with its private `/proc` and `/dev`, the dropped
 //! capabilities, the abstract-socket scope and the seccomp filter. After
 //! the criterion groups, `ratio`: the sandboxed variants and

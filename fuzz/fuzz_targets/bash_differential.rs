@@ -1,4 +1,4 @@
-//! The bash scanner against real bash (issue 19, item 4), for long runs:
+//! The bash scanner against real bash, for long runs:
 //! the fuzz input's bytes drive the same grammar as the CI test
 //! (`agentgate-tools/tests/suite/bash_differential.rs`, shared code in
 //! `agentgate-tools/tests/differential/bash_harness.rs`); the line runs under

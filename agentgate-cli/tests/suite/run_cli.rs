@@ -495,7 +495,7 @@ async fn the_prompt_may_come_on_stdin() {
 /// `agent run --auto` approves the `external_directory` ask for a path the
 /// command names, and that never opens the path to the sandbox: the
 /// command runs and the kernel refuses the write (only a person's grant
-/// widens the sandbox, issue 20). A `once` approval of a protected name the
+/// widens the sandbox). A `once` approval of a protected name the
 /// command creates does not keep it either.
 #[cfg(target_os = "linux")]
 #[tokio::test]

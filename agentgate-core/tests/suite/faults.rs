@@ -1,4 +1,4 @@
-//! Fault injection (issue 14, point 4): streams cut at every event
+//! Fault injection: streams cut at every event
 //! boundary, 429 storms, 5xx bursts, a hanging model, an approver that
 //! never answers, a panicking tool and cancellation at random points.
 //!

@@ -550,7 +550,7 @@ fn agents_with_build_bash(agent_bash: serde_json::Value) -> Agents {
     Agents::from_config(&env, &user, &config, None)
 }
 
-/// Issue 10, point 6: a deny in the parent *agent's* rules (not only the
+/// A deny in the parent *agent's* rules (not only the
 /// session's) binds its sub-agents, although the child agent's own rules
 /// allow the command (opencode passes only session denies down).
 #[tokio::test(start_paused = true)]

@@ -1,5 +1,5 @@
-//! The JSON approval store under attack and under concurrency (issue 10,
-//! point 10): planted symlinks, a file of another project, several
+//! The JSON approval store under attack and under concurrency: planted
+//! symlinks, a file of another project, several
 //! processes sharing one directory, and revocations that must stick.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,6 +1,5 @@
 //! An "always" approval never overrides a configured deny, and an "always"
-//! pattern cannot widen through glob characters taken from a command
-//! (issue 10, points 7 and 10).
+//! pattern cannot widen through glob characters taken from a command.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -186,7 +186,7 @@ data: {"type":"message_stop"}"#,
     assert!(error.is_none(), "{error:?}");
     let mut redacted = serde_json::Map::new();
     redacted.insert("anthropic".into(), json!({"redactedData": "opaque"}));
-    // `pause_turn` continues the turn (issue 12, point 6): the loop goes on
+    // `pause_turn` continues the turn: the loop goes on
     // after a `tool-calls` finish; the raw reason stays in the metadata.
     let mut stop = serde_json::Map::new();
     stop.insert("anthropic".into(), json!({"stopReason": "pause_turn"}));
@@ -267,7 +267,7 @@ async fn overloaded_529() {
         panic!("expected an API error, got {error:?}")
     };
     assert_eq!(api.status, Some(529));
-    // The message names where it came from (issue 8, point 5).
+    // The message names where it came from.
     assert!(
         api.message
             .starts_with("Overloaded (POST http://127.0.0.1:")

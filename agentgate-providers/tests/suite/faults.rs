@@ -1,4 +1,4 @@
-//! Fault injection over HTTP (issue 14, point 4): the engine drives each
+//! Fault injection over HTTP: the engine drives each
 //! provider client against a local server that cuts the recorded tool-call
 //! stream at every SSE event boundary, answers with 429 storms carrying
 //! `retry-after`, bursts of 5xx, or goes silent mid-stream (idle timeout).

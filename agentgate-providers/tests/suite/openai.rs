@@ -324,7 +324,7 @@ async fn x_should_retry_header_overrides() {
     let ModelError::Api(api) = error else {
         panic!("expected an API error, got {error:?}")
     };
-    // The message names where it came from (issue 8, point 5).
+    // The message names where it came from.
     assert!(
         api.message
             .starts_with("overloaded (POST http://127.0.0.1:")
@@ -359,8 +359,8 @@ async fn ollama_404_maps_message() {
 }
 
 /// A refused connection is a configuration error reported at once, not an
-/// `Interrupted` the loop would retry for minutes (issue 8: "a wrong base
-/// URL gives 2.5 minutes of silence").
+/// `Interrupted` the loop would retry for minutes (a wrong base URL gave
+/// 2.5 minutes of silence).
 #[tokio::test]
 async fn connection_refused_fails_fast() {
     // A port that was free a moment ago: nothing listens there.

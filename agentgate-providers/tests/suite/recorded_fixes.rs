@@ -1,4 +1,4 @@
-//! The eight defects found against recorded traffic (issue 12), one test
+//! The eight defects found against recorded traffic, one test
 //! each where the replay corpus does not already show it, plus the error
 //! bodies of the corpus (`tests/data/error-*.json`), the request rules per
 //! model family, provider errors naming their URL, and a wrong base URL

@@ -381,7 +381,7 @@ fn check_round_trip(name: &str, body: &Value, expect: &Value) {
             );
         }
         // DeepSeek's thinking mode needs the reasoning of a tool-calling
-        // turn back (issue 12, point 2).
+        // turn back.
         if name.contains("deepseek") && !calls.is_empty() {
             assert_eq!(
                 assistant["reasoning_content"], expect["reasoning"],

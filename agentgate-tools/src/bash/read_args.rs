@@ -1,4 +1,4 @@
-//! The `read` rules bind bash arguments (issue 19, item 3): every literal
+//! The `read` rules bind bash arguments: every literal
 //! argument of every command ([`BashScan::arguments`]) that names a file
 //! a `read` rule denies or asks makes the call ask `read` for that file
 //! exactly as the read tool would (same permission, same patterns,

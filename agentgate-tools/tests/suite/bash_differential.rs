@@ -1,4 +1,4 @@
-//! The scanner against real bash (issue 19, item 4): for fixed seed lines
+//! The scanner against real bash: for fixed seed lines
 //! and a seeded generated corpus, every simple command bash executes must
 //! be covered by one of `scan(line).patterns` (as an opencode wildcard), or
 //! the scan must be opaque or refused. See `tests/differential/bash_harness.rs`
@@ -24,7 +24,7 @@ const GENERATED: u64 = 2000;
 const SEED: u64 = 0x19_0004;
 
 /// Lines whose every executed command must be covered (or the line
-/// opaque): one or more per class of issue 19, and the plain forms.
+/// opaque): one or more per class the scanner models, and the plain forms.
 const MUST_PASS: &[(&str, &str)] = &[
     // The eighth fuzz run's find: after a pipeline of three, tree-sitter
     // reads the next line's `echo >x` as words of the last command; bash
@@ -182,7 +182,7 @@ const MUST_PASS: &[(&str, &str)] = &[
     ("declare -n R=V; V=m3; $R", "a nameref to a program"),
     ("X=1 m1; Y=$(m2)", "assignments"),
     ("trap 'm1 t' EXIT; m2", "trap"),
-    // Classes of issue 19 the scanner now handles (opaque or covered).
+    // Classes the scanner once missed and now handles (opaque or covered).
     ("m1 # c\\\nm2", "comment-continuation: after a space"),
     ("m1 `m2 # c\\\nm3`", "comment-continuation: in backticks"),
     ("coproc m2; wait", "coproc: plain"),

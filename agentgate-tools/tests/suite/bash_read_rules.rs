@@ -1,4 +1,4 @@
-//! The `read` rules bind bash arguments (issue 19, item 3), end to end
+//! The `read` rules bind bash arguments, end to end
 //! through the bash tool: a command whose arguments name a file a `read`
 //! rule denies is denied before it runs, one a rule asks for is asked as a
 //! `read` of that file (the read tool's exact request), and ordinary

@@ -1,6 +1,6 @@
 //! Tests for the mutants of `bash_scan.rs` and `external.rs` that survived
-//! `scripts/mutation.sh tools` (issue 14, point 5; the list and each
-//! mutant's fate are in `docs/mutation-testing.md`). Each test pins
+//! `scripts/mutation.sh tools` (the list and each mutant's fate are in
+//! `docs/mutation-testing.md`). Each test pins
 //! behaviour no other test checked, and each was seen failing under its
 //! mutant.
 

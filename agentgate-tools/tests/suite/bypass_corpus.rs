@@ -1,4 +1,4 @@
-//! The bypass corpus of issue 10 (`tests/data/bypass-corpus.json`): for
+//! The bypass corpus (`tests/data/bypass-corpus.json`): for
 //! every case, the permission requests the tool makes (computed without
 //! running it) and the decision they get under the corpus's host config.
 //!

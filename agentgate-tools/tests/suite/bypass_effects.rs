@@ -1,5 +1,5 @@
-//! Issue 10, "done when": for each class of the bypass corpus, the tools
-//! run for real against a temporary project, under the issue's host config
+//! For each class of the bypass corpus, the tools run for real against a
+//! temporary project, under the corpus's host config
 //! and an approver that rejects everything, and the forbidden effect does
 //! not happen (files unchanged, nothing outside written, no secret in the
 //! tool result).

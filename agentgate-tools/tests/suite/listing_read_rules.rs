@@ -1,5 +1,5 @@
 //! `list` and a `read` of a directory name only the entries the `read`
-//! rules allow, as glob and grep do (issue 19, item 5): a denied or asked
+//! rules allow, as glob and grep do: a denied or asked
 //! file is neither named nor asked about, whether it is reached directly
 //! or through a symlink.
 #![cfg(unix)]

@@ -1,4 +1,4 @@
-//! The sandbox's roots cannot be moved by a command (issue 20): the
+//! The sandbox's roots cannot be moved by a command: the
 //! writable set is fixed on a project's first call, the spill directory is
 //! never writable and the agent writes it without following links, and
 //! approvals given automatically never widen the sandbox — only a person's

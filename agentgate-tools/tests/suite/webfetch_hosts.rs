@@ -1,5 +1,5 @@
-//! webfetch judges the host as the network stack reaches it (issue 19,
-//! item 5): every spelling of 127.0.0.1 — IPv4-mapped and IPv4-compatible
+//! webfetch judges the host as the network stack reaches it: every
+//! spelling of 127.0.0.1 — IPv4-mapped and IPv4-compatible
 //! IPv6, `0.0.0.0` and `0`, shorthand, decimal, octal and hex numbers,
 //! percent-encoding, a trailing dot, user info, upper case, `localhost` —
 //! is denied by one rule for `http://127.0.0.1*`, directly and through a

@@ -1,4 +1,4 @@
-//! The load workload (issue 14, point 6), shared by the `load` bench and the
+//! The load workload, shared by the `load` bench and the
 //! CI-fast `load` test: N sessions of one engine prompted concurrently, each
 //! driven by its own `ScriptedModel` (through a `ModelResolver`, so the
 //! sessions' scripts never mix) through S steps: S − 1 steps calling a fast

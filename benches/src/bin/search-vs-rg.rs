@@ -1,5 +1,5 @@
 //! The built-in `grep` and `glob` tools against the `rg` binary on the same
-//! generated tree of files (issue 14, point 1).
+//! generated tree of files.
 //!
 //! `cargo run --release -p agentgate-benches --bin search-vs-rg -- DIR [FILES] [RUNS]`
 //! generates FILES files (default 10,000: 100 folders × 100 files of ~40
