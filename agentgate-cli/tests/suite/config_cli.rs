@@ -27,7 +27,10 @@ async fn a_wrong_config_exits_2_listing_every_error() {
     let out = sandbox.agent(&["run", "hello"], &[]).await;
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("opencode.json: model: expected a string"), "{stderr}");
+    assert!(
+        stderr.contains("opencode.json: model: expected a string"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("opencode.json: agent.build.temperature: expected a number"),
         "{stderr}"

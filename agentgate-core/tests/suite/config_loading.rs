@@ -437,3 +437,26 @@ fn the_v2_agents_map_is_lowered_into_agent_as_opencode_does() {
         .unwrap_err();
     assert_eq!(errors.first().path, "agents.x.permissions", "{errors}");
 }
+
+#[test]
+fn a_markdown_agent_with_a_wrong_field_is_a_warning_about_that_field() {
+    let s = bare();
+    let dir = s.project.join(".opencode");
+    write(
+        &dir.join("agent/x.md"),
+        "---\ndescription: x\ntemperature: hot\n---\nHi.",
+    );
+    let config = load_in(&s, &s.project);
+    assert!(!config.agents.contains_key("x"));
+    let warning = &config.warnings[0];
+    assert!(warning.file.ends_with("x.md"), "{warning}");
+    assert_eq!(warning.path, "front-matter.temperature", "{warning}");
+    // Not an "invalid permission config": the field is not a permission.
+    let (_, errors) = agentgate_core::scan_markdown_agents(&dir);
+    let shown = errors[0].to_string();
+    assert!(
+        shown.contains("front-matter.temperature: expected a number"),
+        "{shown}"
+    );
+    assert!(!shown.contains("permission"), "{shown}");
+}
