@@ -6,9 +6,11 @@
 //! Files: `jsonc.rs` (comments and trailing commas), `substitute.rs`
 //! (`{env:}`, `{file:}`), `keys.rs` (known keys, did-you-mean),
 //! `provider.rs` (`provider.<id>` entries), `native_agents.rs` (opencode's
-//! V2 `agents` map lowered to `agent`), `loader.rs` (the layers),
+//! V2 `agents` map lowered to `agent`), `checks.rs` (type checks of one
+//! layer), `loader.rs` (the layers),
 //! `error.rs` (errors and warnings naming file and key path).
 
+mod checks;
 mod error;
 mod jsonc;
 mod keys;
