@@ -220,3 +220,28 @@ fn lower_model(model: &Value) -> Option<(String, Option<String>)> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn models_follow_opencodes_pattern() {
+        let name = |v: Value| lower_model(&v);
+        assert_eq!(name(json!("a/b/c")), Some(("a/b/c".into(), None)));
+        assert_eq!(
+            name(json!("a/b#hi")),
+            Some(("a/b".into(), Some("hi".into())))
+        );
+        for bad in ["a", "/b", "a/", "a/b#", "a/b#x#y", "#a/b"] {
+            assert_eq!(name(json!(bad)), None, "{bad}");
+        }
+        assert_eq!(
+            name(json!({"providerID": "p", "model": "x/y"})),
+            Some(("p/x/y".into(), None))
+        );
+        assert_eq!(name(json!({"providerID": "p/q", "model": "m"})), None);
+        assert_eq!(name(json!({"model": "m"})), None);
+    }
+}
