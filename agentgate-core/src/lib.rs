@@ -159,8 +159,9 @@ pub use agents::{
 // --- Configuration: opencode-format files as a library.
 /// Loading configuration (§3.3): discovery, precedence, substitution.
 pub use config::{
-    Config, ConfigError, ConfigLoader, ConfigWarning, EnvLookup, ProviderConfig, ProviderModel,
-    TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text, strip_jsonc, substitute,
+    Config, ConfigError, ConfigErrors, ConfigLoader, ConfigWarning, EnvLookup, ProviderConfig,
+    ProviderModel, TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text,
+    strip_jsonc, substitute,
 };
 
 // --- The engine: running turns.

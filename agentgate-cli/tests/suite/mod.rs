@@ -3,4 +3,5 @@
 mod agents_cli;
 mod chat_cli;
 mod cli;
+mod config_cli;
 mod run_cli;

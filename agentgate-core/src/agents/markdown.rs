@@ -119,7 +119,7 @@ pub enum MarkdownAgentError {
         source: FrontMatterError,
     },
     /// A front-matter field has the wrong type or value.
-    #[error("{path}: {source}")]
+    #[error("{path}: {}: expected {}, found {}", source.path, source.expected, source.found)]
     Field {
         /// The file.
         path: PathBuf,

@@ -47,3 +47,78 @@ impl fmt::Display for ConfigWarning {
         }
     }
 }
+
+/// Every problem found while loading a configuration, in load order (at
+/// least one). opencode lists all the problems of a file at once, so that a
+/// user fixes them in one go instead of one run per mistake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigErrors {
+    errors: Vec<ConfigError>,
+}
+
+impl ConfigErrors {
+    /// The errors in `errors`, or `None` when there are none.
+    pub fn from_vec(errors: Vec<ConfigError>) -> Option<Self> {
+        (!errors.is_empty()).then_some(ConfigErrors { errors })
+    }
+
+    /// The first error found.
+    pub fn first(&self) -> &ConfigError {
+        // Never empty: both constructors refuse an empty list.
+        &self.errors[0]
+    }
+
+    /// Every error, in load order.
+    pub fn errors(&self) -> &[ConfigError] {
+        &self.errors
+    }
+
+    /// How many errors there are (at least one).
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+
+    /// Always false: there is at least one error.
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// The errors one by one.
+    pub fn iter(&self) -> std::slice::Iter<'_, ConfigError> {
+        self.errors.iter()
+    }
+}
+
+impl From<ConfigError> for ConfigErrors {
+    fn from(error: ConfigError) -> Self {
+        ConfigErrors {
+            errors: vec![error],
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a ConfigErrors {
+    type Item = &'a ConfigError;
+    type IntoIter = std::slice::Iter<'a, ConfigError>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.iter()
+    }
+}
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.errors.as_slice() {
+            [one] => write!(f, "{one}"),
+            many => {
+                write!(f, "{} configuration errors:", many.len())?;
+                for error in many {
+                    write!(f, "\n  - {error}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigErrors {}

@@ -9,6 +9,8 @@ use super::error::ConfigWarning;
 pub const TOP_LEVEL_KEYS: &[&str] = &[
     "$schema",
     "agent",
+    // opencode's V2 agent map, lowered into `agent` (native_agents.rs).
+    "agents",
     "autoshare",
     "autoupdate",
     "command",

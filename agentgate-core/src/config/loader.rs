@@ -5,19 +5,26 @@
 //! 1. the global directory (`$XDG_CONFIG_HOME/opencode`, else
 //!    `~/.config/opencode`): `config.json`, `opencode.json`, `opencode.jsonc`;
 //! 2. the file named by `OPENCODE_CONFIG`;
-//! 3. `opencode.jsonc` and `opencode.json` in every directory from the
-//!    worktree down to the working directory (the nearest wins);
-//! 4. the `.opencode/` folders — the global directory, `~/.opencode`, then
-//!    every `.opencode` from the worktree down to the working directory —
-//!    each with its `opencode.json{,c}` and its markdown agents (§9.4);
+//! 3. `opencode.json` and `opencode.jsonc` in every directory from the
+//!    worktree down to the working directory (the nearest directory wins,
+//!    and in one directory the `.jsonc`);
+//! 4. the config folders, in opencode's order: the global directory, every
+//!    `.opencode` from the working directory *up* to the worktree (so the
+//!    farthest wins), then `~/.opencode` — each `.opencode` with its
+//!    `opencode.json` then `opencode.jsonc`, and each folder with its
+//!    markdown agents (§9.4);
 //! 5. the inline JSON of `OPENCODE_CONFIG_CONTENT`.
 //!
 //! Layers deep-merge (a later layer wins per key; `instructions` lists are
-//! concatenated). Every file may use JSONC, `{env:VAR}` and `{file:path}`.
-//! Then the legacy `mode` map is folded into `agent` (mode `primary`),
-//! `OPENCODE_PERMISSION` is merged over `permission`, and the legacy
-//! top-level `tools` map goes under it. Unknown top-level keys are warnings
-//! with a did-you-mean hint; errors name the file and the key path.
+//! concatenated). Every file may use JSONC, `{env:VAR}` and `{file:path}`;
+//! an empty file (nothing but whitespace or comments) is an empty layer.
+//! Each file's V2 `agents` map is lowered into its `agent` map first
+//! (`native_agents.rs`). Then the legacy `mode` map is folded into `agent`
+//! (mode `primary`), `OPENCODE_PERMISSION` is merged over `permission`, and
+//! the legacy top-level `tools` map goes under it. Unknown top-level keys
+//! are warnings with a did-you-mean hint. Every file is checked on its own,
+//! so an error names the file and the key path it is about, and every error
+//! of every file is reported at once ([`ConfigErrors`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,13 +34,15 @@ use agentgate_permission::describe_value;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use super::error::{ConfigError, ConfigWarning};
+use super::checks::{check_layer, check_permission, parse_agent};
+use super::error::{ConfigError, ConfigErrors, ConfigWarning};
 use super::jsonc::strip_jsonc;
-use super::keys::{PROVIDER_KEYS, TOP_LEVEL_KEYS, unknown_keys};
+use super::keys::{TOP_LEVEL_KEYS, unknown_keys};
+use super::native_agents::lower_native_agents;
 use super::provider::ProviderConfig;
 use super::substitute::substitute;
 use crate::agents::config::merge_value;
-use crate::agents::{AgentConfig, merge_agent_config, scan_markdown_agents};
+use crate::agents::{AgentConfig, MarkdownAgentError, merge_agent_config, scan_markdown_agents};
 
 /// Looks a variable up in the environment.
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -152,57 +161,60 @@ impl ConfigLoader {
         })
     }
 
-    /// Reads every layer (see the module documentation).
-    pub fn load(&self) -> Result<Config, ConfigError> {
+    /// Reads every layer (see the module documentation). A layer with an
+    /// error does not stop the others from being read, so that every error
+    /// is reported at once.
+    pub fn load(&self) -> Result<Config, ConfigErrors> {
         let mut state = Merge::default();
         let global = self.resolved_global_dir();
         let worktree = self.resolved_worktree();
         if let Some(global) = &global {
             for name in ["config.json", "opencode.json", "opencode.jsonc"] {
-                self.file_layer(&global.join(name), &mut state)?;
+                self.file_layer(&global.join(name), &mut state);
             }
         }
         if let Some(path) = (self.env)("OPENCODE_CONFIG").filter(|p| !p.is_empty()) {
             let path = PathBuf::from(path);
-            if !path.is_file() {
-                return Err(ConfigError::new(
+            if path.is_file() {
+                self.file_layer(&path, &mut state);
+            } else {
+                state.errors.push(ConfigError::new(
                     &path.display().to_string(),
                     "OPENCODE_CONFIG",
                     "the file does not exist: fix or unset OPENCODE_CONFIG",
                 ));
             }
-            self.file_layer(&path, &mut state)?;
         }
-        let mut walk: Vec<PathBuf> = self
+        // Nearest first, as opencode walks up from the working directory.
+        let walk: Vec<PathBuf> = self
             .directory
             .ancestors()
             .take_while(|dir| dir.starts_with(&worktree))
             .map(Path::to_path_buf)
             .collect();
-        walk.reverse();
-        for dir in &walk {
-            for name in ["opencode.jsonc", "opencode.json"] {
-                self.file_layer(&dir.join(name), &mut state)?;
+        for dir in walk.iter().rev() {
+            for name in ["opencode.json", "opencode.jsonc"] {
+                self.file_layer(&dir.join(name), &mut state);
             }
         }
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        candidates.extend(global.clone());
+        candidates.extend(walk.iter().map(|dir| dir.join(".opencode")));
+        candidates.extend(self.home.as_ref().map(|h| h.join(".opencode")));
         let mut config_dirs: Vec<PathBuf> = Vec::new();
-        config_dirs.extend(global.clone());
-        config_dirs.extend(self.home.as_ref().map(|h| h.join(".opencode")));
-        config_dirs.extend(walk.iter().map(|dir| dir.join(".opencode")));
-        config_dirs.retain(|d| d.is_dir());
-        config_dirs.dedup();
+        for dir in candidates {
+            if dir.is_dir() && !config_dirs.contains(&dir) {
+                config_dirs.push(dir);
+            }
+        }
         for dir in &config_dirs {
             if Some(dir) != global.as_ref() {
-                for name in ["opencode.jsonc", "opencode.json"] {
-                    self.file_layer(&dir.join(name), &mut state)?;
+                for name in ["opencode.json", "opencode.jsonc"] {
+                    self.file_layer(&dir.join(name), &mut state);
                 }
             }
             let (found, errors) = scan_markdown_agents(dir);
-            state.warnings.extend(errors.iter().map(|e| ConfigWarning {
-                file: e.path().display().to_string(),
-                path: String::new(),
-                message: format!("markdown agent skipped: {e}"),
-            }));
+            state.warnings.extend(errors.iter().map(markdown_warning));
             for agent in found {
                 match state.agents.get_mut(&agent.name) {
                     Some(base) => merge_agent_config(base, &agent.config),
@@ -213,33 +225,51 @@ impl ConfigLoader {
             }
         }
         if let Some(text) = (self.env)("OPENCODE_CONFIG_CONTENT").filter(|t| !t.is_empty()) {
-            let value = self.parse(&text, None, &self.directory, "OPENCODE_CONFIG_CONTENT")?;
-            state.apply("OPENCODE_CONFIG_CONTENT", value)?;
+            match self.parse(&text, None, &self.directory, "OPENCODE_CONFIG_CONTENT") {
+                Ok(value) => state.apply("OPENCODE_CONFIG_CONTENT", value),
+                Err(error) => state.errors.push(error),
+            }
         }
-        let permission_override = match (self.env)("OPENCODE_PERMISSION").filter(|t| !t.is_empty())
-        {
-            Some(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
-                ConfigError::new(
-                    "OPENCODE_PERMISSION",
-                    "permission",
-                    format!("not valid JSON: {e}"),
-                )
-            })?),
-            None => None,
-        };
+        let permission_override = (self.env)("OPENCODE_PERMISSION")
+            .filter(|t| !t.is_empty())
+            .and_then(|text| match serde_json::from_str::<Value>(&text) {
+                Ok(value) => {
+                    check_permission(&value, "OPENCODE_PERMISSION", &mut state.errors);
+                    Some(value)
+                }
+                Err(e) => {
+                    state.errors.push(ConfigError::new(
+                        "OPENCODE_PERMISSION",
+                        "permission",
+                        format!("not valid JSON: {e}"),
+                    ));
+                    None
+                }
+            });
         state.finish(permission_override, config_dirs)
     }
 
-    fn file_layer(&self, path: &Path, state: &mut Merge) -> Result<(), ConfigError> {
+    fn file_layer(&self, path: &Path, state: &mut Merge) {
         if !path.is_file() {
-            return Ok(());
+            return;
         }
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(&shown, "", format!("cannot read the file: {e}")))?;
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => {
+                state.errors.push(ConfigError::new(
+                    &shown,
+                    "",
+                    format!("cannot read the file: {e}"),
+                ));
+                return;
+            }
+        };
         let base = path.parent().unwrap_or(Path::new("."));
-        let value = self.parse(&text, Some(path), base, &shown)?;
-        state.apply(&shown, value)
+        match self.parse(&text, Some(path), base, &shown) {
+            Ok(value) => state.apply(&shown, value),
+            Err(error) => state.errors.push(error),
+        }
     }
 
     fn parse(
@@ -254,10 +284,35 @@ impl ConfigLoader {
     }
 }
 
+/// A markdown agent that could not be read, as a warning naming its file
+/// and, for a wrong field, the field.
+fn markdown_warning(error: &MarkdownAgentError) -> ConfigWarning {
+    match error {
+        MarkdownAgentError::Field { path, source } => ConfigWarning {
+            file: path.display().to_string(),
+            path: source.path.clone(),
+            message: format!(
+                "markdown agent skipped: expected {}, found {}",
+                source.expected, source.found
+            ),
+        },
+        other => ConfigWarning {
+            file: other.path().display().to_string(),
+            path: String::new(),
+            message: format!("markdown agent skipped: {other}"),
+        },
+    }
+}
+
 /// Parses one config text (JSONC) into its top-level object; `name` (the
-/// file) is used in error messages.
+/// file) is used in error messages. A text with nothing but whitespace and
+/// comments is an empty object: opencode reads a 0-byte file so, and a
+/// public project ships one as `.opencode/opencode.json`.
 pub fn parse_config_text(text: &str, name: &str) -> Result<Map<String, Value>, ConfigError> {
     let json = strip_jsonc(text).map_err(|e| ConfigError::new(name, "", e.to_string()))?;
+    if json.trim().is_empty() {
+        return Ok(Map::new());
+    }
     let value: Value = serde_json::from_str(&json)
         .map_err(|e| ConfigError::new(name, "", format!("not valid JSON(C): {e}")))?;
     match value {
@@ -281,40 +336,33 @@ struct Merge {
     agents: IndexMap<String, AgentConfig>,
     instructions: Vec<String>,
     warnings: Vec<ConfigWarning>,
-    /// The file that last set `permission` or `tools`, for error messages.
-    permission_file: Option<String>,
+    /// Every error found so far, in load order.
+    errors: Vec<ConfigError>,
 }
 
 impl Merge {
-    fn apply(&mut self, file: &str, mut layer: Map<String, Value>) -> Result<(), ConfigError> {
+    /// Checks one layer on its own (so each error names this file) and
+    /// merges what is valid.
+    fn apply(&mut self, file: &str, mut layer: Map<String, Value>) {
         self.files.push(file.to_string());
-        self.warnings
-            .extend(unknown_keys(&layer, TOP_LEVEL_KEYS, file, ""));
-        if let Some(Value::Object(providers)) = layer.get("provider") {
-            for (id, entry) in providers {
-                if let Value::Object(entry) = entry {
-                    self.warnings.extend(unknown_keys(
-                        entry,
-                        PROVIDER_KEYS,
-                        file,
-                        &format!("provider.{id}"),
-                    ));
-                }
-            }
-        }
+        lower_native_agents(&mut layer, file, &mut self.warnings, &mut self.errors);
+        self.warnings.extend(
+            unknown_keys(&layer, TOP_LEVEL_KEYS, file, "")
+                .into_iter()
+                // An error of its own (native_agents.rs).
+                .filter(|w| w.path != "permissions"),
+        );
+        check_layer(&layer, file, &mut self.warnings, &mut self.errors);
         for (key, forced_primary) in [("agent", false), ("mode", true)] {
             match layer.remove(key) {
                 None | Some(Value::Null) => {}
                 Some(Value::Object(entries)) => {
                     for (name, entry) in entries {
                         let path = format!("{key}.{name}");
-                        let mut parsed = AgentConfig::from_value(&entry, &path).map_err(|e| {
-                            ConfigError::new(
-                                file,
-                                e.path.clone(),
-                                format!("expected {}, found {}", e.expected, e.found),
-                            )
-                        })?;
+                        let Some(mut parsed) = parse_agent(&entry, &path, file, &mut self.errors)
+                        else {
+                            continue;
+                        };
                         if forced_primary {
                             parsed.mode = Some(crate::agents::AgentMode::Primary);
                         }
@@ -326,16 +374,14 @@ impl Merge {
                         }
                     }
                 }
-                Some(other) => {
-                    return Err(ConfigError::new(
-                        file,
-                        key,
-                        format!(
-                            "expected an object of agent name → agent config, found {}",
-                            describe_value(&other)
-                        ),
-                    ));
-                }
+                Some(other) => self.errors.push(ConfigError::new(
+                    file,
+                    key,
+                    format!(
+                        "expected an object of agent name → agent config, found {}",
+                        describe_value(&other)
+                    ),
+                )),
             }
         }
         match layer.remove("instructions") {
@@ -343,7 +389,7 @@ impl Merge {
             Some(Value::Array(items)) => {
                 for (index, item) in items.iter().enumerate() {
                     let Value::String(entry) = item else {
-                        return Err(ConfigError::new(
+                        self.errors.push(ConfigError::new(
                             file,
                             format!("instructions[{index}]"),
                             format!(
@@ -351,43 +397,40 @@ impl Merge {
                                 describe_value(item)
                             ),
                         ));
+                        continue;
                     };
                     if !self.instructions.contains(entry) {
                         self.instructions.push(entry.clone());
                     }
                 }
             }
-            Some(other) => {
-                return Err(ConfigError::new(
-                    file,
-                    "instructions",
-                    format!(
-                        "expected a list of paths or globs, found {}",
-                        describe_value(&other)
-                    ),
-                ));
-            }
-        }
-        if layer.contains_key("permission") || layer.contains_key("tools") {
-            self.permission_file = Some(file.to_string());
+            Some(other) => self.errors.push(ConfigError::new(
+                file,
+                "instructions",
+                format!(
+                    "expected a list of paths or globs, found {}",
+                    describe_value(&other)
+                ),
+            )),
         }
         let mut base = Value::Object(std::mem::take(&mut self.value));
         merge_value(&mut base, &Value::Object(layer));
         if let Value::Object(map) = base {
             self.value = map;
         }
-        Ok(())
     }
 
     fn finish(
         mut self,
         permission_override: Option<Value>,
         config_dirs: Vec<PathBuf>,
-    ) -> Result<Config, ConfigError> {
-        let file = self
-            .permission_file
-            .clone()
-            .unwrap_or_else(|| self.files.join(", "));
+    ) -> Result<Config, ConfigErrors> {
+        if let Some(errors) = ConfigErrors::from_vec(std::mem::take(&mut self.errors)) {
+            return Err(errors);
+        }
+        // Every layer was checked on its own; what follows only combines
+        // valid values, so an error here means a check above is missing.
+        let combined = || self.files.join(", ");
         if let Some(over) = &permission_override {
             let slot = self
                 .value
@@ -395,10 +438,7 @@ impl Merge {
                 .or_insert(Value::Object(Map::new()));
             merge_value(slot, over);
         }
-        let legacy = match self.value.get("tools") {
-            Some(tools) => Some(legacy_tools(tools, &file)?),
-            None => None,
-        };
+        let legacy = self.value.get("tools").map(legacy_tools);
         let merged = match (legacy, self.value.get("permission")) {
             (None, None) => None,
             (Some(legacy), None) => Some(legacy),
@@ -409,59 +449,32 @@ impl Merge {
             }
         };
         let permission = match merged {
-            Some(value) => {
-                let file = if permission_override.is_some() {
-                    format!("{file} + OPENCODE_PERMISSION")
-                } else {
-                    file
-                };
-                Some(
-                    PermissionConfig::from_value(&value, "permission").map_err(|e| {
-                        ConfigError::new(
-                            &file,
-                            e.path,
-                            format!("expected {}, found {}", e.expected, e.found),
-                        )
-                    })?,
-                )
-            }
+            Some(value) => Some(PermissionConfig::from_value(&value, "permission").map_err(
+                |e| {
+                    ConfigError::new(
+                        &combined(),
+                        e.path,
+                        format!("expected {}, found {}", e.expected, e.found),
+                    )
+                },
+            )?),
             None => None,
         };
-        let string = |key: &str| -> Result<Option<String>, ConfigError> {
-            match self.value.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(ConfigError::new(
-                    &self.files.join(", "),
-                    key,
-                    format!("expected a string, found {}", describe_value(other)),
-                )),
-            }
+        let string = |key: &str| -> Option<String> {
+            self.value
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
         };
-        let model = string("model")?;
-        let small_model = string("small_model")?;
-        let default_agent = string("default_agent")?;
+        let model = string("model");
+        let small_model = string("small_model");
+        let default_agent = string("default_agent");
         let mut providers = IndexMap::new();
-        match self.value.get("provider") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(entries)) => {
-                for (id, entry) in entries {
-                    let parsed = ProviderConfig::from_value(entry, &format!("provider.{id}"))
-                        .map_err(|(path, message)| {
-                            ConfigError::new(&self.files.join(", "), path, message)
-                        })?;
-                    providers.insert(id.clone(), parsed);
-                }
-            }
-            Some(other) => {
-                return Err(ConfigError::new(
-                    &self.files.join(", "),
-                    "provider",
-                    format!(
-                        "expected an object of provider id → settings, found {}",
-                        describe_value(other)
-                    ),
-                ));
+        if let Some(Value::Object(entries)) = self.value.get("provider") {
+            for (id, entry) in entries {
+                let parsed = ProviderConfig::from_value(entry, &format!("provider.{id}"))
+                    .map_err(|(path, message)| ConfigError::new(&combined(), path, message))?;
+                providers.insert(id.clone(), parsed);
             }
         }
         let mut agents_value = Map::new();
@@ -489,33 +502,22 @@ impl Merge {
     }
 }
 
-/// `tools: {write: false}` → `{edit: "deny"}` (§3.3).
-fn legacy_tools(tools: &Value, file: &str) -> Result<Value, ConfigError> {
-    let Value::Object(tools) = tools else {
-        return Err(ConfigError::new(
-            file,
-            "tools",
-            format!(
-                "expected an object of tool name → true/false, found {}",
-                describe_value(tools)
-            ),
-        ));
-    };
+/// `tools: {write: false}` → `{edit: "deny"}` (§3.3); the layers' checks
+/// have made sure every value is a boolean.
+fn legacy_tools(tools: &Value) -> Value {
     let mut out = Map::new();
-    for (name, on) in tools {
-        let Value::Bool(on) = on else {
-            return Err(ConfigError::new(
-                file,
-                format!("tools.{name}"),
-                format!("expected true or false, found {}", describe_value(on)),
-            ));
-        };
-        let key = match name.as_str() {
-            "write" | "edit" | "patch" => "edit",
-            other => other,
-        };
-        let action = if *on { "allow" } else { "deny" };
-        out.insert(key.to_string(), Value::String(action.to_string()));
+    if let Value::Object(tools) = tools {
+        for (name, on) in tools {
+            let Value::Bool(on) = on else {
+                continue;
+            };
+            let key = match name.as_str() {
+                "write" | "edit" | "patch" => "edit",
+                other => other,
+            };
+            let action = if *on { "allow" } else { "deny" };
+            out.insert(key.to_string(), Value::String(action.to_string()));
+        }
     }
-    Ok(Value::Object(out))
+    Value::Object(out)
 }

@@ -5,17 +5,21 @@
 //!
 //! Files: `jsonc.rs` (comments and trailing commas), `substitute.rs`
 //! (`{env:}`, `{file:}`), `keys.rs` (known keys, did-you-mean),
-//! `provider.rs` (`provider.<id>` entries), `loader.rs` (the layers),
+//! `provider.rs` (`provider.<id>` entries), `native_agents.rs` (opencode's
+//! V2 `agents` map lowered to `agent`), `checks.rs` (type checks of one
+//! layer), `loader.rs` (the layers),
 //! `error.rs` (errors and warnings naming file and key path).
 
+mod checks;
 mod error;
 mod jsonc;
 mod keys;
 mod loader;
+mod native_agents;
 mod provider;
 mod substitute;
 
-pub use error::{ConfigError, ConfigWarning};
+pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use jsonc::{UnterminatedComment, strip_jsonc};
 pub use keys::{TOP_LEVEL_KEYS, did_you_mean};
 pub use loader::{Config, ConfigLoader, EnvLookup, parse_config_text};

@@ -1,10 +1,17 @@
 //! `{env:VAR}` and `{file:path}` in configuration text, replaced before
-//! the text is parsed, as opencode does: `{env:VAR}` by the variable's value
-//! (empty when unset), `{file:path}` by the file's content escaped for a
-//! JSON string (`path` relative to the config file's directory, `~/` the
-//! home directory). Lines that are `//` comments are left alone.
+//! the text is parsed, in opencode's two passes:
+//!
+//! 1. every `{env:VAR}` becomes the variable's value (empty when unset),
+//!    as is, wherever it stands;
+//! 2. then every `{file:path}` becomes the file's content, trimmed and
+//!    escaped for a JSON string (`path` relative to the config file's
+//!    directory, `~/` the home directory), except after a `//` that starts
+//!    its line.
+//!
+//! Because `{env:}` goes first, `{file:{env:HOME}/p.txt}` reads
+//! `$HOME/p.txt`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
 
@@ -18,61 +25,91 @@ pub fn substitute(
     home: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, ConfigError> {
+    let text = substitute_env(text, env);
+    substitute_files(&text, file, base, home)
+}
+
+/// The first `{<kind>:…}` token at or after `from`: its start and end (one
+/// past the `}`), with at least one character inside, as opencode's
+/// `\{kind:[^}]+\}`.
+fn next_token(text: &str, kind: &str, from: usize) -> Option<(usize, usize)> {
+    let open = format!("{{{kind}:");
+    let mut at = from;
+    while let Some(found) = text[at..].find(&open) {
+        let start = at + found;
+        let inner = start + open.len();
+        match text[inner..].find('}') {
+            Some(0) => at = inner,
+            Some(len) => return Some((start, inner + len + 1)),
+            None => return None,
+        }
+    }
+    None
+}
+
+fn substitute_env(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut cursor = 0;
+    while let Some((start, end)) = next_token(text, "env", cursor) {
+        out.push_str(&text[cursor..start]);
+        let name = &text[start + "{env:".len()..end - 1];
+        out.push_str(&env(name).unwrap_or_default());
+        cursor = end;
+    }
+    out.push_str(&text[cursor..]);
+    out
+}
+
+fn substitute_files(
+    text: &str,
+    file: Option<&Path>,
+    base: &Path,
+    home: Option<&Path>,
+) -> Result<String, ConfigError> {
     let shown = file.map_or_else(|| "inline config".to_string(), |f| f.display().to_string());
     let mut out = String::with_capacity(text.len());
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        if line.trim_start().starts_with("//") {
-            out.push_str(line);
+    let mut cursor = 0;
+    while let Some((start, end)) = next_token(text, "file", cursor) {
+        out.push_str(&text[cursor..start]);
+        let token = &text[start..end];
+        cursor = end;
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        if text[line_start..start].trim_start().starts_with("//") {
+            out.push_str(token);
             continue;
         }
-        let mut rest = line;
-        loop {
-            let next = [rest.find("{env:"), rest.find("{file:")]
-                .into_iter()
-                .flatten()
-                .min();
-            let Some(start) = next else {
-                break;
-            };
-            out.push_str(&rest[..start]);
-            let tail = &rest[start..];
-            let Some(end) = tail.find('}') else {
-                out.push_str(tail);
-                rest = "";
-                break;
-            };
-            let token = &tail[1..end];
-            if let Some(name) = token.strip_prefix("env:") {
-                out.push_str(&env(name.trim()).unwrap_or_default());
-            } else if let Some(path) = token.strip_prefix("file:") {
-                let path = path.trim();
-                let resolved = match (path.strip_prefix("~/"), home) {
-                    (Some(rest), Some(home)) => home.join(rest),
-                    _ if Path::new(path).is_absolute() => Path::new(path).to_path_buf(),
-                    _ => base.join(path),
-                };
-                let content = std::fs::read_to_string(&resolved).map_err(|error| {
-                    ConfigError::new(
-                        &shown,
-                        format!("line {}", index + 1),
-                        format!(
-                            "{{file:{path}}} cannot be read ({}: {error}); fix the path, relative to the config file's directory",
-                            resolved.display()
-                        ),
-                    )
-                })?;
-                let escaped = serde_json::to_string(content.trim_end()).unwrap_or_default();
-                let inner = escaped
-                    .strip_prefix('"')
-                    .and_then(|e| e.strip_suffix('"'))
-                    .unwrap_or(&escaped);
-                out.push_str(inner);
-            }
-            rest = &tail[end + 1..];
-        }
-        out.push_str(rest);
+        let path = &token["{file:".len()..token.len() - 1];
+        let resolved = resolve(path, base, home);
+        let content = std::fs::read_to_string(&resolved).map_err(|error| {
+            let line = text[..start].matches('\n').count() + 1;
+            ConfigError::new(
+                &shown,
+                format!("line {line}"),
+                format!(
+                    "bad file reference {token} ({}: {error}); fix the path, relative to the config file's directory",
+                    resolved.display()
+                ),
+            )
+        })?;
+        let escaped = serde_json::to_string(content.trim()).unwrap_or_default();
+        let inner = escaped
+            .strip_prefix('"')
+            .and_then(|e| e.strip_suffix('"'))
+            .unwrap_or(&escaped);
+        out.push_str(inner);
     }
+    out.push_str(&text[cursor..]);
     Ok(out)
+}
+
+/// `~/x` under the home directory, an absolute path as is, anything else
+/// under `base`.
+fn resolve(path: &str, base: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ if Path::new(path).is_absolute() => PathBuf::from(path),
+        _ => base.join(path),
+    }
 }
 
 #[cfg(test)]
@@ -93,6 +130,30 @@ mod tests {
         assert_eq!(value["c"], "");
         let err = substitute("{\"x\": \"{file:nope.txt}\"}", None, &dir, None, &env).unwrap_err();
         assert!(err.to_string().contains("nope.txt"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn env_goes_first_so_it_may_build_a_file_path() {
+        let dir = std::env::temp_dir().join(format!("agentgate-core-nest-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("p.txt"), "  padded prompt \n").unwrap();
+        let shown = dir.display().to_string();
+        let env = move |name: &str| (name == "DIR").then(|| shown.clone());
+        let out = substitute(
+            "\"{file:{env:DIR}/p.txt}\"",
+            None,
+            Path::new("/"),
+            None,
+            &env,
+        )
+        .unwrap();
+        assert_eq!(out, "\"padded prompt\"");
+        // Empty tokens are left alone, as opencode's patterns need a character.
+        assert_eq!(
+            substitute("{env:}{file:}", None, &dir, None, &env).unwrap(),
+            "{env:}{file:}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

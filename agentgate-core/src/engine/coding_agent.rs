@@ -19,7 +19,7 @@ use super::outcome::{PromptError, TurnError, TurnResult};
 use super::task_tool::TaskSettings;
 use super::turn_stream::TurnEvent;
 use crate::agents::{AgentEnvironment, AgentError, Agents};
-use crate::config::{Config, ConfigError, ConfigLoader};
+use crate::config::{Config, ConfigErrors, ConfigLoader};
 use crate::message::Part;
 use crate::model::{LanguageModel, ModelRef, ModelResolver};
 use crate::prompts::SystemPrompts;
@@ -33,7 +33,7 @@ use crate::tool_registry::ToolRegistry;
 pub enum CodingAgentError {
     /// The configuration could not be loaded.
     #[error(transparent)]
-    Config(#[from] ConfigError),
+    Config(#[from] ConfigErrors),
     /// No model was given and none is configured.
     #[error(
         "no model: set \"model\": \"provider/model\" in opencode.json, or pass one with CodingAgentBuilder::model or ::model_name"
