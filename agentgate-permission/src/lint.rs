@@ -335,7 +335,7 @@ impl LintOptions {
     }
 
     fn is_builtin(&self, rule: &RuleRef) -> bool {
-        self.builtin_layers.iter().any(|l| *l == rule.layer)
+        self.builtin_layers.contains(&rule.layer)
     }
 
     /// Whether some known permission can carry a rule for `permission`.
