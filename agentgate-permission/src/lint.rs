@@ -463,11 +463,11 @@ fn allow_all_with_deny(
         .collect();
     let first = denies.first()?;
     let count = match denies.len() {
-        1 => "a bash deny rule".to_string(),
-        n => format!("{n} bash deny rules"),
+        1 => "1 later bash rule".to_string(),
+        n => format!("{n} later bash rules"),
     };
     Some(format!(
-        "allows every command except what {count} after it names (first: {}); a deny list only stops the spellings it names, and the same effect has many (`command rm`, `find -delete`, a script the command writes and runs): keep bash \"*\" at ask and allow the commands you need by name (see docs/security.md)",
+        "allows every command except those denied by {count} (first: {}); a deny list only stops the spellings it names, and the same effect has many (`command rm`, `find -delete`, a script the command writes and runs): keep bash \"*\" at ask and allow the commands you need by name (see docs/security.md)",
         first.rule
     ))
 }
@@ -581,7 +581,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("2 bash deny rules") && text.contains("docs/security.md"),
+            text.contains("denied by 2 later bash rules") && text.contains("docs/security.md"),
             "{text}"
         );
 
