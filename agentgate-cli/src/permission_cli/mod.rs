@@ -195,18 +195,23 @@ pub fn lint(
 }
 
 /// The agents whose layers `lint` reads without `--agent`: the default
-/// agent, whose stack holds the config's `permission`, then every agent the
-/// config or a markdown file configures (a disabled one is left out).
+/// agent (else `build`, else the first), whose stack holds the config's
+/// `permission`, then every agent the config or a markdown file configures
+/// (a disabled one is left out).
 fn agents_to_lint(
     project: &Project,
     env: &agentgate_core::AgentEnvironment,
 ) -> Result<Vec<String>, CliError> {
     let all = agents::project_agents(project, env)?;
+    // A default agent that does not resolve is `run`'s error to report;
+    // lint still needs one agent whose stack holds the config's rules.
     let default = all
         .default_agent()
-        .map(|a| a.name.clone())
-        .unwrap_or_else(|_| DEFAULT_AGENT.to_string());
-    let mut names = vec![default];
+        .ok()
+        .or_else(|| all.get(DEFAULT_AGENT))
+        .or_else(|| all.iter().next())
+        .map(|a| a.name.clone());
+    let mut names: Vec<String> = default.into_iter().collect();
     for name in project.agents.keys() {
         if all.get(name).is_some() && !names.contains(name) {
             names.push(name.clone());

@@ -554,6 +554,21 @@ fn lint_reports_the_user_rules_of_markdown_agents_only() {
 }
 
 #[test]
+fn lint_runs_without_a_usable_default_agent() {
+    let dir = scratch("lint-no-default");
+    std::fs::write(
+        dir.join("opencode.json"),
+        r#"{"default_agent": "nope", "agent": {"build": {"disable": true}}, "permission": {"bash": "ask", "bsh": "deny"}}"#,
+    )
+    .unwrap();
+    let out = run_in(&dir, &["permission", "lint"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("unknown-permission: bsh"), "{text}");
+    assert!(text.contains("1 finding in 2 rules"), "{text}");
+}
+
+#[test]
 fn lint_warns_about_bash_allow_all_with_denies() {
     let dir = scratch("lint-allow-all");
     std::fs::write(
