@@ -41,9 +41,12 @@ use crate::rule::Action;
 use crate::ruleset::tool_permission;
 use crate::wildcard;
 
-/// Permission names used by the built-in tools and the agent loop.
+/// Permission names used by the built-in tools and the agent loop
+/// (`bash_opaque` is what the bash tool asks for a command line it cannot
+/// see through).
 pub const BUILTIN_PERMISSIONS: &[&str] = &[
     "bash",
+    "bash_opaque",
     "codesearch",
     "doom_loop",
     "edit",
@@ -630,6 +633,7 @@ mod tests {
         );
         let msg = unknown_permission_message("raed", BUILTIN_PERMISSIONS);
         assert!(msg.contains("did you mean \"read\""), "{msg}");
+        assert!(LintOptions::new().knows("bash_opaque"));
         let msg = unknown_permission_message("zzzzzz", BUILTIN_PERMISSIONS);
         assert!(msg.contains("never applies"), "{msg}");
     }
