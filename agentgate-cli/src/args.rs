@@ -222,17 +222,19 @@ pub(crate) enum PermissionCommand {
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
     },
-    /// Report rules that can never decide, specific-before-generic ordering
-    /// mistakes and unknown permission names. Exit status 1 when there are
-    /// findings.
+    /// Report the user's rules that can never decide, specific-before-generic
+    /// ordering mistakes, unknown permission names, and (a warning) a bash
+    /// allow-all with deny rules. Built-in rules are never reported. Exit
+    /// status 1 when there are findings, warnings included.
     Lint {
         #[command(flatten)]
         config: ConfigArg,
-        /// Also lint this built-in agent's rules together with the config's.
+        /// Lint only this agent's layers (default: the default agent's and
+        /// those of every agent the config or a markdown file configures).
         #[arg(long, value_name = "NAME")]
         agent: Option<String>,
-        /// A permission name to accept besides the built-in ones (e.g. an
-        /// MCP tool); repeatable.
+        /// A permission name or wildcard to accept besides the built-in ones,
+        /// the config's MCP servers and the custom tools; repeatable.
         #[arg(long, value_name = "NAME")]
         known: Vec<String>,
         /// Print the findings as JSON.

@@ -175,7 +175,7 @@ pub use engine::{
     STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
 };
 /// A coding agent for a directory in one call.
-pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError};
+pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};
 /// The approver of an engine built without a permission gate.
 pub use engine::{NonInteractive, auto_reject_warning};
 /// Retries of failed model streams (§13).

@@ -82,7 +82,9 @@ pub use config::{
 pub use layered::{Explanation, Layer, Layered, RuleRef};
 
 /// Findings about rules that can never decide or are out of order.
-pub use lint::{BUILTIN_PERMISSIONS, Finding, FindingKind, covers, lint};
+pub use lint::{
+    BUILTIN_PERMISSIONS, Finding, FindingKind, LintOptions, Severity, covers, lint, lint_with,
+};
 
 /// The indexed, allocation-free evaluator.
 pub use compiled::{CompiledRuleset, Decision};

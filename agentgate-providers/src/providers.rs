@@ -48,7 +48,10 @@ pub struct Provider {
     pub key_required: bool,
     /// Where the base URL comes from.
     pub base_url_from: BaseUrlFrom,
-    /// The base URL when nothing overrides it.
+    /// The base URL when nothing overrides it, in the form the official
+    /// SDKs take: the host for Anthropic (the client appends
+    /// `/v1/messages`), `/v1` included for OpenAI and the compatible
+    /// servers (the client appends `/responses` or `/chat/completions`).
     pub default_base_url: &'static str,
 }
 
@@ -202,12 +205,16 @@ impl Provider {
 
     /// The base URL from the environment, else the default.
     pub fn base_url(&self) -> String {
+        self.base_url_from_lookup(&env_nonempty)
+    }
+
+    /// The base URL with the variables read through `lookup` (tests give
+    /// their own environment; the process's is shared by every thread).
+    pub(crate) fn base_url_from_lookup(&self, lookup: &dyn Fn(&str) -> Option<String>) -> String {
         match self.base_url_from {
             BaseUrlFrom::Fixed => None,
-            BaseUrlFrom::Env(name) => env_nonempty(name),
-            BaseUrlFrom::OllamaHost => {
-                env_nonempty("OLLAMA_HOST").map(|host| ollama_base_url(&host))
-            }
+            BaseUrlFrom::Env(name) => lookup(name),
+            BaseUrlFrom::OllamaHost => lookup("OLLAMA_HOST").map(|host| ollama_base_url(&host)),
         }
         .unwrap_or_else(|| self.default_base_url.to_string())
     }
@@ -245,6 +252,44 @@ mod tests {
             ollama_base_url("https://ollama.example.com:443/"),
             "https://ollama.example.com:443/v1"
         );
+    }
+
+    /// `OPENAI_BASE_URL` includes `/v1`, as the official SDKs read it: the
+    /// value is used as written and the client appends the endpoint.
+    #[tokio::test]
+    async fn openai_base_url_includes_v1() {
+        use agentgate_core::{LanguageModel, ModelMessage, ModelRequest};
+        use wiremock::matchers::{method, path};
+        use wiremock::{Mock, MockServer, ResponseTemplate};
+
+        let server = MockServer::start().await;
+        let body = "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
+        Mock::given(method("POST"))
+            .and(path("/gateway/v1/responses"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(body, "text/event-stream"))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let value = format!("{}/gateway/v1", server.uri());
+        let lookup = |name: &str| (name == "OPENAI_BASE_URL").then(|| value.clone());
+        let spec = provider("openai");
+        assert_eq!(spec.base_url_from_lookup(&lookup), value);
+        assert_eq!(
+            spec.base_url_from_lookup(&|_| None),
+            "https://api.openai.com/v1"
+        );
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .expect("client");
+        let client = crate::OpenAiResponses::new("gpt-5", "key")
+            .with_base_url(spec.base_url_from_lookup(&lookup))
+            .with_http_client(http);
+        let request = ModelRequest::new(vec![ModelMessage::user("hi")]);
+        let started = client
+            .stream(request, tokio_util::sync::CancellationToken::new())
+            .await;
+        assert!(started.is_ok(), "{:?}", started.err());
     }
 
     #[test]

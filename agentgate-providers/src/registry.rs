@@ -19,8 +19,9 @@ pub fn parse_model_name(name: &str) -> Result<ModelRef, ProviderError> {
 }
 
 /// Builds the client for a `provider/model` name from the environment:
-/// `anthropic/…` (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`), `openai/…`
-/// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`; the Responses API, which every
+/// `anthropic/…` (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`: the host, as
+/// the official SDK reads it; a value ending in `/v1` works too), `openai/…`
+/// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`: `/v1` included; the Responses API, which every
 /// OpenAI model serves and codex models require — use
 /// [`OpenAiCompatible::openai`] for Chat Completions), `google/…` or
 /// `gemini/…` (`GOOGLE_GENERATIVE_AI_API_KEY` or `GEMINI_API_KEY`),

@@ -23,6 +23,9 @@ pub struct NamedLayer {
     pub source: Option<String>,
     /// The rules.
     pub rules: Ruleset,
+    /// Whether the rules are built in (the agent's defaults and the final
+    /// tool-output allow), not written by the user.
+    pub builtin: bool,
 }
 
 fn layer(name: String, source: Option<String>, rules: Ruleset) -> NamedLayer {
@@ -30,6 +33,14 @@ fn layer(name: String, source: Option<String>, rules: Ruleset) -> NamedLayer {
         name,
         source,
         rules,
+        builtin: false,
+    }
+}
+
+fn builtin_layer(name: String, source: &str, rules: Ruleset) -> NamedLayer {
+    NamedLayer {
+        builtin: true,
+        ..layer(name, Some(source.into()), rules)
     }
 }
 
@@ -77,11 +88,7 @@ pub fn agent_layers(
     let source = config.map(ConfigFile::source);
     let file = config.map(ConfigFile::display_name).unwrap_or_default();
     let agent_file = project.agent_source_names(name);
-    let mut layers = vec![layer(
-        format!("agent:{name}"),
-        Some("built-in".into()),
-        base,
-    )];
+    let mut layers = vec![builtin_layer(format!("agent:{name}"), "built-in", base)];
     if !user_rules.is_empty() {
         layers.push(layer(format!("user:{file}"), source.clone(), user_rules));
     }
@@ -119,9 +126,9 @@ pub fn agent_layers(
     }
     let tail: Ruleset = full.iter().skip(covered).cloned().collect();
     if !tail.is_empty() {
-        layers.push(layer(
+        layers.push(builtin_layer(
             format!("agent:{name}:final"),
-            Some("built-in: every agent may read the tool-output directory".into()),
+            "built-in: every agent may read the tool-output directory",
             tail,
         ));
     }

@@ -12,7 +12,8 @@ pub mod project;
 
 use std::path::PathBuf;
 
-use agentgate_permission::{BUILTIN_PERMISSIONS, Finding, Layered, Ruleset};
+use agentgate_permission::{Finding, Layered, LintOptions, Ruleset, Severity};
+use agentgate_tools::mcp::{McpConfig, sanitize_name};
 
 pub use config::CliError;
 pub use project::Project;
@@ -106,26 +107,62 @@ pub fn rules(project: &Project, agent: Option<&str>) -> Result<String, CliError>
 pub struct LintReport {
     /// What to print.
     pub text: String,
-    /// The findings (the exit status is 1 when there are any).
+    /// The findings (the exit status is 1 when there are any, warnings
+    /// included).
     pub findings: Vec<Finding>,
 }
 
-/// `agent permission lint`: findings on the user's rules (and on the
-/// agent's built-in rules too when `agent` is given). `known` adds
-/// permission names (e.g. MCP tools) to the built-in ones.
+/// `agent permission lint`: findings on the rules the user wrote — the
+/// config's `permission` and every agent's own (config or markdown) — each
+/// linted in its agent's layers, so a built-in rule that overrides a user
+/// rule is seen, while the built-in rules themselves are never a finding.
+/// With `agent`, only that agent's layers. `known` adds permission names to
+/// the built-in ones, besides those of the config's MCP servers
+/// (`<server>_*`) and of the custom tools in the `.opencode` directories.
 pub fn lint(
     project: &Project,
     agent: Option<&str>,
     known: &[String],
     json: bool,
 ) -> Result<LintReport, CliError> {
-    let layered = layers(project, agent)?;
-    let mut names: Vec<&str> = BUILTIN_PERMISSIONS.to_vec();
-    names.extend(known.iter().map(String::as_str));
-    let findings = agentgate_permission::lint(&layered, &names);
+    let mut options = LintOptions::new();
+    for name in known.iter().cloned().chain(configured_tools(project)) {
+        options = options.known(name);
+    }
+    let env = agents::environment(&project.ctx.dir, &project.ctx.home);
+    let names = match agent {
+        Some(name) => vec![name.to_string()],
+        None => agents_to_lint(project, &env)?,
+    };
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut user_layers: Vec<(String, usize)> = Vec::new();
+    for name in &names {
+        let mut layered = Layered::new();
+        let mut options = options.clone();
+        for layer in agents::agent_layers(name, project, &env)? {
+            if layer.builtin {
+                options = options.builtin_layer(layer.name.clone());
+            } else if !user_layers.iter().any(|(n, _)| *n == layer.name) {
+                user_layers.push((layer.name.clone(), layer.rules.len()));
+            }
+            layered.push(layer.name, layer.source, layer.rules);
+        }
+        // The config's own layer is in every agent's stack: one finding
+        // per rule and kind, not one per agent.
+        for finding in agentgate_permission::lint_with(&layered, &options) {
+            let seen = findings.iter().any(|f| {
+                f.kind == finding.kind
+                    && f.rule.layer == finding.rule.layer
+                    && f.rule.index == finding.rule.index
+            });
+            if !seen {
+                findings.push(finding);
+            }
+        }
+    }
     let text = if json {
         pretty(&findings)?
-    } else if layered.layers().is_empty() {
+    } else if agent.is_none() && user_layers.is_empty() && project.config.is_none() {
         format!(
             "no rules to lint: no --config given and no {} in {}\n",
             config::DEFAULT_FILES.join(" or "),
@@ -137,15 +174,83 @@ pub fn lint(
             text.push_str(&finding.to_string());
             text.push('\n');
         }
-        let rules: usize = layered.layers().iter().map(|l| l.rules.len()).sum();
-        text.push_str(&match findings.len() {
-            0 => format!("no findings in {rules} rules\n"),
-            1 => format!("1 finding in {rules} rules\n"),
-            n => format!("{n} findings in {rules} rules\n"),
+        let rules: usize = user_layers.iter().map(|(_, n)| n).sum();
+        let warnings = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count();
+        let counted = match findings.len() {
+            0 => format!("no findings in {rules} rules"),
+            1 => format!("1 finding in {rules} rules"),
+            n => format!("{n} findings in {rules} rules"),
+        };
+        text.push_str(&match warnings {
+            0 => format!("{counted}\n"),
+            1 => format!("{counted} (1 warning)\n"),
+            n => format!("{counted} ({n} warnings)\n"),
         });
         text
     };
     Ok(LintReport { text, findings })
+}
+
+/// The agents whose layers `lint` reads without `--agent`: the default
+/// agent (else `build`, else the first), whose stack holds the config's
+/// `permission`, then every agent the config or a markdown file configures
+/// (a disabled one is left out).
+fn agents_to_lint(
+    project: &Project,
+    env: &agentgate_core::AgentEnvironment,
+) -> Result<Vec<String>, CliError> {
+    let all = agents::project_agents(project, env)?;
+    // A default agent that does not resolve is `run`'s error to report;
+    // lint still needs one agent whose stack holds the config's rules.
+    let default = all
+        .default_agent()
+        .ok()
+        .or_else(|| all.get(DEFAULT_AGENT))
+        .or_else(|| all.iter().next())
+        .map(|a| a.name.clone());
+    let mut names: Vec<String> = default.into_iter().collect();
+    for name in project.agents.keys() {
+        if all.get(name).is_some() && !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    Ok(names)
+}
+
+/// Permission names the project's configuration adds: `<server>_*` for
+/// every server of the config's `mcp` key (its tools are named
+/// `<server>_<tool>`), and for every custom tool file of the `.opencode`
+/// directories (`tool/` or `tools/`, `.ts` or `.js`, as opencode loads them)
+/// its name and `<name>_*` (a file exporting several tools names them
+/// `<file>_<export>`).
+fn configured_tools(project: &Project) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Some(config) = &project.config {
+        let value = serde_json::Value::Object(config.value.clone());
+        for server in McpConfig::from_opencode(&value).servers.keys() {
+            names.push(format!("{}_*", sanitize_name(server)));
+        }
+    }
+    for dir in &project.markdown_dirs {
+        for folder in ["tool", "tools"] {
+            let Ok(entries) = std::fs::read_dir(dir.join(folder)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let script = path.extension().is_some_and(|e| e == "ts" || e == "js");
+                if let (true, Some(stem)) = (script, path.file_stem()) {
+                    let stem = stem.to_string_lossy();
+                    names.push(stem.to_string());
+                    names.push(format!("{stem}_*"));
+                }
+            }
+        }
+    }
+    names
 }
 
 fn pretty<T: serde::Serialize>(value: &T) -> Result<String, CliError> {

@@ -483,6 +483,121 @@ fn lint_exit_status_follows_findings() {
 }
 
 #[test]
+fn lint_in_an_empty_git_repository_succeeds_with_no_findings() {
+    let dir = scratch("lint-git");
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    for args in [
+        &["permission", "lint"][..],
+        &["permission", "lint", "--json"][..],
+        &["permission", "lint", "--agent", "build"][..],
+        &["permission", "lint", "--agent", "explore", "--json"][..],
+    ] {
+        let out = run_in(&dir, args, "");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stdout(&out));
+        let text = stdout(&out);
+        if args.contains(&"--json") {
+            assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), json!([]));
+        } else {
+            assert!(
+                text.contains("no rules to lint") || text.contains("no findings in 0 rules"),
+                "{args:?}: {text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn lint_knows_mcp_servers_and_custom_tools() {
+    let dir = scratch("lint-mcp");
+    std::fs::write(
+        dir.join("opencode.json"),
+        r#"{"mcp": {"github": {"type": "remote", "url": "http://127.0.0.1:1/mcp"}, "my server": {"type": "local", "command": ["true"]}},
+            "permission": {"github_*": "ask", "github_delete_repo": "deny", "my_server_get": "allow", "deploy": "ask", "gitlab_*": "ask"}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join(".opencode/tool")).unwrap();
+    std::fs::write(dir.join(".opencode/tool/deploy.ts"), "export default {}").unwrap();
+    let out = run_in(&dir, &["permission", "lint", "--json"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let findings: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let findings = findings.as_array().unwrap();
+    // Only the server the config does not name is unknown.
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0]["kind"], "unknown_permission");
+    assert_eq!(findings[0]["rule"]["rule"]["permission"], "gitlab_*");
+    assert_eq!(findings[0]["rule"]["source"], "opencode.json");
+}
+
+#[test]
+fn lint_reports_the_user_rules_of_markdown_agents_only() {
+    let dir = scratch("lint-markdown");
+    std::fs::create_dir_all(dir.join(".opencode/agent")).unwrap();
+    std::fs::write(
+        dir.join(".opencode/agent/review.md"),
+        "---\ndescription: r\npermission:\n  bash:\n    \"rm *\": deny\n    \"*\": allow\n---\nReview.\n",
+    )
+    .unwrap();
+    let out = run_in(&dir, &["permission", "lint"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("specific-before-generic: bash \"rm *\" deny (layer user:.opencode/agent/review.md:agent.review from .opencode/agent/review.md"),
+        "{text}"
+    );
+    assert!(!text.contains("built-in, rule"), "{text}");
+    assert!(text.contains("1 finding in 2 rules"), "{text}");
+}
+
+#[test]
+fn lint_runs_without_a_usable_default_agent() {
+    let dir = scratch("lint-no-default");
+    std::fs::write(
+        dir.join("opencode.json"),
+        r#"{"default_agent": "nope", "agent": {"build": {"disable": true}}, "permission": {"bash": "ask", "bsh": "deny"}}"#,
+    )
+    .unwrap();
+    let out = run_in(&dir, &["permission", "lint"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("unknown-permission: bsh"), "{text}");
+    assert!(text.contains("1 finding in 2 rules"), "{text}");
+}
+
+#[test]
+fn lint_warns_about_bash_allow_all_with_denies() {
+    let dir = scratch("lint-allow-all");
+    std::fs::write(
+        dir.join("opencode.json"),
+        r#"{"permission": {"bash": {"*": "allow", "rm *": "deny", "git push *": "deny"}}}"#,
+    )
+    .unwrap();
+    let out = run_in(&dir, &["permission", "lint"], "");
+    // Warnings are findings: the exit status stays 1, as for every finding.
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("warning: bash-allow-all-with-deny: bash \"*\" allow (layer user:opencode.json from opencode.json, rule #0)"),
+        "{text}"
+    );
+    assert!(text.contains("docs/security.md"), "{text}");
+    assert!(text.contains("1 finding in 3 rules (1 warning)"), "{text}");
+    // The allow list the security notes advise is clean.
+    std::fs::write(
+        dir.join("opencode.json"),
+        r#"{"permission": {"bash": {"*": "ask", "git *": "allow", "git push *": "deny"}}}"#,
+    )
+    .unwrap();
+    let out = run_in(&dir, &["permission", "lint"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("no findings in 3 rules"));
+}
+
+#[test]
 fn default_files_are_deep_merged_json_last() {
     let dir = scratch("both");
     std::fs::write(

@@ -193,7 +193,11 @@ pub(super) fn builtin_agents(
 }
 
 /// Appends the tool-output allow rule unless an `external_directory` deny
-/// rule names exactly that pattern (§9.2, last paragraph).
+/// rule names exactly that pattern (§9.2, last paragraph). The defaults'
+/// whitelist holds the same rule; this copy comes after the user's rules,
+/// so that their `external_directory` deny does not cut an agent off its
+/// own truncated output. opencode has both, and so do the `agent_defaults`
+/// vectors.
 pub(super) fn finish_permission(permission: &mut Ruleset, env: &AgentEnvironment) {
     let glob = env.truncate_glob();
     let denied = permission.iter().any(|r| {

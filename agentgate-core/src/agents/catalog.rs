@@ -129,6 +129,15 @@ impl Agents {
         self.agents.iter()
     }
 
+    /// Replaces every agent's ruleset with `f(agent)`: for a host that
+    /// layers rules of its own into the agents' (the coding agent
+    /// builder's permission preset).
+    pub fn map_permissions(&mut self, mut f: impl FnMut(&Agent) -> Ruleset) {
+        for agent in &mut self.agents {
+            agent.permission = f(agent);
+        }
+    }
+
     /// opencode's `list()`: the default agent (configured, else `build`)
     /// first, the rest sorted by name.
     pub fn list(&self) -> Vec<&Agent> {

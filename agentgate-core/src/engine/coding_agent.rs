@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::facade::Engine;
 use super::outcome::{PromptError, TurnError, TurnResult};
+use super::permission_preset::PermissionPreset;
 use super::task_tool::TaskSettings;
 use super::turn_stream::TurnEvent;
 use crate::agents::{AgentEnvironment, AgentError, Agents};
@@ -72,6 +73,7 @@ pub struct CodingAgentBuilder {
     resume: Option<String>,
     session_rules: agentgate_permission::Ruleset,
     sections: Vec<String>,
+    preset: PermissionPreset,
 }
 
 impl CodingAgentBuilder {
@@ -178,6 +180,30 @@ impl CodingAgentBuilder {
         self
     }
 
+    /// Layers a named set of permission defaults into every agent (default:
+    /// [`PermissionPreset::OpencodeDefaults`], opencode's defaults, which
+    /// allow nearly everything, so an approver is only called where the
+    /// configuration says `ask`).
+    /// [`PermissionPreset::AskBeforeSideEffects`] asks before edits,
+    /// commands, the network, MCP tools and custom tools; the
+    /// configuration's rules still decide over it.
+    ///
+    /// ```no_run
+    /// # async fn demo(model: std::sync::Arc<dyn agentgate_core::LanguageModel>, approver: std::sync::Arc<dyn agentgate_permission::Approver>) -> Result<(), Box<dyn std::error::Error>> {
+    /// use agentgate_core::{CodingAgent, PermissionPreset};
+    /// let agent = CodingAgent::builder(".")
+    ///     .model(model)
+    ///     .approver(approver)
+    ///     .permission_preset(PermissionPreset::AskBeforeSideEffects)
+    ///     .build()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn permission_preset(mut self, preset: PermissionPreset) -> Self {
+        self.preset = preset;
+        self
+    }
+
     /// Loads the configuration, assembles the engine and creates a session
     /// (or loads the one to [`resume`](Self::resume)).
     pub async fn build(self) -> Result<CodingAgent, CodingAgentError> {
@@ -193,12 +219,13 @@ impl CodingAgentBuilder {
             .environment
             .unwrap_or_else(|| AgentEnvironment::detect(&self.app, worktree.to_string_lossy()));
         let permission = config.permission.clone().unwrap_or_default();
-        let agents = Agents::from_config(
+        let mut agents = Agents::from_config(
             &environment,
             &permission,
             &config.agents,
             config.default_agent.clone(),
         );
+        self.preset.apply(&mut agents, &environment);
         let agent = match self.agent {
             Some(name) => agents
                 .get(&name)
@@ -327,6 +354,7 @@ impl CodingAgent {
             resume: None,
             session_rules: agentgate_permission::Ruleset::default(),
             sections: Vec::new(),
+            preset: PermissionPreset::default(),
         }
     }
 

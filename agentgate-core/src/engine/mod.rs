@@ -14,6 +14,7 @@
 //! - `turn_stream.rs`: a turn as a stream of events ending with its result;
 //! - `non_interactive.rs`: the approver of an engine without a gate;
 //! - `coding_agent.rs`: a whole coding agent for a directory in one call;
+//! - `permission_preset.rs`: the named permission defaults it can layer in;
 //! - `task_tool.rs`: sub-agents (§10).
 
 mod builder;
@@ -23,6 +24,7 @@ mod facade;
 mod model_options;
 mod non_interactive;
 mod outcome;
+mod permission_preset;
 mod processor;
 pub(crate) mod retry;
 mod settings;
@@ -41,6 +43,7 @@ pub use facade::Engine;
 pub use model_options::provider_options;
 pub use non_interactive::{NonInteractive, auto_reject_warning};
 pub use outcome::{PromptError, StopReason, TurnError, TurnResult};
+pub use permission_preset::PermissionPreset;
 pub use retry::{RetryInfo, RetryPolicy};
 pub use settings::{DEFAULT_TOOL_GRACE, LoopConfig};
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};

@@ -31,7 +31,21 @@ pub const DEFAULT_MAX_TOKENS: u32 = 32_000;
 /// The key of this provider's entries in provider metadata and options.
 const PROVIDER: &str = "anthropic";
 
-/// A streaming Anthropic Messages client (`POST {base_url}/messages`).
+/// A streaming Anthropic Messages client (`POST {base_url}/v1/messages`).
+///
+/// The base URL is the host, as the official SDKs and `ANTHROPIC_BASE_URL`
+/// take it (`https://api.anthropic.com`, a gateway's
+/// `https://gateway.example/anthropic`); a trailing `/` is ignored, and one
+/// that already ends in `/v1` (this client's older form, and the AI SDK's
+/// `baseURL`) is not doubled:
+///
+/// ```
+/// use agentgate_providers::Anthropic;
+/// for base in ["https://gw.example", "https://gw.example/", "https://gw.example/v1"] {
+///     let client = Anthropic::new("claude-sonnet-4-5", "key").with_base_url(base);
+///     assert_eq!(client.messages_url(), "https://gw.example/v1/messages");
+/// }
+/// ```
 ///
 /// Provider options in `ModelRequest::options["anthropic"]` are merged
 /// into the request body, e.g.
@@ -73,6 +87,12 @@ impl Anthropic {
         Ok(Anthropic::new(model, key).with_base_url(spec.base_url()))
     }
 
+    /// The URL requests go to: the base URL's host part and
+    /// `/v1/messages`.
+    pub fn messages_url(&self) -> String {
+        messages_url(&self.base_url)
+    }
+
     /// Turns the §15 cache breakpoints on (the default) or off.
     pub fn with_prompt_caching(mut self, enabled: bool) -> Self {
         self.prompt_caching = enabled;
@@ -95,6 +115,14 @@ impl Anthropic {
             },
         )
     }
+}
+
+/// `{host}/v1/messages` for a base URL given as the host, with or without
+/// a trailing `/` or `/v1`.
+fn messages_url(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    let host = base.strip_suffix("/v1").unwrap_or(base);
+    format!("{host}/v1/messages")
 }
 
 /// Anthropic error types on top of the status rules (409 conflict and
@@ -120,7 +148,7 @@ impl LanguageModel for Anthropic {
     ) -> Result<EventStream, ModelError> {
         let body = self.request_body(&request);
         drop(request);
-        let url = format!("{}/messages", self.base_url);
+        let url = self.messages_url();
         let mut builder = self
             .http
             .post(&url)
@@ -138,5 +166,90 @@ impl LanguageModel for Anthropic {
             cancel,
             self.idle_timeout,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use agentgate_core::ModelMessage;
+    use futures::StreamExt;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    #[test]
+    fn the_base_url_is_the_host_and_v1_is_not_doubled() {
+        for base in [
+            "https://gw.example",
+            "https://gw.example/",
+            "https://gw.example/v1",
+            "https://gw.example/v1/",
+        ] {
+            assert_eq!(
+                messages_url(base),
+                "https://gw.example/v1/messages",
+                "{base}"
+            );
+        }
+        // A gateway's own path prefix is kept.
+        assert_eq!(
+            messages_url("https://gw.example/anthropic"),
+            "https://gw.example/anthropic/v1/messages"
+        );
+        assert_eq!(
+            messages_url(ANTHROPIC_BASE_URL),
+            "https://api.anthropic.com/v1/messages"
+        );
+    }
+
+    /// `ANTHROPIC_BASE_URL` as Anthropic documents it for gateways (the
+    /// host, no `/v1`) reaches `/v1/messages` on the wire, and so do the
+    /// forms with a trailing `/` or `/v1`.
+    #[tokio::test]
+    async fn anthropic_base_url_from_the_environment_reaches_v1_messages() {
+        let server = MockServer::start().await;
+        let body = concat!(
+            "event: message_start\n",
+            "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n",
+            "event: message_stop\n",
+            "data: {\"type\":\"message_stop\"}\n\n",
+        );
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(body, "text/event-stream"))
+            .expect(3)
+            .mount(&server)
+            .await;
+        let spec = crate::providers::provider(PROVIDER);
+        for value in [
+            server.uri(),
+            format!("{}/", server.uri()),
+            format!("{}/v1", server.uri()),
+        ] {
+            let lookup = |name: &str| (name == "ANTHROPIC_BASE_URL").then(|| value.clone());
+            let client = Anthropic::new("claude-sonnet-4-5", "key")
+                .with_base_url(spec.base_url_from_lookup(&lookup))
+                .with_http_client(
+                    reqwest::Client::builder()
+                        .pool_max_idle_per_host(0)
+                        .build()
+                        .unwrap(),
+                );
+            let request = ModelRequest::new(vec![ModelMessage::user("hi")]);
+            let stream = client
+                .stream(request, CancellationToken::new())
+                .await
+                .unwrap_or_else(|e| panic!("{value}: {e}"));
+            let items: Vec<_> = stream.collect().await;
+            assert!(items.iter().all(Result::is_ok), "{value}: {items:?}");
+        }
+        // Unset: the public API's host.
+        let spec = crate::providers::provider(PROVIDER);
+        assert_eq!(
+            spec.base_url_from_lookup(&|_| None),
+            "https://api.anthropic.com"
+        );
     }
 }
