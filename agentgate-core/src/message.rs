@@ -39,6 +39,7 @@ pub struct Timing {
 /// (call complete, executing) → `completed` | `error`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ToolState {
     /// The model is still writing the arguments.
     Pending {

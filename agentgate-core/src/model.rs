@@ -118,6 +118,7 @@ pub struct ToolSpec {
 /// Whether and how the model may call tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ToolChoice {
     /// The model decides (the default).
     #[default]

@@ -123,6 +123,7 @@ impl AskRequest {
 /// The kinds of answer a host can give, without feedback text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ReplyKind {
     /// Allow this request only.
     Once,
@@ -242,6 +243,7 @@ pub fn is_storable_always_pattern(pattern: &str) -> bool {
 /// A host's answer to a pending request (§6.3).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "reply", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Reply {
     /// Allow this request only; nothing is remembered.
     Once,
