@@ -19,7 +19,9 @@
 //! - **comments.** bash starts a comment at a `#` that begins a word (at the
 //!   start, or after a blank or one of `| & ; ( ) < >`); a comment
 //!   tree-sitter sees anywhere else (`{#…`), or such a `#` tree-sitter reads
-//!   as code, is opaque;
+//!   as code, is opaque; so is a comment tree-sitter reads past its line or
+//!   inside a command with words after it (`wait #\⏎\m6`: bash ends the
+//!   comment, and the command, at the newline);
 //! - **heredocs.** Where each heredoc body starts and which line ends it is
 //!   computed with bash's rule on the original bytes (the first line equal
 //!   to the quote-removed delimiter, leading tabs stripped for `<<-`) and
@@ -164,6 +166,10 @@ struct Parse {
     spans: Vec<(usize, usize, Text)>,
     /// Where each comment starts.
     comments: Vec<usize>,
+    /// Where each comment ends (same order).
+    comment_ends: Vec<usize>,
+    /// Comments tree-sitter reads inside a command, with words after them.
+    words_after_comment: Vec<usize>,
     /// The heredocs, in document order.
     heredocs: Vec<Heredoc>,
     /// The bytes between the words of each simple command (and unquoted
@@ -176,6 +182,8 @@ impl Parse {
         let mut parse = Parse {
             spans: Vec::new(),
             comments: Vec::new(),
+            comment_ends: Vec::new(),
+            words_after_comment: Vec::new(),
             heredocs: Vec::new(),
             word_gaps: Vec::new(),
         };
@@ -191,6 +199,7 @@ impl Parse {
             }
             if kind == "comment" {
                 parse.comments.push(node.start_byte());
+                parse.comment_ends.push(node.end_byte());
             }
             let quoted = if kind == "heredoc_redirect" {
                 let heredoc = Heredoc::of(node, source);
@@ -202,6 +211,15 @@ impl Parse {
             };
             // Children in reverse, so they pop in document order.
             let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+            if kind == "command"
+                && let Some(comment) = children[..children.len().saturating_sub(1)]
+                    .iter()
+                    .find(|child| child.kind() == "comment")
+            {
+                // Words after a comment: bash ended the command at the
+                // comment's newline (`wait #\⏎\m6` runs `m6`).
+                parse.words_after_comment.push(comment.start_byte());
+            }
             if kind == "command" {
                 parse.word_gaps.extend(
                     children
@@ -281,6 +299,29 @@ fn comments(parse: &Parse, source: &str) -> Vec<String> {
     if let Some(&at) = parse.comments.iter().find(|at| !starts_comment(**at)) {
         reasons.push(format!(
             "a `#` that tree-sitter reads as a comment and bash as part of a word (`{}`)",
+            excerpt(source, at, at + 24)
+        ));
+    }
+    // Every comment ends at the end of its line, as bash ends it (a `\`
+    // before the newline does not continue a comment).
+    if let Some((&at, _)) = parse
+        .comments
+        .iter()
+        .zip(&parse.comment_ends)
+        .find(|(start, end)| {
+            bytes
+                .get(**start..**end)
+                .is_some_and(|t| t.contains(&b'\n'))
+        })
+    {
+        reasons.push(format!(
+            "a comment that tree-sitter reads past the end of its line, where bash ends it (`{}`)",
+            excerpt(source, at, at + 24)
+        ));
+    }
+    if let Some(&at) = parse.words_after_comment.first() {
+        reasons.push(format!(
+            "a comment tree-sitter reads inside a command, with words after it on the next line (`{}`)",
             excerpt(source, at, at + 24)
         ));
     }
@@ -615,6 +656,8 @@ mod tests {
             ("cat <<'E\nOF'\nrm -f x\nE\nOF\n", "open quote"),
             ("echo \u{1}x", "control character"),
             ("m7 | m6 | m5\nm4 >x | m3", "across a newline"),
+            ("wait #\\\n\\m6", "inside a command"),
+            ("m1 a #\\\n\\rm -rf x", "inside a command"),
         ] {
             let found = reasons(line);
             assert!(
