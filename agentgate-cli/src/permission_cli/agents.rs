@@ -11,8 +11,9 @@ use super::config::ConfigFile;
 use super::project::Project;
 
 /// The application name used for the data and temporary directories the
-/// built-in rules whitelist (`~/.local/share/agent/tool-output/*`, ...).
-pub const APP: &str = "agent";
+/// built-in rules whitelist (`~/.local/share/agent-sdk/tool-output/*`, ...):
+/// the one `agent run` uses, so both whitelist the same folders.
+pub const APP: &str = crate::workspace::APP;
 
 /// One named layer of rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,9 +45,14 @@ fn builtin_layer(name: String, source: &str, rules: Ruleset) -> NamedLayer {
     }
 }
 
-/// The environment the built-in rules mention, for the current directory.
+/// The environment the built-in rules mention, for the current directory:
+/// its worktree (the nearest folder above with `.git`, as `agent run` and
+/// the plan agent's rules see it), the data directory of `agent run`.
 pub fn environment(dir: &std::path::Path, home: &str) -> AgentEnvironment {
-    let mut env = AgentEnvironment::detect(APP, dir.to_string_lossy());
+    let worktree = agentgate_core::ConfigLoader::new(dir)
+        .home(home)
+        .resolved_worktree();
+    let mut env = AgentEnvironment::detect(APP, worktree.to_string_lossy());
     env.home = Some(home.to_string());
     env
 }

@@ -1,10 +1,13 @@
-//! Everything the commands read from disk, loaded once: the opencode config
-//! file(s) and the markdown agents of the `.opencode` directories, merged into
-//! one `agent` map as opencode merges its config layers (§3.3, §9.4).
+//! Everything the commands read from disk, loaded once: without `--config`,
+//! the whole configuration stack through agentgate-core's `ConfigLoader` (the
+//! loader `agent run` uses); with `--config FILE`, that file and the markdown
+//! agents of the `.opencode` directories beside it and in the working
+//! directory, merged into one `agent` map as opencode merges its config layers
+//! (§3.3, §9.4).
 
 use std::path::{Path, PathBuf};
 
-use agentgate_core::AgentConfig;
+use agentgate_core::{AgentConfig, ConfigLoader, parse_config_text};
 use agentgate_core::{merge_agent_config, scan_markdown_agents};
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -79,12 +82,69 @@ impl Project {
     /// parsed, or whose `agent` map is invalid, is an error; a markdown agent
     /// file with a problem becomes a warning.
     pub fn load(ctx: &Context) -> Result<Project, CliError> {
+        if ctx.config.is_none() {
+            return Project::load_stack(ctx);
+        }
         let config = config::load(ctx.config.as_deref(), &ctx.dir)?;
         let mut project = Project::from_config(ctx, config)?;
         for dir in markdown_dirs(ctx.config.as_deref(), &ctx.dir) {
             project.add_markdown_dir(&dir);
         }
         Ok(project)
+    }
+
+    /// The whole configuration stack of `ctx.dir`, read by the same loader
+    /// `agent run` uses (global config, `OPENCODE_CONFIG`, the project
+    /// walk-up, `.opencode/`, `OPENCODE_CONFIG_CONTENT`,
+    /// `OPENCODE_PERMISSION`, markdown agents), so `check` answers what
+    /// `run` does.
+    fn load_stack(ctx: &Context) -> Result<Project, CliError> {
+        let loader = ConfigLoader::new(&ctx.dir).home(&ctx.home);
+        let loaded = loader.load().map_err(|e| CliError(e.to_string()))?;
+        let config = (!loaded.files.is_empty()).then(|| ConfigFile {
+            paths: loaded
+                .files
+                .iter()
+                .map(|file| PathBuf::from(shown_path(Path::new(file), &ctx.dir)))
+                .collect(),
+            value: loaded.value.clone(),
+        });
+        let mut agent_sources: IndexMap<String, Vec<String>> = IndexMap::new();
+        // Which files name each agent: the JSON layers' `agent` maps, then
+        // the markdown files, in load order.
+        for file in &loaded.files {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            let Ok(value) = parse_config_text(&text, file) else {
+                continue;
+            };
+            if let Some(Value::Object(agents)) = value.get("agent") {
+                for name in agents.keys() {
+                    agent_sources
+                        .entry(name.clone())
+                        .or_default()
+                        .push(shown_path(Path::new(file), &ctx.dir));
+                }
+            }
+        }
+        for dir in &loaded.config_dirs {
+            for agent in scan_markdown_agents(dir).0 {
+                agent_sources
+                    .entry(agent.name.clone())
+                    .or_default()
+                    .push(shown_path(&agent.path, &ctx.dir));
+            }
+        }
+        Ok(Project {
+            ctx: ctx.clone(),
+            config,
+            markdown_dirs: loaded.config_dirs.clone(),
+            agents: loaded.agents.clone(),
+            agent_sources,
+            default_agent: loaded.default_agent.clone(),
+            warnings: loaded.warnings.iter().map(ToString::to_string).collect(),
+        })
     }
 
     /// A project from an already loaded config file and no markdown agents.
@@ -253,7 +313,8 @@ mod tests {
         assert_eq!(project.default_agent.as_deref(), Some("plan"));
         assert_eq!(project.warnings.len(), 1);
         assert!(
-            project.warnings[0].starts_with("skipped .opencode/agents/bad.md: "),
+            project.warnings[0].contains(".opencode/agents/bad.md")
+                && project.warnings[0].contains("skipped"),
             "{}",
             project.warnings[0]
         );

@@ -597,8 +597,10 @@ fn lint_warns_about_bash_allow_all_with_denies() {
     assert!(stdout(&out).contains("no findings in 3 rules"));
 }
 
+/// Both default files in one folder: `opencode.jsonc` is read after
+/// `opencode.json` (opencode 1.18.33), its keys merged over the other's.
 #[test]
-fn default_files_are_deep_merged_json_last() {
+fn default_files_are_deep_merged_jsonc_last() {
     let dir = scratch("both");
     std::fs::write(
         dir.join("opencode.jsonc"),
@@ -616,17 +618,17 @@ fn default_files_are_deep_merged_json_last() {
     assert_eq!(
         v,
         json!([
-            rule("bash", "*", "deny"),
-            rule("bash", "git *", "allow"),
-            rule("edit", "*", "ask"),
             rule("webfetch", "*", "allow"),
+            rule("bash", "git *", "allow"),
+            rule("bash", "*", "deny"),
+            rule("edit", "*", "ask"),
         ])
     );
     let out = run_in(&dir, &["permission", "check", "--json", "bash", "ls"], "");
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
         v["decided_by"]["layer"],
-        "user:opencode.jsonc+opencode.json"
+        "user:opencode.json+opencode.jsonc"
     );
 }
 

@@ -2,6 +2,7 @@
 
 mod agents_cli;
 mod chat_cli;
+mod check_equals_run;
 mod cli;
 mod config_cli;
 mod run_cli;

@@ -13,6 +13,7 @@ use super::settings::LoopConfig;
 use super::state::{BusyGuard, EngineState, emit_message};
 use super::turn::run_turn;
 use super::turn_context::TurnContext;
+use crate::agent_spec::AgentSpec;
 use crate::compaction::{history_for_model, is_overflow};
 use crate::event::{Event, SessionStatus};
 use crate::message::{Message, Part, Role};
@@ -53,6 +54,12 @@ impl Engine {
     /// The loop settings.
     pub fn config(&self) -> &LoopConfig {
         &self.state.config
+    }
+
+    /// Agent `name` as this engine runs it: its ruleset (every layer
+    /// concatenated), model, steps and prompt. `None` for an unknown name.
+    pub fn agent(&self, name: &str) -> Option<&AgentSpec> {
+        self.state.agents.get(name).map(AsRef::as_ref)
     }
 
     /// The model `session` runs on: the session's own model, else its
