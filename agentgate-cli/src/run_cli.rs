@@ -194,7 +194,22 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
     } else {
         Arc::new(RejectAll::stderr())
     };
-    let built = build_agent(&options, approver, None).await?;
+    // The "always" approvals `agent chat` remembered for this directory
+    // count here too (read, never added to: `--auto` answers `once`).
+    let directory = match &options.directory {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
+    };
+    let permissions = agentgate_permission::Permissions::with_store(
+        Arc::new(crate::workspace::approval_store()),
+        directory.display().to_string(),
+    )
+    .map_err(|e| e.to_string())?;
+    let options = RunOptions {
+        directory: Some(directory),
+        ..options
+    };
+    let built = build_agent(&options, approver, Some(permissions)).await?;
     let agent = &built.agent;
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();

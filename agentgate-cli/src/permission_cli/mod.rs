@@ -12,7 +12,7 @@ pub mod project;
 
 use std::path::PathBuf;
 
-use agentgate_permission::{Finding, Layered, LintOptions, Ruleset, Severity};
+use agentgate_permission::{ApprovalStore, Finding, Layered, LintOptions, Ruleset, Severity};
 use agentgate_tools::mcp::{McpConfig, sanitize_name};
 
 pub use config::CliError;
@@ -86,8 +86,27 @@ pub fn check(
     json: bool,
 ) -> Result<String, CliError> {
     let agent = agent.unwrap_or(DEFAULT_AGENT);
-    let layered = layers(project, Some(agent))?;
-    let explanation = layered.explain(permission, pattern);
+    let mut layered = layers(project, Some(agent))?;
+    let mut explanation = layered.explain(permission, pattern);
+    // As the gate decides: the agent's rules alone first (a deny is final,
+    // an allow needs nothing more); only what they leave to ask is matched
+    // against the "always" approvals remembered for this directory.
+    if explanation.action == agentgate_permission::Action::Ask {
+        let directory = project.ctx.dir.display().to_string();
+        let approved = crate::workspace::approval_store()
+            .list(&directory)
+            .map_err(|e| CliError(format!("cannot read the remembered approvals: {e}")))?;
+        if !approved.is_empty() {
+            layered.push(
+                "approved".to_string(),
+                Some(format!(
+                    "\"always\" approvals remembered for {directory} (agent approvals list)"
+                )),
+                approved,
+            );
+            explanation = layered.explain(permission, pattern);
+        }
+    }
     if json {
         pretty(&explanation)
     } else {

@@ -3,7 +3,8 @@
 //! config, `OPENCODE_CONFIG`, the project's `opencode.json`, its
 //! `.opencode/opencode.json`, `OPENCODE_PERMISSION`, an agent override),
 //! the decision `check` prints equals the decision of the ruleset the agent
-//! `run` assembles (`CodingAgent::builder(dir)` with the same loader), for
+//! `run` assembles (`CodingAgent::builder(dir)` with the same loader) and
+//! the gate it asks with the approvals remembered for the directory, for
 //! every request and agent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,6 +14,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use agentgate_core::{AgentEnvironment, CodingAgent, ConfigLoader};
+use agentgate_permission::{
+    Action, ApprovalStore, AskRequest, JsonFileStore, PermissionError, Permissions, RejectAll, Rule,
+};
 use serde_json::Value;
 
 fn write(path: &Path, text: &str) {
@@ -101,6 +105,23 @@ async fn check_answers_what_run_does_over_every_layer() {
         project.display().to_string(),
     );
     environment.home = Some(home.display().to_string());
+    // "Always" approvals `agent chat` remembered for the project (in the
+    // store under the data directory `agent run` uses with this HOME): one
+    // for what the rules ask, one against a configured deny, which never
+    // wins.
+    let store = Arc::new(JsonFileStore::new(
+        home.join(".local/share/agent-sdk/approvals"),
+    ));
+    store
+        .append(
+            &project.display().to_string(),
+            &[
+                Rule::new("bash", "git push *", Action::Allow),
+                Rule::new("bash", "rm *", Action::Allow),
+                Rule::new("edit", "src/*", Action::Allow),
+            ],
+        )
+        .unwrap();
     let lookup = Arc::new(vars.clone());
     let agent = CodingAgent::builder(&project)
         .environment(environment)
@@ -129,7 +150,21 @@ async fn check_answers_what_run_does_over_every_layer() {
             .agent(name)
             .unwrap_or_else(|| panic!("agent {name}"));
         for (permission, pattern) in requests {
-            let run = agentgate_permission::evaluate(permission, pattern, &[&spec.permission]);
+            // The gate `run` uses: the agent's ruleset, then the approvals
+            // remembered for the directory `run` starts in; an ask the
+            // rejecting approver answers is an ask.
+            let gate = Permissions::builder()
+                .store(store.clone(), cwd.display().to_string())
+                .approver(Arc::new(RejectAll::new(std::io::sink())))
+                .build()
+                .unwrap();
+            let mut request = AskRequest::new("ses", *permission, [*pattern]);
+            request.ruleset = spec.permission.clone();
+            let run = match gate.ask(request).await {
+                Ok(()) => "allow",
+                Err(PermissionError::Denied { .. }) => "deny",
+                Err(_) => "ask",
+            };
             let out = Command::new(env!("CARGO_BIN_EXE_agent"))
                 .args(["permission", "check", "--json", "--agent", name])
                 .arg(permission)
@@ -149,12 +184,15 @@ async fn check_answers_what_run_does_over_every_layer() {
             let check: Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(
                 check["action"].as_str(),
-                Some(run.action.as_str()),
-                "agent {name} from {}, {permission} {pattern:?}: check says {}, run's ruleset decides {:?}",
+                Some(run),
+                "agent {name} from {}, {permission} {pattern:?}: check says {}, run's gate {run}",
                 cwd.display(),
                 check["action"],
-                run
             );
+            if cwd == &project && (*permission, *pattern) == ("bash", "git push origin main") {
+                assert_eq!(run, "allow", "the remembered approval counts");
+                assert_eq!(check["decided_by"]["layer"], "approved");
+            }
             compared += 1;
         }
     }
