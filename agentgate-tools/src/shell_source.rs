@@ -634,6 +634,10 @@ mod tests {
             "echo héllo wörld | grep ö",
             "cat <<\"END\"\n日本語\nEND\n",
             "a | b\nd >x | e",
+            "cat <<EOF # why\nx\nEOF\nls",
+            "git commit -m x # why\nls -la # list",
+            "ls \\\n  -la # c\necho done",
+            "for f in a b; do # loop\n  echo $f # each\ndone",
             "cat <<EOF | tr a b | wc\nx\nEOF\nls >y | m",
         ] {
             assert!(reasons(line).is_empty(), "{line:?}: {:?}", reasons(line));
