@@ -248,6 +248,7 @@ fn colon_value(line: &str) -> Option<(&str, &str)> {
 /// `first_line` is the file line of the front-matter's first line, for
 /// error messages.
 fn parse_yaml(yaml: &str, first_line: usize) -> Result<Map<String, Value>, FrontMatterError> {
+    check_nesting(yaml, first_line)?;
     let docs = YamlLoader::load_from_str(yaml).map_err(|e| {
         let mark = e.marker();
         FrontMatterError {
@@ -274,6 +275,43 @@ fn parse_yaml(yaml: &str, first_line: usize) -> Result<Map<String, Value>, Front
                 }
             ),
         }),
+    }
+}
+
+/// How deeply front matter may nest lists and mappings. An agent needs
+/// three or four levels (`permission: bash: "git *": allow`); the tree is
+/// built, converted and dropped recursively, so a few kilobytes of nesting
+/// (`a: {a: {a: …`) would overflow the stack in every run of the project.
+pub const MAX_FRONT_MATTER_DEPTH: usize = 32;
+
+/// Refuses front matter nested deeper than [`MAX_FRONT_MATTER_DEPTH`],
+/// counted on the parser's events (no tree is built).
+fn check_nesting(yaml: &str, first_line: usize) -> Result<(), FrontMatterError> {
+    use yaml_rust2::parser::{Event, Parser};
+    let mut parser = Parser::new_from_str(yaml);
+    let mut depth = 0usize;
+    loop {
+        // A syntax error is left to the loader, which reports it fully.
+        let Ok((event, mark)) = parser.next_token() else {
+            return Ok(());
+        };
+        match event {
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                depth += 1;
+                if depth > MAX_FRONT_MATTER_DEPTH {
+                    return Err(FrontMatterError {
+                        message: format!(
+                            "nested more than {MAX_FRONT_MATTER_DEPTH} levels deep at line {} column {}",
+                            mark.line() + first_line - 1,
+                            mark.col() + 1
+                        ),
+                    });
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            Event::StreamEnd => return Ok(()),
+            _ => {}
+        }
     }
 }
 
@@ -541,6 +579,40 @@ mod tests {
     use super::*;
     use agentgate_permission::Action;
     use agentgate_permission::PermissionConfig;
+
+    #[test]
+    fn deep_front_matter_is_refused_not_a_stack_overflow() {
+        let block = {
+            let mut text = String::from("---\n");
+            for i in 0..1000 {
+                text.push_str(&" ".repeat(i));
+                text.push_str("a:\n");
+            }
+            text + "---\nBody."
+        };
+        for text in [
+            format!(
+                "---\na: {}{}\n---\nBody.",
+                "[".repeat(3000),
+                "]".repeat(3000)
+            ),
+            format!(
+                "---\na:\n  - {}1{}\n---\nBody.",
+                "{a: ".repeat(1500),
+                "}".repeat(1500)
+            ),
+            block,
+        ] {
+            let error = parse_markdown(&text).expect_err("refused");
+            assert!(
+                error.message.contains("levels deep") || error.message.contains("recursion"),
+                "{error:?}"
+            );
+        }
+        // Ordinary nesting still parses.
+        let fine = "---\npermission:\n  bash:\n    \"git *\": allow\n---\nBody.";
+        assert!(parse_markdown(fine).is_ok());
+    }
 
     fn agent(path: &str, text: &str) -> MarkdownAgent {
         parse_markdown_agent(path, text, MarkdownKind::Agent).unwrap()
