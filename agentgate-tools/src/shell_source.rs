@@ -31,7 +31,10 @@
 //! - **control characters** bash uses for its own quoting (`\0`, `\x01`,
 //!   `\x7f`) are opaque;
 //! - **newlines.** bash ends a simple command at an unquoted newline; a
-//!   command whose words tree-sitter reads across one is opaque.
+//!   command whose words tree-sitter reads across one is opaque;
+//! - **descriptors.** Digits glued to `<` or `>` are the redirect's
+//!   descriptor to bash (`2>&1`); where tree-sitter reads them as a word
+//!   (after a `\`-newline) the line is opaque.
 //!
 //! The parse sees `\r`, `\v`, `\f` and Unicode spaces as word characters,
 //! as bash does, and other non-ASCII characters as `x` (see
@@ -81,6 +84,12 @@ pub(crate) fn unfaithful(root: Node<'_>, source: &str) -> Vec<String> {
     }
     if let Some(reason) = split_command(&parse.word_gaps, bytes) {
         add(reason);
+    }
+    if let Some(&at) = parse.descriptor_words.first() {
+        add(format!(
+            "digits before a redirection that the parser reads as a word and bash as its descriptor (`{}`)",
+            excerpt(source, at, at + 12)
+        ));
     }
     reasons
 }
@@ -170,6 +179,8 @@ struct Parse {
     comment_ends: Vec<usize>,
     /// Comments tree-sitter reads inside a command, with words after them.
     words_after_comment: Vec<usize>,
+    /// Words of digits glued to a redirection operator: descriptors to bash.
+    descriptor_words: Vec<usize>,
     /// The heredocs, in document order.
     heredocs: Vec<Heredoc>,
     /// The bytes between the words of each simple command (and unquoted
@@ -184,6 +195,7 @@ impl Parse {
             comments: Vec::new(),
             comment_ends: Vec::new(),
             words_after_comment: Vec::new(),
+            descriptor_words: Vec::new(),
             heredocs: Vec::new(),
             word_gaps: Vec::new(),
         };
@@ -230,6 +242,18 @@ impl Parse {
             }
             if kind == "word" {
                 parse.word_gaps.push((node.start_byte(), node.end_byte()));
+            }
+            if kind == "word" || kind == "number" {
+                // bash reads digits glued to `<` or `>` as the redirect's
+                // descriptor (`2>&1`), never as a word.
+                let glued = source
+                    .as_bytes()
+                    .get(node.end_byte())
+                    .is_some_and(|b| matches!(b, b'<' | b'>'));
+                let text = source.get(node.byte_range()).unwrap_or_default();
+                if glued && !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+                    parse.descriptor_words.push(node.start_byte());
+                }
             }
             stack.extend(children.into_iter().rev().map(|child| (child, quoted)));
         }
@@ -638,6 +662,7 @@ mod tests {
             "git commit -m x # why\nls -la # list",
             "ls \\\n  -la # c\necho done",
             "for f in a b; do # loop\n  echo $f # each\ndone",
+            "make 2>&1 | tee log; cmd 1>out 2>err; echo 3 > x; m 10>&-",
             "cat <<EOF | tr a b | wc\nx\nEOF\nls >y | m",
         ] {
             assert!(reasons(line).is_empty(), "{line:?}: {:?}", reasons(line));
@@ -662,6 +687,7 @@ mod tests {
             ("m7 | m6 | m5\nm4 >x | m3", "across a newline"),
             ("wait #\\\n\\m6", "inside a command"),
             ("m1 a #\\\n\\rm -rf x", "inside a command"),
+            ("! m9 $1\\\n 2>&1; m2", "descriptor"),
         ] {
             let found = reasons(line);
             assert!(

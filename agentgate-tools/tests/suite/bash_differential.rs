@@ -26,6 +26,16 @@ const SEED: u64 = 0x19_0004;
 /// Lines whose every executed command must be covered (or the line
 /// opaque): one or more per class the scanner models, and the plain forms.
 const MUST_PASS: &[(&str, &str)] = &[
+    // The tenth fuzz run's find: after a `\`-newline tree-sitter reads the
+    // `2` of `2>&1` as an argument; bash takes it as the descriptor.
+    (
+        "! m9 $1\\\n 2>&1; ! ( ! ( m1 >/dev/null #\\\n ) )",
+        "a descriptor after a continuation (fuzz)",
+    ),
+    (
+        "m1 a\\\n 2>/dev/null; m2 b \\\n 1>&2",
+        "a descriptor after a continuation",
+    ),
     // The ninth fuzz run's find: tree-sitter keeps the words after
     // `#\⏎` in the command; bash ends the comment and the command at the
     // newline and runs `\m6`. Opaque now.
