@@ -189,10 +189,12 @@ pub async fn build_agent(
 
 /// Runs `agent run`; returns the exit status.
 pub async fn run(options: RunOptions) -> Result<u8, String> {
+    // The renderer says what was asked (below), at a line start: the
+    // approver printing it itself would cut into streamed text.
     let approver: Arc<dyn Approver> = if options.auto {
         Arc::new(AllowAll)
     } else {
-        Arc::new(RejectAll::stderr())
+        Arc::new(RejectAll::new(std::io::sink()))
     };
     // The "always" approvals `agent chat` remembered for this directory
     // count here too (read, never added to: `--auto` answers `once`).
@@ -227,14 +229,18 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
     let mut stream = Box::pin(agent.stream_with(options.prompt.clone(), cancel));
     let mut status = 1;
     while let Some(item) = stream.next().await {
-        if options.auto
-            && options.format == Format::Text
+        if (!options.auto || options.format == Format::Text)
             && let TurnEvent::Event(agentgate_core::Event::PermissionAsked { request }) = &item
         {
             renderer.note(&format!(
-                "permission requested: {} ({}); allowed once (--auto)",
+                "permission requested: {} ({}); {}",
                 request.permission,
-                request.patterns.join(", ")
+                request.patterns.join(", "),
+                if options.auto {
+                    "allowed once (--auto)"
+                } else {
+                    "auto-rejecting"
+                }
             ));
         }
         renderer.event(&item);
