@@ -269,7 +269,7 @@ fn unknown_permission_message(permission: &str, known: &[&str]) -> String {
             "permission \"{permission}\" matches no known permission; did you mean \"{suggestion}\"?"
         ),
         None => format!(
-            "permission \"{permission}\" matches no known permission (known: {}); unless it names an MCP or custom tool, this rule never applies — if it does, declare that tool as a known permission",
+            "permission \"{permission}\" matches no known permission (known: {}); unless it names an MCP or custom tool, this rule never applies — if it does, declare that tool as a known permission (`LintOptions::known`; `agent permission lint --known NAME`; an MCP server in the config's `mcp` key is known already)",
             known.join(", ")
         ),
     }
