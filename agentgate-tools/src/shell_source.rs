@@ -48,6 +48,11 @@ use tree_sitter::Node;
 /// metacharacter (the `#` then begins a word).
 const COMMENT_STARTS: &[u8] = b" \t\n;&|()<>";
 
+/// The node kinds bash ends at an unquoted newline: a simple command, a
+/// declaration (`export`, `declare`, `local`, `readonly`, `typeset`) and
+/// `unset`.
+const SIMPLE_COMMANDS: &[&str] = &["command", "declaration_command", "unset_command"];
+
 /// Control characters bash gives a meaning of its own (internal quoting).
 const BASH_CONTROL: &[char] = &['\0', '\u{1}', '\u{7f}'];
 
@@ -223,7 +228,10 @@ impl Parse {
             };
             // Children in reverse, so they pop in document order.
             let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-            if kind == "command"
+            // Simple commands, declarations (`export a`) and `unset`: bash
+            // ends each at an unquoted newline.
+            let simple = SIMPLE_COMMANDS.contains(&kind);
+            if simple
                 && let Some(comment) = children[..children.len().saturating_sub(1)]
                     .iter()
                     .find(|child| child.kind() == "comment")
@@ -232,7 +240,7 @@ impl Parse {
                 // comment's newline (`wait #\⏎\m6` runs `m6`).
                 parse.words_after_comment.push(comment.start_byte());
             }
-            if kind == "command" {
+            if simple {
                 parse.word_gaps.extend(
                     children
                         .windows(2)
@@ -688,6 +696,10 @@ mod tests {
             ("wait #\\\n\\m6", "inside a command"),
             ("m1 a #\\\n\\rm -rf x", "inside a command"),
             ("! m9 $1\\\n 2>&1; m2", "descriptor"),
+            (
+                "m3 a | readarray a | readarray a | export a #\\\n! X=1 m1 >/dev/null",
+                "inside a command",
+            ),
         ] {
             let found = reasons(line);
             assert!(
