@@ -1134,6 +1134,11 @@ pub fn covered(scanned: &BashScan, executed: &Executed) -> bool {
     {
         return true;
     }
+    // An empty program name runs nothing: no file, builtin, function or
+    // alias can be named "" (bash: "command not found").
+    if executed.argv.first().is_some_and(String::is_empty) {
+        return true;
+    }
     // A command read from a script file is covered by the command that
     // ran the file (`source FILE`, `bash FILE`, maybe wrapped): a rule on
     // that pattern decides for the whole file, which the sandbox holds.
