@@ -92,7 +92,7 @@ pub(crate) fn unfaithful(root: Node<'_>, source: &str) -> Vec<String> {
     }
     if let Some(&at) = parse.descriptor_words.first() {
         add(format!(
-            "digits before a redirection that the parser reads as a word and bash as its descriptor (`{}`)",
+            "a redirection the parser reads differently from bash (its descriptor, or the words after its target) (`{}`)",
             excerpt(source, at, at + 12)
         ));
     }
@@ -250,6 +250,17 @@ impl Parse {
             }
             if kind == "word" {
                 parse.word_gaps.push((node.start_byte(), node.end_byte()));
+            }
+            // bash takes one word after a redirection operator; the words
+            // after it are the command's arguments (`rm 2>/dev/null -rf /`
+            // runs `rm -rf /`), which tree-sitter files as more destinations.
+            if kind == "file_redirect"
+                && node
+                    .children_by_field_name("destination", &mut node.walk())
+                    .nth(1)
+                    .is_some()
+            {
+                parse.descriptor_words.push(node.start_byte());
             }
             if kind == "word" || kind == "number" {
                 // bash reads digits glued to `<` or `>` as the redirect's
@@ -696,6 +707,8 @@ mod tests {
             ("wait #\\\n\\m6", "inside a command"),
             ("m1 a #\\\n\\rm -rf x", "inside a command"),
             ("! m9 $1\\\n 2>&1; m2", "descriptor"),
+            ("rm 2>/dev/null -rf /", "words after its target"),
+            ("m1 >out a b", "words after its target"),
             (
                 "m3 a | readarray a | readarray a | export a #\\\n! X=1 m1 >/dev/null",
                 "inside a command",
