@@ -630,6 +630,13 @@ impl<C: Choices> Gen<'_, C> {
         if self.c.one_in(6) {
             out.push_str(self.pick(&["X=1 ", "X=$(m8) ", "X+=a ", "A[1]=b "]));
         }
+        // Bash takes redirections anywhere in a simple command, before the
+        // program and between its words, and the words after a target are
+        // still the command's arguments (`>o m1 a`, `m1 2>/dev/null -a b`).
+        if self.c.one_in(12) {
+            self.redirection(out);
+            out.push(' ');
+        }
         match self.c.below(10) {
             0..=5 => self.program_word(out),
             6 | 7 => out.push_str(self.pick(BUILTINS)),
@@ -667,19 +674,30 @@ impl<C: Choices> Gen<'_, C> {
         let words = self.c.below(3);
         for _ in 0..words {
             out.push_str(self.pick(&[" ", " ", "\t", " \\\n", "  "]));
+            if self.c.one_in(8) {
+                self.redirection(out);
+                out.push(' ');
+            }
             self.word(out, depth);
         }
         if self.c.one_in(6) {
-            out.push_str(self.pick(&[
-                " >/dev/null",
-                " 2>&1",
-                " >o",
-                " <<< m9",
-                " < /dev/null",
-                " >>o",
-                " <<<\"$(m9)\"",
-            ]));
+            out.push(' ');
+            self.redirection(out);
         }
+    }
+
+    fn redirection(&mut self, out: &mut String) {
+        out.push_str(self.pick(&[
+            ">/dev/null",
+            "2>&1",
+            ">o",
+            "<<< m9",
+            "< /dev/null",
+            ">>o",
+            "<<<\"$(m9)\"",
+            "2>/dev/null",
+            "&>o",
+        ]));
     }
 
     fn program_word(&mut self, out: &mut String) {
