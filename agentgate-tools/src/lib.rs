@@ -113,7 +113,9 @@ pub use external::{
 pub use request::ToolRequest;
 // Protected paths (`.git`, `opencode.json`, `.opencode` …): the file tools
 // ask `protected_path` before changing them.
-pub use protected::{PROTECTED_NAMES, PROTECTED_PATH, protected_entry, protected_roots};
+pub use protected::{
+    PROTECTED_NAMES, PROTECTED_PATH, protected_entry, protected_folders, protected_roots,
+};
 
 // The bash tool (§8); its command-line scanner is the `bash_scan`
 // namespace.

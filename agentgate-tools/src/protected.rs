@@ -1,8 +1,10 @@
 //! Protected paths: what the next run, or the user's next `git`, trusts
 //! inside the workspace — [`PROTECTED_NAMES`] (`.git`, `opencode.json`,
-//! `opencode.jsonc`, `.opencode`) in the project directory and each folder
+//! `opencode.jsonc`, `.opencode`) in the project directory, each folder
 //! above it up to the worktree ([`protected_roots`], the folders the
-//! configuration loader reads). The file tools still change them, but first ask
+//! configuration loader reads) and every folder below them
+//! ([`protected_folders`]: a later run started in a subfolder reads its
+//! names too). The file tools still change them, but first ask
 //! [`PROTECTED_PATH`] with the path as pattern, judged only by rules that
 //! name `protected_path` (a rule for every permission, `"*": "allow"` as in
 //! the agent defaults, does not answer it), so an `edit` allow never lets a
@@ -12,14 +14,14 @@ use std::path::Path;
 
 use crate::paths;
 use crate::request::ToolRequest;
-pub use crate::sandbox::{PROTECTED_NAMES, protected_roots};
+pub use crate::sandbox::{PROTECTED_NAMES, protected_folders, protected_roots};
 
 /// The permission name of the ask.
 pub const PROTECTED_PATH: &str = "protected_path";
 
 /// The protected entry `path` is in (as written or where it leads), if
-/// any: `<root>/<name>` for a root of the project and a name of
-/// [`PROTECTED_NAMES`].
+/// any: `<folder>/<name>` for the outermost name of [`PROTECTED_NAMES`] on
+/// the path below a folder of [`protected_folders`].
 pub fn protected_entry(
     path: &Path,
     directory: &Path,
@@ -28,13 +30,19 @@ pub fn protected_entry(
     paths::views(path, directory, worktree)
         .into_iter()
         .find_map(|view| {
-            crate::sandbox::protected_roots(&view.directory, &view.worktree)
+            crate::sandbox::protected_folders(&view.directory, &view.worktree)
                 .into_iter()
-                .find_map(|root| {
-                    let rest = view.target.strip_prefix(&root).ok()?;
-                    let first = rest.components().next()?;
-                    let name = first.as_os_str().to_str()?;
-                    PROTECTED_NAMES.contains(&name).then(|| root.join(name))
+                .find_map(|folder| {
+                    let rest = view.target.strip_prefix(&folder).ok()?;
+                    let mut entry = folder.clone();
+                    for component in rest.components() {
+                        entry.push(component);
+                        let name = component.as_os_str().to_str();
+                        if name.is_some_and(|name| PROTECTED_NAMES.contains(&name)) {
+                            return Some(entry);
+                        }
+                    }
+                    None
                 })
         })
 }
@@ -78,9 +86,8 @@ mod tests {
             );
         }
         for path in [
-            "/w/src/opencode.json",
-            "/w/app/src/.git",
             "/w/gitconfig",
+            "/w/src/opencode.json.bak",
             "/elsewhere/.git",
         ] {
             assert!(
@@ -89,6 +96,34 @@ mod tests {
             );
         }
         assert!(protected_request(Path::new("/.git"), Path::new("/"), Path::new("/")).is_none());
+    }
+
+    /// A later run started in a subfolder reads that subfolder's names,
+    /// and `git` there the nearest `.git`: protected at any depth, the
+    /// outermost name being the entry.
+    #[test]
+    fn names_below_the_project_are_protected_at_any_depth() {
+        let worktree = Path::new("/w");
+        let directory = Path::new("/w");
+        for (path, entry) in [
+            ("/w/src/opencode.json", "/w/src/opencode.json"),
+            (
+                "/w/packages/a/.opencode/agent/x.md",
+                "/w/packages/a/.opencode",
+            ),
+            (
+                "/w/vendor/lib/.git/hooks/post-checkout",
+                "/w/vendor/lib/.git",
+            ),
+            ("/w/a/.opencode/b/opencode.json", "/w/a/.opencode"),
+        ] {
+            assert_eq!(
+                protected_entry(Path::new(path), directory, worktree).as_deref(),
+                Some(Path::new(entry)),
+                "{path}"
+            );
+        }
+        assert!(protected_entry(Path::new("/w/src/main.rs"), directory, worktree).is_none());
     }
 
     /// The configuration loader reads `opencode.json` and `.opencode` in
@@ -117,7 +152,8 @@ mod tests {
             );
         }
         assert!(
-            protected_request(Path::new("/w/other/opencode.json"), directory, worktree).is_none()
+            protected_request(Path::new("/w/other/opencode.json"), directory, worktree).is_some(),
+            "below the worktree at any depth: a run started in /w/other reads it"
         );
         // A directory outside the worktree: both, nothing in between.
         assert_eq!(

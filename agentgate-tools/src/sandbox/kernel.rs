@@ -226,10 +226,17 @@ impl KernelLayer {
     /// The plan of a call whose denied paths inside writable roots are
     /// `masked` and whose protected paths are `readonly`; `pid` says
     /// whether the call gets a PID namespace (the mounts need one).
-    pub(super) fn plan(&self, pid: bool, masked: &[PathBuf], readonly: &[PathBuf]) -> KernelPlan {
+    pub(super) fn plan(
+        &self,
+        pid: bool,
+        masked: &[PathBuf],
+        readonly: &[PathBuf],
+        pinned: &[PathBuf],
+        cwd: Option<&std::path::Path>,
+    ) -> KernelPlan {
         let masked: &[PathBuf] = if self.masks { masked } else { &[] };
         KernelPlan {
-            mounts: (self.mounts && pid).then(|| MountPlan::new(masked, readonly)),
+            mounts: (self.mounts && pid).then(|| MountPlan::new(masked, readonly, pinned, cwd)),
             seccomp: self.seccomp.clone(),
             scope: self.scope.clone(),
             bounding_set: self.bounding_set,
@@ -266,7 +273,7 @@ fn support() -> &'static Support {
             sys::drop_capabilities(root || user_namespace)
         });
         let namespaces = Namespaces::new(true, false).with_mount_namespace();
-        let plan = MountPlan::new(&[], &[]);
+        let plan = MountPlan::new(&[], &[], &[], None);
         let mounts = probe("a private /proc and /dev in a mount namespace", move || {
             namespaces.enter()?;
             reaper::fork_init_and_command()?;

@@ -50,6 +50,8 @@ mod mounts;
 #[cfg(target_os = "linux")]
 mod namespaces;
 #[cfg(target_os = "linux")]
+mod nested;
+#[cfg(target_os = "linux")]
 mod reaper;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -61,7 +63,7 @@ pub use env::{CORE_VARIABLES, DEFAULT_EXCLUDES, DEFAULT_KEEP, EnvFilter, EnvInhe
 #[cfg(target_os = "linux")]
 pub(crate) use handles::create_new_file;
 pub use policy::{OnUnsupported, SECRET_PATHS, SandboxMode, SandboxPolicy, UnknownSandboxMode};
-pub use roots::{PROTECTED_NAMES, protected_roots};
+pub use roots::{PROTECTED_NAMES, protected_folders, protected_roots};
 pub use spawn::{
     CallScope, PreparedCommand, ProtectedChange, Sandbox, SandboxError, approved_directories,
 };

@@ -16,7 +16,12 @@
 //! - what a later run trusts inside a writable root (`.git`, the project's
 //!   `opencode.json`/`opencode.jsonc` and `.opencode`, those that exist when
 //!   the call starts) is bound read-only onto itself: commands read it,
-//!   cannot change, remove or rename it.
+//!   cannot change, remove or rename it;
+//! - the folders that hold those, up to the project's outermost folder,
+//!   are bound onto themselves (still writable): a mount point cannot be
+//!   renamed or removed, so no command moves a protected entry away from
+//!   where the next run looks for it (`mv packages/a packages/z` would
+//!   otherwise take `packages/a/opencode.json`, and its rules, along).
 //!
 //! The new `/dev` is built on a tmpfs mounted over `/proc` for the moment
 //! (the host's `/dev` is still reachable then), moved onto `/dev`, and only
@@ -97,13 +102,30 @@ pub(super) struct MountPlan {
     /// Paths bound read-only onto themselves: what a later run trusts
     /// (`.git`, the project's opencode config), inside a writable root.
     readonly: Vec<CString>,
+    /// Folders bound onto themselves, outermost first: the folders that
+    /// hold the read-only paths, which must stay where they are.
+    pinned: Vec<CString>,
+    /// The command's working directory, entered again once everything is
+    /// mounted: the process entered it before (between fork and exec, in
+    /// the host's view), and a folder pinned since would leave it on the
+    /// mount beneath, where the read-only binds made on the pin do not
+    /// apply.
+    cwd: Option<CString>,
 }
 
 impl MountPlan {
     /// The plan for a call whose denied paths inside writable roots are
     /// `masked` (absolute, canonical, existing). Host devices that do not
     /// exist are left out.
-    pub(super) fn new(masked: &[PathBuf], readonly: &[PathBuf]) -> MountPlan {
+    pub(super) fn new(
+        masked: &[PathBuf],
+        readonly: &[PathBuf],
+        pinned: &[PathBuf],
+        cwd: Option<&Path>,
+    ) -> MountPlan {
+        let mut pinned: Vec<&PathBuf> = pinned.iter().collect();
+        pinned.sort_by_key(|path| path.components().count());
+        pinned.dedup();
         let exists = |path: &CStr| Path::new(std::ffi::OsStr::from_bytes(path.to_bytes())).exists();
         MountPlan {
             devices: (0..DEVICES.len())
@@ -122,6 +144,11 @@ impl MountPlan {
                 .iter()
                 .filter_map(|path| CString::new(path.as_os_str().as_bytes()).ok())
                 .collect(),
+            pinned: pinned
+                .into_iter()
+                .filter_map(|path| CString::new(path.as_os_str().as_bytes()).ok())
+                .collect(),
+            cwd: cwd.and_then(|cwd| CString::new(cwd.as_os_str().as_bytes()).ok()),
         }
     }
 
@@ -131,6 +158,7 @@ impl MountPlan {
         // Nothing mounted here propagates back to the host.
         sys::mount(None, c"/", None, libc::MS_REC | libc::MS_SLAVE, None)?;
         self.stage_dev()?;
+        self.pin()?;
         self.mask()?;
         self.protect()?;
         // The staged tmpfs: read-only, then moved onto /dev.
@@ -153,7 +181,11 @@ impl MountPlan {
             Some(c"proc"),
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
             None,
-        )
+        )?;
+        match &self.cwd {
+            Some(cwd) => sys::chdir(cwd),
+            None => Ok(()),
+        }
     }
 
     /// The new `/dev`, built on a tmpfs over `/proc`.
@@ -182,6 +214,22 @@ impl MountPlan {
         }
         for (target, link) in LINKS {
             sys::symlink(target, link)?;
+        }
+        Ok(())
+    }
+
+    /// Binds each pinned folder onto itself (with what is mounted below
+    /// it), outermost first: it stays writable, but as a mount point it
+    /// can be neither renamed nor removed.
+    fn pin(&self) -> io::Result<()> {
+        for target in &self.pinned {
+            sys::mount(
+                Some(target),
+                target,
+                None,
+                libc::MS_BIND | libc::MS_REC,
+                None,
+            )?;
         }
         Ok(())
     }

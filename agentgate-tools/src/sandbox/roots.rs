@@ -47,6 +47,25 @@ pub fn protected_roots(directory: &Path, worktree: &Path) -> Vec<PathBuf> {
     roots
 }
 
+/// The folders below which a protected name is protected at any depth:
+/// the worktree when it holds the project directory (a later run started
+/// in any subfolder reads that subfolder's `opencode.json` and `.opencode`
+/// up to the worktree, and `git` there trusts the nearest `.git`), else the
+/// directory and the worktree; neither `/` nor an empty path.
+pub fn protected_folders(directory: &Path, worktree: &Path) -> Vec<PathBuf> {
+    let usable = |dir: &Path| !dir.as_os_str().is_empty() && dir != Path::new("/");
+    if usable(worktree) && directory.starts_with(worktree) {
+        return vec![worktree.to_path_buf()];
+    }
+    let mut folders: Vec<PathBuf> = [directory, worktree]
+        .into_iter()
+        .filter(|d| usable(d))
+        .map(Path::to_path_buf)
+        .collect();
+    folders.dedup();
+    folders
+}
+
 /// One opened path: its canonical name when it was opened, and (on Linux)
 /// the `O_PATH` descriptor that the Landlock rules are built from.
 #[derive(Debug)]

@@ -100,6 +100,10 @@ struct Inner {
     denied: std::sync::OnceLock<DeniedSet>,
     /// Each session's roots, resolved on its first call.
     roots: Mutex<HashMap<RootsKey, Arc<FixedRoots>>>,
+    /// Each project's protected names below its directory, walked and
+    /// watched from its first call in `workspace-write`.
+    #[cfg(target_os = "linux")]
+    nested: Mutex<HashMap<RootsKey, Arc<super::nested::NestedIndex>>>,
 }
 
 /// Whose roots: one project (directory and worktree as the host gives
@@ -140,7 +144,7 @@ impl Sandbox {
                 && enforced(&status.descendants)
             {
                 status.protected_paths = Guard::Enforced {
-                    by: "read-only bind mounts in the command's mount namespace, of those that exist when the call starts (the file tools ask protected_path)".to_string(),
+                    by: "read-only bind mounts in the command's mount namespace, of those that exist when the call starts, at any depth of the worktree, in folders pinned in place; what a command creates is asked as protected_path after it ended (the file tools ask it before)".to_string(),
                 };
             }
             status
@@ -160,6 +164,8 @@ impl Sandbox {
                 kernel,
                 denied: std::sync::OnceLock::new(),
                 roots: Mutex::new(HashMap::new()),
+                #[cfg(target_os = "linux")]
+                nested: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -180,6 +186,8 @@ impl Sandbox {
                 kernel: self.inner.kernel.clone(),
                 denied: std::sync::OnceLock::new(),
                 roots: Mutex::new(HashMap::new()),
+                #[cfg(target_os = "linux")]
+                nested: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -259,6 +267,55 @@ impl Sandbox {
         roots
     }
 
+    /// The index of protected names below `scope`'s project: walked and
+    /// watched on its first call, held for every later one. Its folders
+    /// are the project directory and the worktree where they are writable
+    /// roots (the worktree alone when it holds the directory).
+    #[cfg(target_os = "linux")]
+    fn nested(
+        &self,
+        scope: &CallScope,
+        roots: &FixedRoots,
+        opened: &[PathBuf],
+    ) -> Arc<super::nested::NestedIndex> {
+        let key = RootsKey {
+            directory: scope.directory.clone(),
+            worktree: scope.worktree.clone(),
+        };
+        let mut held = match self.inner.nested.lock() {
+            Ok(held) => held,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(index) = held.get(&key) {
+            return Arc::clone(index);
+        }
+        let writable = roots.writable_paths().unwrap_or_default();
+        let is_writable = |dir: &Path| {
+            dir.canonicalize()
+                .is_ok_and(|canonical| writable.contains(&canonical))
+        };
+        let folders: Vec<PathBuf> =
+            if scope.directory.starts_with(&scope.worktree) && is_writable(&scope.worktree) {
+                vec![scope.worktree.clone()]
+            } else {
+                [&scope.directory, &scope.worktree]
+                    .into_iter()
+                    .filter(|dir| is_writable(dir))
+                    .cloned()
+                    .collect()
+            };
+        let index = Arc::new(super::nested::NestedIndex::new(
+            folders,
+            super::protected_roots(&scope.directory, &scope.worktree),
+            opened.to_vec(),
+        ));
+        if held.len() >= MAX_HELD_PROJECTS {
+            held.clear();
+        }
+        held.insert(key, Arc::clone(&index));
+        index
+    }
+
     /// The writable roots of `scope`'s project (resolved on its first call,
     /// held since), when writes are restricted.
     pub fn writable_roots(&self, scope: &CallScope) -> Option<Vec<PathBuf>> {
@@ -307,6 +364,22 @@ impl Sandbox {
         let denied = roots.denied.clone();
         let filesystem = matches!(status.filesystem, Guard::Enforced { .. });
         let network_off = matches!(status.network, Guard::Enforced { .. });
+        let protects = filesystem && policy.mode == super::policy::SandboxMode::WorkspaceWrite;
+        let opened = if protects {
+            opened_protected(policy, scope, home.as_deref())
+        } else {
+            Vec::new()
+        };
+        // Protected names below the project: those that exist are mounted
+        // read-only with the top-level ones, what the command makes is
+        // read from the index's watch once it ended.
+        #[cfg(target_os = "linux")]
+        let (nested, nested_existing) = if protects {
+            let (hold, existing) = self.nested(scope, &roots, &opened).begin();
+            (Some(hold), existing)
+        } else {
+            (None, Vec::new())
+        };
         #[cfg(target_os = "linux")]
         let plan = {
             let landlock = if filesystem {
@@ -322,15 +395,21 @@ impl Sandbox {
                 super::namespaces::Namespaces::new(pid, network_off),
                 policy.mode.restricts_files(),
                 landlock,
-                self.inner.kernel.plan(
-                    pid,
-                    &unenforced,
-                    &protected_paths(policy, scope, home.as_deref()),
-                ),
+                {
+                    let mut readonly = protected_paths(policy, scope, home.as_deref());
+                    for path in nested_existing {
+                        if !readonly.contains(&path) {
+                            readonly.push(path);
+                        }
+                    }
+                    let pinned = pinned_folders(&readonly, scope);
+                    self.inner
+                        .kernel
+                        .plan(pid, &unenforced, &readonly, &pinned, Some(&scope.cwd))
+                },
             ))
         };
-        let watched = if filesystem && policy.mode == super::policy::SandboxMode::WorkspaceWrite {
-            let opened = opened_protected(policy, scope, home.as_deref());
+        let watched = if protects {
             let roots = super::protected_roots(&scope.directory, &scope.worktree);
             super::protected_changes::watch(&roots, &opened)
         } else {
@@ -339,6 +418,9 @@ impl Sandbox {
         Ok(PreparedCommand {
             env,
             watched,
+            #[cfg(target_os = "linux")]
+            nested,
+            settled: std::sync::atomic::AtomicBool::new(false),
             #[cfg(target_os = "linux")]
             plan,
             cwd: scope.cwd.clone(),
@@ -355,11 +437,36 @@ impl Sandbox {
     }
 }
 
+impl Drop for PreparedCommand {
+    /// A call dropped before it asked about its protected changes (its
+    /// future dropped while the command ran; the command's process group
+    /// is killed first) asks nothing and keeps nothing: what it created is
+    /// moved aside, as a cancelled call's is.
+    fn drop(&mut self) {
+        if self.settled.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        for change in self.protected_changes() {
+            if let Err(error) = change.undo() {
+                tracing::warn!(%error, "sandbox: a protected change of a dropped call");
+            }
+        }
+    }
+}
+
 /// A command's sandbox, ready to apply to a `tokio::process::Command`.
 #[derive(Debug)]
 pub struct PreparedCommand {
     env: Vec<(OsString, OsString)>,
     watched: Vec<super::protected_changes::Watched>,
+    /// The project's index of protected names below its directory, held
+    /// while the command runs.
+    #[cfg(target_os = "linux")]
+    nested: Option<super::nested::InFlight>,
+    /// Whether the caller has taken the protected changes; if not when
+    /// this is dropped (the call's future was dropped mid-command), they
+    /// are undone then.
+    settled: std::sync::atomic::AtomicBool,
     #[cfg(target_os = "linux")]
     plan: Option<super::child::ChildPlan>,
     cwd: PathBuf,
@@ -394,7 +501,15 @@ impl PreparedCommand {
     /// [undoes](ProtectedChange::undo) what is not allowed. Empty outside
     /// `workspace-write` or where writes are not restricted.
     pub fn protected_changes(&self) -> Vec<ProtectedChange> {
-        self.watched.iter().filter_map(|w| w.changed()).collect()
+        self.settled
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut changes: Vec<ProtectedChange> =
+            self.watched.iter().filter_map(|w| w.changed()).collect();
+        #[cfg(target_os = "linux")]
+        if let Some(nested) = &self.nested {
+            changes.extend(nested.changes());
+        }
+        changes
     }
 
     /// The writable roots (canonical), when writes are restricted.
@@ -581,6 +696,34 @@ fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path
         }
     }
     found
+}
+
+/// The folders that hold `readonly` (canonical protected entries), from
+/// each entry's parent up to the project's outermost folder
+/// ([`protected_folders`](super::protected_folders)), inclusive: bound onto
+/// themselves, they cannot be renamed, so no entry moves away from where
+/// the next run looks for it.
+#[cfg(target_os = "linux")]
+fn pinned_folders(readonly: &[PathBuf], scope: &CallScope) -> Vec<PathBuf> {
+    let outermost: Vec<PathBuf> = super::protected_folders(&scope.directory, &scope.worktree)
+        .into_iter()
+        .filter_map(|folder| folder.canonicalize().ok())
+        .collect();
+    let mut pinned: Vec<PathBuf> = Vec::new();
+    for entry in readonly {
+        let Some(top) = outermost.iter().find(|top| entry.starts_with(top)) else {
+            continue;
+        };
+        for folder in entry.ancestors().skip(1) {
+            if !folder.starts_with(top) {
+                break;
+            }
+            if !pinned.iter().any(|p| p == folder) {
+                pinned.push(folder.to_path_buf());
+            }
+        }
+    }
+    pinned
 }
 
 /// The paths the policy's `writable` list names, as written (joined to the

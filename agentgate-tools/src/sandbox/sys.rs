@@ -387,6 +387,13 @@ pub(super) fn symlink(target: &CStr, path: &CStr) -> io::Result<()> {
     check(unsafe { libc::symlink(target.as_ptr(), path.as_ptr()) }).map(drop)
 }
 
+/// Enters the directory `path`.
+pub(super) fn chdir(path: &CStr) -> io::Result<()> {
+    // SAFETY: `path` is a valid NUL-terminated string for the call.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::chdir(path.as_ptr()) }).map(drop)
+}
+
 /// Removes the file `path`.
 pub(super) fn unlink(path: &CStr) -> io::Result<()> {
     // SAFETY: `path` is a valid NUL-terminated string for the call.

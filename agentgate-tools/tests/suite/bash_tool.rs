@@ -158,9 +158,11 @@ async fn negative_timeout_is_an_error_before_asking() {
 
 #[tokio::test]
 async fn external_directory_is_asked_first() {
+    // A name nothing creates: an existing folder would be asked as itself
+    // (`/tmp/x/*`), and other programs on the machine may make `/tmp/x`.
     let s = setup("external", Reply::Reject { feedback: None });
     let result = tool()
-        .execute(json!({"command": "rm /tmp/x"}), &s.ctx)
+        .execute(json!({"command": "rm /tmp/agentgate-absent-name"}), &s.ctx)
         .await;
     assert!(result.is_err());
     let seen = s.seen.lock().unwrap();
@@ -171,7 +173,7 @@ async fn external_directory_is_asked_first() {
     assert_eq!(seen[0].always, ["/tmp/*"]);
     assert_eq!(
         seen[0].metadata,
-        json!({"command": "rm /tmp/x", "directories": ["/tmp"], "patterns": ["/tmp/*"],
+        json!({"command": "rm /tmp/agentgate-absent-name", "directories": ["/tmp"], "patterns": ["/tmp/*"],
                "sandbox_grant": true})
     );
     // The sandboxed bash tool offers "grant this directory" as an answer.

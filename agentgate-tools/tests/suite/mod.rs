@@ -19,6 +19,7 @@ mod ordinary_commands;
 mod replace_props;
 mod sandbox;
 mod sandbox_kernel;
+mod sandbox_nested;
 mod sandbox_roots;
 mod search_tools;
 mod spill_read;
