@@ -211,7 +211,8 @@ pub(crate) enum PermissionCommand {
         json: bool,
         /// The permission asked for: bash, edit, read, webfetch, ...
         permission: String,
-        /// The request pattern: a command, a path, a URL ...
+        /// The request pattern: a path, a URL ...; for bash a whole command
+        /// line, judged request by request as the bash tool asks them
         pattern: String,
     },
     /// Print the ruleset of the config's `permission` key as JSON.

@@ -25,12 +25,14 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
 mod read_args;
+mod requests;
 
-use crate::bash_scan::{BASH_OPAQUE, ScanError, plan_requests, scan};
+pub use requests::bash_requests;
+
+use crate::bash_scan::{BASH_OPAQUE, ScanError};
 use crate::external::EXTERNAL_DIRECTORY;
 use crate::paths;
 use crate::protected::PROTECTED_PATH;
-use crate::read_rules::ReadRules;
 use crate::request::ToolRequest;
 use crate::sandbox::{CallScope, Sandbox, approved_directories};
 
@@ -270,14 +272,17 @@ impl TypedTool for BashTool {
             Some(workdir) => paths::resolve(&ctx.directory, Path::new(workdir)),
             None => paths::resolve(&ctx.directory, Path::new(".")),
         };
-        // Every permission request comes before any side effect (§8.2).
-        let requests = plan_requests(
+        // Every permission request comes before any side effect (§8.2):
+        // the directories and commands, then the read rules binding the
+        // files the arguments name (see `read_args`).
+        let requests = bash_requests(
             &args.command,
-            Some(&cwd),
+            &cwd,
             &paths::resolve(&ctx.directory, Path::new(".")),
             &paths::resolve(&ctx.worktree, Path::new(".")),
-        )
-        .map_err(BashError::from)?;
+            ctx.ruleset(),
+            &ctx.permissions().approved(),
+        )?;
         // Only a person's explicit grant widens the sandbox (never a rule,
         // `--auto` or a plain `once`).
         let grantable = self.sandbox.offers_grants();
@@ -292,21 +297,6 @@ impl TypedTool for BashTool {
             } else {
                 request.ask(ctx).await?;
             }
-        }
-        // The read rules bind the files the arguments name (see
-        // `read_args`): asked like a read of each file, before it runs.
-        let scanned = scan(&args.command).map_err(BashError::from)?;
-        let reads = read_args::read_requests(
-            &scanned,
-            &args.command,
-            &cwd,
-            &paths::resolve(&ctx.directory, Path::new(".")),
-            &paths::resolve(&ctx.worktree, Path::new(".")),
-            &ReadRules::of(ctx),
-        )
-        .map_err(|_| BashError::TooManyGlobEntries(read_args::MAX_GLOB_ENTRIES))?;
-        for request in &reads {
-            request.ask(ctx).await?;
         }
         if !cwd.is_dir() {
             return Err(BashError::Workdir(cwd.display().to_string()).into());

@@ -121,7 +121,7 @@ pub use protected::{
 // namespace.
 pub use bash::{
     BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES, BASH_MAX_TIMEOUT,
-    BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool,
+    BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool, bash_requests,
 };
 
 // The OS sandbox under spawned commands (Landlock, namespaces, the reaper,

@@ -33,6 +33,22 @@ pub(crate) struct ReadRules {
 impl ReadRules {
     /// The context's `read` rules and approvals.
     pub(crate) fn of(ctx: &ToolContext) -> Self {
+        ReadRules::new(
+            ctx.ruleset(),
+            &ctx.permissions().approved(),
+            &ctx.directory,
+            &ctx.worktree,
+        )
+    }
+
+    /// The `read` rules of `rules` and `approved`, for a project at
+    /// `directory` in `worktree`.
+    pub(crate) fn new(
+        rules: &Ruleset,
+        approved: &Ruleset,
+        directory: &Path,
+        worktree: &Path,
+    ) -> Self {
         let only_read = |rules: &Ruleset| {
             Ruleset(
                 rules
@@ -44,10 +60,10 @@ impl ReadRules {
             )
         };
         ReadRules {
-            rules: only_read(ctx.ruleset()),
-            approved: only_read(&ctx.permissions().approved()),
-            directory: ctx.directory.clone(),
-            worktree: ctx.worktree.clone(),
+            rules: only_read(rules),
+            approved: only_read(approved),
+            directory: directory.to_path_buf(),
+            worktree: worktree.to_path_buf(),
         }
     }
 

@@ -77,7 +77,11 @@ pub fn layers(project: &Project, agent: Option<&str>) -> Result<Layered, CliErro
 }
 
 /// `agent permission check`: the decision for `permission` and `pattern`
-/// and why, as text or as JSON.
+/// and why, as text or as JSON. For `bash` the pattern is a command line,
+/// judged as the bash tool judges it: every request it would make
+/// ([`agentgate_tools::bash_requests`]: directories, each command or
+/// `bash_opaque`, the files the read rules cover), each explained, and the
+/// decision the gate would reach over all of them.
 pub fn check(
     project: &Project,
     agent: Option<&str>,
@@ -86,32 +90,178 @@ pub fn check(
     json: bool,
 ) -> Result<String, CliError> {
     let agent = agent.unwrap_or(DEFAULT_AGENT);
-    let mut layered = layers(project, Some(agent))?;
-    let mut explanation = layered.explain(permission, pattern);
-    // As the gate decides: the agent's rules alone first (a deny is final,
-    // an allow needs nothing more); only what they leave to ask is matched
-    // against the "always" approvals remembered for this directory.
-    if explanation.action == agentgate_permission::Action::Ask {
-        let directory = project.ctx.dir.display().to_string();
-        let approved = crate::workspace::approval_store()
-            .list(&directory)
-            .map_err(|e| CliError(format!("cannot read the remembered approvals: {e}")))?;
-        if !approved.is_empty() {
-            layered.push(
-                "approved".to_string(),
-                Some(format!(
-                    "\"always\" approvals remembered for {directory} (agent approvals list)"
-                )),
-                approved,
-            );
-            explanation = layered.explain(permission, pattern);
-        }
+    let layered = layers(project, Some(agent))?;
+    let directory = project.ctx.dir.display().to_string();
+    let approved = crate::workspace::approval_store()
+        .list(&directory)
+        .map_err(|e| CliError(format!("cannot read the remembered approvals: {e}")))?;
+    let approved_layer = (
+        format!("\"always\" approvals remembered for {directory} (agent approvals list)"),
+        approved,
+    );
+    if permission == agentgate_tools::BASH {
+        return check_command(project, &layered, &approved_layer, pattern, json);
     }
+    let explanation = explain_as_gate(&layered, &approved_layer, permission, pattern);
     if json {
         pretty(&explanation)
     } else {
         Ok(explanation.to_string())
     }
+}
+
+/// As the gate decides: the agent's rules alone first (a deny is final,
+/// an allow needs nothing more); only what they leave to ask is matched
+/// against the "always" approvals remembered for the directory.
+fn explain_as_gate(
+    layered: &Layered,
+    (source, approved): &(String, Ruleset),
+    permission: &str,
+    pattern: &str,
+) -> agentgate_permission::Explanation {
+    let explanation = layered.explain(permission, pattern);
+    if explanation.action != agentgate_permission::Action::Ask || approved.is_empty() {
+        return explanation;
+    }
+    let mut with_approvals = layered.clone();
+    with_approvals.push("approved", Some(source.clone()), approved.clone());
+    with_approvals.explain(permission, pattern)
+}
+
+/// `layered` with only the rules that name `permission` exactly: how
+/// `bash_opaque` is judged (an allow for every permission does not
+/// answer it).
+fn naming(layered: &Layered, permission: &str) -> Layered {
+    let mut named = Layered::new();
+    for layer in layered.layers() {
+        named.push(
+            layer.name.clone(),
+            layer.source.clone(),
+            layer
+                .rules
+                .iter()
+                .filter(|rule| rule.permission == permission)
+                .cloned()
+                .collect(),
+        );
+    }
+    named
+}
+
+/// One request of a command line, explained pattern by pattern.
+#[derive(Debug, serde::Serialize)]
+struct CheckedRequest {
+    permission: String,
+    /// Why the scan could not see through the line (`bash_opaque`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    reasons: Vec<String>,
+    patterns: Vec<agentgate_permission::Explanation>,
+}
+
+/// The decision for a command line, and every request behind it.
+#[derive(Debug, serde::Serialize)]
+struct CheckedCommand {
+    permission: String,
+    pattern: String,
+    action: agentgate_permission::Action,
+    decided_by: Option<agentgate_permission::RuleRef>,
+    overridden: Vec<agentgate_permission::RuleRef>,
+    requests: Vec<CheckedRequest>,
+}
+
+/// `check bash COMMAND`: see [`check`]. The command runs in the working
+/// directory, the project being that directory in its worktree.
+fn check_command(
+    project: &Project,
+    layered: &Layered,
+    approved: &(String, Ruleset),
+    command: &str,
+    json: bool,
+) -> Result<String, CliError> {
+    use agentgate_permission::Action;
+    let dir = &project.ctx.dir;
+    let worktree = agentgate_core::ConfigLoader::new(dir).resolved_worktree();
+    let requests = agentgate_tools::bash_requests(
+        command,
+        dir,
+        dir,
+        &worktree,
+        &layered.flatten(),
+        &approved.1,
+    )
+    .map_err(|e| CliError(format!("the bash tool would refuse this command: {e}")))?;
+    let mut checked = Vec::new();
+    for request in requests {
+        let judged_by = if request.permission == agentgate_tools::bash_scan::BASH_OPAQUE {
+            naming(layered, &request.permission)
+        } else {
+            layered.clone()
+        };
+        let reasons = request.metadata["reasons"]
+            .as_array()
+            .map(|reasons| {
+                reasons
+                    .iter()
+                    .map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let patterns = request
+            .patterns
+            .iter()
+            .map(|pattern| explain_as_gate(&judged_by, approved, &request.permission, pattern))
+            .collect();
+        checked.push(CheckedRequest {
+            permission: request.permission,
+            reasons,
+            patterns,
+        });
+    }
+    // The gate: any deny denies, else anything not allowed asks.
+    let all: Vec<&agentgate_permission::Explanation> =
+        checked.iter().flat_map(|r| &r.patterns).collect();
+    let deciding = all
+        .iter()
+        .find(|e| e.action == Action::Deny)
+        .or_else(|| all.iter().find(|e| e.action == Action::Ask))
+        .or_else(|| all.last())
+        .copied();
+    let result = CheckedCommand {
+        permission: agentgate_tools::BASH.to_string(),
+        pattern: command.to_string(),
+        action: deciding.map_or(Action::Allow, |e| e.action),
+        decided_by: deciding.and_then(|e| e.decided_by.clone()),
+        overridden: deciding.map(|e| e.overridden.clone()).unwrap_or_default(),
+        requests: checked,
+    };
+    if json {
+        return pretty(&result);
+    }
+    let mut text = format!("bash {:?} → {}\n", result.pattern, result.action);
+    match result.requests.len() {
+        0 => text.push_str("  the bash tool asks nothing for this line: it runs\n"),
+        n => text.push_str(&format!(
+            "  the bash tool asks {n} request{} for this line, in order (any deny denies; anything not allowed asks):\n",
+            if n == 1 { "" } else { "s" }
+        )),
+    }
+    for request in &result.requests {
+        if !request.reasons.is_empty() {
+            text.push_str(&format!(
+                "  {} (judged only by rules naming it): {}\n",
+                request.permission,
+                request.reasons.join("; ")
+            ));
+        }
+        for explanation in &request.patterns {
+            for line in explanation.to_string().lines() {
+                text.push_str("    ");
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    Ok(text)
 }
 
 /// `agent permission rules`: the config's ruleset (preceded by the agent's

@@ -78,6 +78,18 @@ async fn check_answers_what_run_does_over_every_layer() {
         ("bash", "cargo test --all"),
         ("bash", "curl https://example.com"),
         ("bash", "ls"),
+        // Command lines: judged as the bash tool judges them, request by
+        // request (each command; `bash_opaque` for what the scan cannot
+        // see through, judged only by rules naming it; the files the read
+        // rules cover; directories outside the project).
+        ("bash", "ls && rm -rf build"),
+        ("bash", "git status; git push origin main"),
+        ("bash", "cat secrets/.env"),
+        ("bash", "rm 2>/dev/null -rf build"),
+        ("bash", "$CMD x"),
+        ("bash", "cargo test 2>&1 | tail -5"),
+        ("bash", "cd /etc && ls"),
+        ("bash", "cd /etc && rm -rf x"),
         ("edit", "src/main.rs"),
         ("read", "secrets/.env"),
         ("read", "src/main.rs"),
@@ -158,13 +170,48 @@ async fn check_answers_what_run_does_over_every_layer() {
                 .approver(Arc::new(RejectAll::new(std::io::sink())))
                 .build()
                 .unwrap();
-            let mut request = AskRequest::new("ses", *permission, [*pattern]);
-            request.ruleset = spec.permission.clone();
-            let run = match gate.ask(request).await {
-                Ok(()) => "allow",
-                Err(PermissionError::Denied { .. }) => "deny",
-                Err(_) => "ask",
+            // A command line is asked as the bash tool asks it: each of its
+            // requests in order; a deny among them decides.
+            let asked: Vec<(String, Vec<String>)> = if *permission == "bash" {
+                agentgate_tools::bash_requests(
+                    pattern,
+                    cwd,
+                    cwd,
+                    &project,
+                    &spec.permission,
+                    &gate.approved(),
+                )
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.permission, r.patterns))
+                .collect()
+            } else {
+                vec![(permission.to_string(), vec![pattern.to_string()])]
             };
+            let mut run = "allow";
+            for (asked_permission, patterns) in asked {
+                let mut request = AskRequest::new("ses", asked_permission.as_str(), patterns);
+                request.ruleset = if asked_permission == "bash_opaque" {
+                    agentgate_permission::Ruleset(
+                        spec.permission
+                            .iter()
+                            .filter(|rule| rule.permission == asked_permission)
+                            .cloned()
+                            .collect(),
+                    )
+                } else {
+                    spec.permission.clone()
+                };
+                match gate.ask(request).await {
+                    Ok(()) => {}
+                    Err(PermissionError::Denied { .. }) => {
+                        run = "deny";
+                        break;
+                    }
+                    // Whatever the person answers, a later deny denies.
+                    Err(_) => run = "ask",
+                }
+            }
             let out = Command::new(env!("CARGO_BIN_EXE_agent"))
                 .args(["permission", "check", "--json", "--agent", name])
                 .arg(permission)
