@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use agentgate_core::{LanguageModel, ModelRef, ModelResolver, ProviderConfig};
+use agentgate_core::{
+    LanguageModel, ModelInfo, ModelRef, ModelResolver, ProviderConfig, ProviderModel,
+};
 use indexmap::IndexMap;
 
 use crate::ProviderError;
@@ -26,6 +28,9 @@ pub fn model_from_config(
         return model_for_ref(name);
     };
     let model = name.model_id.clone();
+    // `provider.<id>.models.<model>.limit`: what compaction and the output
+    // budget go by (a local model's window is the config's to say).
+    let limits = entry.models.get(&name.model_id);
     let Some(known) = find_provider(&name.provider_id) else {
         let Some(base_url) = &entry.base_url else {
             return Err(ProviderError::UnknownProvider {
@@ -38,6 +43,8 @@ pub fn model_from_config(
             });
         };
         let mut client = OpenAiCompatible::new(&name.provider_id, model, base_url);
+        let info = with_limits(client.info().clone(), limits);
+        client = client.with_info(info);
         if let Some(key) = &entry.api_key {
             client = client.with_api_key(key);
         }
@@ -54,6 +61,8 @@ pub fn model_from_config(
     macro_rules! configured {
         ($client:expr) => {{
             let mut client = $client.with_base_url(&base_url);
+            let info = with_limits(client.info().clone(), limits);
+            client = client.with_info(info);
             for (header, value) in &entry.headers {
                 client = client.with_header(header, value);
             }
@@ -73,6 +82,19 @@ pub fn model_from_config(
             })
         }
     })
+}
+
+/// `info` with the limits a `provider.<id>.models.<model>` entry sets.
+fn with_limits(mut info: ModelInfo, model: Option<&ProviderModel>) -> ModelInfo {
+    if let Some(model) = model {
+        if let Some(context) = model.context_limit {
+            info.limits.context = context;
+        }
+        if let Some(output) = model.output_limit {
+            info.limits.output = output;
+        }
+    }
+    info
 }
 
 /// A [`ModelResolver`] over the configuration's `provider` entries, falling
@@ -116,6 +138,32 @@ mod tests {
         let model = model_from_config(&ModelRef::parse("local/qwen3").unwrap(), &entries).unwrap();
         assert_eq!(model.info().full_id(), "local/qwen3");
         assert!(model_from_config(&ModelRef::parse("other/x").unwrap(), &entries).is_err());
+    }
+
+    #[test]
+    fn a_models_limit_in_the_config_is_the_models_limit() {
+        let entries = providers(
+            r#"{"local": {"options": {"baseURL": "http://127.0.0.1:9/v1"},
+                          "models": {"qwen3": {"limit": {"context": 8192, "output": 1024}}}},
+                "anthropic": {"options": {"apiKey": "k"},
+                              "models": {"claude-sonnet-4-5": {"limit": {"context": 50000}}}}}"#,
+        );
+        let local = model_from_config(&ModelRef::parse("local/qwen3").unwrap(), &entries).unwrap();
+        assert_eq!(local.info().limits.context, 8192);
+        assert_eq!(local.info().limits.output, 1024);
+        let claude = model_from_config(
+            &ModelRef::parse("anthropic/claude-sonnet-4-5").unwrap(),
+            &entries,
+        )
+        .unwrap();
+        assert_eq!(claude.info().limits.context, 50_000);
+        assert_eq!(
+            claude.info().limits.output,
+            64_000,
+            "the published output limit stays"
+        );
+        let other = model_from_config(&ModelRef::parse("local/other").unwrap(), &entries).unwrap();
+        assert_eq!(other.info().limits.context, 0, "no entry: not declared");
     }
 
     #[test]
