@@ -65,6 +65,18 @@
 // The engine's API, unchanged, at the root.
 pub use agentgate_core::*;
 
+// The one-call agent and the workspace assembly, with the built-in tools
+// and the provider clients: these shadow agentgate-core's `CodingAgent`
+// and `CodingAgentBuilder`, which name no concrete tool or provider.
+#[cfg(all(feature = "tools", feature = "providers"))]
+mod coding_agent;
+#[cfg(all(feature = "tools", feature = "providers"))]
+mod workspace;
+#[cfg(all(feature = "tools", feature = "providers"))]
+pub use coding_agent::{CodingAgent, CodingAgentBuilder};
+#[cfg(all(feature = "tools", feature = "providers"))]
+pub use workspace::{DEFAULT_APP, DEFAULT_MODELS, Workspace, WorkspaceError};
+
 // The permission rules and the approval gate.
 pub use agentgate_permission as permission;
 

@@ -60,6 +60,7 @@ pub enum CodingAgentError {
 pub struct CodingAgentBuilder {
     directory: PathBuf,
     loader: Option<ConfigLoader>,
+    loaded: Option<Config>,
     model: Option<Arc<dyn LanguageModel>>,
     model_name: Option<String>,
     resolver: Option<Arc<dyn ModelResolver>>,
@@ -81,6 +82,15 @@ impl CodingAgentBuilder {
     /// [`ConfigLoader::new`] for the directory).
     pub fn config(mut self, loader: ConfigLoader) -> Self {
         self.loader = Some(loader);
+        self
+    }
+
+    /// Uses `config`, already loaded with `loader`, instead of loading it
+    /// again (an assembly that read the configuration first, for its
+    /// providers, MCP servers and sandbox).
+    pub fn loaded_config(mut self, loader: ConfigLoader, config: Config) -> Self {
+        self.loader = Some(loader);
+        self.loaded = Some(config);
         self
     }
 
@@ -210,10 +220,16 @@ impl CodingAgentBuilder {
         let loader = self
             .loader
             .unwrap_or_else(|| ConfigLoader::new(&self.directory));
-        let config = loader.load()?;
-        for warning in &config.warnings {
-            tracing::warn!("{warning}");
-        }
+        let config = match self.loaded {
+            Some(config) => config,
+            None => {
+                let config = loader.load()?;
+                for warning in &config.warnings {
+                    tracing::warn!("{warning}");
+                }
+                config
+            }
+        };
         let worktree = loader.resolved_worktree();
         let environment = self
             .environment
@@ -341,6 +357,7 @@ impl CodingAgent {
         CodingAgentBuilder {
             directory: directory.into(),
             loader: None,
+            loaded: None,
             model: None,
             model_name: None,
             resolver: None,

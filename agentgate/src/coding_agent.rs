@@ -1,0 +1,345 @@
+//! [`CodingAgent`]: the one-call agent for a directory, assembled as
+//! `agent run` assembles it ([`Workspace`]): with no other call, the
+//! configured model through the config's `provider` entries (and their
+//! `limit`s) or the environment, the built-in tools with bash under the
+//! config's `sandbox` policy, the config's MCP servers (started, their
+//! instructions in the system prompt), the "always" approvals remembered
+//! for the directory. Every part can be replaced.
+//!
+//! agentgate-core's own [`agentgate_core::CodingAgent`] names no concrete
+//! tool or provider; this one, in the facade, brings them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agentgate_core::{
+    AgentEnvironment, Config, ConfigLoader, Engine, LanguageModel, ModelResolver, PermissionPreset,
+    Session, SessionStore, Tool, ToolRegistry, TurnError, TurnEvent, TurnResult,
+};
+use agentgate_permission::{Approver, Permissions, Ruleset};
+use agentgate_tools::SandboxPolicy;
+use futures::Stream;
+use tokio_util::sync::CancellationToken;
+
+use crate::workspace::{DEFAULT_APP, Workspace, WorkspaceError};
+
+/// Builds a [`CodingAgent`]; see [`CodingAgent::builder`].
+pub struct CodingAgentBuilder {
+    inner: agentgate_core::CodingAgentBuilder,
+    directory: PathBuf,
+    loader: Option<ConfigLoader>,
+    model: Option<Arc<dyn LanguageModel>>,
+    model_name: Option<String>,
+    resolver: Option<Arc<dyn ModelResolver>>,
+    tools: Option<ToolRegistry>,
+    added: Vec<Arc<dyn Tool>>,
+    sandbox: Option<SandboxPolicy>,
+    mcp: bool,
+    app: String,
+    permissions: Option<Permissions>,
+}
+
+impl CodingAgentBuilder {
+    /// Loads the configuration with this loader (default:
+    /// [`ConfigLoader::new`] for the directory).
+    pub fn config(mut self, loader: ConfigLoader) -> Self {
+        self.loader = Some(loader);
+        self
+    }
+
+    /// Runs on this model instead of the configured one.
+    pub fn model(mut self, model: Arc<dyn LanguageModel>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Runs on the model named `provider/model` instead of the configured
+    /// one, built as the configured one would be.
+    pub fn model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// Resolves agents' own `model` names with this (default: the config's
+    /// providers, then the environment).
+    pub fn model_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// Uses these tools instead of the built-in ones (MCP servers' tools
+    /// are still added unless [`without_mcp`](Self::without_mcp)).
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// Adds a tool to the set (the built-in one of the same id is replaced).
+    pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
+        self.added.push(Arc::new(tool));
+        self
+    }
+
+    /// Runs bash under this policy instead of the config's `sandbox` key.
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.sandbox = Some(policy);
+        self
+    }
+
+    /// Leaves the config's MCP servers out.
+    pub fn without_mcp(mut self) -> Self {
+        self.mcp = false;
+        self
+    }
+
+    /// Answers permission asks (default: none, so every ask is rejected
+    /// with a warning — the agent never hangs waiting).
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.inner = self.inner.approver(approver);
+        self
+    }
+
+    /// Uses this permission gate instead of one with the approvals
+    /// remembered for the directory.
+    pub fn permissions(mut self, permissions: Permissions) -> Self {
+        self.permissions = Some(permissions);
+        self
+    }
+
+    /// Runs this agent (default: the configured `default_agent`, else `build`).
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.inner = self.inner.agent(name);
+        self
+    }
+
+    /// Sets the agent environment (default: [`AgentEnvironment::detect`]).
+    pub fn environment(mut self, environment: AgentEnvironment) -> Self {
+        self.inner = self.inner.environment(environment);
+        self
+    }
+
+    /// The application name of the data directory — sessions, remembered
+    /// approvals — and the temporary directory (default `agent-sdk`, the
+    /// `agent` CLI's).
+    pub fn app(mut self, app: impl Into<String>) -> Self {
+        self.app = app.into();
+        self
+    }
+
+    /// Keeps sessions in this store (default: in memory).
+    pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.inner = self.inner.store(store);
+        self
+    }
+
+    /// Continues the stored session `id` instead of creating one.
+    pub fn resume(mut self, session_id: impl Into<String>) -> Self {
+        self.inner = self.inner.resume(session_id);
+        self
+    }
+
+    /// Appends a section to the system prompt (after the instruction files
+    /// and the MCP servers' instructions).
+    pub fn system_section(mut self, section: impl Into<String>) -> Self {
+        self.inner = self.inner.system_section(section);
+        self
+    }
+
+    /// Session rules for the session it creates, evaluated after the
+    /// agent's.
+    pub fn session_permission(mut self, rules: Ruleset) -> Self {
+        self.inner = self.inner.session_permission(rules);
+        self
+    }
+
+    /// Layers a named set of permission defaults into every agent (see
+    /// [`agentgate_core::CodingAgentBuilder::permission_preset`]).
+    pub fn permission_preset(mut self, preset: PermissionPreset) -> Self {
+        self.inner = self.inner.permission_preset(preset);
+        self
+    }
+
+    /// Loads the configuration, assembles the model, tools, MCP servers and
+    /// gate, and creates the session.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Config`] for a broken configuration,
+    /// [`WorkspaceError::NoModel`] when no model is given, configured or
+    /// keyed in the environment, [`WorkspaceError::Model`] when the named
+    /// one cannot be built, [`WorkspaceError::Sandbox`] for a bad `sandbox`
+    /// key, and [`WorkspaceError::Agent`] for the agent itself.
+    pub async fn build(self) -> Result<CodingAgent, WorkspaceError> {
+        let loader = self
+            .loader
+            .unwrap_or_else(|| ConfigLoader::new(&self.directory));
+        let workspace = Workspace::with_loader(&self.directory, loader)?;
+        for warning in &workspace.config().warnings {
+            tracing::warn!("{warning}");
+        }
+        let model = match self.model {
+            Some(model) => model,
+            None => {
+                let name = self
+                    .model_name
+                    .or_else(|| workspace.model_name())
+                    .ok_or(WorkspaceError::NoModel)?;
+                workspace.model(&name)?
+            }
+        };
+        let mut tools = match self.tools {
+            Some(tools) => tools,
+            None => {
+                let policy = match self.sandbox {
+                    Some(policy) => policy,
+                    None => workspace.sandbox_policy()?,
+                };
+                workspace.tools(policy)?
+            }
+        };
+        for tool in self.added {
+            tools.register_arc(tool);
+        }
+        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
+        let mut inner = self.inner;
+        #[cfg(not(feature = "mcp"))]
+        let _ = self.mcp;
+        #[cfg(feature = "mcp")]
+        let mcp = match self.mcp.then(|| workspace.mcp()).flatten() {
+            Some(manager) => {
+                manager.register(&mut tools).await;
+                for server in manager.status().await {
+                    if let agentgate_tools::mcp::McpStatus::Failed(error) = &server.status {
+                        tracing::warn!(server = %server.name, %error, "MCP server failed; its tools are left out");
+                    }
+                }
+                if let Some(section) = manager.instructions(&Ruleset::default()).await {
+                    inner = inner.system_section(section);
+                }
+                Some(McpGuard(manager))
+            }
+            None => None,
+        };
+        let permissions = match self.permissions {
+            Some(permissions) => permissions,
+            None => workspace.approvals(&self.app)?,
+        };
+        let resolver = self.resolver.unwrap_or_else(|| workspace.resolver());
+        let loader = workspace.loader().clone();
+        let config = workspace.config().clone();
+        let agent = inner
+            .loaded_config(loader, config)
+            .app(self.app)
+            .model(model)
+            .model_resolver(resolver)
+            .tools(tools)
+            .permissions(permissions)
+            .build()
+            .await?;
+        Ok(CodingAgent {
+            inner: agent,
+            #[cfg(feature = "mcp")]
+            mcp,
+        })
+    }
+}
+
+/// Stops the MCP servers when the agent is dropped.
+#[cfg(feature = "mcp")]
+#[derive(Debug)]
+struct McpGuard(agentgate_tools::mcp::McpManager);
+
+#[cfg(feature = "mcp")]
+impl Drop for McpGuard {
+    fn drop(&mut self) {
+        self.0.shutdown();
+    }
+}
+
+/// A coding agent for one directory, assembled from its configuration;
+/// an engine and a session on it.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// // The directory's configured model, tools, sandbox and MCP servers.
+/// let agent = agentgate::CodingAgent::builder(".").build().await?;
+/// let turn = agent.run("What does this project do?").await?;
+/// println!("{}", turn.text());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct CodingAgent {
+    inner: agentgate_core::CodingAgent,
+    #[cfg(feature = "mcp")]
+    mcp: Option<McpGuard>,
+}
+
+impl CodingAgent {
+    /// Starts building a coding agent for `directory`.
+    pub fn builder(directory: impl Into<PathBuf>) -> CodingAgentBuilder {
+        let directory = directory.into();
+        CodingAgentBuilder {
+            inner: agentgate_core::CodingAgent::builder(&directory),
+            directory,
+            loader: None,
+            model: None,
+            model_name: None,
+            resolver: None,
+            tools: None,
+            added: Vec::new(),
+            sandbox: None,
+            mcp: true,
+            app: DEFAULT_APP.to_string(),
+            permissions: None,
+        }
+    }
+
+    /// The engine (events, permissions, the session store).
+    pub fn engine(&self) -> &Engine {
+        self.inner.engine()
+    }
+
+    /// The session prompts go to.
+    pub fn session(&self) -> &Session {
+        self.inner.session()
+    }
+
+    /// The loaded configuration.
+    pub fn config(&self) -> &Config {
+        self.inner.config()
+    }
+
+    /// The config's MCP servers, when it has any (and they were not left
+    /// out).
+    #[cfg(feature = "mcp")]
+    pub fn mcp(&self) -> Option<&agentgate_tools::mcp::McpManager> {
+        self.mcp.as_ref().map(|guard| &guard.0)
+    }
+
+    /// The agent of agentgate-core underneath.
+    pub fn core(&self) -> &agentgate_core::CodingAgent {
+        &self.inner
+    }
+
+    /// Runs a prompt; a turn without an answer is an `Err` (see
+    /// [`Engine::run`]).
+    pub async fn run(&self, prompt: impl Into<String>) -> Result<TurnResult, TurnError> {
+        self.inner.run(prompt).await
+    }
+
+    /// Streams a prompt's turn (see [`Engine::prompt_stream`]).
+    pub fn stream(
+        &self,
+        prompt: impl Into<String>,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.inner.stream(prompt)
+    }
+
+    /// [`stream`](Self::stream), cancelled when `cancel` is.
+    pub fn stream_with(
+        &self,
+        prompt: impl Into<String>,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.inner.stream_with(prompt, cancel)
+    }
+}
