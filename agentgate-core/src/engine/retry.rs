@@ -510,12 +510,11 @@ impl RetryPolicy {
             return Err(None);
         };
         let retry = history.retries + 1;
-        let limits =
-            "raise `retry.max_retries` / `retry.max_time` in the config or pass --max-retries";
+        let plural = if attempts == 1 { "" } else { "s" };
         let Some(wait) = self.delay(retry, error.retry_headers()) else {
             return Err(Some(format!(
-                "gave up after {attempts} attempt{} ({limits})",
-                if attempts == 1 { "" } else { "s" }
+                "gave up after {attempts} attempt{plural}; raise `retry.max_retries` in the \
+                 config or pass --max-retries"
             )));
         };
         let elapsed = history.elapsed();
@@ -523,9 +522,8 @@ impl RetryPolicy {
             && elapsed + wait > bound
         {
             return Err(Some(format!(
-                "gave up after {attempts} attempt{} in {}: the next wait of {} would pass the \
-                 retry time limit of {} ({limits})",
-                if attempts == 1 { "" } else { "s" },
+                "gave up after {attempts} attempt{plural} in {}: the next wait of {} would pass \
+                 the retry time limit of {}; raise `retry.max_time` (milliseconds) in the config",
                 seconds(elapsed),
                 seconds(wait),
                 seconds(bound),
