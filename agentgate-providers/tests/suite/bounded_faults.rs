@@ -352,6 +352,7 @@ async fn a_stream_that_stalls_after_text_fails_after_the_chunk_timeout() {
     );
     // The text reached the caller: never retried.
     assert_eq!(server.requests(), 1);
+    assert!(outcome.took >= Duration::from_secs(300));
     outcome.assert_took_at_most(6 * MINUTE);
 }
 
@@ -377,6 +378,7 @@ async fn a_configured_chunk_timeout_ends_a_stall_within_30_s() {
         "{}",
         outcome.error()
     );
+    assert!(outcome.took >= Duration::from_secs(5));
     outcome.assert_took_at_most(Duration::from_secs(30));
 }
 
@@ -494,6 +496,12 @@ async fn a_persistent_500_ends_within_3_minutes() {
         outcome.retries[0].2.contains("HTTP 500"),
         "{:?}",
         outcome.retries
+    );
+    // 2 + 4 + 8 + 16 + 4 × 30 s of waiting.
+    assert!(
+        outcome.took >= Duration::from_secs(150),
+        "{:?}",
+        outcome.took
     );
     outcome.assert_took_at_most(3 * MINUTE);
 }
