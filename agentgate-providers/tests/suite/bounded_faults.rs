@@ -24,7 +24,9 @@ use std::time::Duration;
 use agentgate_providers::core::{
     AgentSpec, Engine, Event, LanguageModel, ModelRef, ProviderConfig, Session, StopReason,
 };
-use agentgate_providers::{OpenAiCompatible, model_from_config};
+use agentgate_providers::{
+    Anthropic, Gemini, OpenAiCompatible, OpenAiResponses, Timeouts, model_from_config,
+};
 use indexmap::IndexMap;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
@@ -632,4 +634,72 @@ async fn a_refused_first_connection_fails_at_once() {
     );
     assert!(outcome.retries.is_empty());
     outcome.assert_took_at_most(Duration::from_secs(1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_client_bounds_the_wait_for_headers() {
+    let server = serve(Script {
+        replies: vec![Reply::Silent],
+        down: None,
+    })
+    .await;
+    let host = server.base.trim_end_matches("/v1").to_string();
+    let timeouts = Timeouts {
+        header: Some(Duration::from_secs(20)),
+        ..Timeouts::default()
+    };
+    let http = agentgate_testing::replay::http_client;
+    let clients: Vec<(&str, Arc<dyn LanguageModel>)> = vec![
+        (
+            "anthropic",
+            Arc::new(
+                Anthropic::new("claude-sonnet-4-5", "k")
+                    .with_base_url(&host)
+                    .with_http_client(http())
+                    .with_timeouts(timeouts),
+            ),
+        ),
+        (
+            "openai",
+            Arc::new(
+                OpenAiResponses::new("gpt-5", "k")
+                    .with_base_url(&server.base)
+                    .with_http_client(http())
+                    .with_timeouts(timeouts),
+            ),
+        ),
+        (
+            "google",
+            Arc::new(
+                Gemini::new("gemini-2.5-flash", "k")
+                    .with_base_url(format!("{host}/v1beta"))
+                    .with_http_client(http())
+                    .with_timeouts(timeouts),
+            ),
+        ),
+        (
+            "local",
+            Arc::new(
+                OpenAiCompatible::new("local", "m", &server.base)
+                    .with_http_client(http())
+                    .with_timeouts(timeouts),
+            ),
+        ),
+    ];
+    for (provider, model) in clients {
+        let outcome = turn(model).await;
+        let error = outcome.error();
+        assert!(
+            error.contains(&format!(
+                "no response headers from {provider} within 20 s (headerTimeout); raise \
+                 provider.{provider}.options.headerTimeout"
+            )),
+            "{error}"
+        );
+        // Retried once, then given up: two waits of 20 s and the 2 s backoff.
+        assert_eq!(outcome.retries.len(), 1, "{provider}");
+        assert!(outcome.took >= Duration::from_secs(42), "{provider}");
+        outcome.assert_took_at_most(Duration::from_secs(43));
+    }
+    assert_eq!(server.requests(), 8);
 }
