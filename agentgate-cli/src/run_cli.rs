@@ -193,7 +193,7 @@ pub async fn build_agent(
     if let Some(max) = options.max_retries {
         let policy = match config.value.get("retry") {
             Some(value) => agentgate_core::RetryPolicy::from_config(value, "retry")
-                .map_err(|e| format!("config key `retry`: {e}"))?,
+                .map_err(|e| format!("config: {e}"))?,
             None => agentgate_core::RetryPolicy::default(),
         };
         builder = builder.retry(policy.with_max_retries(Some(max)));

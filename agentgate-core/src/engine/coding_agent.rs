@@ -57,7 +57,7 @@ pub enum CodingAgentError {
     #[error(transparent)]
     Prompt(#[from] PromptError),
     /// The configuration's `retry` key is not a valid retry policy.
-    #[error("config key `retry`: {0} (see docs/agent-loop.md, \"Retries\")")]
+    #[error("config: {0} (see docs/agent-loop.md, \"Retries\")")]
     Retry(String),
 }
 

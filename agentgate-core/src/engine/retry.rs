@@ -346,6 +346,7 @@ pub const DEFAULT_MAX_ELAPSED_MS: u64 = 160_000;
 /// within the time bound; any other wait is capped at `max_delay_ms`.
 /// [`RetryPolicy::unlimited`] is opencode's policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RetryPolicy {
     /// How many retries (after the first attempt) a step may make; `None`
     /// retries forever as opencode does. Default: [`DEFAULT_MAX_RETRIES`].
@@ -830,6 +831,9 @@ mod tests {
         assert!(error.contains("did you mean \"max_retries\""), "{error}");
         assert!(read(serde_json::json!({"max_delay": "5s"})).is_err());
         assert!(read(serde_json::json!(3)).is_err());
+        // Serialised policies missing a field keep its default.
+        let partial: RetryPolicy = serde_json::from_str(r#"{"max_retries": 2}"#).unwrap();
+        assert_eq!(partial, RetryPolicy::default().with_max_retries(Some(2)));
     }
 
     #[test]
