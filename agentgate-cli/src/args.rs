@@ -104,6 +104,14 @@ pub(crate) struct RunArgs {
     /// (the default, or the config's `sandbox` key) or danger-full-access.
     #[arg(long, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
+    /// End the turn with an error (exit 1) when it runs longer than this
+    /// many seconds (model calls, retries and tools together).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub(crate) max_time: Option<std::time::Duration>,
+    /// Retry a failed model call at most N times (default 8, or the
+    /// config's `retry.max_retries`); 0 never retries.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_retries: Option<u32>,
     /// The prompt; read from stdin when absent (or `-`).
     pub(crate) prompt: Vec<String>,
 }
@@ -261,8 +269,24 @@ impl RunArgs {
             sandbox: self.sandbox,
             prompt,
             directory: None,
+            max_time: self.max_time,
+            max_retries: self.max_retries,
         }
     }
+}
+
+/// A positive number of seconds (`90`, `0.5`).
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, found {text:?}"))?;
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(format!(
+            "expected a number of seconds above 0, found {text:?}"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 impl From<ChatArgs> for RunOptions {

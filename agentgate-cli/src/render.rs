@@ -59,6 +59,30 @@ pub fn input_summary(input: &Value) -> String {
     }
 }
 
+/// The progress line of a scheduled retry:
+/// `retrying in 4 s (attempt 3 of 9): provider error (HTTP 500): …`.
+pub fn retry_line(
+    prefix: &str,
+    retry: u32,
+    delay_ms: u64,
+    max_attempts: Option<u32>,
+    error: &str,
+) -> String {
+    let wait = if delay_ms.is_multiple_of(1000) {
+        format!("{} s", delay_ms / 1000)
+    } else {
+        format!("{:.1} s", delay_ms as f64 / 1000.0)
+    };
+    let attempt = retry + 1;
+    let of = max_attempts
+        .map(|max| format!(" of {max}"))
+        .unwrap_or_default();
+    format!(
+        "{prefix}retrying in {wait} (attempt {attempt}{of}): {}",
+        one_line(error, 160)
+    )
+}
+
 /// The first non-blank line of `text`, cut to `max` characters.
 pub fn one_line(text: &str, max: usize) -> String {
     let line = text
@@ -235,12 +259,16 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 attempt,
                 message,
                 delay_ms,
+                max_attempts,
+                error,
                 ..
             } => {
-                self.note(&format!(
-                    "{sub}retry {attempt} in {:.1}s: {}",
-                    *delay_ms as f64 / 1000.0,
-                    one_line(message, 160)
+                self.note(&retry_line(
+                    sub,
+                    *attempt,
+                    *delay_ms,
+                    *max_attempts,
+                    error.as_deref().unwrap_or(message),
                 ));
             }
             Event::Error { error, .. } => {
@@ -248,5 +276,28 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_says_when_which_attempt_and_why() {
+        assert_eq!(
+            retry_line(
+                "",
+                1,
+                4000,
+                Some(9),
+                "provider error (HTTP 500): boom\nmore"
+            ),
+            "retrying in 4 s (attempt 2 of 9): provider error (HTTP 500): boom"
+        );
+        assert_eq!(
+            retry_line("[sub] ", 3, 1500, None, "cut"),
+            "[sub] retrying in 1.5 s (attempt 4): cut"
+        );
     }
 }

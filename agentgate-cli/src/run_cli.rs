@@ -40,6 +40,10 @@ pub struct RunOptions {
     pub prompt: String,
     /// The project directory (default: the current directory).
     pub directory: Option<PathBuf>,
+    /// `--max-time`: a deadline for the turn.
+    pub max_time: Option<std::time::Duration>,
+    /// `--max-retries`: replaces the retry policy's attempt limit.
+    pub max_retries: Option<u32>,
 }
 
 /// The sandbox policy for bash: the config's `sandbox` key (agentgate-tools'
@@ -182,6 +186,17 @@ pub async fn build_agent(
     }
     if let Some(id) = resume {
         builder = builder.resume(id);
+    }
+    if let Some(limit) = options.max_time {
+        builder = builder.max_turn_time(limit);
+    }
+    if let Some(max) = options.max_retries {
+        let policy = match config.value.get("retry") {
+            Some(value) => agentgate_core::RetryPolicy::from_config(value, "retry")
+                .map_err(|e| format!("config: {e}"))?,
+            None => agentgate_core::RetryPolicy::default(),
+        };
+        builder = builder.retry(policy.with_max_retries(Some(max)));
     }
     let agent = builder.build().await.map_err(|e| e.to_string())?;
     Ok(Built { agent, mcp })

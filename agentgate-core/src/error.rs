@@ -121,6 +121,25 @@ pub enum ModelError {
     /// The call was cancelled through its `CancellationToken`.
     #[error("model call cancelled")]
     Cancelled,
+    /// A client timeout fired: no response headers in time, no stream data
+    /// for too long, or the whole request took too long. The message names
+    /// the timeout and the setting that changes it. Retried at most once
+    /// per step: a server that stalls twice will likely stall again, and
+    /// each stall already cost the whole timeout.
+    #[error("{message}")]
+    TimedOut {
+        /// What timed out, and how to change the limit.
+        message: String,
+    },
+    /// The server could not be reached at all (connection refused, host
+    /// not found). On a step's first attempt this is most likely a wrong
+    /// base URL and is reported at once; after an attempt that reached the
+    /// server it is a server restarting, and is retried.
+    #[error("{message}")]
+    Unreachable {
+        /// What failed, and what to check.
+        message: String,
+    },
     /// Anything else (a malformed response, a client-side failure). Retried
     /// only when the message looks like a rate limit (§13).
     #[error("{message}")]
@@ -141,6 +160,20 @@ impl ModelError {
     /// A [`ModelError::Interrupted`] with this message.
     pub fn interrupted(message: impl Into<String>) -> Self {
         ModelError::Interrupted {
+            message: message.into(),
+        }
+    }
+
+    /// A [`ModelError::TimedOut`] with this message.
+    pub fn timed_out(message: impl Into<String>) -> Self {
+        ModelError::TimedOut {
+            message: message.into(),
+        }
+    }
+
+    /// A [`ModelError::Unreachable`] with this message.
+    pub fn unreachable(message: impl Into<String>) -> Self {
+        ModelError::Unreachable {
             message: message.into(),
         }
     }

@@ -153,6 +153,14 @@ pub enum Event {
         message: String,
         /// How long the loop waits, in ms.
         delay_ms: u64,
+        /// How many attempts the retry policy allows in all (the first
+        /// one included), when it limits them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_attempts: Option<u32>,
+        /// The error being retried, as it reads (`provider error (HTTP
+        /// 500): …`), for progress lines.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// Something failed (a model error, a store error); the turn ends.
     #[serde(rename = "session.error")]

@@ -176,10 +176,13 @@ pub use engine::{
 };
 /// A coding agent for a directory in one call.
 pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};
+/// Retries of failed model streams (§13).
+pub use engine::{
+    DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
+    RetryPlan, RetryPolicy,
+};
 /// The approver of an engine built without a permission gate.
 pub use engine::{NonInteractive, auto_reject_warning};
-/// Retries of failed model streams (§13).
-pub use engine::{RetryInfo, RetryPolicy};
 /// Sub-agents through the `task` tool (§10).
 pub use engine::{TaskArgs, TaskError, TaskSettings};
 /// System prompt assembly (§15): family prompts, environment, instructions.

@@ -1,7 +1,9 @@
 //! Models from the configuration's `provider` entries: a `provider.<id>`
 //! entry's `baseURL`, `apiKey` and `headers` override what the environment
-//! says for a known provider, and an entry for an unknown id with a
-//! `baseURL` is an OpenAI-compatible server (a local one, a gateway).
+//! says for a known provider, its `timeout`, `headerTimeout` and
+//! `chunkTimeout` replace the default [`Timeouts`], and an entry for an
+//! unknown id with a `baseURL` is an OpenAI-compatible server (a local one,
+//! a gateway).
 
 use std::sync::Arc;
 
@@ -17,6 +19,7 @@ use crate::openai_chat::OpenAiCompatible;
 use crate::providers::{Api, find_provider};
 use crate::registry::model_for_ref;
 use crate::responses::OpenAiResponses;
+use crate::timeouts::Timeouts;
 
 /// Builds the client for `name`, applying the configuration's entry for
 /// its provider when there is one, else as [`crate::model_from_env`].
@@ -31,6 +34,11 @@ pub fn model_from_config(
     // `provider.<id>.models.<model>.limit`: what compaction and the output
     // budget go by (a local model's window is the config's to say).
     let limits = entry.models.get(&name.model_id);
+    let timeouts = Timeouts::from_options(
+        &entry.options,
+        &format!("provider.{}.options", name.provider_id),
+    )
+    .map_err(|message| ProviderError::InvalidOption { message })?;
     let Some(known) = find_provider(&name.provider_id) else {
         let Some(base_url) = &entry.base_url else {
             return Err(ProviderError::UnknownProvider {
@@ -42,7 +50,8 @@ pub fn model_from_config(
                 ),
             });
         };
-        let mut client = OpenAiCompatible::new(&name.provider_id, model, base_url);
+        let mut client =
+            OpenAiCompatible::new(&name.provider_id, model, base_url).with_timeouts(timeouts);
         let info = with_limits(client.info().clone(), limits);
         client = client.with_info(info);
         if let Some(key) = &entry.api_key {
@@ -60,7 +69,7 @@ pub fn model_from_config(
     let base_url = entry.base_url.clone().unwrap_or_else(|| known.base_url());
     macro_rules! configured {
         ($client:expr) => {{
-            let mut client = $client.with_base_url(&base_url);
+            let mut client = $client.with_base_url(&base_url).with_timeouts(timeouts);
             let info = with_limits(client.info().clone(), limits);
             client = client.with_info(info);
             for (header, value) in &entry.headers {
@@ -174,5 +183,24 @@ mod tests {
         let name = ModelRef::parse("anthropic/claude-sonnet-4-5").unwrap();
         assert!(model_from_config(&name, &entries).is_ok());
         assert!(ConfigModelResolver::new(entries).resolve(&name).is_some());
+    }
+
+    #[test]
+    fn timeouts_come_from_the_options() {
+        let entries = providers(
+            r#"{"local": {"options": {"baseURL": "http://127.0.0.1:9/v1", "chunkTimeout": 5000, "timeout": false}}}"#,
+        );
+        let name = ModelRef::parse("local/qwen3").unwrap();
+        assert!(model_from_config(&name, &entries).is_ok());
+        let wrong =
+            providers(r#"{"anthropic": {"options": {"apiKey": "k", "chunkTimeout": "5s"}}}"#);
+        let name = ModelRef::parse("anthropic/claude-sonnet-4-5").unwrap();
+        let error = model_from_config(&name, &wrong).err().unwrap().to_string();
+        assert!(
+            error.contains(
+                "provider.anthropic.options.chunkTimeout: expected a number of milliseconds"
+            ),
+            "{error}"
+        );
     }
 }

@@ -24,6 +24,13 @@ pub enum ProviderError {
         /// The name given.
         name: String,
     },
+    /// A `provider.<id>.options` value has the wrong form (a timeout that
+    /// is not a number of milliseconds or `false`).
+    #[error("config: {message}")]
+    InvalidOption {
+        /// Which key, what was expected and what was found.
+        message: String,
+    },
     /// No client is known for this provider id.
     #[error("unknown provider {provider:?}: known providers are {known}")]
     UnknownProvider {

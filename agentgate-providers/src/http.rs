@@ -4,6 +4,8 @@
 //!
 //! Nothing here retries: the agent loop owns retries (§13), so errors are
 //! mapped faithfully (status, headers, `x-should-retry`) and returned.
+//! Every wait is bounded by the call's [`CallClock`] (the header, chunk and
+//! whole-request timeouts).
 
 use std::collections::VecDeque;
 
@@ -15,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error_body::{Classify, map_error_response};
 use crate::sse::{SseEvent, sse_events};
+use crate::timeouts::{CallClock, Which};
 
 /// A provider's stream state machine: turns SSE events into
 /// [`StreamEvent`]s and knows whether the terminal event arrived.
@@ -29,8 +32,8 @@ pub(crate) trait Decoder: Send + 'static {
 }
 
 /// The builder methods every client shares: base URL, extra headers, model
-/// description, HTTP client and idle timeout. The client type must have the
-/// fields `base_url`, `headers`, `info`, `http` and `idle_timeout`.
+/// description, HTTP client and timeouts. The client type must have the
+/// fields `base_url`, `headers`, `info`, `http` and `timeouts`.
 macro_rules! client_builders {
     ($client:ty) => {
         impl $client {
@@ -64,12 +67,45 @@ macro_rules! client_builders {
                 self
             }
 
-            /// Ends a stream with `ModelError::Interrupted` (which the loop
-            /// retries) when no bytes arrive for this long. Off by default:
-            /// reasoning models can be silent for minutes on some APIs.
+            /// Ends a stream with `ModelError::TimedOut` when no bytes
+            /// arrive for this long: the same as
+            /// [`with_chunk_timeout`](Self::with_chunk_timeout)`(Some(timeout))`.
             pub fn with_idle_timeout(mut self, timeout: std::time::Duration) -> Self {
-                self.idle_timeout = Some(timeout);
+                self.timeouts.chunk = Some(timeout);
                 self
+            }
+
+            /// Replaces all three timeouts (see [`crate::Timeouts`]).
+            pub fn with_timeouts(mut self, timeouts: crate::Timeouts) -> Self {
+                self.timeouts = timeouts;
+                self
+            }
+
+            /// How long the response headers may take (opencode's
+            /// `headerTimeout`; default 5 minutes, `None`: no limit).
+            pub fn with_header_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+                self.timeouts.header = timeout;
+                self
+            }
+
+            /// How long the stream may be silent between two chunks
+            /// (opencode's `chunkTimeout`; default 5 minutes, `None`: no
+            /// limit).
+            pub fn with_chunk_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+                self.timeouts.chunk = timeout;
+                self
+            }
+
+            /// How long the whole request may take, headers and stream
+            /// (opencode's `timeout`; default `None`: no limit).
+            pub fn with_request_timeout(mut self, timeout: Option<std::time::Duration>) -> Self {
+                self.timeouts.total = timeout;
+                self
+            }
+
+            /// The timeouts calls use.
+            pub fn timeouts(&self) -> crate::Timeouts {
+                self.timeouts
             }
 
             /// The base URL requests go to.
@@ -105,11 +141,13 @@ pub(crate) fn shared_client() -> reqwest::Client {
 }
 
 /// Sends a request; a non-2xx response becomes a mapped [`ModelError`]
-/// whose message names the URL it came from.
+/// whose message names the URL it came from. The headers must arrive
+/// within the clock's header timeout.
 pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     cancel: &CancellationToken,
     classify: Classify,
+    clock: &CallClock,
 ) -> Result<reqwest::Response, ModelError> {
     let (client, request) = request.build_split();
     let request = request.map_err(|e| {
@@ -124,18 +162,27 @@ pub(crate) async fn send(
             "invalid base URL for {target}: it must start with http:// or https://"
         )));
     }
+    let wait = clock.header_wait();
     let response = tokio::select! {
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
-        response = client.execute(request) => response.map_err(|e| send_error(e, &target))?,
+        response = within(wait, client.execute(request)) => match response {
+            Ok(response) => response.map_err(|e| send_error(e, &target))?,
+            Err(which) => return Err(clock.error(which)),
+        },
     };
     let status = response.status();
     if status.is_success() {
         return Ok(response);
     }
     let headers = lowercase_headers(response.headers());
+    // An error body that never ends is cut at the chunk timeout: the
+    // status and headers already say what happened.
     let body = tokio::select! {
         _ = cancel.cancelled() => return Err(ModelError::Cancelled),
-        body = response.text() => body.unwrap_or_default(),
+        body = within(clock.chunk_wait(), response.text()) => match body {
+            Ok(body) => body.unwrap_or_default(),
+            Err(_) => String::new(),
+        },
     };
     Err(
         match map_error_response(status.as_u16(), headers, body, classify) {
@@ -156,13 +203,25 @@ fn without_query(url: &reqwest::Url) -> String {
     url.to_string()
 }
 
+/// `future`, unless `limit` passes first: then which timeout that was.
+async fn within<F: std::future::Future>(
+    limit: Option<(std::time::Duration, Which)>,
+    future: F,
+) -> Result<F::Output, Which> {
+    match limit {
+        Some((limit, which)) => tokio::time::timeout(limit, future).await.map_err(|_| which),
+        None => Ok(future.await),
+    }
+}
+
 /// A failure to get a response. A host that refuses the connection or does
-/// not resolve is a configuration error, reported at once and not retried
-/// (retrying a wrong base URL would keep a turn silent for minutes); a
+/// not resolve is `Unreachable`: on a step's first attempt the loop reports
+/// it at once (retrying a wrong base URL would keep a turn silent for
+/// minutes), after a failed attempt it retries (a server restarting); a
 /// timeout or a reset connection is `Interrupted`, which the loop retries.
 fn send_error(error: reqwest::Error, target: &str) -> ModelError {
     if error.is_connect() && !error.is_timeout() {
-        return ModelError::other(format!(
+        return ModelError::unreachable(format!(
             "could not connect to {target}: {}; check the base URL (`with_base_url` or the \
              provider's base URL variable) and that the server is running",
             error_chain(&error)
@@ -226,7 +285,7 @@ pub(crate) fn drive<D: Decoder>(
     response: reqwest::Response,
     decoder: D,
     cancel: CancellationToken,
-    idle_timeout: Option<std::time::Duration>,
+    clock: CallClock,
 ) -> EventStream {
     struct State<S, D> {
         events: S,
@@ -234,6 +293,7 @@ pub(crate) fn drive<D: Decoder>(
         ready: VecDeque<Result<StreamEvent, ModelError>>,
         done: bool,
         cancel: CancellationToken,
+        clock: CallClock,
     }
     let state = State {
         events: Box::pin(sse_events(response.bytes_stream())),
@@ -241,6 +301,7 @@ pub(crate) fn drive<D: Decoder>(
         ready: VecDeque::new(),
         done: false,
         cancel,
+        clock,
     };
     Box::pin(futures::stream::unfold(
         state,
@@ -252,23 +313,19 @@ pub(crate) fn drive<D: Decoder>(
                 if state.done {
                     return None;
                 }
+                let wait = state.clock.chunk_wait();
                 let next = tokio::select! {
                     biased;
                     _ = state.cancel.cancelled() => {
                         state.done = true;
                         return Some((Err(ModelError::Cancelled), state));
                     }
-                    next = next_or_idle(&mut state.events, idle_timeout) => match next {
-                        Some(next) => next,
-                        None => {
+                    next = within(wait, state.events.next()) => match next {
+                        Ok(next) => next,
+                        Err(which) => {
                             state.done = true;
-                            let secs = idle_timeout.map_or(0.0, |t| t.as_secs_f64());
-                            return Some((
-                                Err(ModelError::interrupted(format!(
-                                    "no data from the provider for {secs}s (idle timeout)"
-                                ))),
-                                state,
-                            ));
+                            let error = state.clock.error(which);
+                            return Some((Err(error), state));
                         }
                     },
                 };
@@ -292,17 +349,6 @@ pub(crate) fn drive<D: Decoder>(
             }
         },
     ))
-}
-
-/// The next item, or `None` when `timeout` passed first.
-async fn next_or_idle<S: futures::Stream + Unpin>(
-    stream: &mut S,
-    timeout: Option<std::time::Duration>,
-) -> Option<Option<S::Item>> {
-    match timeout {
-        Some(timeout) => tokio::time::timeout(timeout, stream.next()).await.ok(),
-        None => Some(stream.next().await),
-    }
 }
 
 /// Parses a JSON `data:` payload into the provider's typed event; a

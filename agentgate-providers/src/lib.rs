@@ -5,7 +5,9 @@
 //! [`agentgate_core::LanguageModel`]; none retries on its own — HTTP errors are
 //! mapped faithfully to [`agentgate_core::ModelError`] (status, `retry-after`
 //! headers, `x-should-retry`, context overflow) and the agent loop decides
-//! (§13). A stream that ends without its terminal event is an error.
+//! (§13). A stream that ends without its terminal event is an error. Every
+//! call is bounded by [`Timeouts`]: the response headers and each stream
+//! chunk must arrive within 5 minutes by default.
 //!
 //! * [`Anthropic`]: the Messages API (thinking with signatures, tool use,
 //!   §15 prompt-cache breakpoints, cache token usage).
@@ -82,6 +84,7 @@ mod registry;
 mod responses;
 mod sampling;
 mod sse;
+mod timeouts;
 
 /// The agentgate-core contracts the clients implement, re-exported so an
 /// embedder needs one import path.
@@ -113,6 +116,10 @@ pub use prompt::provider_prompt;
 
 /// Why a client could not be built.
 pub use error::ProviderError;
+
+/// How long a model call may wait (opencode's `timeout`, `headerTimeout`,
+/// `chunkTimeout` provider options), on by default.
+pub use timeouts::{DEFAULT_CHUNK_TIMEOUT, DEFAULT_HEADER_TIMEOUT, Timeouts};
 
 /// The server-sent-events parser under every client.
 pub use sse::{SseError, SseEvent, SseParser, sse_events};

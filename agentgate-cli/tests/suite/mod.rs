@@ -6,3 +6,4 @@ mod check_equals_run;
 mod cli;
 mod config_cli;
 mod run_cli;
+mod run_faults;

@@ -7,7 +7,7 @@ use agentgate_permission::{PermissionConfig, describe_value};
 use serde_json::{Map, Value};
 
 use super::error::{ConfigError, ConfigWarning};
-use super::keys::{PROVIDER_KEYS, unknown_keys};
+use super::keys::{PROVIDER_KEYS, PROVIDER_OPTION_KEYS, unknown_keys};
 use super::provider::ProviderConfig;
 use crate::agents::AgentConfig;
 
@@ -62,6 +62,10 @@ pub(super) fn check_layer(
                 let path = format!("provider.{id}");
                 if let Value::Object(entry) = entry {
                     warnings.extend(unknown_keys(entry, PROVIDER_KEYS, file, &path));
+                    if let Some(Value::Object(options)) = entry.get("options") {
+                        let at = format!("{path}.options");
+                        warnings.extend(unknown_keys(options, PROVIDER_OPTION_KEYS, file, &at));
+                    }
                 }
                 if let Err((path, message)) = ProviderConfig::from_value(entry, &path) {
                     errors.push(ConfigError::new(file, path, message));

@@ -32,6 +32,9 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "permission",
     "plugin",
     "provider",
+    // Not opencode's: this SDK's bounds on retrying failed model streams
+    // (`RetryPolicy::from_config`, docs/agent-loop.md).
+    "retry",
     // Not opencode's: this SDK's OS sandbox under bash (agentgate-tools'
     // `SandboxPolicy`, docs/sandbox.md).
     "sandbox",
@@ -58,6 +61,20 @@ pub const PROVIDER_KEYS: &[&str] = &[
     "options",
     "whitelist",
     "blacklist",
+];
+
+/// Keys of a `provider.<id>.options` object this SDK reads: the endpoint
+/// and key, extra headers, and opencode's three timeouts (milliseconds, or
+/// `false` for none). opencode hands other options to its AI SDK provider
+/// packages, which this SDK does not have, so they are ignored with a
+/// warning.
+pub const PROVIDER_OPTION_KEYS: &[&str] = &[
+    "apiKey",
+    "baseURL",
+    "chunkTimeout",
+    "headerTimeout",
+    "headers",
+    "timeout",
 ];
 
 /// The Levenshtein distance of two short strings.

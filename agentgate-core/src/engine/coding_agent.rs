@@ -17,6 +17,8 @@ use tokio_util::sync::CancellationToken;
 use super::facade::Engine;
 use super::outcome::{PromptError, TurnError, TurnResult};
 use super::permission_preset::PermissionPreset;
+use super::retry::RetryPolicy;
+use super::settings::LoopConfig;
 use super::task_tool::TaskSettings;
 use super::turn_stream::TurnEvent;
 use crate::agents::{AgentEnvironment, AgentError, Agents};
@@ -54,6 +56,9 @@ pub enum CodingAgentError {
     /// The session could not be created.
     #[error(transparent)]
     Prompt(#[from] PromptError),
+    /// The configuration's `retry` key is not a valid retry policy.
+    #[error("config: {0} (see docs/agent-loop.md, \"Retries\")")]
+    Retry(String),
 }
 
 /// Builds a [`CodingAgent`]; see [`CodingAgent::builder`].
@@ -75,6 +80,8 @@ pub struct CodingAgentBuilder {
     session_rules: agentgate_permission::Ruleset,
     sections: Vec<String>,
     preset: PermissionPreset,
+    retry: Option<RetryPolicy>,
+    max_turn_time: Option<std::time::Duration>,
 }
 
 impl CodingAgentBuilder {
@@ -214,6 +221,20 @@ impl CodingAgentBuilder {
         self
     }
 
+    /// Retries failed model streams under this policy instead of the
+    /// configuration's `retry` key (default: [`RetryPolicy::default`]).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// Ends every turn that runs longer than this with a `timeout` error
+    /// ([`LoopConfig::max_turn_time`]); default: no deadline.
+    pub fn max_turn_time(mut self, limit: std::time::Duration) -> Self {
+        self.max_turn_time = Some(limit);
+        self
+    }
+
     /// Loads the configuration, assembles the engine and creates a session
     /// (or loads the one to [`resume`](Self::resume)).
     pub async fn build(self) -> Result<CodingAgent, CodingAgentError> {
@@ -260,7 +281,9 @@ impl CodingAgentBuilder {
         if let Some(global) = loader.resolved_global_dir() {
             prompts = prompts.with_global_dir(global);
         }
+        let settings = loop_settings(self.retry, self.max_turn_time, &config)?;
         let mut builder = Engine::builder(model)
+            .config(settings)
             .agents(agents)
             .task_tool(TaskSettings::default())
             .tools(self.tools)
@@ -294,6 +317,27 @@ impl CodingAgentBuilder {
             config,
         })
     }
+}
+
+/// The loop settings: the builder's retry policy, else the configuration's
+/// `retry` key, else the default; the builder's turn deadline.
+fn loop_settings(
+    retry: Option<RetryPolicy>,
+    max_turn_time: Option<std::time::Duration>,
+    config: &Config,
+) -> Result<LoopConfig, CodingAgentError> {
+    let retry = match (retry, config.value.get("retry")) {
+        (Some(policy), _) => policy,
+        (None, Some(value)) => {
+            RetryPolicy::from_config(value, "retry").map_err(CodingAgentError::Retry)?
+        }
+        (None, None) => RetryPolicy::default(),
+    };
+    Ok(LoopConfig {
+        retry,
+        max_turn_time,
+        ..LoopConfig::default()
+    })
 }
 
 /// The model `name` (else the configuration's) names, served by `resolver`.
@@ -372,6 +416,8 @@ impl CodingAgent {
             session_rules: agentgate_permission::Ruleset::default(),
             sections: Vec::new(),
             preset: PermissionPreset::default(),
+            retry: None,
+            max_turn_time: None,
         }
     }
 

@@ -3,12 +3,13 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use agentgate_permission::Permissions;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::outcome::{PromptError, TurnError, TurnResult};
+use super::outcome::{PromptError, StopReason, TurnError, TurnResult};
 use super::settings::LoopConfig;
 use super::state::{BusyGuard, EngineState, emit_message};
 use super::turn::run_turn;
@@ -16,7 +17,7 @@ use super::turn_context::TurnContext;
 use crate::agent_spec::AgentSpec;
 use crate::compaction::{history_for_model, is_overflow};
 use crate::event::{Event, SessionStatus};
-use crate::message::{Message, Part, Role};
+use crate::message::{Message, MessageError, Part, Role};
 use crate::model::{LanguageModel, ModelRef};
 use crate::sessions::{Session, SessionStore};
 use crate::tool_registry::ToolRegistry;
@@ -231,7 +232,50 @@ impl Engine {
                     && is_overflow(&m.usage, &model.info().limits, &state.config.compaction)
             });
         drop(history);
-        let ctx = TurnContext::new(state, model, &agent, &session, &cancel);
-        run_turn(&ctx, full, model_messages).await
+        match state.config.max_turn_time {
+            None => {
+                let ctx = TurnContext::new(state, model, &agent, &session, &cancel);
+                run_turn(&ctx, full, model_messages).await
+            }
+            Some(limit) => {
+                // The deadline stops the turn the way a cancel does (the
+                // stream, the tools, open calls closed); the stop is then
+                // reported as the timeout it was.
+                let turn_cancel = cancel.child_token();
+                let deadline = tokio::spawn({
+                    let turn_cancel = turn_cancel.clone();
+                    async move {
+                        tokio::time::sleep(limit).await;
+                        turn_cancel.cancel();
+                    }
+                });
+                let ctx = TurnContext::new(state, model, &agent, &session, &turn_cancel);
+                let result = run_turn(&ctx, full, model_messages).await;
+                deadline.abort();
+                let mut result = result?;
+                if result.stop == StopReason::Cancelled && !cancel.is_cancelled() {
+                    result.stop = self.turn_timed_out(&session.id, &result, limit);
+                }
+                Ok(result)
+            }
+        }
+    }
+
+    /// The stop of a turn that ran past `limit`, announced to subscribers.
+    fn turn_timed_out(&self, session_id: &str, result: &TurnResult, limit: Duration) -> StopReason {
+        let error = MessageError {
+            name: "timeout".into(),
+            message: format!(
+                "the turn did not finish within its time limit of {} (`agent run --max-time`, \
+                 `LoopConfig::max_turn_time`)",
+                super::retry::seconds(limit)
+            ),
+        };
+        self.state.events.emit(|| Event::Error {
+            session_id: session_id.to_string(),
+            message_id: result.messages.last().map(|m| m.id.clone()),
+            error: error.clone(),
+        });
+        StopReason::Error { error }
     }
 }

@@ -44,7 +44,10 @@ pub use model_options::provider_options;
 pub use non_interactive::{NonInteractive, auto_reject_warning};
 pub use outcome::{PromptError, StopReason, TurnError, TurnResult};
 pub use permission_preset::PermissionPreset;
-pub use retry::{RetryInfo, RetryPolicy};
+pub use retry::{
+    DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
+    RetryPlan, RetryPolicy,
+};
 pub use settings::{DEFAULT_TOOL_GRACE, LoopConfig};
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
 pub use tool_calls::STEP_LIMIT_ERROR;

@@ -15,12 +15,10 @@
 //! 3. Every call left without a result (cancellation, a cut stream, the
 //!    step limit) is closed as §11.3 says, so every call has a result.
 
-use std::time::Duration;
-
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::retry::RetryInfo;
+use super::retry::{RetryHistory, RetryPlan, with_note};
 use super::state::EngineState;
 use super::tool_calls::{CallsEnd, close_calls, close_open_calls, execute_calls, refuse_calls};
 use super::turn_context::TurnContext;
@@ -408,7 +406,7 @@ async fn stream_with_retries(
 ) -> Result<Streamed, StepEnd> {
     let (engine, session_id) = (input.ctx.engine, input.ctx.session_id());
     let base = message.parts.len();
-    let mut retry_number = 0u32;
+    let mut history = RetryHistory::start();
     loop {
         message.parts.truncate(base);
         message.provider_metadata = None;
@@ -427,26 +425,33 @@ async fn stream_with_retries(
             }
             Err(error) => error,
         };
-        retry_number += 1;
         let plan = if attempt.committed {
-            None
+            Err(None)
         } else {
-            engine.config.retry.next(retry_number, &error)
+            engine.config.retry.plan(&mut history, &error)
         };
-        let Some((info, wait)) = plan else {
-            close_open_calls(engine, session_id, message);
-            message.error = Some(MessageError {
-                name: if error.is_context_overflow() {
-                    "context_overflow".into()
-                } else {
-                    "model".into()
-                },
-                message: error.to_string(),
-            });
-            return Err(StepEnd::Failed(error));
+        let plan = match plan {
+            Ok(plan) => plan,
+            Err(note) => {
+                let error = match note {
+                    Some(note) => with_note(error, &note),
+                    None => error,
+                };
+                close_open_calls(engine, session_id, message);
+                message.error = Some(MessageError {
+                    name: if error.is_context_overflow() {
+                        "context_overflow".into()
+                    } else {
+                        "model".into()
+                    },
+                    message: error.to_string(),
+                });
+                return Err(StepEnd::Failed(error));
+            }
         };
-        tracing::info!(session_id = %session_id, attempt = retry_number, ?wait, %error, "retrying the model stream");
-        announce_retry(input, retry_number, &info, wait);
+        let wait = plan.wait;
+        tracing::info!(session_id = %session_id, attempt = plan.retry, ?wait, %error, "retrying the model stream");
+        announce_retry(input, &plan, &error);
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
             () = input.ctx.cancel.cancelled() => {
@@ -462,20 +467,22 @@ async fn stream_with_retries(
 }
 
 /// Tells subscribers a retry is scheduled, and when.
-fn announce_retry(input: &StepInput<'_>, attempt: u32, info: &RetryInfo, wait: Duration) {
+fn announce_retry(input: &StepInput<'_>, plan: &RetryPlan, error: &ModelError) {
     let (engine, session_id) = (input.ctx.engine, input.ctx.session_id());
-    let delay_ms = wait.as_millis() as u64;
+    let delay_ms = plan.wait.as_millis() as u64;
     engine.events.emit(|| Event::RetryScheduled {
         session_id: session_id.to_string(),
-        attempt,
-        message: info.message.clone(),
+        attempt: plan.retry,
+        message: plan.info.message.clone(),
         delay_ms,
+        max_attempts: plan.max_attempts,
+        error: Some(error.to_string()),
     });
     engine.events.emit(|| Event::SessionStatus {
         session_id: session_id.to_string(),
         status: SessionStatus::Retry {
-            attempt,
-            message: info.message.clone(),
+            attempt: plan.retry,
+            message: plan.info.message.clone(),
             next: now_ms() + delay_ms,
         },
     });

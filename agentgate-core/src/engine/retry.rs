@@ -1,7 +1,9 @@
 //! When and how long to wait before retrying a failed model stream (§13).
 //!
 //! [`retryable`] and [`delay`] are opencode's functions, exactly; the
-//! [`RetryPolicy`] adds what opencode lacks, an attempt limit.
+//! [`RetryPolicy`] adds what opencode lacks: a limit on attempts and on the
+//! time spent retrying, a cap on waits the server did not ask for, one
+//! retry of a timeout, and retrying a server that went away mid-backoff.
 //!
 //! **Never after output was handed out.** The loop retries a stream only
 //! while nothing of that attempt has been *committed* to the caller: the
@@ -53,6 +55,8 @@ impl RetryInfo {
 ///   "Overloaded".
 /// - [`ModelError::Interrupted`] (a cut stream or dropped connection): as a
 ///   retryable API error without headers.
+/// - [`ModelError::TimedOut`]: like `Interrupted` (the policy retries it
+///   once); [`ModelError::Unreachable`]: not on its own.
 /// - [`ModelError::Other`]: when the message mentions a rate limit, or is
 ///   one of the JSON error bodies §13 lists.
 ///
@@ -71,7 +75,12 @@ pub fn retryable(error: &ModelError) -> Option<RetryInfo> {
                 RetryInfo::new(api.message.clone())
             }
         }
-        ModelError::Interrupted { message } => RetryInfo::new(message.clone()),
+        ModelError::Interrupted { message } | ModelError::TimedOut { message } => {
+            RetryInfo::new(message.clone())
+        }
+        // Retried only after an attempt that reached the server
+        // ([`RetryPolicy::plan`]); on its own it is most likely a wrong URL.
+        ModelError::Unreachable { .. } => None,
         ModelError::Other { message } => retryable_message(message),
     }
 }
@@ -142,21 +151,22 @@ pub fn delay_at(attempt: u32, headers: Option<&Headers>, now: SystemTime) -> u64
     let Some(headers) = headers else {
         return backoff.min(MAX_DELAY_NO_HEADERS_MS);
     };
+    server_delay(headers, now).unwrap_or_else(|| backoff.min(MAX_DELAY_MS))
+}
+
+/// The wait the server asked for: `retry-after-ms`, else `retry-after` in
+/// seconds or as an HTTP date in the future; `None` when it asked nothing.
+fn server_delay(headers: &Headers, now: SystemTime) -> Option<u64> {
     if let Some(ms) = header_in(headers, "retry-after-ms").and_then(parse_number) {
-        return cap(ms);
+        return Some(cap(ms));
     }
-    if let Some(value) = header_in(headers, "retry-after") {
-        if let Some(seconds) = parse_number(value) {
-            return cap(seconds * 1000.0);
-        }
-        if let Some(date) = parse_http_date(value)
-            && let Ok(ahead) = date.duration_since(now)
-            && !ahead.is_zero()
-        {
-            return cap(ahead.as_secs_f64() * 1000.0);
-        }
+    let value = header_in(headers, "retry-after")?;
+    if let Some(seconds) = parse_number(value) {
+        return Some(cap(seconds * 1000.0));
     }
-    backoff.min(MAX_DELAY_MS)
+    let date = parse_http_date(value)?;
+    let ahead = date.duration_since(now).ok()?;
+    (!ahead.is_zero()).then(|| cap(ahead.as_secs_f64() * 1000.0))
 }
 
 /// `2000 × 2^(attempt−1)`, saturating.
@@ -315,35 +325,125 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Retries a step may make after its first attempt, by default.
+pub const DEFAULT_MAX_RETRIES: u32 = 8;
+/// The longest wait the loop chooses itself (when the server sent no
+/// `retry-after`), by default.
+pub const DEFAULT_MAX_DELAY_MS: u64 = 30_000;
+/// How long a step may spend on failed attempts and waits before no new
+/// retry starts, by default: with the other defaults a provider that keeps
+/// answering 500 fails the step after nine attempts and 150 s of waiting,
+/// and a server whose `retry-after` asks for more than this is
+/// given up on at once.
+pub const DEFAULT_MAX_ELAPSED_MS: u64 = 160_000;
+
 /// How the loop retries failed streams.
+///
+/// The default bounds both the number of attempts and the time a step may
+/// spend retrying, so an unattended run always ends: a persistent HTTP 500
+/// fails after 9 attempts (waits of 2, 4, 8, 16 and four times 30 s). A wait the
+/// server asks for (`retry-after-ms`, `retry-after`) is honoured as it is,
+/// within the time bound; any other wait is capped at `max_delay_ms`.
+/// [`RetryPolicy::unlimited`] is opencode's policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RetryPolicy {
     /// How many retries (after the first attempt) a step may make; `None`
-    /// retries forever as opencode does. Default: 8 (about 2.5 minutes of
-    /// backoff without server hints) — a documented deviation, so that a
-    /// provider that stays down does not hang a non-interactive run.
+    /// retries forever as opencode does. Default: [`DEFAULT_MAX_RETRIES`].
     pub max_retries: Option<u32>,
+    /// The cap, in ms, on a wait the server did not ask for; `None` keeps
+    /// opencode's schedule, which doubles without a cap when the error
+    /// carried response headers (64 s, 128 s, 256 s ...). Default:
+    /// [`DEFAULT_MAX_DELAY_MS`].
+    pub max_delay_ms: Option<u64>,
+    /// The bound, in ms, on the time since the step's first attempt
+    /// started: a retry whose wait would end after it is not made. `None`:
+    /// no bound. Default: [`DEFAULT_MAX_ELAPSED_MS`].
+    pub max_elapsed_ms: Option<u64>,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_retries: Some(8),
+            max_retries: Some(DEFAULT_MAX_RETRIES),
+            max_delay_ms: Some(DEFAULT_MAX_DELAY_MS),
+            max_elapsed_ms: Some(DEFAULT_MAX_ELAPSED_MS),
         }
     }
 }
 
+/// A step's failed attempts so far, for [`RetryPolicy::plan`]. Times are
+/// tokio's clock, so tests under a paused clock see the waits they made.
+#[derive(Debug, Clone)]
+pub struct RetryHistory {
+    started: tokio::time::Instant,
+    retries: u32,
+    timeouts: u32,
+}
+
+impl RetryHistory {
+    /// A history starting now, before the step's first attempt.
+    pub fn start() -> Self {
+        RetryHistory {
+            started: tokio::time::Instant::now(),
+            retries: 0,
+            timeouts: 0,
+        }
+    }
+
+    /// How many retries were planned so far.
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// Time since the step's first attempt started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+impl Default for RetryHistory {
+    fn default() -> Self {
+        RetryHistory::start()
+    }
+}
+
+/// A retry the loop is about to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPlan {
+    /// Why the error is worth retrying (opencode's message).
+    pub info: RetryInfo,
+    /// How long to wait first.
+    pub wait: Duration,
+    /// The retry number, from 1 (the attempt about to start is one more).
+    pub retry: u32,
+    /// How many attempts the policy allows in all, when it limits them.
+    pub max_attempts: Option<u32>,
+}
+
 impl RetryPolicy {
-    /// opencode's policy: unlimited retries.
+    /// opencode's policy: unlimited retries, its own delay schedule, no
+    /// time bound.
     pub fn unlimited() -> Self {
-        RetryPolicy { max_retries: None }
+        RetryPolicy {
+            max_retries: None,
+            max_delay_ms: None,
+            max_elapsed_ms: None,
+        }
     }
 
     /// No retries at all.
     pub fn never() -> Self {
         RetryPolicy {
             max_retries: Some(0),
+            ..RetryPolicy::default()
         }
+    }
+
+    /// This policy with another attempt limit (`None`: unlimited).
+    pub fn with_max_retries(mut self, max_retries: Option<u32>) -> Self {
+        self.max_retries = max_retries;
+        self
     }
 
     /// Whether retry number `attempt` (from 1) is within the limit.
@@ -352,18 +452,182 @@ impl RetryPolicy {
     }
 
     /// The wait before retry number `attempt` (from 1), or `None` when the
-    /// policy allows no such retry.
+    /// policy allows no such retry: what the server asked for, else
+    /// opencode's backoff capped at `max_delay_ms`.
     pub fn delay(&self, attempt: u32, headers: Option<&Headers>) -> Option<Duration> {
-        self.allows(attempt)
-            .then(|| Duration::from_millis(delay(attempt, headers)))
+        if !self.allows(attempt) {
+            return None;
+        }
+        let ms = match headers.and_then(|h| server_delay(h, SystemTime::now())) {
+            Some(asked) => asked,
+            None => {
+                let ours = delay(attempt, headers);
+                self.max_delay_ms.map_or(ours, |cap| ours.min(cap))
+            }
+        };
+        Some(Duration::from_millis(ms))
     }
 
     /// What to do about `error` on retry number `attempt` (from 1): the
-    /// reason and the wait, or `None` to give up.
+    /// reason and the wait, or `None` to give up. Knows nothing of time
+    /// spent; the loop uses [`RetryPolicy::plan`].
     pub fn next(&self, attempt: u32, error: &ModelError) -> Option<(RetryInfo, Duration)> {
         let info = retryable(error)?;
         let wait = self.delay(attempt, error.retry_headers())?;
         Some((info, wait))
+    }
+
+    /// Whether and when to retry after `error`, given the step's `history`
+    /// (updated when a retry is planned). `Err` gives up, with a note for
+    /// the user when a limit of this policy (rather than the kind of error)
+    /// is why.
+    ///
+    /// Beyond [`RetryPolicy::next`]: a timeout is retried once per step, a
+    /// server that cannot be reached only after an earlier attempt of the
+    /// step failed otherwise (a server restarting during a backoff, not a
+    /// wrong base URL), and no retry is made whose wait would end past
+    /// `max_elapsed_ms`.
+    pub fn plan(
+        &self,
+        history: &mut RetryHistory,
+        error: &ModelError,
+    ) -> Result<RetryPlan, Option<String>> {
+        let attempts = history.retries + 1;
+        let info = match error {
+            ModelError::TimedOut { message } if history.timeouts == 0 => {
+                RetryInfo::new(message.clone())
+            }
+            ModelError::TimedOut { .. } => {
+                return Err(Some(format!(
+                    "it timed out twice, so it was not retried again ({attempts} attempts)"
+                )));
+            }
+            ModelError::Unreachable { message } if history.retries > 0 => {
+                RetryInfo::new(message.clone())
+            }
+            other => retryable(other),
+        };
+        let Some(info) = info else {
+            return Err(None);
+        };
+        let retry = history.retries + 1;
+        let plural = if attempts == 1 { "" } else { "s" };
+        let Some(wait) = self.delay(retry, error.retry_headers()) else {
+            return Err(Some(format!(
+                "gave up after {attempts} attempt{plural}; raise `retry.max_retries` in the \
+                 config or pass --max-retries"
+            )));
+        };
+        let elapsed = history.elapsed();
+        if let Some(bound) = self.max_elapsed_ms.map(Duration::from_millis)
+            && elapsed + wait > bound
+        {
+            return Err(Some(format!(
+                "gave up after {attempts} attempt{plural} in {}: the next wait of {} would pass \
+                 the retry time limit of {}; raise `retry.max_time` (milliseconds) in the config",
+                seconds(elapsed),
+                seconds(wait),
+                seconds(bound),
+            )));
+        }
+        history.retries = retry;
+        if matches!(error, ModelError::TimedOut { .. }) {
+            history.timeouts += 1;
+        }
+        Ok(RetryPlan {
+            info,
+            wait,
+            retry,
+            max_attempts: self.max_retries.map(|max| max.saturating_add(1)),
+        })
+    }
+
+    /// Reads the config's `retry` key: `false` (no retries), `true` (the
+    /// default), or an object with `max_retries` (a whole number, or `null`
+    /// for no limit), `max_delay` and `max_time` (milliseconds, or `false`
+    /// for no bound); fields left out keep their default. `path` names the
+    /// key in messages.
+    pub fn from_config(value: &Value, path: &str) -> Result<RetryPolicy, String> {
+        let mut policy = RetryPolicy::default();
+        let fields = match value {
+            Value::Bool(false) => return Ok(RetryPolicy::never()),
+            Value::Bool(true) | Value::Null => return Ok(policy),
+            Value::Object(fields) => fields,
+            other => {
+                return Err(format!(
+                    "{path}: expected false or an object with max_retries, max_delay, max_time; found {other}"
+                ));
+            }
+        };
+        const KEYS: &[&str] = &["max_retries", "max_delay", "max_time"];
+        for (key, v) in fields {
+            let at = format!("{path}.{key}");
+            match key.as_str() {
+                "max_retries" => {
+                    policy.max_retries = match v {
+                        Value::Null => None,
+                        v => Some(v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(
+                            || format!("{at}: expected a whole number or null, found {v}"),
+                        )?),
+                    }
+                }
+                "max_delay" => policy.max_delay_ms = millis_or_off(v, &at)?,
+                "max_time" => policy.max_elapsed_ms = millis_or_off(v, &at)?,
+                other => {
+                    let hint = crate::config::did_you_mean(other, KEYS)
+                        .map(|k| format!("; did you mean {k:?}?"))
+                        .unwrap_or_default();
+                    return Err(format!(
+                        "{at}: unknown key (known: {}){hint}",
+                        KEYS.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(policy)
+    }
+}
+
+/// A whole number of milliseconds, or `false` for none.
+fn millis_or_off(value: &Value, at: &str) -> Result<Option<u64>, String> {
+    match value {
+        Value::Bool(false) => Ok(None),
+        v => v.as_u64().map(Some).ok_or_else(|| {
+            format!("{at}: expected milliseconds (a whole number) or false, found {v}")
+        }),
+    }
+}
+
+/// A duration for messages: `4 s`, `1.5 s`, `2 min 30 s`.
+pub fn seconds(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms >= 60_000 {
+        let secs = ms / 1000;
+        return match secs % 60 {
+            0 => format!("{} min", secs / 60),
+            rest => format!("{} min {rest} s", secs / 60),
+        };
+    }
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+/// `error` with `note` added to its message (the gave-up explanation).
+pub fn with_note(error: ModelError, note: &str) -> ModelError {
+    let add = |message: String| format!("{message} ({note})");
+    match error {
+        ModelError::Api(mut api) => {
+            api.message = add(api.message);
+            ModelError::Api(api)
+        }
+        ModelError::Interrupted { message } => ModelError::interrupted(add(message)),
+        ModelError::TimedOut { message } => ModelError::timed_out(add(message)),
+        ModelError::Unreachable { message } => ModelError::unreachable(add(message)),
+        ModelError::Other { message } => ModelError::other(add(message)),
+        other => other,
     }
 }
 
@@ -453,11 +717,130 @@ mod tests {
 
     #[test]
     fn policy_limits_attempts() {
-        let policy = RetryPolicy {
-            max_retries: Some(2),
-        };
+        let policy = RetryPolicy::default().with_max_retries(Some(2));
         assert!(policy.delay(2, None).is_some());
         assert!(policy.delay(3, None).is_none());
         assert!(RetryPolicy::unlimited().delay(1000, None).is_some());
+    }
+
+    fn server_error() -> ModelError {
+        ModelError::Api(crate::error::ApiError {
+            message: "Internal Server Error".into(),
+            status: Some(500),
+            is_retryable: false,
+            headers: Some(Headers::from([(
+                "content-type".to_string(),
+                "text/plain".to_string(),
+            )])),
+            body: None,
+        })
+    }
+
+    /// The plans the default policy makes for `error` repeated until it
+    /// gives up, with the clock advanced by each wait.
+    async fn plans(error: &ModelError) -> (Vec<u64>, Option<String>) {
+        let policy = RetryPolicy::default();
+        let mut history = RetryHistory::start();
+        let mut waits = Vec::new();
+        loop {
+            match policy.plan(&mut history, error) {
+                Ok(plan) => {
+                    assert_eq!(plan.retry as usize, waits.len() + 1);
+                    assert_eq!(plan.max_attempts, Some(9));
+                    waits.push(plan.wait.as_millis() as u64);
+                    tokio::time::sleep(plan.wait).await;
+                }
+                Err(note) => return (waits, note),
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_persistent_server_error_gives_up_after_150_s_of_waits() {
+        // Headers but no retry-after: opencode's schedule would double
+        // without a cap (64 s, 128 s, 256 s ...).
+        let (waits, note) = plans(&server_error()).await;
+        assert_eq!(
+            waits,
+            [2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000, 30_000]
+        );
+        let note = note.unwrap();
+        assert!(note.contains("gave up after 9 attempts"), "{note}");
+        assert!(note.contains("--max-retries"), "{note}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_long_retry_after_is_given_up_on_at_once() {
+        let mut api = match server_error() {
+            ModelError::Api(api) => api,
+            _ => unreachable!(),
+        };
+        api.status = Some(429);
+        api.is_retryable = true;
+        api.headers = Some(Headers::from([(
+            "retry-after".to_string(),
+            "600".to_string(),
+        )]));
+        let (waits, note) = plans(&ModelError::Api(api)).await;
+        assert!(waits.is_empty());
+        let note = note.unwrap();
+        assert!(note.contains("next wait of 10 min"), "{note}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timeout_is_retried_once() {
+        let (waits, note) = plans(&ModelError::timed_out("no data for 5 s")).await;
+        assert_eq!(waits, [2_000]);
+        assert!(note.unwrap().contains("timed out twice"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unreachable_server_is_retried_only_after_another_failure() {
+        let policy = RetryPolicy::default();
+        let refused = ModelError::unreachable("could not connect");
+        assert_eq!(policy.plan(&mut RetryHistory::start(), &refused), Err(None));
+        let mut history = RetryHistory::start();
+        assert!(policy.plan(&mut history, &server_error()).is_ok());
+        let plan = policy.plan(&mut history, &refused).unwrap();
+        assert_eq!((plan.retry, plan.wait), (2, Duration::from_secs(4)));
+    }
+
+    #[test]
+    fn the_config_key_reads_every_form() {
+        let read = |v: Value| RetryPolicy::from_config(&v, "retry");
+        assert_eq!(read(Value::Bool(false)).unwrap(), RetryPolicy::never());
+        assert_eq!(read(Value::Bool(true)).unwrap(), RetryPolicy::default());
+        let policy =
+            read(serde_json::json!({"max_retries": 2, "max_delay": 5000, "max_time": false}))
+                .unwrap();
+        assert_eq!(
+            policy,
+            RetryPolicy {
+                max_retries: Some(2),
+                max_delay_ms: Some(5000),
+                max_elapsed_ms: None,
+            }
+        );
+        assert_eq!(
+            read(serde_json::json!({"max_retries": null}))
+                .unwrap()
+                .max_retries,
+            None
+        );
+        let error = read(serde_json::json!({"max_retrys": 2})).unwrap_err();
+        assert!(error.contains("did you mean \"max_retries\""), "{error}");
+        assert!(read(serde_json::json!({"max_delay": "5s"})).is_err());
+        assert!(read(serde_json::json!(3)).is_err());
+        // Serialised policies missing a field keep its default.
+        let partial: RetryPolicy = serde_json::from_str(r#"{"max_retries": 2}"#).unwrap();
+        assert_eq!(partial, RetryPolicy::default().with_max_retries(Some(2)));
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(seconds(Duration::from_secs(4)), "4 s");
+        assert_eq!(seconds(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(seconds(Duration::from_secs(150)), "2 min 30 s");
+        assert_eq!(seconds(Duration::from_secs(600)), "10 min");
     }
 }

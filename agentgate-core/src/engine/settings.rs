@@ -29,6 +29,11 @@ pub struct LoopConfig {
     /// the `task` tool refuses to run in a session with this many parent
     /// hops to its root. With 1, only root sessions spawn sub-agents.
     pub subagent_depth: u32,
+    /// A deadline for a whole turn (model calls, retries, tools): when it
+    /// passes, the turn is stopped as if cancelled and ends with
+    /// [`StopReason::Error`](crate::StopReason::Error) named `timeout`.
+    /// `None` (the default): no deadline. `agent run --max-time` sets it.
+    pub max_turn_time: Option<Duration>,
 }
 
 impl Default for LoopConfig {
@@ -41,6 +46,7 @@ impl Default for LoopConfig {
             tool_grace: DEFAULT_TOOL_GRACE,
             max_steps: None,
             subagent_depth: 1,
+            max_turn_time: None,
         }
     }
 }

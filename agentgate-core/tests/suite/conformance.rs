@@ -49,6 +49,11 @@ const DEVIATIONS: &[Deviation] = &[
         applies: retry_attempt_limit,
     },
     Deviation {
+        name: "retry_delay_cap",
+        reason: "RetryPolicy::default() caps a wait the server did not ask for at 30 s, headers or not (opencode doubles without a cap when the error has headers); the delay formula itself still matches",
+        applies: retry_delay_cap,
+    },
+    Deviation {
         name: "retry_upsell_action",
         reason: "opencode's paid-plan upsell actions are not ported; the retry message still matches",
         applies: retry_upsell_action,
@@ -96,6 +101,15 @@ fn doom_loop_across_parts(case: &Value) -> bool {
 fn retry_attempt_limit(case: &Value) -> bool {
     let attempt = case["attempt"].as_u64().unwrap_or(0) as u32;
     !RetryPolicy::default().allows(attempt)
+}
+
+fn retry_delay_cap(case: &Value) -> bool {
+    let asked = case["response_headers"].as_object().is_some_and(|h| {
+        h.keys().any(|k| {
+            k.eq_ignore_ascii_case("retry-after") || k.eq_ignore_ascii_case("retry-after-ms")
+        })
+    });
+    !asked && case["expect_ms"].as_u64().unwrap_or(0) > agentgate_core::DEFAULT_MAX_DELAY_MS
 }
 
 fn retry_upsell_action(case: &Value) -> bool {

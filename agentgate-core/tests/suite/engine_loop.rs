@@ -152,6 +152,7 @@ async fn attempt_limit_gives_up() {
     let mut config = LoopConfig::default();
     config.retry = agentgate_core::RetryPolicy {
         max_retries: Some(2),
+        ..agentgate_core::RetryPolicy::default()
     };
     let (engine, session) = setup(model.clone(), |b| b.config(config)).await;
     let result = engine.prompt(&session.id, "hi").await.unwrap();

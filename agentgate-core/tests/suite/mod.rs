@@ -14,4 +14,5 @@ mod permission_preset;
 mod session_file;
 mod system_prompt;
 mod task;
+mod turn_deadline;
 mod unattended;

@@ -60,7 +60,7 @@ pub struct Anthropic {
     headers: Vec<(String, String)>,
     prompt_caching: bool,
     http: reqwest::Client,
-    idle_timeout: Option<std::time::Duration>,
+    timeouts: crate::Timeouts,
 }
 
 crate::http::client_builders!(Anthropic);
@@ -75,7 +75,7 @@ impl Anthropic {
             headers: Vec::new(),
             prompt_caching: true,
             http: http::shared_client(),
-            idle_timeout: None,
+            timeouts: crate::Timeouts::default(),
         }
     }
 
@@ -159,12 +159,13 @@ impl LanguageModel for Anthropic {
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
-        let response = http::send(builder, &cancel, classify).await?;
+        let clock = crate::timeouts::CallClock::start(self.timeouts, &self.info.provider);
+        let response = http::send(builder, &cancel, classify, &clock).await?;
         Ok(http::drive(
             response,
             MessagesDecoder::default(),
             cancel,
-            self.idle_timeout,
+            clock,
         ))
     }
 }

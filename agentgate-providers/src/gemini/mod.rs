@@ -37,7 +37,7 @@ pub struct Gemini {
     api_key: String,
     headers: Vec<(String, String)>,
     http: reqwest::Client,
-    idle_timeout: Option<std::time::Duration>,
+    timeouts: crate::Timeouts,
 }
 
 crate::http::client_builders!(Gemini);
@@ -51,7 +51,7 @@ impl Gemini {
             api_key: api_key.into(),
             headers: Vec::new(),
             http: http::shared_client(),
-            idle_timeout: None,
+            timeouts: crate::Timeouts::default(),
         }
     }
 
@@ -131,12 +131,13 @@ impl LanguageModel for Gemini {
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
-        let response = http::send(builder, &cancel, classify).await?;
+        let clock = crate::timeouts::CallClock::start(self.timeouts, &self.info.provider);
+        let response = http::send(builder, &cancel, classify, &clock).await?;
         Ok(http::drive(
             response,
             GenerateDecoder::default(),
             cancel,
-            self.idle_timeout,
+            clock,
         ))
     }
 }

@@ -40,7 +40,7 @@ pub struct OpenAiCompatible {
     max_tokens_field: Option<MaxTokensField>,
     family: &'static ModelFamily,
     http: reqwest::Client,
-    idle_timeout: Option<std::time::Duration>,
+    timeouts: crate::Timeouts,
 }
 
 crate::http::client_builders!(OpenAiCompatible);
@@ -62,7 +62,7 @@ impl OpenAiCompatible {
             headers: Vec::new(),
             max_tokens_field: None,
             http: http::shared_client(),
-            idle_timeout: None,
+            timeouts: crate::Timeouts::default(),
         }
     }
 
@@ -185,12 +185,13 @@ impl LanguageModel for OpenAiCompatible {
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
-        let response = http::send(builder, &cancel, classify).await?;
+        let clock = crate::timeouts::CallClock::start(self.timeouts, &self.info.provider);
+        let response = http::send(builder, &cancel, classify, &clock).await?;
         Ok(http::drive(
             response,
             ChatDecoder::new(self.info.provider.clone()),
             cancel,
-            self.idle_timeout,
+            clock,
         ))
     }
 }

@@ -37,7 +37,7 @@ pub struct OpenAiResponses {
     api_key: String,
     headers: Vec<(String, String)>,
     http: reqwest::Client,
-    idle_timeout: Option<std::time::Duration>,
+    timeouts: crate::Timeouts,
 }
 
 crate::http::client_builders!(OpenAiResponses);
@@ -52,7 +52,7 @@ impl OpenAiResponses {
             api_key: api_key.into(),
             headers: Vec::new(),
             http: http::shared_client(),
-            idle_timeout: None,
+            timeouts: crate::Timeouts::default(),
         }
     }
 
@@ -98,12 +98,13 @@ impl LanguageModel for OpenAiResponses {
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }
-        let response = http::send(builder, &cancel, crate::openai_chat::classify).await?;
+        let clock = crate::timeouts::CallClock::start(self.timeouts, &self.info.provider);
+        let response = http::send(builder, &cancel, crate::openai_chat::classify, &clock).await?;
         Ok(http::drive(
             response,
             ResponsesDecoder::default(),
             cancel,
-            self.idle_timeout,
+            clock,
         ))
     }
 }

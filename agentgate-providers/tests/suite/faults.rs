@@ -24,7 +24,7 @@ use agentgate_providers::core::{
     AgentSpec, ContentPart, Engine, LanguageModel, Message, ModelRole, Part, Session, StopReason,
     Tool, ToolContext, ToolError, ToolOutput, to_model_messages,
 };
-use agentgate_providers::{Anthropic, Gemini, OpenAiCompatible};
+use agentgate_providers::{Anthropic, Gemini, OpenAiCompatible, Timeouts};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -94,41 +94,32 @@ impl Provider {
     }
 
     fn client(self, base: &str) -> Arc<dyn LanguageModel> {
-        self.client_with(base, None)
+        self.client_with(base, Timeouts::default())
     }
 
-    fn client_with(self, base: &str, idle: Option<Duration>) -> Arc<dyn LanguageModel> {
+    fn client_with(self, base: &str, timeouts: Timeouts) -> Arc<dyn LanguageModel> {
         let http = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
             .build()
             .unwrap();
         match self {
-            Provider::OpenAi => {
-                let mut c = OpenAiCompatible::new("openai", "gpt-4.1", format!("{base}/v1"))
-                    .with_http_client(http);
-                if let Some(idle) = idle {
-                    c = c.with_idle_timeout(idle);
-                }
-                Arc::new(c)
-            }
-            Provider::Anthropic => {
-                let mut c = Anthropic::new("claude-sonnet-4-5", "k")
+            Provider::OpenAi => Arc::new(
+                OpenAiCompatible::new("openai", "gpt-4.1", format!("{base}/v1"))
+                    .with_http_client(http)
+                    .with_timeouts(timeouts),
+            ),
+            Provider::Anthropic => Arc::new(
+                Anthropic::new("claude-sonnet-4-5", "k")
                     .with_base_url(format!("{base}/v1"))
-                    .with_http_client(http);
-                if let Some(idle) = idle {
-                    c = c.with_idle_timeout(idle);
-                }
-                Arc::new(c)
-            }
-            Provider::Gemini => {
-                let mut c = Gemini::new("gemini-2.5-flash", "k")
+                    .with_http_client(http)
+                    .with_timeouts(timeouts),
+            ),
+            Provider::Gemini => Arc::new(
+                Gemini::new("gemini-2.5-flash", "k")
                     .with_base_url(format!("{base}/v1beta"))
-                    .with_http_client(http);
-                if let Some(idle) = idle {
-                    c = c.with_idle_timeout(idle);
-                }
-                Arc::new(c)
-            }
+                    .with_http_client(http)
+                    .with_timeouts(timeouts),
+            ),
         }
     }
 }
@@ -307,7 +298,9 @@ fn assert_outcome(provider: Provider, run: &Run, stop: &StopReason, text: &str, 
 // ------------------------------------------------------------------ tests
 
 /// Runs under tokio's paused clock: the loop's 2 s backoff after an
-/// interrupted stream is skipped (nothing else waits on a timer here).
+/// interrupted stream is skipped. The clients' timeouts are off: the mock
+/// server answers from another thread, so while the client waits for it
+/// the runtime looks idle and the paused clock would jump to them.
 #[tokio::test(start_paused = true)]
 async fn each_provider_stream_cut_at_every_event_boundary_retries_or_fails_cleanly() {
     for provider in Provider::ALL {
@@ -321,7 +314,8 @@ async fn each_provider_stream_cut_at_every_event_boundary_retries_or_fails_clean
             let baseline = alive_tasks();
             {
                 let server = server(provider, vec![sse(&body[..cut]), sse(body)]).await;
-                let run = engine(provider.client(&server.uri()), provider).await;
+                let model = provider.client_with(&server.uri(), Timeouts::none());
+                let run = engine(model, provider).await;
                 let turn = run.engine.prompt(&run.session.id, "go").await.unwrap();
                 let history = run.engine.messages(&run.session.id).await.unwrap();
                 assert_consistent(&history, &what);
@@ -493,7 +487,11 @@ async fn a_provider_that_goes_silent_mid_stream_is_cut_by_the_idle_timeout_and_r
         .into_iter()
         .map(|(provider, stall_after, base)| async move {
             let what = format!("{provider:?} silent after {stall_after} bytes");
-            let model = provider.client_with(&base, Some(Duration::from_millis(100)));
+            let timeouts = Timeouts {
+                chunk: Some(Duration::from_millis(100)),
+                ..Timeouts::default()
+            };
+            let model = provider.client_with(&base, timeouts);
             let run = engine(model, provider).await;
             let turn = tokio::time::timeout(
                 Duration::from_secs(20),

@@ -1,6 +1,7 @@
 //! The integration test modules (see `tests/all.rs`).
 
 mod anthropic;
+mod bounded_faults;
 mod common;
 mod conformance;
 mod docs;

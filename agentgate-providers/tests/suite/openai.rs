@@ -358,9 +358,9 @@ async fn ollama_404_maps_message() {
     assert!(api.message.contains("try pulling it first"));
 }
 
-/// A refused connection is a configuration error reported at once, not an
-/// `Interrupted` the loop would retry for minutes (a wrong base URL gave
-/// 2.5 minutes of silence).
+/// A refused connection is `Unreachable`, which the loop reports at once on
+/// a step's first attempt, not an `Interrupted` it would retry for minutes
+/// (a wrong base URL gave 2.5 minutes of silence).
 #[tokio::test]
 async fn connection_refused_fails_fast() {
     // A port that was free a moment ago: nothing listens there.
@@ -377,7 +377,7 @@ async fn connection_refused_fails_fast() {
         Err(e) => e,
     };
     assert!(
-        matches!(&error, ModelError::Other { message } if message.contains("could not connect")),
+        matches!(&error, ModelError::Unreachable { message } if message.contains("could not connect")),
         "{error:?}"
     );
 }

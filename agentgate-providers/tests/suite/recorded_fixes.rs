@@ -517,8 +517,9 @@ async fn a_refused_connection_fails_fast_naming_the_url() {
     let base = format!("http://127.0.0.1:{port}/v1");
     let model = OpenAiCompatible::new("vllm", "m", &base).with_http_client(super::common::http());
     let error = call_error(&model).await;
-    // Not `Interrupted`: the loop would retry it for minutes.
-    let ModelError::Other { message } = &error else {
+    // Not `Interrupted`: the loop would retry it for minutes. The loop
+    // retries `Unreachable` only after an attempt that reached the server.
+    let ModelError::Unreachable { message } = &error else {
         panic!("expected a non-retried error, got {error:?}")
     };
     assert!(

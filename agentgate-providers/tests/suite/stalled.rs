@@ -49,8 +49,10 @@ async fn idle_timeout_interrupts_a_silent_stream() {
     assert!(matches!(items[0], Ok(StreamEvent::TextStart { .. })));
     assert!(matches!(items[1], Ok(StreamEvent::TextDelta { .. })));
     match &items[2] {
-        Err(ModelError::Interrupted { message }) => assert!(message.contains("idle"), "{message}"),
-        other => panic!("expected an idle interruption, got {other:?}"),
+        Err(ModelError::TimedOut { message }) => {
+            assert!(message.contains("(chunkTimeout)"), "{message}")
+        }
+        other => panic!("expected a chunk timeout, got {other:?}"),
     }
     assert_eq!(items.len(), 3);
 }
