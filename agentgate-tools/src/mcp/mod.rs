@@ -52,6 +52,7 @@ mod instructions;
 mod legacy_sse;
 mod manager;
 mod naming;
+mod process_group;
 mod resource_tools;
 mod servers;
 mod stderr_tail;
