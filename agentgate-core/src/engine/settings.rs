@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::retry::RetryPolicy;
+use super::step_size::DEFAULT_MAX_STEP_BYTES;
 use crate::compaction::CompactionConfig;
 use crate::truncate::Truncator;
 
@@ -29,6 +30,10 @@ pub struct LoopConfig {
     /// the `task` tool refuses to run in a session with this many parent
     /// hops to its root. With 1, only root sessions spawn sub-agents.
     pub subagent_depth: u32,
+    /// The most one model step may stream (text, reasoning, tool
+    /// arguments), in bytes; past it the step fails with an error saying
+    /// so. Default [`DEFAULT_MAX_STEP_BYTES`] (32 MB).
+    pub max_step_bytes: usize,
 }
 
 impl Default for LoopConfig {
@@ -41,6 +46,7 @@ impl Default for LoopConfig {
             tool_grace: DEFAULT_TOOL_GRACE,
             max_steps: None,
             subagent_depth: 1,
+            max_step_bytes: DEFAULT_MAX_STEP_BYTES,
         }
     }
 }
