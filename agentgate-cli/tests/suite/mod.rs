@@ -5,4 +5,5 @@ mod chat_cli;
 mod check_equals_run;
 mod cli;
 mod config_cli;
+mod interrupt_cli;
 mod run_cli;
