@@ -173,3 +173,105 @@ async fn sigterm_while_waiting_for_the_model_exits_130() {
         "exit took {took:?}:\n{stderr}"
     );
 }
+
+/// The MCP test server of agentgate-tools (python3): its `echo` tool
+/// answers "<pid>: <text>".
+const MCP_SERVER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../agentgate-tools/tests/data/mcp_stdio_server.py"
+);
+
+#[tokio::test]
+async fn ctrl_c_in_chat_cancels_the_turn_and_the_mcp_server_keeps_serving() {
+    let sandbox = Sandbox::new("chat-mcp");
+    let server = MockServer::start().await;
+    let sleep = serde_json::json!({"command": "sleep 30", "description": "wait"});
+    let echo = serde_json::json!({"text": "still here"});
+    let script = [
+        super::run_cli::openai_call("bash", &sleep),
+        super::run_cli::openai_call("life_echo", &echo),
+        openai_answer("ok two"),
+    ];
+    for (priority, response) in script.into_iter().enumerate() {
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .and(wiremock::matchers::path("/v1/chat/completions"))
+            .respond_with(response)
+            .up_to_n_times(1)
+            .with_priority(priority as u8 + 1)
+            .mount(&server)
+            .await;
+    }
+    let pid_file = sandbox.root.join("mcp.pid");
+    local_provider_with(
+        &sandbox,
+        &server,
+        &format!(
+            r#", "permission": {{"bash": "ask"}}, "mcp": {{"life": {{"type": "local", "command": ["sh", "-c", "echo $$ >> '{}'; exec python3 '{MCP_SERVER}'"]}}}}"#,
+            pid_file.display()
+        ),
+    );
+    let steps = serde_json::json!([
+        ["agent chat: session", "wait a while\r"],
+        ["[o] once", "o\r"],
+        ["sleep 30", "\u{3}"],
+        ["cancelled", ""],
+        ["> ", "call the server\r"],
+        ["ok two", ""],
+        ["> ", "/exit\r"],
+    ]);
+    let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pty_driver.py");
+    let out = tokio::process::Command::new("python3")
+        .arg(driver)
+        .arg(steps.to_string())
+        .arg(env!("CARGO_BIN_EXE_agent"))
+        .arg("chat")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", sandbox.root.join("home"))
+        .env("XDG_DATA_HOME", sandbox.root.join("data"))
+        .env("XDG_CONFIG_HOME", sandbox.root.join("config"))
+        .env("TERM", "xterm")
+        .current_dir(&sandbox.project)
+        .output()
+        .await
+        .expect("python3 runs the pty driver");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let transcript: String = report["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(report["ok"], true, "{transcript}");
+    assert_eq!(report["status"], 0, "{transcript}");
+    // The server that answered after Ctrl-C is the one started with the
+    // chat: the terminal's Ctrl-C did not reach it, so it was started once
+    // (each start appends its pid).
+    let started = std::fs::read_to_string(&pid_file).unwrap();
+    let pids: Vec<&str> = started.lines().collect();
+    assert_eq!(
+        pids.len(),
+        1,
+        "the server was started again: {pids:?}\n{transcript}"
+    );
+    let mcp_pid = pids[0].to_string();
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 3, "{transcript}");
+    let last = String::from_utf8_lossy(&requests[2].body).into_owned();
+    assert!(
+        last.contains(&format!("{mcp_pid}: still here")),
+        "the tool result came from another process than {mcp_pid}: {last}"
+    );
+    // And it ended with the chat.
+    for _ in 0..40 {
+        if !running(&mcp_pid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !running(&mcp_pid),
+        "the MCP server {mcp_pid} outlived the chat"
+    );
+}
