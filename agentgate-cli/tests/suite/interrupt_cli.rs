@@ -275,3 +275,70 @@ async fn ctrl_c_in_chat_cancels_the_turn_and_the_mcp_server_keeps_serving() {
         "the MCP server {mcp_pid} outlived the chat"
     );
 }
+
+/// Waits for the exit after a signal; the status, how long it took and the
+/// rest of stderr.
+async fn exit_after_signal(
+    child: &mut Child,
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStderr>>,
+    name: &str,
+) -> (Option<i32>, Duration, String) {
+    let sent = Instant::now();
+    signal(child, name);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("agent run did not exit after the signal")
+        .unwrap();
+    let took = sent.elapsed();
+    let mut rest = String::new();
+    while let Ok(Ok(Some(line))) =
+        tokio::time::timeout(Duration::from_secs(1), lines.next_line()).await
+    {
+        rest.push_str(&line);
+        rest.push('\n');
+    }
+    (status.code(), took, rest)
+}
+
+#[tokio::test]
+async fn a_slow_tool_is_named_and_ctrl_c_during_it_exits_130() {
+    let sandbox = Sandbox::new("sigint-tool");
+    let sleep = serde_json::json!({"command": "sleep 30", "description": "wait"});
+    let server = openai_server(
+        super::run_cli::openai_call("bash", &sleep),
+        openai_answer("Never."),
+    )
+    .await;
+    local_provider_with(&sandbox, &server, "");
+    let mut child = spawn_agent(&sandbox, &["run", "--auto", "wait"]);
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let seen = stderr_until(&mut lines, "still waiting for bash sleep 30").await;
+    let (code, took, rest) = exit_after_signal(&mut child, &mut lines, "INT").await;
+    assert_eq!(code, Some(130), "{seen}{rest}");
+    assert!(
+        took < Duration::from_secs(3),
+        "exit took {took:?}:\n{seen}{rest}"
+    );
+    // The cancelled turn made no further model call.
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn ctrl_c_during_a_retry_backoff_exits_130() {
+    let sandbox = Sandbox::new("sigint-backoff");
+    let server = openai_server(
+        wiremock::ResponseTemplate::new(500).set_body_string("busy"),
+        wiremock::ResponseTemplate::new(500).set_body_string("busy"),
+    )
+    .await;
+    local_provider_with(&sandbox, &server, "");
+    let mut child = spawn_agent(&sandbox, &["run", "hello"]);
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let seen = stderr_until(&mut lines, "retry 1 in").await;
+    let (code, took, rest) = exit_after_signal(&mut child, &mut lines, "INT").await;
+    assert_eq!(code, Some(130), "{seen}{rest}");
+    assert!(
+        took < Duration::from_secs(3),
+        "exit took {took:?}:\n{seen}{rest}"
+    );
+}
