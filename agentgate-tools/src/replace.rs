@@ -292,8 +292,11 @@ fn levenshtein(a: &str, b: &str) -> usize {
 /// Levenshtein distance over characters, exact while `cells` lasts.
 ///
 /// The common prefix and suffix are set aside first (they never change
-/// the distance), so a long line with a small change costs little. When
-/// the rest would fill more cells than are left, the distance given is the
+/// the distance), so a long line with a small change costs little. A rest
+/// that fits in what is left is compared in full; a larger one within a
+/// band of `k` edits (Ukkonen: exact when the distance is at most `k`),
+/// `k` doubling while the allowance lasts, so two long lines a few edits
+/// apart stay cheap. When even that runs out, the distance given is the
 /// longer rest's length: an upper bound, so such a pair only ever looks
 /// less alike than it is and a fuzzy match gets no easier.
 fn levenshtein_within(a: &str, b: &str, cells: &mut Cells) -> usize {
@@ -311,12 +314,29 @@ fn levenshtein_within(a: &str, b: &str, cells: &mut Cells) -> usize {
     if a.is_empty() || b.is_empty() {
         return a.len().max(b.len());
     }
-    let needed = (a.len() as u64).saturating_mul(b.len() as u64);
-    if needed > cells.0 {
-        cells.0 = 0;
-        return a.len().max(b.len());
+    let full = (a.len() as u64).saturating_mul(b.len() as u64);
+    if full <= cells.0 {
+        cells.0 -= full;
+        return levenshtein_full(a, b);
     }
-    cells.0 -= needed;
+    // The distance is at least the difference in length.
+    let mut k = a.len().abs_diff(b.len()).max(1);
+    loop {
+        let band = (a.len() as u64).saturating_mul(2 * k as u64 + 1);
+        if band > cells.0 || k >= a.len().max(b.len()) {
+            cells.0 = 0;
+            return a.len().max(b.len());
+        }
+        cells.0 -= band;
+        if let Some(distance) = levenshtein_banded(a, b, k) {
+            return distance;
+        }
+        k *= 2;
+    }
+}
+
+/// The whole table, two rows at a time.
+fn levenshtein_full(a: &[char], b: &[char]) -> usize {
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     let mut current = vec![0; b.len() + 1];
     for i in 1..=a.len() {
@@ -330,6 +350,42 @@ fn levenshtein_within(a: &str, b: &str, cells: &mut Cells) -> usize {
         std::mem::swap(&mut previous, &mut current);
     }
     previous[b.len()]
+}
+
+/// The distance when it is at most `k`, computing only the cells within
+/// `k` of the diagonal (the others cannot lie on such a path); `None` when
+/// it is larger.
+fn levenshtein_banded(a: &[char], b: &[char], k: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > k {
+        return None;
+    }
+    // Larger than any distance, and safe to add one to.
+    let far = usize::MAX / 2;
+    let mut previous = vec![far; b.len() + 1];
+    let mut current = vec![far; b.len() + 1];
+    for (j, cell) in previous.iter_mut().enumerate().take(k + 1) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        let low = i.saturating_sub(k);
+        let high = (i + k).min(b.len());
+        // The cell left of the band: the first column, or outside it (this
+        // row's buffer still holds a value from two rows up there).
+        if low == 0 {
+            current[0] = i;
+        } else {
+            current[low - 1] = far;
+        }
+        for j in low.max(1)..=high {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            current[j] = (previous[j] + 1)
+                .min(current[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    let distance = previous[b.len()];
+    (distance <= k).then_some(distance)
 }
 
 fn block_anchor(content: &str, old: &str) -> Vec<String> {
@@ -662,31 +718,73 @@ mod tests {
         assert_eq!(levenshtein_within(&long, &changed, &mut cells), 1);
         assert_eq!(cells.0, 99, "only the differing middle was compared");
 
-        // Two different long lines: more than is left, so an upper bound
-        // and no table at all.
+        // Shifted by one character: no common ends, but two edits apart,
+        // found within a narrow band.
         let a = "ab".repeat(50_000);
-        let b = "ba".repeat(40_000);
+        let b = "ba".repeat(50_000);
         let mut cells = Cells(LEVENSHTEIN_CELLS);
-        let bound = levenshtein_within(&a, &b, &mut cells);
-        assert!(bound >= levenshtein("abab", "baba"));
-        assert!(bound <= a.chars().count());
+        assert_eq!(levenshtein_within(&a, &b, &mut cells), 2);
+        assert!(cells.0 > LEVENSHTEIN_CELLS / 2, "{cells:?}");
+
+        // Different everywhere: past the allowance, the upper bound.
+        let c = "cd".repeat(50_000);
+        let mut cells = Cells(LEVENSHTEIN_CELLS);
+        assert_eq!(levenshtein_within(&a, &c, &mut cells), 100_000);
         assert_eq!(cells.0, 0);
     }
 
     #[test]
-    fn fuzzy_matching_of_long_lines_is_bounded() {
-        // A block whose middle line is 100 KB and differs from the file's
-        // everywhere: the block-anchor replacer compares it, once, within
-        // its allowance, and the other replacers skip windows by their
-        // character counts.
-        let middle = "ab".repeat(50_000);
-        let other = "ba".repeat(50_000);
-        let content = format!("fn start() {{\n{middle}\n}}\n");
-        let old = format!("fn start() {{\n{other}\n}}");
-        let result = replace(&content, &old, "X", false);
-        assert_eq!(result, Err(EditError::NotFound));
+    fn the_band_agrees_with_the_full_table() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "ba",
+            "kitten",
+            "sitting",
+            "abcdef",
+            "azced",
+            "xxxxyyyy",
+            "yyyyxxxx",
+            "intention",
+            "execution",
+        ];
+        for a in words {
+            for b in words {
+                let (a_chars, b_chars): (Vec<char>, Vec<char>) =
+                    (a.chars().collect(), b.chars().collect());
+                let exact = levenshtein(a, b);
+                for k in 0..10 {
+                    let banded = levenshtein_banded(&a_chars, &b_chars, k);
+                    let expected = (exact <= k).then_some(exact);
+                    assert_eq!(banded, expected, "{a:?} {b:?} k={k}");
+                }
+                // A tiny allowance still gives an upper bound.
+                let bound = levenshtein_within(a, b, &mut Cells(3));
+                assert!(bound >= exact, "{a:?} {b:?}");
+            }
+        }
+    }
 
-        // The same block with a one-character change is found.
+    #[test]
+    fn fuzzy_matching_of_long_lines_is_bounded() {
+        // A block whose 100 KB middle line differs from the file's
+        // everywhere: the block-anchor replacer compares it within its
+        // allowance (opencode fills 10^10 cells), and the other replacers
+        // skip windows by their character counts.
+        let middle = "ab".repeat(50_000);
+        let content = format!("fn start() {{\n{middle}\n}}\n");
+        let other = "cd".repeat(50_000);
+        let old = format!("fn start() {{\n{other}\n}}");
+        assert_eq!(
+            replace(&content, &old, "X", false),
+            Err(EditError::NotFound)
+        );
+
+        // Lines a few edits apart are found, as opencode finds them.
+        let shifted = "ba".repeat(50_000);
+        let old = format!("fn start() {{\n{shifted}\n}}");
+        assert_eq!(replace(&content, &old, "X", false).unwrap(), "X\n");
         let close = format!("{}c{}", &middle[..50_000], &middle[50_001..]);
         let old = format!("fn start() {{\n{close}\n}}");
         assert_eq!(replace(&content, &old, "X", false).unwrap(), "X\n");
@@ -696,7 +794,7 @@ mod tests {
     fn many_anchor_lines_without_a_closing_line_are_scanned_once() {
         // Every line matches the first anchor and none the last: the old
         // forward scan from each anchor was quadratic in the lines.
-        let content = "{\n".repeat(200_000);
+        let content = "{\n".repeat(50_000);
         let old = "{\n  body\n} // end";
         assert_eq!(replace(&content, old, "X", false), Err(EditError::NotFound));
     }
