@@ -238,8 +238,16 @@ impl McpManager {
     pub fn shutdown(&self) {
         for (name, slot) in &self.servers.slots {
             let mut state = slot.lock();
-            if let SlotState::Connected { connection, .. } = &*state {
-                connection.shutdown();
+            let stop = match &*state {
+                SlotState::Connected { connection, .. } => {
+                    connection.shutdown();
+                    true
+                }
+                // Not restarted by a later call either.
+                SlotState::Exited(_) => true,
+                _ => false,
+            };
+            if stop {
                 *state = SlotState::Failed(McpError::NotConnected {
                     server: name.clone(),
                     status: "shut down".into(),

@@ -124,6 +124,24 @@ async fn a_server_that_exited_is_restarted_on_its_next_call() {
     assert!(second.output.ends_with(": two"), "{}", second.output);
     assert_ne!(second_pid, first_pid, "a new process answered");
     assert_eq!(manager.status().await[0].status, McpStatus::Connected);
+
+    // After a shutdown an exited server stays down.
+    changes.borrow_and_update();
+    exit.execute(json!({}), &ctx).await.unwrap_err();
+    tokio::time::timeout(Duration::from_secs(10), changes.changed())
+        .await
+        .expect("the second exit was not noticed")
+        .unwrap();
+    assert!(matches!(
+        &manager.status().await[0].status,
+        McpStatus::Failed(_)
+    ));
+    manager.shutdown();
+    let after = echo
+        .execute(json!({"text": "three"}), &ctx)
+        .await
+        .unwrap_err();
+    assert!(after.to_string().contains("shut down"), "{after}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
