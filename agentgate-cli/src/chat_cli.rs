@@ -3,7 +3,10 @@
 //! line while the model thinks or a tool runs; asks are shown (request,
 //! patterns, the diff or command) and answered once / always (showing the
 //! rules it adds, kept in the approval store) / reject / reject with
-//! feedback. Ctrl-C cancels the running turn, not the program. Commands:
+//! feedback. Ctrl-C cancels the running turn, not the program (local MCP
+//! servers run in process groups of their own, so they keep running);
+//! during start-up it ends the chat, and SIGTERM ends it at any time.
+//! Commands:
 //! `/agent NAME`, `/model PROVIDER/MODEL`, `/sessions`, `/exit`.
 
 use std::io::IsTerminal;
@@ -16,6 +19,7 @@ use agentgate_core::{
 use agentgate_permission::{ApprovalRequest, ChannelApprover, Permissions, Reply, ReplyKind};
 use tokio::sync::mpsc;
 
+use crate::interrupt::INTERRUPTED;
 use crate::line_reader::{Line, LineReader};
 use crate::render::{Format, Renderer, input_summary};
 use crate::run_cli::{RunOptions, build_agent};
@@ -79,17 +83,19 @@ async fn answer(reader: &LineReader, request: &ApprovalRequest) -> Reply {
     }
 }
 
-/// Runs one prompt's turn; Ctrl-C (on `interrupts`) cancels it.
+/// Runs one prompt's turn; Ctrl-C (on `interrupts`) cancels it, and so
+/// does `terminate` (SIGTERM, which also ends the chat).
 async fn turn(
     agent: &CodingAgent,
     prompt: String,
     reader: &LineReader,
     asks: &mut mpsc::Receiver<ApprovalRequest>,
     interrupts: &mut mpsc::UnboundedReceiver<()>,
+    terminate: &CancellationToken,
     tty: bool,
 ) {
     while interrupts.try_recv().is_ok() {}
-    let cancel = CancellationToken::new();
+    let cancel = terminate.child_token();
     let mut stream = Box::pin(agent.stream_with(prompt, cancel.clone()));
     let mut renderer = Renderer::new(
         std::io::stdout(),
@@ -161,14 +167,31 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
             .map_err(|e| e.to_string())?;
     let (approver, mut asks) = ChannelApprover::new(8);
     let approver = Arc::new(approver);
-    let mut built = build_agent(&options, approver.clone(), Some(permissions.clone())).await?;
+    let terminate = terminate_token()?;
+    // Ctrl-C while the agent is assembled (MCP servers starting) ends the
+    // chat: there is no turn to cancel yet.
+    let built = interruptible(
+        build_agent(&options, approver.clone(), Some(permissions.clone())),
+        &mut interrupts,
+        &terminate,
+    )
+    .await;
+    let Some(built) = built else {
+        eprintln!("agent: interrupted before the chat started");
+        return Ok(INTERRUPTED);
+    };
+    let mut built = built?;
     eprintln!(
         "agent chat: session {} (agent {}); /agent NAME, /model PROVIDER/MODEL, /sessions, /exit",
         built.agent.session().id,
         built.agent.session().agent
     );
     loop {
-        let line = match reader.read("> ", true).await {
+        let line = tokio::select! {
+            line = reader.read("> ", true) => line,
+            () = terminate.cancelled() => return Ok(INTERRUPTED),
+        };
+        let line = match line {
             Line::Text(line) => line,
             Line::Interrupted => continue,
             Line::Eof => break,
@@ -208,7 +231,20 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                     next.session = Some(built.agent.session().id.clone());
                 }
                 next.continue_last = false;
-                match build_agent(&next, approver.clone(), Some(permissions.clone())).await {
+                let rebuilt = interruptible(
+                    build_agent(&next, approver.clone(), Some(permissions.clone())),
+                    &mut interrupts,
+                    &terminate,
+                )
+                .await;
+                let Some(rebuilt) = rebuilt else {
+                    eprintln!(
+                        "agent: interrupted; keeping session {}",
+                        built.agent.session().id
+                    );
+                    continue;
+                };
+                match rebuilt {
                     Ok(next_built) => {
                         built = next_built;
                         options = next;
@@ -224,7 +260,49 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
             }
             _ => {}
         }
-        turn(&built.agent, line, &reader, &mut asks, &mut interrupts, tty).await;
+        turn(
+            &built.agent,
+            line,
+            &reader,
+            &mut asks,
+            &mut interrupts,
+            &terminate,
+            tty,
+        )
+        .await;
+        if terminate.is_cancelled() {
+            return Ok(INTERRUPTED);
+        }
     }
     Ok(0)
+}
+
+/// A token cancelled by SIGTERM (Ctrl-C has its own channel: it cancels a
+/// turn, not the chat).
+fn terminate_token() -> Result<CancellationToken, String> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot handle SIGTERM: {e}"))?;
+    let token = CancellationToken::new();
+    let fired = token.clone();
+    tokio::spawn(async move {
+        if terminate.recv().await.is_some() {
+            fired.cancel();
+        }
+    });
+    Ok(token)
+}
+
+/// Runs `work` unless Ctrl-C or SIGTERM comes first (`None`: it was
+/// dropped, which stops the MCP servers it was starting).
+async fn interruptible<T>(
+    work: impl std::future::Future<Output = T>,
+    interrupts: &mut mpsc::UnboundedReceiver<()>,
+    terminate: &CancellationToken,
+) -> Option<T> {
+    while interrupts.try_recv().is_ok() {}
+    tokio::select! {
+        done = work => Some(done),
+        Some(()) = interrupts.recv() => None,
+        () = terminate.cancelled() => None,
+    }
 }

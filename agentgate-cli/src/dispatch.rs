@@ -61,8 +61,12 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 fn run_prompt(mut args: RunArgs) -> Result<ExitCode, String> {
     let prompt = prompt(std::mem::take(&mut args.prompt))?;
     let options = args.into_options(prompt);
-    let status = runtime()?.block_on(run_cli::run(options))?;
-    Ok(ExitCode::from(status))
+    let runtime = runtime()?;
+    let status = runtime.block_on(run_cli::run(options));
+    // An interrupted run may leave a blocking task behind (a config read,
+    // a tool's thread): exit without waiting for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    Ok(ExitCode::from(status?))
 }
 
 pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
@@ -70,8 +74,10 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Run(args) => return run_prompt(args),
         Command::Chat(args) => {
             let options = RunOptions::from(args);
-            let status = runtime()?.block_on(chat_cli::chat(options))?;
-            return Ok(ExitCode::from(status));
+            let runtime = runtime()?;
+            let status = runtime.block_on(chat_cli::chat(options));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            return Ok(ExitCode::from(status?));
         }
         Command::Permission(command) => command,
         Command::Agents { config, json } => {

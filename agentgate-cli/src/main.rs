@@ -28,8 +28,9 @@
 //! - `agents_cli`: `agent agents` and `agent debug agent NAME`;
 //! - `run_cli`: `agent run`, on `model_choice` (which model, the offline
 //!   `agentgate_core::demo::DemoModel` when none is configured), `render`
-//!   (printing a turn's events) and `workspace` (the data directory, its
-//!   session and approval stores);
+//!   (printing a turn's events), `interrupt` (Ctrl-C and SIGTERM),
+//!   `progress` (naming what a run waits for) and `workspace` (the data
+//!   directory, its session and approval stores);
 //! - `chat_cli`: `agent chat`, with `line_reader` (the line editor) and
 //!   `spinner` (the progress line);
 //! - `sessions_cli`: `agent sessions` and `agent approvals`;
@@ -41,10 +42,12 @@ mod args;
 mod chat_cli;
 mod debug_cli;
 mod dispatch;
+mod interrupt;
 mod line_reader;
 mod mcp_cli;
 mod model_choice;
 mod permission_cli;
+mod progress;
 mod render;
 mod run_cli;
 mod sessions_cli;

@@ -7,14 +7,16 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use agentgate_core::CancellationToken;
 use agentgate_core::{CodingAgent, ConfigLoader, StreamExt, ToolRegistry, TurnEvent};
 use agentgate_permission::{Action, AllowAll, Approver, RejectAll, Rule, Ruleset};
 use agentgate_tools::mcp::{McpConfig, McpManager, McpStatus};
 use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
 
+use crate::interrupt::{INTERRUPTED, WIND_DOWN, cancel_on_signals};
 use crate::model_choice::{DEMO_NOTICE, choose_model};
+use crate::progress::{SlowTools, announce_if_slow};
 use crate::render::{Format, Renderer, exit_status};
 use crate::workspace::{latest_session, session_store};
 
@@ -99,6 +101,9 @@ impl Drop for Built {
     }
 }
 
+/// After how long the servers still starting are named.
+const MCP_NOTICE_AFTER: Duration = Duration::from_secs(1);
+
 /// Starts the config's MCP servers and adds their tools; a server that
 /// fails is reported on stderr and left out.
 async fn add_mcp_tools(
@@ -112,7 +117,11 @@ async fn add_mcp_tools(
         return None;
     }
     let manager = McpManager::new(mcp, directory);
-    manager.register(tools).await;
+    announce_if_slow(manager.register(tools), MCP_NOTICE_AFTER, || {
+        let starting = manager.starting();
+        (!starting.is_empty()).then(|| format!("starting MCP servers: {} ...", starting.join(", ")))
+    })
+    .await;
     for server in manager.status().await {
         if let McpStatus::Failed(error) = &server.status {
             eprintln!("agent: MCP server {} failed: {error}", server.name);
@@ -133,8 +142,15 @@ pub async fn build_agent(
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
+    // On a blocking thread, so a signal need not wait for a slow disk.
     let loader = ConfigLoader::new(&directory);
-    let config = loader.load().map_err(|e| e.to_string())?;
+    let (loader, config) = tokio::task::spawn_blocking(move || {
+        let config = loader.load();
+        (loader, config)
+    })
+    .await
+    .map_err(|e| format!("loading the configuration failed: {e}"))?;
+    let config = config.map_err(|e| e.to_string())?;
     for warning in &config.warnings {
         eprintln!("agent: warning: {warning}");
     }
@@ -204,6 +220,8 @@ pub async fn build_agent(
 
 /// Runs `agent run`; returns the exit status.
 pub async fn run(options: RunOptions) -> Result<u8, String> {
+    // First: from here on a signal at any stage ends the run with 130.
+    let cancel = cancel_on_signals()?;
     // The renderer says what was asked (below), at a line start: the
     // approver printing it itself would cut into streamed text.
     let approver: Arc<dyn Approver> = if options.auto {
@@ -226,24 +244,48 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         directory: Some(directory),
         ..options
     };
-    let built = build_agent(&options, approver, Some(permissions)).await?;
+    // Dropping the build on a signal stops the MCP servers it started.
+    let built = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Ok(interrupted("before the prompt was sent")),
+        built = build_agent(&options, approver, Some(permissions)) => built?,
+    };
+    if cancel.is_cancelled() {
+        return Ok(interrupted("before the prompt was sent"));
+    }
     let agent = &built.agent;
-    let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
     let mut renderer = Renderer::new(
         std::io::stdout(),
         std::io::stderr(),
         options.format,
         agent.session().id.clone(),
     );
-    let mut stream = Box::pin(agent.stream_with(options.prompt.clone(), cancel));
+    let mut stream = Box::pin(agent.stream_with(options.prompt.clone(), cancel.clone()));
     let mut status = 1;
-    while let Some(item) = stream.next().await {
+    let mut slow = SlowTools::default();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    // The turn gets a moment to close its calls once the token fired; a
+    // run that is still waiting after it ends anyway.
+    let wind_down = async {
+        cancel.cancelled().await;
+        tokio::time::sleep(WIND_DOWN).await;
+    };
+    tokio::pin!(wind_down);
+    loop {
+        let item = tokio::select! {
+            item = stream.next() => match item {
+                Some(item) => item,
+                None => break,
+            },
+            _ = tick.tick() => {
+                for line in slow.due() {
+                    renderer.note(&format!("agent: {line}"));
+                }
+                continue;
+            }
+            () = &mut wind_down => return Ok(interrupted("while the turn was winding down")),
+        };
+        slow.follow(&item);
         if (!options.auto || options.format == Format::Text)
             && let TurnEvent::Event(agentgate_core::Event::PermissionAsked { request }) = &item
         {
@@ -271,7 +313,16 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
             }
         }
     }
+    if cancel.is_cancelled() {
+        status = INTERRUPTED;
+    }
     Ok(status)
+}
+
+/// Says the run was interrupted; the exit status for it.
+fn interrupted(when: &str) -> u8 {
+    eprintln!("agent: interrupted {when}");
+    INTERRUPTED
 }
 
 #[cfg(test)]

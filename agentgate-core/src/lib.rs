@@ -171,8 +171,8 @@ pub use compaction::{CompactionConfig, history_for_model};
 pub use engine::provider_options;
 /// The engine, its builder, settings and results.
 pub use engine::{
-    COMPACTION_AGENT, DEFAULT_TOOL_GRACE, Engine, EngineBuilder, LoopConfig, PromptError,
-    STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
+    COMPACTION_AGENT, DEFAULT_MAX_STEP_BYTES, DEFAULT_TOOL_GRACE, Engine, EngineBuilder,
+    LoopConfig, PromptError, STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
 };
 /// A coding agent for a directory in one call.
 pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};

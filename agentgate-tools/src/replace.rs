@@ -211,6 +211,41 @@ fn windows(total: usize, size: usize) -> std::ops::Range<usize> {
     0..(total + 1).saturating_sub(size)
 }
 
+/// For each line index `p` (and `lines.len()`), the first index at `p` or
+/// later whose trimmed line is `wanted`: one backward pass instead of a
+/// forward scan from every anchor, which was quadratic in the line count.
+fn next_matching(lines: &[&str], wanted: &str) -> Vec<Option<usize>> {
+    let mut next = vec![None; lines.len() + 1];
+    for p in (0..lines.len()).rev() {
+        next[p] = if lines[p].trim() == wanted {
+            Some(p)
+        } else {
+            next[p + 1]
+        };
+    }
+    next
+}
+
+/// Running totals of the non-whitespace characters of `lines`:
+/// `totals[j] - totals[i]` counts those of lines `i..j`. Normalising
+/// whitespace, removing indentation and trimming keep that count, so a
+/// window whose count differs from the wanted text's cannot match and is
+/// skipped without building it.
+fn non_whitespace_totals(lines: &[&str]) -> Vec<usize> {
+    let mut totals = Vec::with_capacity(lines.len() + 1);
+    let mut total = 0;
+    totals.push(0);
+    for line in lines {
+        total += non_whitespace(line);
+        totals.push(total);
+    }
+    totals
+}
+
+fn non_whitespace(text: &str) -> usize {
+    text.chars().filter(|c| !c.is_whitespace()).count()
+}
+
 fn simple(_content: &str, old: &str) -> Vec<String> {
     vec![old.to_string()]
 }
@@ -238,13 +273,70 @@ fn line_trimmed(content: &str, old: &str) -> Vec<String> {
     out
 }
 
+/// How many cells of Levenshtein tables one replacement may fill (about
+/// a tenth of a second): two 4000-character lines, or many short ones.
+/// Beyond it a line pair counts as differing everywhere outside their
+/// common ends, so long lines cannot cost minutes.
+const LEVENSHTEIN_CELLS: u64 = 1 << 24;
+
+/// What is left of a replacement's Levenshtein allowance.
+#[derive(Debug)]
+struct Cells(u64);
+
 /// Levenshtein distance over characters.
+#[cfg(test)]
 fn levenshtein(a: &str, b: &str) -> usize {
+    levenshtein_within(a, b, &mut Cells(u64::MAX))
+}
+
+/// Levenshtein distance over characters, exact while `cells` lasts.
+///
+/// The common prefix and suffix are set aside first (they never change
+/// the distance), so a long line with a small change costs little. A rest
+/// that fits in what is left is compared in full; a larger one within a
+/// band of `k` edits (Ukkonen: exact when the distance is at most `k`),
+/// `k` doubling while the allowance lasts, so two long lines a few edits
+/// apart stay cheap. When even that runs out, the distance given is the
+/// longer rest's length: an upper bound, so such a pair only ever looks
+/// less alike than it is and a fuzzy match gets no easier.
+fn levenshtein_within(a: &str, b: &str, cells: &mut Cells) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let (a, b) = (&a[prefix..], &b[prefix..]);
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (a, b) = (&a[..a.len() - suffix], &b[..b.len() - suffix]);
     if a.is_empty() || b.is_empty() {
         return a.len().max(b.len());
     }
+    let full = (a.len() as u64).saturating_mul(b.len() as u64);
+    if full <= cells.0 {
+        cells.0 -= full;
+        return levenshtein_full(a, b);
+    }
+    // The distance is at least the difference in length.
+    let mut k = a.len().abs_diff(b.len()).max(1);
+    loop {
+        let band = (a.len() as u64).saturating_mul(2 * k as u64 + 1);
+        if band > cells.0 || k >= a.len().max(b.len()) {
+            cells.0 = 0;
+            return a.len().max(b.len());
+        }
+        cells.0 -= band;
+        if let Some(distance) = levenshtein_banded(a, b, k) {
+            return distance;
+        }
+        k *= 2;
+    }
+}
+
+/// The whole table, two rows at a time.
+fn levenshtein_full(a: &[char], b: &[char]) -> usize {
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     let mut current = vec![0; b.len() + 1];
     for i in 1..=a.len() {
@@ -258,6 +350,42 @@ fn levenshtein(a: &str, b: &str) -> usize {
         std::mem::swap(&mut previous, &mut current);
     }
     previous[b.len()]
+}
+
+/// The distance when it is at most `k`, computing only the cells within
+/// `k` of the diagonal (the others cannot lie on such a path); `None` when
+/// it is larger.
+fn levenshtein_banded(a: &[char], b: &[char], k: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > k {
+        return None;
+    }
+    // Larger than any distance, and safe to add one to.
+    let far = usize::MAX / 2;
+    let mut previous = vec![far; b.len() + 1];
+    let mut current = vec![far; b.len() + 1];
+    for (j, cell) in previous.iter_mut().enumerate().take(k + 1) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        let low = i.saturating_sub(k);
+        let high = (i + k).min(b.len());
+        // The cell left of the band: the first column, or outside it (this
+        // row's buffer still holds a value from two rows up there).
+        if low == 0 {
+            current[0] = i;
+        } else {
+            current[low - 1] = far;
+        }
+        for j in low.max(1)..=high {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            current[j] = (previous[j] + 1)
+                .min(current[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    let distance = previous[b.len()];
+    (distance <= k).then_some(distance)
 }
 
 fn block_anchor(content: &str, old: &str) -> Vec<String> {
@@ -274,22 +402,22 @@ fn block_anchor(content: &str, old: &str) -> Vec<String> {
     let size = search.len();
     let max_delta = 1.max(size / 4);
     let mut candidates: Vec<(usize, usize)> = Vec::new();
-    for i in 0..lines.len() {
-        if lines[i].trim() != first {
+    let next_last = next_matching(&lines, last);
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim() != first {
             continue;
         }
-        for (j, line) in lines.iter().enumerate().skip(i + 2) {
-            if line.trim() == last {
-                let actual = j - i + 1;
-                if actual.abs_diff(size) <= max_delta {
-                    candidates.push((i, j));
-                }
-                break;
+        // The first line at i + 2 or later that matches the last line.
+        if let Some(&Some(j)) = next_last.get(i + 2) {
+            let actual = j - i + 1;
+            if actual.abs_diff(size) <= max_delta {
+                candidates.push((i, j));
             }
         }
     }
     let starts = line_starts(&lines);
-    let similarity_of = |(start, end): (usize, usize), early_exit: bool| -> f64 {
+    let mut cells = Cells(LEVENSHTEIN_CELLS);
+    let mut similarity_of = |(start, end): (usize, usize), early_exit: bool| -> f64 {
         let actual = end - start + 1;
         let to_check = size.saturating_sub(2).min(actual.saturating_sub(2));
         if to_check == 0 {
@@ -305,7 +433,7 @@ fn block_anchor(content: &str, old: &str) -> Vec<String> {
             if max_len == 0 {
                 continue;
             }
-            let distance = levenshtein(original, wanted) as f64;
+            let distance = levenshtein_within(original, wanted, &mut cells) as f64;
             let line_similarity = 1.0 - distance / max_len as f64;
             if early_exit {
                 similarity += line_similarity / to_check as f64;
@@ -396,7 +524,12 @@ fn whitespace_normalized(content: &str, old: &str) -> Vec<String> {
     }
     let old_lines = old.split('\n').count();
     if old_lines > 1 {
+        let totals = non_whitespace_totals(&lines);
+        let wanted_count = non_whitespace(&wanted);
         for i in windows(lines.len(), old_lines) {
+            if totals[i + old_lines] - totals[i] != wanted_count {
+                continue;
+            }
             let block = lines[i..i + old_lines].join("\n");
             if normalize_whitespace(&block) == wanted {
                 out.push(block);
@@ -435,7 +568,10 @@ fn indentation_flexible(content: &str, old: &str) -> Vec<String> {
     let wanted = remove_indentation(old);
     let lines: Vec<&str> = content.split('\n').collect();
     let size = old.split('\n').count();
+    let totals = non_whitespace_totals(&lines);
+    let wanted_count = non_whitespace(&wanted);
     windows(lines.len(), size)
+        .filter(|&i| totals[i + size] - totals[i] == wanted_count)
         .map(|i| lines[i..i + size].join("\n"))
         .filter(|block| remove_indentation(block) == wanted)
         .collect()
@@ -474,7 +610,14 @@ fn escape_normalized(content: &str, old: &str) -> Vec<String> {
     }
     let lines: Vec<&str> = content.split('\n').collect();
     let size = wanted.split('\n').count();
+    let starts = line_starts(&lines);
     for i in windows(lines.len(), size) {
+        // Unescaping turns two bytes into one at most, so only blocks of
+        // one to two times the wanted length can match.
+        let length = starts[i + size] - starts[i] - 1;
+        if length < wanted.len() || length > 2 * wanted.len() {
+            continue;
+        }
         let block = lines[i..i + size].join("\n");
         if unescape(&block) == wanted {
             out.push(block);
@@ -494,7 +637,12 @@ fn trimmed_boundary(content: &str, old: &str) -> Vec<String> {
     }
     let lines: Vec<&str> = content.split('\n').collect();
     let size = old.split('\n').count();
+    let totals = non_whitespace_totals(&lines);
+    let wanted_count = non_whitespace(trimmed);
     for i in windows(lines.len(), size) {
+        if totals[i + size] - totals[i] != wanted_count {
+            continue;
+        }
         let block = lines[i..i + size].join("\n");
         if block.trim() == trimmed {
             out.push(block);
@@ -514,14 +662,13 @@ fn context_aware(content: &str, old: &str) -> Vec<String> {
     let lines: Vec<&str> = content.split('\n').collect();
     let first = search[0].trim();
     let last = search[search.len() - 1].trim();
-    for i in 0..lines.len() {
-        if lines[i].trim() != first {
+    let next_last = next_matching(&lines, last);
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim() != first {
             continue;
         }
-        for (j, line) in lines.iter().enumerate().skip(i + 2) {
-            if line.trim() != last {
-                continue;
-            }
+        // The first line at i + 2 or later that matches the last line.
+        if let Some(&Some(j)) = next_last.get(i + 2) {
             let block = &lines[i..=j];
             if block.len() == search.len() {
                 let mut matching = 0usize;
@@ -540,7 +687,6 @@ fn context_aware(content: &str, old: &str) -> Vec<String> {
                     return vec![block.join("\n")];
                 }
             }
-            break;
         }
     }
     Vec::new()
@@ -562,6 +708,95 @@ mod tests {
         assert_eq!(levenshtein("kitten", "sitting"), 3);
         assert_eq!(levenshtein("", "abc"), 3);
         assert_eq!(levenshtein("same", "same"), 0);
+    }
+
+    #[test]
+    fn levenshtein_sets_common_ends_aside_and_stays_within_its_cells() {
+        let long = "x".repeat(100_000);
+        let changed = format!("{}y{}", &long[..50_000], &long[50_001..]);
+        let mut cells = Cells(100);
+        assert_eq!(levenshtein_within(&long, &changed, &mut cells), 1);
+        assert_eq!(cells.0, 99, "only the differing middle was compared");
+
+        // Shifted by one character: no common ends, but two edits apart,
+        // found within a narrow band.
+        let a = "ab".repeat(50_000);
+        let b = "ba".repeat(50_000);
+        let mut cells = Cells(LEVENSHTEIN_CELLS);
+        assert_eq!(levenshtein_within(&a, &b, &mut cells), 2);
+        assert!(cells.0 > LEVENSHTEIN_CELLS / 2, "{cells:?}");
+
+        // Different everywhere: past the allowance, the upper bound.
+        let c = "cd".repeat(50_000);
+        let mut cells = Cells(LEVENSHTEIN_CELLS);
+        assert_eq!(levenshtein_within(&a, &c, &mut cells), 100_000);
+        assert_eq!(cells.0, 0);
+    }
+
+    #[test]
+    fn the_band_agrees_with_the_full_table() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "ba",
+            "kitten",
+            "sitting",
+            "abcdef",
+            "azced",
+            "xxxxyyyy",
+            "yyyyxxxx",
+            "intention",
+            "execution",
+        ];
+        for a in words {
+            for b in words {
+                let (a_chars, b_chars): (Vec<char>, Vec<char>) =
+                    (a.chars().collect(), b.chars().collect());
+                let exact = levenshtein(a, b);
+                for k in 0..10 {
+                    let banded = levenshtein_banded(&a_chars, &b_chars, k);
+                    let expected = (exact <= k).then_some(exact);
+                    assert_eq!(banded, expected, "{a:?} {b:?} k={k}");
+                }
+                // A tiny allowance still gives an upper bound.
+                let bound = levenshtein_within(a, b, &mut Cells(3));
+                assert!(bound >= exact, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn fuzzy_matching_of_long_lines_is_bounded() {
+        // A block whose 100 KB middle line differs from the file's
+        // everywhere: the block-anchor replacer compares it within its
+        // allowance (opencode fills 10^10 cells), and the other replacers
+        // skip windows by their character counts.
+        let middle = "ab".repeat(50_000);
+        let content = format!("fn start() {{\n{middle}\n}}\n");
+        let other = "cd".repeat(50_000);
+        let old = format!("fn start() {{\n{other}\n}}");
+        assert_eq!(
+            replace(&content, &old, "X", false),
+            Err(EditError::NotFound)
+        );
+
+        // Lines a few edits apart are found, as opencode finds them.
+        let shifted = "ba".repeat(50_000);
+        let old = format!("fn start() {{\n{shifted}\n}}");
+        assert_eq!(replace(&content, &old, "X", false).unwrap(), "X\n");
+        let close = format!("{}c{}", &middle[..50_000], &middle[50_001..]);
+        let old = format!("fn start() {{\n{close}\n}}");
+        assert_eq!(replace(&content, &old, "X", false).unwrap(), "X\n");
+    }
+
+    #[test]
+    fn many_anchor_lines_without_a_closing_line_are_scanned_once() {
+        // Every line matches the first anchor and none the last: the old
+        // forward scan from each anchor was quadratic in the lines.
+        let content = "{\n".repeat(50_000);
+        let old = "{\n  body\n} // end";
+        assert_eq!(replace(&content, old, "X", false), Err(EditError::NotFound));
     }
 
     #[test]

@@ -5,5 +5,6 @@ mod chat_cli;
 mod check_equals_run;
 mod cli;
 mod config_cli;
+mod interrupt_cli;
 mod run_cli;
 mod run_faults;

@@ -9,7 +9,8 @@
 //! - `state.rs`: what every turn of one engine shares;
 //! - `turn_context.rs`: what one turn's steps and calls read, built once;
 //! - `turn.rs`, `turn_compaction.rs`, `turn_rules.rs`: the turn driver;
-//! - `processor.rs`, `tool_calls.rs`: one step, and its tool calls;
+//! - `processor.rs`, `tool_calls.rs`, `step_size.rs`: one step, its tool
+//!   calls, and the ceiling on what it may stream;
 //! - `retry.rs`, `doom_loop.rs`: the policies steps apply;
 //! - `turn_stream.rs`: a turn as a stream of events ending with its result;
 //! - `non_interactive.rs`: the approver of an engine without a gate;
@@ -29,6 +30,7 @@ mod processor;
 pub(crate) mod retry;
 mod settings;
 mod state;
+mod step_size;
 pub(crate) mod task_tool;
 mod tool_calls;
 mod turn;
@@ -49,6 +51,7 @@ pub use retry::{
     RetryPlan, RetryPolicy,
 };
 pub use settings::{DEFAULT_TOOL_GRACE, LoopConfig};
+pub use step_size::DEFAULT_MAX_STEP_BYTES;
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
 pub use tool_calls::STEP_LIMIT_ERROR;
 pub use turn_compaction::COMPACTION_AGENT;

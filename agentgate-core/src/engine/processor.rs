@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::retry::{RetryHistory, RetryPlan, with_note};
 use super::state::EngineState;
+use super::step_size::{event_bytes, step_too_large};
 use super::tool_calls::{CallsEnd, close_calls, close_open_calls, execute_calls, refuse_calls};
 use super::turn_context::TurnContext;
 use crate::error::ModelError;
@@ -71,6 +72,10 @@ struct Attempt<'a> {
     tools: Vec<(String, usize)>,
     calls: Vec<usize>,
     finish: Option<(FinishReason, Usage)>,
+    /// Bytes streamed so far, against `LoopConfig::max_step_bytes`.
+    bytes: usize,
+    /// The ceiling was passed: the step fails without a retry.
+    oversized: bool,
 }
 
 impl<'a> Attempt<'a> {
@@ -84,6 +89,8 @@ impl<'a> Attempt<'a> {
             tools: Vec::new(),
             calls: Vec::new(),
             finish: None,
+            bytes: 0,
+            oversized: false,
         }
     }
 
@@ -425,7 +432,7 @@ async fn stream_with_retries(
             }
             Err(error) => error,
         };
-        let plan = if attempt.committed {
+        let plan = if attempt.committed || attempt.oversized {
             Err(None)
         } else {
             engine.config.retry.plan(&mut history, &error)
@@ -508,6 +515,12 @@ async fn stream_attempt(
         };
         match item {
             Some(Ok(event)) => {
+                let limit = input.ctx.engine.config.max_step_bytes;
+                attempt.bytes = attempt.bytes.saturating_add(event_bytes(&event));
+                if attempt.bytes > limit {
+                    attempt.oversized = true;
+                    return Err(step_too_large(limit));
+                }
                 attempt.apply(message, event);
                 if attempt.finish.is_some() {
                     return Ok(());

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::retry::RetryPolicy;
+use super::step_size::DEFAULT_MAX_STEP_BYTES;
 use crate::compaction::CompactionConfig;
 use crate::truncate::Truncator;
 
@@ -34,6 +35,10 @@ pub struct LoopConfig {
     /// [`StopReason::Error`](crate::StopReason::Error) named `timeout`.
     /// `None` (the default): no deadline. `agent run --max-time` sets it.
     pub max_turn_time: Option<Duration>,
+    /// The most one model step may stream (text, reasoning, tool
+    /// arguments), in bytes; past it the step fails with an error saying
+    /// so. Default [`DEFAULT_MAX_STEP_BYTES`] (32 MB).
+    pub max_step_bytes: usize,
 }
 
 impl Default for LoopConfig {
@@ -47,6 +52,7 @@ impl Default for LoopConfig {
             max_steps: None,
             subagent_depth: 1,
             max_turn_time: None,
+            max_step_bytes: DEFAULT_MAX_STEP_BYTES,
         }
     }
 }

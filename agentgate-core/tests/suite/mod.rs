@@ -12,6 +12,7 @@ mod function_length;
 mod layering;
 mod permission_preset;
 mod session_file;
+mod step_size;
 mod system_prompt;
 mod task;
 mod turn_deadline;

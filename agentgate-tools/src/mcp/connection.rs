@@ -24,6 +24,7 @@ use super::config::{McpServerConfig, McpTimeouts, McpTransport};
 use super::error::McpError;
 use super::http_client::streamable_http_client;
 use super::legacy_sse::LegacySseTransport;
+use super::process_group::ProcessGroup;
 use super::stderr_tail::StderrTail;
 
 /// One tool a server offers, as listed.
@@ -78,6 +79,8 @@ pub(crate) struct Connection {
     name: String,
     peer: Peer<RoleClient>,
     shutdown: CancellationToken,
+    /// A local server's process group, killed with the connection.
+    group: ProcessGroup,
     closed: Arc<Mutex<Option<String>>>,
     stderr: StderrTail,
     timeouts: McpTimeouts,
@@ -97,6 +100,7 @@ impl std::fmt::Debug for Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.shutdown.cancel();
+        self.group.kill();
     }
 }
 
@@ -125,14 +129,26 @@ impl Connection {
         let handler = Handler {
             on_change: Arc::clone(&on_change),
         };
+        // Spawned first, so the group guard outlives the handshake: every
+        // way out of this function without a connection (an error, the
+        // timeout, the caller dropping the start) kills the process group.
+        let (mut local, group) = match &config.transport {
+            McpTransport::Local {
+                command,
+                environment,
+                cwd,
+            } => match spawn(name, command, environment, cwd, directory, &stderr) {
+                Ok((transport, group)) => (Some(Ok(transport)), group),
+                Err(message) => (Some(Err(message)), ProcessGroup::default()),
+            },
+            McpTransport::Remote { .. } => (None, ProcessGroup::default()),
+        };
         let connecting = async {
             match &config.transport {
-                McpTransport::Local {
-                    command,
-                    environment,
-                    cwd,
-                } => {
-                    let transport = spawn(name, command, environment, cwd, directory, &stderr)?;
+                McpTransport::Local { .. } => {
+                    let transport = local
+                        .take()
+                        .unwrap_or_else(|| Err("the server was not spawned".into()))?;
                     handler
                         .serve_with_ct(transport, shutdown.clone())
                         .await
@@ -204,6 +220,7 @@ impl Connection {
             name: name.to_string(),
             peer,
             shutdown,
+            group,
             closed,
             stderr,
             timeouts: config.timeouts,
@@ -243,9 +260,10 @@ impl Connection {
         self.stderr.text()
     }
 
-    /// Ends the session (kills a child process).
+    /// Ends the session (kills a local server's process group).
     pub(crate) fn shutdown(&self) {
         self.shutdown.cancel();
+        self.group.kill();
     }
 
     /// Lists the tools again (after `tools/list_changed`).
@@ -463,12 +481,16 @@ fn spawn(
     cwd: &Option<std::path::PathBuf>,
     directory: &Path,
     stderr: &StderrTail,
-) -> Result<TokioChildProcess, String> {
+) -> Result<(TokioChildProcess, ProcessGroup), String> {
     let Some((program, args)) = command.split_first() else {
         return Err("the command is empty".into());
     };
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args).envs(environment).kill_on_drop(true);
+    // A group of its own: the terminal's Ctrl-C is the agent's to handle
+    // (it cancels a turn in `agent chat`), not a kill of every server.
+    #[cfg(unix)]
+    cmd.process_group(0);
     cmd.current_dir(match cwd {
         Some(cwd) => directory.join(cwd),
         None => directory.to_path_buf(),
@@ -477,10 +499,11 @@ fn spawn(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {program:?} for {name:?}: {e}"))?;
+    let group = ProcessGroup::led_by(transport.id());
     if let Some(pipe) = pipe {
         stderr.follow(pipe);
     }
-    Ok(transport)
+    Ok((transport, group))
 }
 
 fn http_headers(

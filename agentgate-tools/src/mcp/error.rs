@@ -59,6 +59,16 @@ pub enum McpError {
         /// The server's error or what was wrong with its answer.
         message: String,
     },
+    /// The server had exited, and starting it again failed too.
+    #[error("MCP server {server:?} exited ({exited}) and could not be restarted: {error}")]
+    RestartFailed {
+        /// The server name.
+        server: String,
+        /// How the earlier run ended.
+        exited: String,
+        /// Why the restart failed.
+        error: Box<McpError>,
+    },
     /// No server of that name is configured, enabled and connected.
     #[error("MCP server {server:?} is not connected: {status}")]
     NotConnected {
@@ -78,6 +88,7 @@ impl McpError {
             | McpError::Timeout { server, .. }
             | McpError::Closed { server, .. }
             | McpError::Protocol { server, .. }
+            | McpError::RestartFailed { server, .. }
             | McpError::NotConnected { server, .. } => server,
         }
     }

@@ -96,6 +96,7 @@ impl McpManager {
                     entry,
                     state: Mutex::new(state),
                     starting: tokio::sync::Mutex::new(()),
+                    restarts: Default::default(),
                 };
                 (name, slot)
             })
@@ -116,6 +117,18 @@ impl McpManager {
         self.servers.slots.keys().map(String::as_str)
     }
 
+    /// The enabled servers that have not finished starting (not started
+    /// yet, or starting now), in config order: what a caller waiting on
+    /// [`start`](Self::start) waits for.
+    pub fn starting(&self) -> Vec<String> {
+        self.servers
+            .slots
+            .iter()
+            .filter(|(_, slot)| matches!(*slot.lock(), SlotState::Pending))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
     /// Starts every enabled server that has not started yet, concurrently,
     /// and waits for them (each within its startup timeout).
     pub async fn start(&self) {
@@ -132,7 +145,9 @@ impl McpManager {
                 let (status, tools) = match &*slot.lock() {
                     SlotState::Pending => (McpStatus::Pending, Vec::new()),
                     SlotState::Disabled => (McpStatus::Disabled, Vec::new()),
-                    SlotState::Failed(error) => (McpStatus::Failed(error.clone()), Vec::new()),
+                    SlotState::Failed(error) | SlotState::Exited(error) => {
+                        (McpStatus::Failed(error.clone()), Vec::new())
+                    }
                     SlotState::Connected { connection, .. } => (
                         McpStatus::Connected,
                         connection
@@ -223,8 +238,16 @@ impl McpManager {
     pub fn shutdown(&self) {
         for (name, slot) in &self.servers.slots {
             let mut state = slot.lock();
-            if let SlotState::Connected { connection, .. } = &*state {
-                connection.shutdown();
+            let stop = match &*state {
+                SlotState::Connected { connection, .. } => {
+                    connection.shutdown();
+                    true
+                }
+                // Not restarted by a later call either.
+                SlotState::Exited(_) => true,
+                _ => false,
+            };
+            if stop {
                 *state = SlotState::Failed(McpError::NotConnected {
                     server: name.clone(),
                     status: "shut down".into(),

@@ -21,9 +21,16 @@
 //! `<mcp_instructions>` block (§15).
 //!
 //! A server that fails to start, crashes or answers garbage becomes
-//! [`McpStatus::Failed`] with its name and stderr tail; its tools fail
-//! with that message and leave the next [`McpManager::tools`] list, and
-//! the other servers and the session go on.
+//! [`McpStatus::Failed`] with its name and stderr tail; it leaves the next
+//! [`McpManager::tools`] list, and the other servers and the session go
+//! on. One that was running and exited is started again by the next call
+//! that needs it (once per exit; a failed restart fails the call with
+//! [`McpError::RestartFailed`]).
+//!
+//! Local servers run in process groups of their own, so a terminal's
+//! Ctrl-C reaches the host only; the whole group is killed when the
+//! connection ends, the manager shuts down or is dropped, or a start is
+//! abandoned. Their stderr is kept as a bounded tail, cut while it is read.
 //!
 //! ```no_run
 //! use agentgate_tools::mcp::{McpConfig, McpManager};
@@ -52,6 +59,7 @@ mod instructions;
 mod legacy_sse;
 mod manager;
 mod naming;
+mod process_group;
 mod resource_tools;
 mod servers;
 mod stderr_tail;

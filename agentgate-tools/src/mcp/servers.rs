@@ -3,6 +3,7 @@
 //! and what happens when a server's tools change or its connection ends.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use indexmap::IndexMap;
@@ -12,6 +13,11 @@ use super::config::McpServerEntry;
 use super::connection::{Change, ChangeCallback, Connection};
 use super::error::McpError;
 
+/// How many times a server that exited on its own is started again over
+/// the manager's life: one attempt per exit, on the next call that needs
+/// it, so a server that dies on every call is not restarted forever.
+const MAX_RESTARTS: u32 = 3;
+
 pub(super) enum SlotState {
     Pending,
     Disabled,
@@ -19,6 +25,9 @@ pub(super) enum SlotState {
         generation: u64,
         connection: Arc<Connection>,
     },
+    /// Its connection ended on its own (the process exited, the stream
+    /// closed): started again by the next call that needs it.
+    Exited(McpError),
     Failed(McpError),
 }
 
@@ -27,6 +36,8 @@ pub(super) struct Slot {
     pub(super) state: Mutex<SlotState>,
     /// Held while the server starts, so it starts once.
     pub(super) starting: tokio::sync::Mutex<()>,
+    /// How often it was started again after exiting.
+    pub(super) restarts: AtomicU32,
 }
 
 /// The servers of a manager, shared with the tools it hands out.
@@ -41,29 +52,58 @@ impl Slot {
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Whether a start would do something: it is pending, or (`restart`)
+    /// it exited and has restarts left.
+    fn startable(&self, restart: bool) -> bool {
+        match &*self.lock() {
+            SlotState::Pending => true,
+            SlotState::Exited(_) => restart && self.restarts.load(Ordering::SeqCst) < MAX_RESTARTS,
+            _ => false,
+        }
+    }
+}
+
+/// How a server's earlier run ended, for the restart report.
+fn exit_reason(error: &McpError) -> String {
+    match error {
+        McpError::Closed { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
 }
 
 impl Servers {
     pub(super) async fn start_all(self: &Arc<Self>) {
-        let starts = self.slots.keys().map(|name| self.ensure_started(name));
+        let starts = self
+            .slots
+            .keys()
+            .map(|name| self.ensure_started(name, false));
         futures::future::join_all(starts).await;
     }
 
-    /// Starts `name` if it is pending; waits if another task is starting it.
-    pub(super) async fn ensure_started(self: &Arc<Self>, name: &str) {
+    /// Starts `name` if it is pending, or, with `restart`, if it exited and
+    /// may be started again; waits if another task is starting it.
+    async fn ensure_started(self: &Arc<Self>, name: &str, restart: bool) {
         let Some(slot) = self.slots.get(name) else {
             return;
         };
-        if !matches!(*slot.lock(), SlotState::Pending) {
+        if !slot.startable(restart) {
             return;
         }
         let _starting = slot.starting.lock().await;
-        if !matches!(*slot.lock(), SlotState::Pending) {
+        if !slot.startable(restart) {
             return;
         }
         let McpServerEntry::Valid(config) = &slot.entry else {
             return;
         };
+        let exited = match &*slot.lock() {
+            SlotState::Exited(error) => Some(error.clone()),
+            _ => None,
+        };
+        if exited.is_some() {
+            slot.restarts.fetch_add(1, Ordering::SeqCst);
+        }
         let generation = {
             let mut generations = self.generations.lock().unwrap_or_else(|e| e.into_inner());
             *generations += 1;
@@ -75,17 +115,32 @@ impl Servers {
                 generation,
                 connection: Arc::new(connection),
             },
-            Err(error) => SlotState::Failed(error),
+            Err(error) => SlotState::Failed(match &exited {
+                None => error,
+                Some(previous) => {
+                    tracing::warn!(server = %name, %error, "an MCP server that exited could not be restarted");
+                    McpError::RestartFailed {
+                        server: name.to_string(),
+                        exited: exit_reason(previous),
+                        error: Box::new(error),
+                    }
+                }
+            }),
         };
         *slot.lock() = state;
+        if let Some(previous) = exited {
+            tracing::info!(server = %name, reason = %exit_reason(&previous), "restarted an MCP server that exited");
+            self.bump();
+        }
     }
 
-    /// The connection of `name`, starting it if needed.
+    /// The connection of `name`, starting it if needed, or again when it
+    /// exited since its last use.
     pub(crate) async fn connection(
         self: &Arc<Self>,
         name: &str,
     ) -> Result<Arc<Connection>, McpError> {
-        self.ensure_started(name).await;
+        self.ensure_started(name, true).await;
         let Some(slot) = self.slots.get(name) else {
             return Err(McpError::NotConnected {
                 server: name.to_string(),
@@ -94,7 +149,7 @@ impl Servers {
         };
         match &*slot.lock() {
             SlotState::Connected { connection, .. } => Ok(Arc::clone(connection)),
-            SlotState::Failed(error) => Err(error.clone()),
+            SlotState::Failed(error) | SlotState::Exited(error) => Err(error.clone()),
             SlotState::Disabled => Err(McpError::NotConnected {
                 server: name.to_string(),
                 status: "disabled".into(),
@@ -158,13 +213,13 @@ impl Servers {
             let mut state = slot.lock();
             if matches!(&*state, SlotState::Connected { generation: g, .. } if *g == generation) {
                 connection.shutdown();
-                *state = SlotState::Failed(error);
+                *state = SlotState::Exited(error);
             }
         }
         self.bump();
     }
 
-    /// Marks a server failed when its connection ends on its own.
+    /// Marks a server exited when its connection ends on its own.
     fn closed(&self, name: &str, generation: u64) {
         let Some(slot) = self.slots.get(name) else {
             return;
@@ -188,7 +243,7 @@ impl Servers {
                     .unwrap_or_else(|| "the connection closed".into()),
                 stderr: connection.stderr_tail(),
             };
-            *state = SlotState::Failed(error);
+            *state = SlotState::Exited(error);
         }
         self.bump();
     }

@@ -86,11 +86,14 @@ impl Tool for McpTool {
             json!({"server": self.server, "tool": self.info.name, "arguments": arguments}),
         )
         .await?;
-        let connection = self
-            .servers
-            .connection(&self.server)
-            .await
-            .map_err(|e| ToolError::failed(e.to_string()))?;
+        // Starting (or restarting) the server can take up to its startup
+        // timeout: a cancelled call stops waiting, and the abandoned start
+        // kills what it spawned.
+        let connection = tokio::select! {
+            connection = self.servers.connection(&self.server) => connection,
+            () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+        }
+        .map_err(|e| ToolError::failed(e.to_string()))?;
         if !connection.tools().iter().any(|t| t.name == self.info.name) {
             return Err(ToolError::failed(format!(
                 "MCP server {:?} no longer offers the tool {:?} (its tool list changed)",

@@ -114,8 +114,10 @@ async fn a_crashed_server_is_reported_its_tools_vanish_and_the_session_goes_on()
     let dir = temp_dir("crash");
     let pid_file = dir.join("pid");
     // `exec` keeps the shell's pid, so the file names the server process.
+    // A second start (the restart on the next call) is refused, so the
+    // crash stays visible.
     let script = format!(
-        "echo $$ > '{}'; exec {}",
+        "if [ -e '{0}' ]; then echo 'refusing a second start' >&2; exit 3; fi; echo $$ > '{0}'; exec {1}",
         pid_file.display(),
         command
             .iter()
@@ -161,18 +163,16 @@ async fn a_crashed_server_is_reported_its_tools_vanish_and_the_session_goes_on()
     );
     assert_eq!(status[1].status, McpStatus::Connected);
 
-    // A tool handed out before the crash fails with the report, at once.
+    // A tool handed out before the crash starts the server again, once;
+    // that failing, the call fails with both reports.
     let ctx = context(Arc::new(AllowAll), Ruleset::default());
     let failure = echo
         .execute(json!({"message": "x"}), &ctx)
         .await
-        .unwrap_err();
-    assert!(
-        failure
-            .to_string()
-            .contains("\"everything\" is not running"),
-        "{failure}"
-    );
+        .unwrap_err()
+        .to_string();
+    assert!(failure.contains("\"everything\" exited"), "{failure}");
+    assert!(failure.contains("refusing a second start"), "{failure}");
 
     // The next registry has no tool of the crashed server, and a turn that
     // calls one still finishes: the model sees an error, the other server works.

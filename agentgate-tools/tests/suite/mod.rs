@@ -36,6 +36,8 @@ mod mcp_failures;
 #[cfg(feature = "mcp")]
 mod mcp_http;
 #[cfg(feature = "mcp")]
+mod mcp_lifecycle;
+#[cfg(feature = "mcp")]
 mod mcp_sse;
 #[cfg(feature = "mcp")]
 mod mcp_stdio;
