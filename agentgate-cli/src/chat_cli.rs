@@ -13,9 +13,8 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentgate_core::{
-    CancellationToken, CodingAgent, Event, Part, StreamExt, ToolState, TurnEvent,
-};
+use agentgate::CodingAgent;
+use agentgate_core::{CancellationToken, Event, Part, StreamExt, ToolState, TurnEvent};
 use agentgate_permission::{ApprovalRequest, ChannelApprover, Permissions, Reply, ReplyKind};
 use tokio::sync::mpsc;
 

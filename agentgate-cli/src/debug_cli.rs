@@ -4,22 +4,22 @@
 
 use std::path::Path;
 
-use agentgate_core::{
-    AgentEnvironment, Agents, Config, ConfigLoader, SystemPrompts, parse_config_text,
-};
+use agentgate::Workspace;
+use agentgate_core::{AgentEnvironment, Agents, SystemPrompts, parse_config_text};
 
 use crate::model_choice::choose_model;
 use crate::workspace::APP;
 
-fn load(directory: &Path) -> Result<(ConfigLoader, Config), String> {
-    let loader = ConfigLoader::new(directory);
-    let config = loader.load().map_err(|e| e.to_string())?;
-    Ok((loader, config))
+/// The directory's configuration, loaded as `agent run` and the library
+/// load it.
+fn load(directory: &Path) -> Result<Workspace, String> {
+    Workspace::load(directory).map_err(|e| e.to_string())
 }
 
 /// `agent debug config`.
 pub fn config(directory: &Path) -> Result<String, String> {
-    let (_, config) = load(directory)?;
+    let workspace = load(directory)?;
+    let config = workspace.config();
     let layers: Vec<(String, serde_json::Map<String, serde_json::Value>)> = config
         .files
         .iter()
@@ -50,7 +50,8 @@ pub fn config(directory: &Path) -> Result<String, String> {
 
 /// `agent debug prompt AGENT`: the system parts, separated by a rule line.
 pub fn prompt(directory: &Path, agent: &str, model: Option<&str>) -> Result<String, String> {
-    let (loader, config) = load(directory)?;
+    let workspace = load(directory)?;
+    let (loader, config) = (workspace.loader(), workspace.config());
     let worktree = loader.resolved_worktree();
     let environment = AgentEnvironment::detect(APP, worktree.to_string_lossy());
     let permission = config.permission.clone().unwrap_or_default();
@@ -63,7 +64,7 @@ pub fn prompt(directory: &Path, agent: &str, model: Option<&str>) -> Result<Stri
     let found = agents
         .get(agent)
         .ok_or_else(|| format!("unknown agent {agent:?}: see `agent agents`"))?;
-    let choice = choose_model(model, &config, |v| std::env::var(v).ok())?;
+    let choice = choose_model(model, &workspace, |v| std::env::var(v).ok())?;
     let mut prompts = SystemPrompts::default().with_instructions(config.instructions.clone());
     if let Some(global) = loader.resolved_global_dir() {
         prompts = prompts.with_global_dir(global);

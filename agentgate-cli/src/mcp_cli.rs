@@ -1,6 +1,7 @@
 //! `agent mcp list`: the MCP servers of the config's `mcp` key, started the
 //! way a session starts them, with their status and tools.
 
+use agentgate::Workspace;
 use agentgate_tools::mcp::{McpConfig, McpManager, McpServerStatus, McpStatus};
 use serde_json::{Value, json};
 
@@ -8,14 +9,29 @@ use crate::permission_cli::Project;
 
 /// Starts the project's MCP servers (concurrently, each within its startup
 /// timeout), prints their status and stops them.
+/// Without `--config` the servers are those `agent run` starts: the whole
+/// configuration stack's `mcp` key, read by the library's [`Workspace`].
 pub async fn list(project: &Project, json: bool) -> String {
-    let config = project
-        .config
-        .as_ref()
-        .map(|file| McpConfig::from_opencode(&Value::Object(file.value.clone())))
-        .unwrap_or_default()
-        .substitute_process_env();
-    let manager = McpManager::new(config, &project.ctx.dir);
+    let from_stack = match &project.ctx.config {
+        None => match Workspace::load(&project.ctx.dir) {
+            Ok(workspace) => Some(workspace.mcp()),
+            Err(error) => return format!("agent: {error}\n"),
+        },
+        Some(_) => None,
+    };
+    let manager = match from_stack {
+        Some(Some(manager)) => manager,
+        Some(None) => McpManager::new(McpConfig::default(), &project.ctx.dir),
+        None => {
+            let config = project
+                .config
+                .as_ref()
+                .map(|file| McpConfig::from_opencode(&Value::Object(file.value.clone())))
+                .unwrap_or_default()
+                .substitute_process_env();
+            McpManager::new(config, &project.ctx.dir)
+        }
+    };
     let status = manager.status().await;
     manager.shutdown();
     format_list(&status, json)

@@ -5,17 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentgate::Workspace;
+use agentgate_core::LanguageModel;
 use agentgate_core::demo::{DEMO_MODEL, DEMO_PROVIDER, DemoModel};
-use agentgate_core::{Config, LanguageModel, ModelRef};
-use agentgate_providers::{ConfigModelResolver, model_from_config, parse_model_name};
-
-/// The model used when only a provider's key is set, per key variable.
-pub const DEFAULT_MODELS: &[(&str, &str)] = &[
-    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
-    ("OPENAI_API_KEY", "openai/gpt-5"),
-    ("GEMINI_API_KEY", "google/gemini-2.5-pro"),
-    ("GOOGLE_GENERATIVE_AI_API_KEY", "google/gemini-2.5-pro"),
-];
 
 /// The stderr line announcing the demo model.
 pub const DEMO_NOTICE: &str = "agent: no provider configured and no API key set (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY): using the offline demo model (its session asks before running commands)";
@@ -28,8 +20,6 @@ pub struct ModelChoice {
     pub name: String,
     /// Whether it is the offline demo model.
     pub demo: bool,
-    /// Resolves other names (agents' own models) the same way.
-    pub resolver: Arc<ConfigModelResolver>,
 }
 
 impl std::fmt::Debug for ModelChoice {
@@ -41,42 +31,28 @@ impl std::fmt::Debug for ModelChoice {
     }
 }
 
-/// Builds the model named `name` (`provider/model`) with the config's
-/// provider entries and the environment.
-pub fn named_model(name: &str, config: &Config) -> Result<Arc<dyn LanguageModel>, String> {
-    let reference: ModelRef = parse_model_name(name).map_err(|e| e.to_string())?;
-    model_from_config(&reference, &config.providers).map_err(|e| format!("model {name}: {e}"))
-}
-
-/// Chooses the model (see the module docs); `env` reads environment
+/// Chooses the model (see the module docs) as the library does
+/// ([`Workspace::model_name`], [`Workspace::model`]), with the demo model
+/// where the library would say there is none; `env` reads environment
 /// variables (tests pass their own).
 pub fn choose_model(
     explicit: Option<&str>,
-    config: &Config,
+    workspace: &Workspace,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<ModelChoice, String> {
-    let resolver = Arc::new(ConfigModelResolver::new(config.providers.clone()));
     let name = explicit
         .map(str::to_string)
-        .or_else(|| config.model.clone())
-        .or_else(|| {
-            DEFAULT_MODELS
-                .iter()
-                .find(|(var, _)| env(var).is_some_and(|v| !v.trim().is_empty()))
-                .map(|(_, model)| model.to_string())
-        });
+        .or_else(|| workspace.model_name_with(&env));
     match name {
         Some(name) => Ok(ModelChoice {
-            model: named_model(&name, config)?,
+            model: workspace.model(&name).map_err(|e| e.to_string())?,
             name,
             demo: false,
-            resolver,
         }),
         None => Ok(ModelChoice {
             model: Arc::new(DemoModel::new().with_word_delay(demo_word_delay(&env))),
             name: format!("{}/{}", DEMO_PROVIDER, DEMO_MODEL),
             demo: true,
-            resolver,
         }),
     }
 }
@@ -96,7 +72,12 @@ mod tests {
 
     #[test]
     fn nothing_configured_means_the_demo_and_a_key_means_its_provider() {
-        let config = Config::default();
+        let dir = std::env::temp_dir().join(format!("agent-model-choice-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let loader = agentgate_core::ConfigLoader::new(&dir)
+            .home(&dir)
+            .env(|_| None);
+        let config = Workspace::with_loader(&dir, loader).unwrap();
         let demo = choose_model(None, &config, |_| None).unwrap();
         assert!(demo.demo);
         let keyed = choose_model(None, &config, |v| {

@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentgate_core::{CodingAgent, ConfigLoader, StreamExt, ToolRegistry, TurnEvent};
+use agentgate::{CodingAgent, Workspace};
+use agentgate_core::{ConfigLoader, StreamExt, TurnEvent};
 use agentgate_permission::{Action, AllowAll, Approver, RejectAll, Rule, Ruleset};
-use agentgate_tools::mcp::{McpConfig, McpManager, McpStatus};
-use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
+use agentgate_tools::mcp::{McpManager, McpStatus};
+use agentgate_tools::{SandboxMode, SandboxPolicy};
 
 use crate::interrupt::{INTERRUPTED, WIND_DOWN, cancel_on_signals};
 use crate::model_choice::{DEMO_NOTICE, choose_model};
@@ -48,76 +49,39 @@ pub struct RunOptions {
     pub max_retries: Option<u32>,
 }
 
-/// The sandbox policy for bash: the config's `sandbox` key (agentgate-tools'
-/// `SandboxPolicy`; each field changes only what it names, so the common
-/// credential folders stay unreadable unless the key removes them with
-/// `default_deny_read: false` or `allow_read`), else `workspace-write`
-/// with those folders unreadable; `--sandbox MODE` replaces the mode.
+/// The sandbox policy for bash: the config's `sandbox` key, as the library
+/// reads it ([`Workspace::sandbox_policy_of`]: each field changes only what
+/// it names, so the common credential folders stay unreadable unless the
+/// key removes them with `default_deny_read: false` or `allow_read`), else
+/// `workspace-write` with those folders unreadable; `--sandbox MODE`
+/// replaces the mode.
 pub fn sandbox_policy(
     flag: Option<SandboxMode>,
     config: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<SandboxPolicy, String> {
-    let mut policy = match config.get("sandbox") {
-        Some(value) => serde_json::from_value::<SandboxPolicy>(value.clone()).map_err(|e| {
-            format!("config key `sandbox`: {e} (see docs/sandbox.md for its fields)")
-        })?,
-        None => SandboxPolicy::new(SandboxMode::WorkspaceWrite),
-    };
+    let mut policy =
+        Workspace::sandbox_policy_of(config.get("sandbox")).map_err(|e| e.to_string())?;
     if let Some(mode) = flag {
         policy.mode = mode;
     }
     Ok(policy)
 }
 
-/// The built-in tools, with bash running under `policy`.
-pub fn tools(policy: SandboxPolicy) -> Result<ToolRegistry, String> {
-    let mut tools = agentgate_tools::builtin().map_err(|e| e.to_string())?;
-    tools.register(BashTool::new().with_sandbox(Sandbox::new(policy)));
-    Ok(tools)
-}
-
-/// An assembled agent and the MCP servers its tools talk to (stopped when
-/// this is dropped).
+/// An assembled agent (its MCP servers stop when it is dropped).
+#[derive(Debug)]
 pub struct Built {
     /// The agent.
     pub agent: CodingAgent,
-    /// The config's MCP servers, when it has any.
-    pub mcp: Option<McpManager>,
-}
-
-impl std::fmt::Debug for Built {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Built")
-            .field("agent", &self.agent)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for Built {
-    fn drop(&mut self) {
-        if let Some(mcp) = &self.mcp {
-            mcp.shutdown();
-        }
-    }
 }
 
 /// After how long the servers still starting are named.
 const MCP_NOTICE_AFTER: Duration = Duration::from_secs(1);
 
-/// Starts the config's MCP servers and adds their tools; a server that
-/// fails is reported on stderr and left out.
-async fn add_mcp_tools(
-    config: &agentgate_core::Config,
-    directory: &std::path::Path,
-    tools: &mut ToolRegistry,
-) -> Option<McpManager> {
-    let mcp = McpConfig::from_opencode(&serde_json::Value::Object(config.value.clone()))
-        .substitute_process_env();
-    if mcp.servers.is_empty() {
-        return None;
-    }
-    let manager = McpManager::new(mcp, directory);
-    announce_if_slow(manager.register(tools), MCP_NOTICE_AFTER, || {
+/// Starts the config's MCP servers, naming those still starting after a
+/// second; a server that fails is reported on stderr (and left out).
+async fn start_mcp(workspace: &Workspace) -> Option<McpManager> {
+    let manager = workspace.mcp()?;
+    announce_if_slow(manager.start(), MCP_NOTICE_AFTER, || {
         let starting = manager.starting();
         (!starting.is_empty()).then(|| format!("starting MCP servers: {} ...", starting.join(", ")))
     })
@@ -130,9 +94,13 @@ async fn add_mcp_tools(
     Some(manager)
 }
 
-/// Assembles the agent for a command: configuration, model (the demo one
-/// announced on stderr), tools (the built-in ones and the config's MCP
-/// servers'), session store, the session to resume.
+/// Assembles the agent for a command the way the library does
+/// (`agentgate::CodingAgent::builder` over the directory's [`Workspace`]:
+/// configuration, model through the config's providers, tools under the
+/// sandbox policy, MCP servers), with what only the CLI adds: the offline
+/// demo model when nothing is configured (announced on stderr), the
+/// `--sandbox`, `--max-time` and `--max-retries` flags, the file session
+/// store and the session to resume.
 pub async fn build_agent(
     options: &RunOptions,
     approver: Arc<dyn Approver>,
@@ -143,18 +111,20 @@ pub async fn build_agent(
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
     // On a blocking thread, so a signal need not wait for a slow disk.
-    let loader = ConfigLoader::new(&directory);
-    let (loader, config) = tokio::task::spawn_blocking(move || {
-        let config = loader.load();
-        (loader, config)
+    let dir = directory.clone();
+    let workspace = tokio::task::spawn_blocking(move || {
+        let loader = ConfigLoader::new(&dir);
+        Workspace::with_loader(&dir, loader)
     })
     .await
-    .map_err(|e| format!("loading the configuration failed: {e}"))?;
-    let config = config.map_err(|e| e.to_string())?;
-    for warning in &config.warnings {
+    .map_err(|e| format!("loading the configuration failed: {e}"))?
+    .map_err(|e| e.to_string())?;
+    for warning in &workspace.config().warnings {
         eprintln!("agent: warning: {warning}");
     }
-    let choice = choose_model(options.model.as_deref(), &config, |v| std::env::var(v).ok())?;
+    let choice = choose_model(options.model.as_deref(), &workspace, |v| {
+        std::env::var(v).ok()
+    })?;
     let demo = choice.demo;
     if demo {
         eprintln!("{DEMO_NOTICE}");
@@ -171,23 +141,27 @@ pub async fn build_agent(
             }),
         (None, false) => None,
     };
-    let mut registry = tools(sandbox_policy(options.sandbox, &config.value)?)?;
-    let mcp = add_mcp_tools(&config, &directory, &mut registry).await;
-    // The connected servers' instructions (§15). The agent's rules are not
-    // known yet, so a server whose tools the agent denies keeps its block.
-    let mcp_instructions = match &mcp {
-        Some(manager) => manager.instructions(&Ruleset::default()).await,
-        None => None,
+    let policy = sandbox_policy(options.sandbox, &workspace.config().value)?;
+    let retry = match (options.max_retries, workspace.config().value.get("retry")) {
+        (None, _) => None,
+        (Some(max), value) => {
+            let policy = match value {
+                Some(value) => agentgate_core::RetryPolicy::from_config(value, "retry")
+                    .map_err(|e| format!("config: {e}"))?,
+                None => agentgate_core::RetryPolicy::default(),
+            };
+            Some(policy.with_max_retries(Some(max)))
+        }
     };
+    let mcp = start_mcp(&workspace).await;
     let mut builder = CodingAgent::builder(&directory)
-        .config(loader)
+        .workspace(workspace)
         .model(choice.model)
-        .model_resolver(choice.resolver)
-        .tools(registry)
+        .sandbox(policy)
         .store(store)
         .approver(approver);
-    if let Some(section) = mcp_instructions {
-        builder = builder.system_section(section);
+    if let Some(manager) = mcp {
+        builder = builder.mcp(manager);
     }
     if demo {
         // The demo shows the gate: its session asks before any command.
@@ -206,16 +180,11 @@ pub async fn build_agent(
     if let Some(limit) = options.max_time {
         builder = builder.max_turn_time(limit);
     }
-    if let Some(max) = options.max_retries {
-        let policy = match config.value.get("retry") {
-            Some(value) => agentgate_core::RetryPolicy::from_config(value, "retry")
-                .map_err(|e| format!("config: {e}"))?,
-            None => agentgate_core::RetryPolicy::default(),
-        };
-        builder = builder.retry(policy.with_max_retries(Some(max)));
+    if let Some(retry) = retry {
+        builder = builder.retry(retry);
     }
     let agent = builder.build().await.map_err(|e| e.to_string())?;
-    Ok(Built { agent, mcp })
+    Ok(Built { agent })
 }
 
 /// Runs `agent run`; returns the exit status.
@@ -367,6 +336,6 @@ mod sandbox_config_tests {
 
         let bad = config(serde_json::json!({"sandbox": {"mode": "yolo"}}));
         let error = sandbox_policy(None, &bad).unwrap_err();
-        assert!(error.contains("config key `sandbox`"), "{error}");
+        assert!(error.contains("\"sandbox\" key"), "{error}");
     }
 }

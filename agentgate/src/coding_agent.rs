@@ -28,6 +28,9 @@ pub struct CodingAgentBuilder {
     inner: agentgate_core::CodingAgentBuilder,
     directory: PathBuf,
     loader: Option<ConfigLoader>,
+    workspace: Option<Workspace>,
+    #[cfg(feature = "mcp")]
+    manager: Option<agentgate_tools::mcp::McpManager>,
     model: Option<Arc<dyn LanguageModel>>,
     model_name: Option<String>,
     resolver: Option<Arc<dyn ModelResolver>>,
@@ -44,6 +47,35 @@ impl CodingAgentBuilder {
     /// [`ConfigLoader::new`] for the directory).
     pub fn config(mut self, loader: ConfigLoader) -> Self {
         self.loader = Some(loader);
+        self
+    }
+
+    /// Uses this workspace, already loaded, instead of loading the
+    /// directory's configuration (a host that read it first, to choose a
+    /// model or show what it found).
+    pub fn workspace(mut self, workspace: Workspace) -> Self {
+        self.workspace = Some(workspace);
+        self
+    }
+
+    /// Uses this manager for the config's MCP servers (one the host made
+    /// with [`Workspace::mcp`] and may have started, to show progress).
+    #[cfg(feature = "mcp")]
+    pub fn mcp(mut self, manager: agentgate_tools::mcp::McpManager) -> Self {
+        self.manager = Some(manager);
+        self
+    }
+
+    /// Retries failed model calls by this policy (default: the config's
+    /// `retry` key, else [`agentgate_core::RetryPolicy::default`]).
+    pub fn retry(mut self, policy: agentgate_core::RetryPolicy) -> Self {
+        self.inner = self.inner.retry(policy);
+        self
+    }
+
+    /// A deadline for each turn (default: none).
+    pub fn max_turn_time(mut self, limit: std::time::Duration) -> Self {
+        self.inner = self.inner.max_turn_time(limit);
         self
     }
 
@@ -169,13 +201,19 @@ impl CodingAgentBuilder {
     /// one cannot be built, [`WorkspaceError::Sandbox`] for a bad `sandbox`
     /// key, and [`WorkspaceError::Agent`] for the agent itself.
     pub async fn build(self) -> Result<CodingAgent, WorkspaceError> {
-        let loader = self
-            .loader
-            .unwrap_or_else(|| ConfigLoader::new(&self.directory));
-        let workspace = Workspace::with_loader(&self.directory, loader)?;
-        for warning in &workspace.config().warnings {
-            tracing::warn!("{warning}");
-        }
+        let workspace = match self.workspace {
+            Some(workspace) => workspace,
+            None => {
+                let loader = self
+                    .loader
+                    .unwrap_or_else(|| ConfigLoader::new(&self.directory));
+                let workspace = Workspace::with_loader(&self.directory, loader)?;
+                for warning in &workspace.config().warnings {
+                    tracing::warn!("{warning}");
+                }
+                workspace
+            }
+        };
         let model = match self.model {
             Some(model) => model,
             None => {
@@ -204,7 +242,11 @@ impl CodingAgentBuilder {
         #[cfg(not(feature = "mcp"))]
         let _ = self.mcp;
         #[cfg(feature = "mcp")]
-        let mcp = match self.mcp.then(|| workspace.mcp()).flatten() {
+        let manager = match self.manager {
+            Some(manager) => Some(manager),
+            None => self.mcp.then(|| workspace.mcp()).flatten(),
+        };
+        let mcp = match manager {
             Some(manager) => {
                 manager.register(&mut tools).await;
                 for server in manager.status().await {
@@ -281,6 +323,9 @@ impl CodingAgent {
             inner: agentgate_core::CodingAgent::builder(&directory),
             directory,
             loader: None,
+            workspace: None,
+            #[cfg(feature = "mcp")]
+            manager: None,
             model: None,
             model_name: None,
             resolver: None,

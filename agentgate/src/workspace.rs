@@ -168,7 +168,14 @@ impl Workspace {
     /// The config's `sandbox` policy; `workspace-write` when it has none.
     /// Each field of the key changes only what it names.
     pub fn sandbox_policy(&self) -> Result<SandboxPolicy, WorkspaceError> {
-        match self.config.value.get("sandbox") {
+        Self::sandbox_policy_of(self.config.value.get("sandbox"))
+    }
+
+    /// The policy a `sandbox` key's value gives (`None`: no key).
+    pub fn sandbox_policy_of(
+        value: Option<&serde_json::Value>,
+    ) -> Result<SandboxPolicy, WorkspaceError> {
+        match value {
             Some(value) => serde_json::from_value::<SandboxPolicy>(value.clone())
                 .map_err(|e| WorkspaceError::Sandbox(e.to_string())),
             None => Ok(SandboxPolicy::new(SandboxMode::WorkspaceWrite)),

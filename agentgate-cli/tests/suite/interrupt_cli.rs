@@ -334,7 +334,7 @@ async fn ctrl_c_during_a_retry_backoff_exits_130() {
     local_provider_with(&sandbox, &server, "");
     let mut child = spawn_agent(&sandbox, &["run", "hello"]);
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let seen = stderr_until(&mut lines, "retry 1 in").await;
+    let seen = stderr_until(&mut lines, "retrying in").await;
     let (code, took, rest) = exit_after_signal(&mut child, &mut lines, "INT").await;
     assert_eq!(code, Some(130), "{seen}{rest}");
     assert!(
