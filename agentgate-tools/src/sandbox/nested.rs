@@ -349,6 +349,14 @@ impl State {
                 }
             }
         }
+        // A noted entry changed through another name (a hard link made
+        // while it was not yet protected) leaves no event under its own
+        // name: its inode's change time says so.
+        for (path, noted) in &self.known {
+            if stamp(path) != *noted {
+                candidates.insert(path.clone());
+            }
+        }
         candidates
             .into_iter()
             .filter(|path| self.indexes(path))
@@ -434,6 +442,22 @@ mod tests {
             drop(hold);
             let _ = std::fs::remove_dir_all(&root);
         }
+    }
+
+    /// A noted file changed through a hard link elsewhere is reported as
+    /// changed, though no event names it.
+    #[test]
+    fn a_change_through_a_hard_link_is_seen() {
+        let root = tree("hardlink");
+        let index = index(&root);
+        std::fs::hard_link(root.join("pkg/a/opencode.json"), root.join("alias")).unwrap();
+        // Taken in between commands (the link itself is no protected name).
+        drop(index.begin().0);
+        let (hold, _) = index.begin();
+        std::fs::write(root.join("alias"), r#"{"changed":1}"#).unwrap();
+        assert_eq!(paths(&hold.changes()), [root.join("pkg/a/opencode.json")]);
+        drop(hold);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     /// The queue overflowing (a command making more events than the kernel
