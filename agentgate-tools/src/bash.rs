@@ -419,6 +419,7 @@ impl TypedTool for BashTool {
                 protected_refusal.get_or_insert(refusal);
             }
         }
+        sandbox.settled();
 
         let mut output = captured.text();
         let note = match ending {

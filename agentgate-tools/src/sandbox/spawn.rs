@@ -421,6 +421,7 @@ impl Sandbox {
             #[cfg(target_os = "linux")]
             nested,
             settled: std::sync::atomic::AtomicBool::new(false),
+            taken: Mutex::new(Vec::new()),
             #[cfg(target_os = "linux")]
             plan,
             cwd: scope.cwd.clone(),
@@ -446,7 +447,21 @@ impl Drop for PreparedCommand {
         if self.settled.load(std::sync::atomic::Ordering::SeqCst) {
             return;
         }
-        for change in self.protected_changes() {
+        let taken: Vec<ProtectedChange> = match self.taken.lock() {
+            Ok(mut taken) => std::mem::take(&mut *taken),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        let mut changes = self.protected_changes();
+        for change in taken {
+            if !changes.contains(&change) {
+                changes.push(change);
+            }
+        }
+        for change in changes {
+            // Only what is still there: one already undone is gone.
+            if std::fs::symlink_metadata(&change.path).is_err() {
+                continue;
+            }
             if let Err(error) = change.undo() {
                 tracing::warn!(%error, "sandbox: a protected change of a dropped call");
             }
@@ -463,10 +478,13 @@ pub struct PreparedCommand {
     /// while the command runs.
     #[cfg(target_os = "linux")]
     nested: Option<super::nested::InFlight>,
-    /// Whether the caller has taken the protected changes; if not when
-    /// this is dropped (the call's future was dropped mid-command), they
-    /// are undone then.
+    /// Whether the caller has settled the protected changes
+    /// ([`settled`](Self::settled)); if not when this is dropped (the
+    /// call's future was dropped mid-command or mid-ask), they are undone
+    /// then.
     settled: std::sync::atomic::AtomicBool,
+    /// The changes handed out so far (the watch reports each once).
+    taken: Mutex<Vec<ProtectedChange>>,
     #[cfg(target_os = "linux")]
     plan: Option<super::child::ChildPlan>,
     cwd: PathBuf,
@@ -500,16 +518,30 @@ impl PreparedCommand {
     /// caller asks `protected_path` for each and
     /// [undoes](ProtectedChange::undo) what is not allowed. Empty outside
     /// `workspace-write` or where writes are not restricted.
+    ///
+    /// Call [`settled`](Self::settled) once each is asked and kept or
+    /// undone; until then, dropping this undoes them all (a call dropped
+    /// mid-ask keeps nothing).
     pub fn protected_changes(&self) -> Vec<ProtectedChange> {
-        self.settled
-            .store(true, std::sync::atomic::Ordering::SeqCst);
         let mut changes: Vec<ProtectedChange> =
             self.watched.iter().filter_map(|w| w.changed()).collect();
         #[cfg(target_os = "linux")]
         if let Some(nested) = &self.nested {
-            changes.extend(nested.changes());
+            let fresh = nested.changes();
+            match self.taken.lock() {
+                Ok(mut taken) => taken.extend(fresh.iter().cloned()),
+                Err(poisoned) => poisoned.into_inner().extend(fresh.iter().cloned()),
+            }
+            changes.extend(fresh);
         }
         changes
+    }
+
+    /// The caller has asked about every protected change and kept or
+    /// undone each: dropping this no longer undoes them.
+    pub fn settled(&self) {
+        self.settled
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The writable roots (canonical), when writes are restricted.

@@ -346,3 +346,47 @@ async fn a_plant_during_a_concurrent_call_is_still_caught() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Never answers: the host went away mid-ask.
+struct Silent;
+
+#[async_trait::async_trait]
+impl agentgate_permission::Approver for Silent {
+    async fn approve(&self, _request: &agentgate_permission::PermissionRequest) -> Reply {
+        std::future::pending().await
+    }
+}
+
+/// A call whose future is dropped while the protected_path ask waits (the
+/// host's turn cancelled, its process ending) keeps nothing: the planted
+/// entry is moved aside as a rejected one would be.
+#[tokio::test]
+async fn a_call_dropped_during_its_ask_keeps_nothing() {
+    let Some(tool) = tool() else {
+        return;
+    };
+    let root = project("dropped");
+    seed_project(&root);
+    let permissions = Permissions::new();
+    permissions.set_approver(Arc::new(Silent));
+    let ctx = ToolContext::new("ses_nested", "msg_1", "call_1", permissions)
+        .with_directories(root.clone(), root.clone())
+        .with_ruleset(Arc::new(Ruleset::from(vec![Rule::new(
+            "*",
+            "*",
+            Action::Allow,
+        )])));
+    let call = tool.execute(
+        json!({"command": "mkdir -p src && printf '{}' > src/opencode.json && printf '{}' > opencode.json"}),
+        &ctx,
+    );
+    let outcome = tokio::time::timeout(Duration::from_secs(5), call).await;
+    assert!(outcome.is_err(), "the ask never returns: {outcome:?}");
+    assert!(!root.join("src/opencode.json").exists());
+    assert!(root.join("src/opencode.json.rejected-1").exists());
+    assert!(
+        !root.join("opencode.json").exists(),
+        "the top-level one too"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
