@@ -332,7 +332,8 @@ pub(crate) fn drive<D: Decoder>(
                 let mut out = Vec::new();
                 let result = match next {
                     Some(Ok(event)) => state.decoder.event(event, &mut out),
-                    Some(Err(e)) => Err(transport_error(e.0)),
+                    Some(Err(crate::SseError::Transport(e))) => Err(transport_error(e)),
+                    Some(Err(too_large)) => Err(ModelError::other(too_large.to_string())),
                     None => {
                         state.done = true;
                         state.decoder.end(&mut out)

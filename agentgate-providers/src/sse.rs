@@ -37,7 +37,7 @@ pub struct SseEvent {
 /// assert_eq!(events[0].event.as_deref(), Some("ping"));
 /// assert_eq!(events[0].data, "{}");
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseParser {
     /// Bytes of the current, not yet terminated line.
     line: Vec<u8>,
@@ -45,6 +45,29 @@ pub struct SseParser {
     data: String,
     has_data: bool,
     id: Option<String>,
+    /// The most one event may hold (its line and data buffered so far).
+    max_event_bytes: usize,
+    /// An event outgrew `max_event_bytes`: nothing more is parsed.
+    overflowed: bool,
+}
+
+/// The most one event may buffer by default: 16 MiB. Model APIs send
+/// events of a few kilobytes; a server that sends one without end (no
+/// newline, no blank line) would otherwise grow memory without bound.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+impl Default for SseParser {
+    fn default() -> Self {
+        SseParser {
+            line: Vec::new(),
+            event: None,
+            data: String::new(),
+            has_data: false,
+            id: None,
+            max_event_bytes: MAX_EVENT_BYTES,
+            overflowed: false,
+        }
+    }
 }
 
 impl SseParser {
@@ -53,11 +76,33 @@ impl SseParser {
         Self::default()
     }
 
-    /// Feeds a chunk and returns the events it completes, in order.
+    /// A parser whose events may buffer at most `max` bytes each (default
+    /// [`MAX_EVENT_BYTES`]).
+    pub fn with_max_event_bytes(mut self, max: usize) -> Self {
+        self.max_event_bytes = max;
+        self
+    }
+
+    /// Whether an event outgrew the limit; the parser then takes no more
+    /// input (the caller ends the stream with an error).
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// Feeds a chunk and returns the events it completes, in order. Once
+    /// an event outgrows the limit, the rest is dropped and
+    /// [`overflowed`](Self::overflowed) is true.
     pub fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
+        if self.overflowed {
+            return out;
+        }
         let mut rest = chunk;
         while let Some(at) = rest.iter().position(|&b| b == b'\n') {
+            if self.line.len() + at + self.data.len() > self.max_event_bytes {
+                self.overflow();
+                return out;
+            }
             self.line.extend_from_slice(&rest[..at]);
             rest = &rest[at + 1..];
             let mut line = std::mem::take(&mut self.line);
@@ -71,8 +116,19 @@ impl SseParser {
             line.clear();
             self.line = line;
         }
+        if self.line.len() + rest.len() + self.data.len() > self.max_event_bytes {
+            self.overflow();
+            return out;
+        }
         self.line.extend_from_slice(rest);
         out
+    }
+
+    fn overflow(&mut self) {
+        self.overflowed = true;
+        self.line = Vec::new();
+        self.data = String::new();
+        self.has_data = false;
     }
 
     /// Whether input is buffered that has not formed a complete event yet
@@ -123,11 +179,23 @@ impl SseParser {
     }
 }
 
-/// Why an SSE body stream failed: the transport error of the underlying
-/// byte stream.
+/// Why an SSE body stream failed.
 #[derive(Debug, thiserror::Error)]
-#[error("reading the event stream failed: {0}")]
-pub struct SseError<E>(pub E);
+#[non_exhaustive]
+pub enum SseError<E> {
+    /// The transport error of the underlying byte stream.
+    #[error("reading the event stream failed: {0}")]
+    Transport(E),
+    /// One event outgrew the parser's limit without ending.
+    #[error(
+        "the server sent one stream event of more than {} MiB without ending it; the stream was stopped",
+        limit / (1024 * 1024)
+    )]
+    EventTooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+}
 
 /// Turns a stream of byte chunks (e.g. `reqwest::Response::bytes_stream`)
 /// into a stream of [`SseEvent`]s. A transport error ends the stream after
@@ -159,10 +227,26 @@ where
                 return None;
             }
             match state.bytes.next().await {
-                Some(Ok(chunk)) => state.ready.extend(state.parser.push(chunk.as_ref())),
+                Some(Ok(chunk)) => {
+                    state.ready.extend(state.parser.push(chunk.as_ref()));
+                    if state.parser.overflowed() {
+                        state.done = true;
+                        if let Some(event) = state.ready.pop_front() {
+                            // What was complete still goes out first.
+                            state.ready.clear();
+                            return Some((Ok(event), state));
+                        }
+                        return Some((
+                            Err(SseError::EventTooLarge {
+                                limit: state.parser.max_event_bytes,
+                            }),
+                            state,
+                        ));
+                    }
+                }
                 Some(Err(e)) => {
                     state.done = true;
-                    return Some((Err(SseError(e)), state));
+                    return Some((Err(SseError::Transport(e)), state));
                 }
                 None => state.done = true,
             }
@@ -176,6 +260,38 @@ mod tests {
 
     fn parse_all(input: &[u8]) -> Vec<SseEvent> {
         SseParser::new().push(input)
+    }
+
+    #[test]
+    fn an_event_without_end_stops_at_the_limit() {
+        let mut parser = SseParser::new().with_max_event_bytes(1024);
+        assert_eq!(parser.push(b"data: ok\n\n").len(), 1);
+        for _ in 0..100 {
+            assert!(parser.push(&[b'x'; 100]).is_empty());
+        }
+        assert!(parser.overflowed());
+        assert!(parser.line.capacity() < 4096, "nothing more is buffered");
+        // Many data lines without the blank line count too.
+        let mut lines = SseParser::new().with_max_event_bytes(1024);
+        for _ in 0..100 {
+            lines.push(b"data: 0123456789\n");
+        }
+        assert!(lines.overflowed());
+    }
+
+    #[tokio::test]
+    async fn the_stream_ends_with_an_error_naming_the_limit() {
+        let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+            std::iter::once(Ok(b"data: 1\n\n".to_vec()))
+                .chain(std::iter::repeat_with(|| Ok(vec![b'x'; 1 << 20])).take(17))
+                .collect();
+        let items: Vec<_> = sse_events(futures::stream::iter(chunks)).collect().await;
+        assert_eq!(items.len(), 2, "{items:?}");
+        assert!(matches!(&items[0], Ok(event) if event.data == "1"));
+        let Err(error) = &items[1] else {
+            panic!("{items:?}")
+        };
+        assert!(error.to_string().contains("16 MiB"), "{error}");
     }
 
     #[test]
