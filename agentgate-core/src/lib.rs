@@ -102,6 +102,8 @@ mod usage;
 
 // The engine, built on the contracts.
 mod agents;
+// Project text files (config, agents, instructions) read with a ceiling.
+mod bounded_read;
 mod compaction;
 mod config;
 mod engine;

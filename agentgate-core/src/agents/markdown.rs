@@ -505,7 +505,7 @@ pub fn scan_markdown_agents(dir: &Path) -> (Vec<MarkdownAgent>, Vec<MarkdownAgen
             }
         }
         for (path, relative) in files {
-            let text = match std::fs::read_to_string(&path) {
+            let text = match crate::bounded_read::read_text(&path) {
                 Ok(text) => text,
                 Err(source) => {
                     errors.push(MarkdownAgentError::Read { path, source });

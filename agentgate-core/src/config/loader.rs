@@ -254,7 +254,7 @@ impl ConfigLoader {
             return;
         }
         let shown = path.display().to_string();
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::bounded_read::read_text(path) {
             Ok(text) => text,
             Err(e) => {
                 state.errors.push(ConfigError::new(

@@ -80,7 +80,7 @@ fn substitute_files(
         }
         let path = &token["{file:".len()..token.len() - 1];
         let resolved = resolve(path, base, home);
-        let content = std::fs::read_to_string(&resolved).map_err(|error| {
+        let content = crate::bounded_read::read_text(&resolved).map_err(|error| {
             let line = text[..start].matches('\n').count() + 1;
             ConfigError::new(
                 &shown,

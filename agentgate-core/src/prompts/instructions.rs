@@ -125,7 +125,7 @@ fn expand_glob(path: &Path) -> Vec<PathBuf> {
 pub fn read_instructions(files: &[PathBuf]) -> Vec<String> {
     files
         .iter()
-        .filter_map(|path| match std::fs::read_to_string(path) {
+        .filter_map(|path| match crate::bounded_read::read_text(path) {
             Ok(text) => Some(format!("Instructions from: {}\n{text}", path.display())),
             Err(error) => {
                 tracing::warn!(path = %path.display(), %error, "cannot read instruction file");
