@@ -99,8 +99,13 @@ impl Project {
     /// `OPENCODE_PERMISSION`, markdown agents), so `check` answers what
     /// `run` does.
     fn load_stack(ctx: &Context) -> Result<Project, CliError> {
-        let loader = ConfigLoader::new(&ctx.dir).home(&ctx.home);
-        let loaded = loader.load().map_err(|e| CliError(e.to_string()))?;
+        // The stack `agent run` and the library read (the Workspace).
+        let workspace = agentgate::Workspace::with_loader(
+            &ctx.dir,
+            ConfigLoader::new(&ctx.dir).home(&ctx.home),
+        )
+        .map_err(|e| CliError(e.to_string()))?;
+        let loaded = workspace.config();
         let config = (!loaded.files.is_empty()).then(|| ConfigFile {
             paths: loaded
                 .files
