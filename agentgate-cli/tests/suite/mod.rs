@@ -6,5 +6,6 @@ mod check_equals_run;
 mod cli;
 mod config_cli;
 mod interrupt_cli;
+mod opencode_differential;
 mod run_cli;
 mod run_faults;
