@@ -167,7 +167,12 @@ pub(crate) enum ApprovalsCommand {
 #[derive(Debug, Subcommand)]
 pub(crate) enum DebugCommand {
     /// Each top-level setting of the configuration and the file it came from.
-    Config,
+    Config {
+        /// Print the resolved configuration as one JSON object instead, as
+        /// `opencode debug config` does.
+        #[arg(long)]
+        json: bool,
+    },
     /// The system prompt AGENT would be sent (on --model, else the chosen model).
     Prompt {
         /// The agent's name.

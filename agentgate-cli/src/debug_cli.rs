@@ -16,10 +16,16 @@ fn load(directory: &Path) -> Result<Workspace, String> {
     Workspace::load(directory).map_err(|e| e.to_string())
 }
 
-/// `agent debug config`.
-pub fn config(directory: &Path) -> Result<String, String> {
+/// `agent debug config`: each setting with its file, or (`json`) the
+/// resolved configuration as one object.
+pub fn config(directory: &Path, json: bool) -> Result<String, String> {
     let workspace = load(directory)?;
     let config = workspace.config();
+    if json {
+        return serde_json::to_string_pretty(&config.value)
+            .map(|text| text + "\n")
+            .map_err(|e| e.to_string());
+    }
     let layers: Vec<(String, serde_json::Map<String, serde_json::Value>)> = config
         .files
         .iter()

@@ -115,8 +115,8 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                 Ok(ExitCode::FAILURE)
             };
         }
-        Command::Debug(DebugCommand::Config) => {
-            print(&debug_cli::config(&current_dir()?)?)?;
+        Command::Debug(DebugCommand::Config { json }) => {
+            print(&debug_cli::config(&current_dir()?, json)?)?;
             return Ok(ExitCode::SUCCESS);
         }
         Command::Debug(DebugCommand::Prompt { agent, model }) => {

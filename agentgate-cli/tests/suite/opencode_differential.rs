@@ -162,6 +162,58 @@ fn debug_agent(
     serde_json::from_slice(&out.stdout).ok()
 }
 
+/// Runs `program` with `args` in `project` as [`debug_agent`] does; the
+/// JSON it printed.
+fn debug_json(
+    program: &Path,
+    args: &[&str],
+    home: &Path,
+    project: &Path,
+    env: &[(&str, &str)],
+) -> Option<Value> {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("PWD", project)
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// Deprecated agent keys opencode keeps in its resolved configuration
+/// beside what it translated them to (`tools` → `permission`, `maxSteps`
+/// → `steps`); this SDK drops them once translated (docs/deviations.md).
+const DEPRECATED_KEPT: &[&str] = &["tools", "maxSteps"];
+
+/// Whether our resolved value says what opencode's does: opencode masks
+/// values it takes for secrets (`"***"`), and adds empty objects
+/// (`"options": {}`) to entries; every key we have must be there alike.
+fn same_config(theirs: &Value, ours: &Value) -> bool {
+    match (theirs, ours) {
+        (Value::String(masked), _) if masked == "***" => true,
+        (Value::Object(theirs), Value::Object(ours)) => {
+            ours.iter()
+                .all(|(key, value)| theirs.get(key).is_some_and(|t| same_config(t, value)))
+                && theirs.iter().all(|(key, value)| {
+                    ours.contains_key(key)
+                        || value.as_object().is_some_and(|o| o.is_empty())
+                        || DEPRECATED_KEPT.contains(&key.as_str())
+                })
+        }
+        (Value::Array(theirs), Value::Array(ours)) => {
+            theirs.len() == ours.len() && theirs.iter().zip(ours).all(|(t, o)| same_config(t, o))
+        }
+        (theirs, ours) => theirs == ours,
+    }
+}
+
 /// The rules, with each program's own data and temporary folders named
 /// alike (`opencode` and `agent-sdk` are the application names).
 fn rules(agent: &Value, home: &Path) -> Vec<(String, String, String)> {
@@ -251,6 +303,35 @@ fn debug_agent_matches_opencode_on_every_tree() {
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
             std::fs::write(full, text).unwrap();
         }
+        // The resolved configuration: every top-level key this SDK has,
+        // as opencode resolves it (opencode adds its own defaults, such as
+        // `plugin` and `username`, which are not compared).
+        if let (Some(theirs), Some(ours)) = (
+            debug_json(&opencode, &["debug", "config"], &home, &project, tree.env),
+            debug_json(
+                &agent,
+                &["debug", "config", "--json"],
+                &home,
+                &project,
+                tree.env,
+            ),
+        ) {
+            compared += 1;
+            for (key, value) in ours.as_object().into_iter().flatten() {
+                let theirs = theirs.get(key).unwrap_or(&Value::Null);
+                if !same_config(theirs, value) {
+                    unexplained.push(format!(
+                        "[{}] config.{key}:\n  opencode {theirs}\n  agent    {value}",
+                        tree.name
+                    ));
+                }
+            }
+        } else {
+            unexplained.push(format!(
+                "[{}] debug config: no JSON from one of them",
+                tree.name
+            ));
+        }
         for name in tree.agents {
             let theirs = debug_agent(&opencode, &home, &project, name, tree.env);
             let ours = debug_agent(&agent, &home, &project, name, tree.env);
@@ -320,7 +401,7 @@ fn debug_agent_matches_opencode_on_every_tree() {
         }
     }
     println!(
-        "opencode differential: {compared} agents compared over {} trees, {explained} explained differences, {} unexplained",
+        "opencode differential: {compared} agents and configurations compared over {} trees, {explained} explained differences, {} unexplained",
         TREES.len(),
         unexplained.len()
     );
