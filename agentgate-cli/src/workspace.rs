@@ -5,15 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentgate_core::{AgentEnvironment, FileSessionStore, Session, SessionStore};
+use agentgate_core::{FileSessionStore, Session, SessionStore};
 use agentgate_permission::JsonFileStore;
 
-/// The application name of the data directory.
-pub const APP: &str = "agent-sdk";
+/// The application name of the data directory (the library's default).
+pub const APP: &str = agentgate::DEFAULT_APP;
 
-/// The data directory.
+/// The data directory, as the library finds it.
 pub fn data_dir() -> PathBuf {
-    PathBuf::from(AgentEnvironment::detect(APP, ".").data_dir)
+    agentgate::Workspace::data_dir(APP)
 }
 
 /// Opens the file session store under the data directory.

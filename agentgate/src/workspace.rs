@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agentgate_core::{
-    AgentEnvironment, Config, ConfigErrors, ConfigLoader, LanguageModel, ModelRef, ModelResolver,
+    AgentEnvironment, Config, ConfigErrors, ConfigLoader, LanguageModel, ModelResolver,
     ToolRegistry,
 };
 use agentgate_permission::{JsonFileStore, Permissions};
@@ -158,11 +158,6 @@ impl Workspace {
     /// Resolves the other names agents use (their own `model`) the same way.
     pub fn resolver(&self) -> Arc<dyn ModelResolver> {
         Arc::new(ConfigModelResolver::new(self.config.providers.clone()))
-    }
-
-    /// Whether `reference` is a model this workspace can build.
-    pub fn can_build(&self, reference: &ModelRef) -> bool {
-        model_from_config(reference, &self.config.providers).is_ok()
     }
 
     /// The config's `sandbox` policy; `workspace-write` when it has none.

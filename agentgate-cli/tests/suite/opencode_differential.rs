@@ -136,34 +136,9 @@ fn opencode() -> Option<PathBuf> {
     }
 }
 
-/// Runs `program debug agent NAME` in `project` with an isolated home;
-/// the JSON, or `None` when the agent does not exist (or the output is
-/// not JSON).
-fn debug_agent(
-    program: &Path,
-    home: &Path,
-    project: &Path,
-    name: &str,
-    env: &[(&str, &str)],
-) -> Option<Value> {
-    let out = Command::new(program)
-        .args(["debug", "agent", name])
-        .current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("PWD", project)
-        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-        .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
-        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).ok()
-}
-
-/// Runs `program` with `args` in `project` as [`debug_agent`] does; the
-/// JSON it printed.
+/// Runs `program` with `args` in `project` with an isolated home (and
+/// opencode's network features off); the JSON it printed, or `None` when it
+/// printed none (an agent that does not exist).
 fn debug_json(
     program: &Path,
     args: &[&str],
@@ -333,8 +308,14 @@ fn debug_agent_matches_opencode_on_every_tree() {
             ));
         }
         for name in tree.agents {
-            let theirs = debug_agent(&opencode, &home, &project, name, tree.env);
-            let ours = debug_agent(&agent, &home, &project, name, tree.env);
+            let theirs = debug_json(
+                &opencode,
+                &["debug", "agent", name],
+                &home,
+                &project,
+                tree.env,
+            );
+            let ours = debug_json(&agent, &["debug", "agent", name], &home, &project, tree.env);
             compared += 1;
             let (theirs, ours) = match (theirs, ours) {
                 (None, None) => continue,

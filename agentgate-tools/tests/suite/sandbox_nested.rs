@@ -390,3 +390,54 @@ async fn a_call_dropped_during_its_ask_keeps_nothing() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A class the plants above do not use: an atomic exchange of two folders
+/// (`renameat2` with `RENAME_EXCHANGE`), swapping a folder built in `/tmp`
+/// with one of the project's. Neither side is created or moved in the
+/// usual sense. Landlock refuses it (no reparenting across writable
+/// roots), and were it allowed the watch would see the folder arrive.
+#[tokio::test]
+async fn a_folder_exchanged_into_the_project_is_still_caught() {
+    let Some(tool) = tool() else {
+        return;
+    };
+    let python = std::process::Command::new("python3")
+        .args(["-c", "pass"])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !python {
+        eprintln!("skipped: no python3 for renameat2");
+        return;
+    }
+    // No protected entry yet, so no folder is pinned either.
+    let root = project("exchange");
+    std::fs::create_dir_all(root.join("src/lib")).unwrap();
+    let approver = Arc::new(RecordingApprover::replying(Reply::reject()));
+    let ctx = context(&root, approver.clone());
+    let before = protected_entries(&root);
+    let exchange = "T=$(mktemp -d) && mkdir -p $T/x/.opencode/agent && printf evil > $T/x/.opencode/agent/a.md && \
+        python3 -c 'import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); r=l.renameat2(-100,sys.argv[1].encode(),-100,sys.argv[2].encode(),2); sys.exit(0 if r==0 else ctypes.get_errno())' $T/x src/lib; echo exchanged=$?";
+    let out = tool
+        .execute(json!({"command": exchange, "timeout": 20_000}), &ctx)
+        .await;
+    // Either Landlock refuses to move a folder from one writable root into
+    // another (EXDEV: the right to reparent, `REFER`, is not granted across
+    // roots), or the exchange happened and the watch saw the folder arrive,
+    // asked, and moved the planted entry aside. The protected entries are
+    // unchanged either way.
+    let text = format!("{out:?}");
+    assert!(
+        text.contains("exchanged=18")
+            || root.join("src/lib/.opencode.rejected-1").exists()
+            || root.join("src/lib.rejected-1").exists(),
+        "{text}; asked: {:?}",
+        approver.summaries()
+    );
+    assert_eq!(
+        protected_entries(&root),
+        before,
+        "after the exchange ({out:?}); asked: {:?}",
+        approver.summaries()
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
