@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use agentgate::CodingAgent;
 use agentgate_core::{CancellationToken, Event, Part, StreamExt, ToolState, TurnEvent};
-use agentgate_permission::{ApprovalRequest, ChannelApprover, Permissions, Reply, ReplyKind};
+use agentgate_permission::{ApprovalRequest, ChannelApprover, PermissionGate, Reply, ReplyKind};
 use tokio::sync::mpsc;
 
 use crate::interrupt::INTERRUPTED;
@@ -162,7 +162,7 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
     };
     options.directory = Some(directory.clone());
     let permissions =
-        Permissions::with_store(Arc::new(approval_store()), directory.display().to_string())
+        PermissionGate::with_store(Arc::new(approval_store()), directory.display().to_string())
             .map_err(|e| e.to_string())?;
     let (approver, mut asks) = ChannelApprover::new(8);
     let approver = Arc::new(approver);

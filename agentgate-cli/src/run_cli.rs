@@ -104,7 +104,7 @@ async fn start_mcp(workspace: &Workspace) -> Option<McpManager> {
 pub async fn build_agent(
     options: &RunOptions,
     approver: Arc<dyn Approver>,
-    permissions: Option<agentgate_permission::Permissions>,
+    permissions: Option<agentgate_permission::PermissionGate>,
 ) -> Result<Built, String> {
     let directory = match &options.directory {
         Some(dir) => dir.clone(),
@@ -204,7 +204,7 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
-    let permissions = agentgate_permission::Permissions::with_store(
+    let permissions = agentgate_permission::PermissionGate::with_store(
         Arc::new(crate::workspace::approval_store()),
         directory.display().to_string(),
     )

@@ -194,7 +194,7 @@ impl Event {
 }
 
 /// The engine's event for a gate event, for hosts that forward
-/// [`Permissions::events`](agentgate_permission::Permissions::events) onto an
+/// [`PermissionGate::events`](agentgate_permission::PermissionGate::events) onto an
 /// engine event stream. A kind of gate event this version has no engine event
 /// for comes back as the error.
 impl TryFrom<PermissionEvent> for Event {

@@ -8,7 +8,7 @@
 //! Sub-agents run through the `task` tool (enabled with
 //! [`EngineBuilder::agents`] and [`EngineBuilder::task_tool`]) in child
 //! sessions of the same engine; a full context is compacted into a summary
-//! ([`CompactionConfig`]); [`FileSessionStore`] keeps sessions across
+//! ([`CompactionSettings`]); [`FileSessionStore`] keeps sessions across
 //! restarts. The guide `docs/agent-loop.md` describes the loop for SDK users.
 //!
 //! A whole coding agent for a directory in one call is [`CodingAgent`]
@@ -168,13 +168,13 @@ pub use config::{
 
 // --- The engine: running turns.
 /// Compaction of a full context (§14).
-pub use compaction::{CompactionConfig, history_for_model};
+pub use compaction::{CompactionSettings, history_for_model};
 /// How agent options and variants reach the provider request.
 pub use engine::provider_options;
 /// The engine, its builder, settings and results.
 pub use engine::{
     COMPACTION_AGENT, DEFAULT_MAX_STEP_BYTES, DEFAULT_TOOL_GRACE, Engine, EngineBuilder,
-    LoopConfig, PromptError, STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
+    LoopSettings, PromptError, STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
 };
 /// A coding agent for a directory in one call.
 pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};

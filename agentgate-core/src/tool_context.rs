@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agentgate_permission::{AskRequest, PermissionError, Permissions, Ruleset};
+use agentgate_permission::{AskRequest, PermissionError, PermissionGate, Ruleset};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -32,7 +32,7 @@ pub struct ToolContext {
     /// Fires when the call is cancelled; stop promptly (kill processes,
     /// drop requests).
     pub cancel: CancellationToken,
-    permissions: Permissions,
+    permissions: PermissionGate,
     ruleset: Arc<Ruleset>,
     ceilings: Arc<Vec<Ruleset>>,
     on_metadata: Option<MetadataCallback>,
@@ -61,7 +61,7 @@ impl ToolContext {
         session_id: impl Into<String>,
         message_id: impl Into<String>,
         call_id: impl Into<String>,
-        permissions: Permissions,
+        permissions: PermissionGate,
     ) -> Self {
         let directory = PathBuf::from(".");
         ToolContext {
@@ -145,7 +145,7 @@ impl ToolContext {
     }
 
     /// The permission service.
-    pub fn permissions(&self) -> &Permissions {
+    pub fn permissions(&self) -> &PermissionGate {
         &self.permissions
     }
 

@@ -2,16 +2,16 @@
 //! three ready-made approvers, [`RejectAll`], [`AllowAll`] and
 //! [`ChannelApprover`].
 //!
-//! With an approver attached to a [`Permissions`](crate::Permissions)
+//! With an approver attached to a [`PermissionGate`](crate::PermissionGate)
 //! service, every request that needs a prompt is handed to
 //! [`Approver::approve`] on a task of its own, and the answer is applied as
-//! [`Permissions::reply`](crate::Permissions::reply) would. When the
+//! [`PermissionGate::reply`](crate::PermissionGate::reply) would. When the
 //! request is resolved first (a sibling's `reject` or `always` cascade, the
 //! asker giving up, a timeout, a shutdown), the approver's future is dropped
 //! at its next `.await`, and an answer that still arrives is ignored.
 //!
 //! Hosts that prefer events can skip approvers entirely: follow
-//! [`Permissions::subscribe`](crate::Permissions::subscribe) and call
+//! [`PermissionGate::subscribe`](crate::PermissionGate::subscribe) and call
 //! `reply` yourself.
 
 use std::io::Write;

@@ -1,6 +1,6 @@
-//! The approval gate (opencode §6): the [`Permissions`] service that tools
+//! The approval gate (opencode §6): the [`PermissionGate`] service that tools
 //! `await` before a side effect, and the [`PermissionEvent`]s it publishes.
-//! The user-facing documentation is on [`Permissions`].
+//! The user-facing documentation is on [`PermissionGate`].
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,7 +25,7 @@ use crate::wildcard;
 /// behind before it sees `RecvError::Lagged`).
 pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
 
-/// The project name [`Permissions::new`] uses.
+/// The project name [`PermissionGate::new`] uses.
 pub const DEFAULT_PROJECT: &str = "default";
 
 /// What the gate publishes, in the order things happened.
@@ -203,23 +203,23 @@ impl Drop for Handle {
 /// Dropping the last clone shuts the service down (see
 /// [`shutdown`](Self::shutdown)).
 ///
-/// - [`Permissions::ask`] evaluates every pattern against the caller's
+/// - [`PermissionGate::ask`] evaluates every pattern against the caller's
 ///   ruleset followed by the approved rules (a `deny` of the caller's
 ///   ruleset wins over any approval); a `deny` fails at once with
 ///   [`PermissionError::Denied`], all-`allow` succeeds at once, anything
 ///   else publishes [`PermissionEvent::Asked`] and waits for an answer.
-/// - [`Permissions::reply`] answers a pending request with the cascades of
+/// - [`PermissionGate::reply`] answers a pending request with the cascades of
 ///   §6.3: `reject` fails every other pending request of the same session;
 ///   `always` approves the request's `always` patterns for the whole project
 ///   and resolves the same session's pending requests that the approvals
 ///   alone now allow.
 /// - Answers come from the host calling `reply` (following
-///   [`Permissions::subscribe`]) or from an attached
+///   [`PermissionGate::subscribe`]) or from an attached
 ///   [`Approver`].
 ///
 /// Lifetimes: dropping an `ask` future (the session was cancelled) removes
 /// its request silently; a later `reply` to it gets
-/// [`PermissionError::NotFound`]. [`Permissions::shutdown`], or dropping the
+/// [`PermissionError::NotFound`]. [`PermissionGate::shutdown`], or dropping the
 /// last handle, fails every pending `ask` with [`PermissionError::Rejected`]
 /// without publishing events; afterwards, requests that would prompt fail
 /// with `Rejected` at once.
@@ -232,13 +232,13 @@ impl Drop for Handle {
 /// # A complete host
 ///
 /// The host plugs its UI in as an [`Approver`]; tools only `await`
-/// [`Permissions::ask`] and turn an error into a tool result for the model.
+/// [`PermissionGate::ask`] and turn an error into a tool result for the model.
 ///
 /// ```
 /// use std::sync::Arc;
 ///
 /// use agentgate_permission::{
-///     Action, Approver, AskRequest, PermissionError, PermissionRequest, Permissions, Reply, Rule,
+///     Action, Approver, AskRequest, PermissionError, PermissionRequest, PermissionGate, Reply, Rule,
 ///     Ruleset,
 /// };
 /// use async_trait::async_trait;
@@ -261,7 +261,7 @@ impl Drop for Handle {
 ///
 /// /// A tool-like caller: asks before its side effect, and only then acts.
 /// async fn bash(
-///     permissions: &Permissions,
+///     permissions: &PermissionGate,
 ///     session: &str,
 ///     command: &str,
 ///     always: &str,
@@ -279,7 +279,7 @@ impl Drop for Handle {
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let permissions = Permissions::builder().approver(Arc::new(GitOnly)).build()?;
+/// let permissions = PermissionGate::builder().approver(Arc::new(GitOnly)).build()?;
 ///
 /// // The approver's `always` reaches the caller as success ...
 /// assert_eq!(bash(&permissions, "s1", "git log -1", "git log *").await?, "ran git log -1");
@@ -306,9 +306,9 @@ impl Drop for Handle {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use agentgate_permission::{AskRequest, PermissionError, PermissionEvent, Permissions, Reply};
+/// use agentgate_permission::{AskRequest, PermissionError, PermissionEvent, PermissionGate, Reply};
 ///
-/// let permissions = Permissions::new();
+/// let permissions = PermissionGate::new();
 /// let mut events = permissions.subscribe();
 /// let asking = tokio::spawn({
 ///     let permissions = permissions.clone();
@@ -325,14 +325,14 @@ impl Drop for Handle {
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct Permissions {
+pub struct PermissionGate {
     handle: Arc<Handle>,
 }
 
-impl fmt::Debug for Permissions {
+impl fmt::Debug for PermissionGate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.handle.inner.lock();
-        f.debug_struct("Permissions")
+        f.debug_struct("PermissionGate")
             .field("project", &self.handle.inner.project)
             .field("pending", &state.pending.len())
             .field("approved", &state.approved.len())
@@ -342,24 +342,24 @@ impl fmt::Debug for Permissions {
     }
 }
 
-impl Default for Permissions {
+impl Default for PermissionGate {
     fn default() -> Self {
         Self::new()
     }
 }
 
-/// Builds a [`Permissions`] service with a store, project, approver and
+/// Builds a [`PermissionGate`] service with a store, project, approver and
 /// event capacity of your choice.
-pub struct PermissionsBuilder {
+pub struct PermissionGateBuilder {
     store: Arc<dyn ApprovalStore>,
     project: String,
     approver: Option<Arc<dyn Approver>>,
     event_capacity: usize,
 }
 
-impl fmt::Debug for PermissionsBuilder {
+impl fmt::Debug for PermissionGateBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PermissionsBuilder")
+        f.debug_struct("PermissionGateBuilder")
             .field("project", &self.project)
             .field("approver", &self.approver.is_some())
             .field("event_capacity", &self.event_capacity)
@@ -367,7 +367,7 @@ impl fmt::Debug for PermissionsBuilder {
     }
 }
 
-impl PermissionsBuilder {
+impl PermissionGateBuilder {
     /// Keeps approvals in `store` under `project` (default: a fresh
     /// [`MemoryStore`], project [`DEFAULT_PROJECT`]).
     pub fn store(mut self, store: Arc<dyn ApprovalStore>, project: impl Into<String>) -> Self {
@@ -390,9 +390,9 @@ impl PermissionsBuilder {
     }
 
     /// Loads the project's approvals from the store and starts the service.
-    pub fn build(self) -> Result<Permissions, StoreError> {
+    pub fn build(self) -> Result<PermissionGate, StoreError> {
         let approved = self.store.load(&self.project)?;
-        Ok(Permissions::from_parts(
+        Ok(PermissionGate::from_parts(
             self.store,
             self.project,
             approved,
@@ -402,7 +402,7 @@ impl PermissionsBuilder {
     }
 }
 
-impl Permissions {
+impl PermissionGate {
     /// A service with in-memory approvals (opencode's behaviour: they start
     /// empty and last as long as the service) under project
     /// [`DEFAULT_PROJECT`], and no approver.
@@ -437,7 +437,7 @@ impl Permissions {
             store,
             project,
         });
-        Permissions {
+        PermissionGate {
             handle: Arc::new(Handle { inner }),
         }
     }
@@ -453,8 +453,8 @@ impl Permissions {
 
     /// A builder for a service with a custom store, approver or event
     /// capacity.
-    pub fn builder() -> PermissionsBuilder {
-        PermissionsBuilder {
+    pub fn builder() -> PermissionGateBuilder {
+        PermissionGateBuilder {
             store: Arc::new(MemoryStore::new()),
             project: DEFAULT_PROJECT.to_string(),
             approver: None,
@@ -489,7 +489,7 @@ impl Permissions {
     ///
     /// The returned future does not borrow the service, so it can be
     /// spawned as is; it does not keep the service alive either: when the
-    /// last [`Permissions`] handle is dropped, it fails with
+    /// last [`PermissionGate`] handle is dropped, it fails with
     /// [`PermissionError::Rejected`]. Dropping the future withdraws the
     /// request silently (no event; a later `reply` gets `NotFound`).
     pub fn ask(

@@ -7,10 +7,10 @@
 //!   wins**, with `ask` when nothing matches ([`evaluate()`]);
 //! - [`disabled`] says which tools vanish from the model's tool list;
 //! - [`from_config`] turns opencode's `permission` config into rules;
-//! - the [`Permissions`] gate makes tools `await` an answer when a rule says
+//! - the [`PermissionGate`] gate makes tools `await` an answer when a rule says
 //!   `ask`, from an [`Approver`] (the host's UI) or from `reply` calls driven
 //!   by [`PermissionEvent`]s, with "always" approvals kept in an
-//!   [`ApprovalStore`]. The [`Permissions`] docs show a complete host as a
+//!   [`ApprovalStore`]. The [`PermissionGate`] docs show a complete host as a
 //!   runnable example. The gate, the approvers and the stores are the
 //!   default-on `gate` cargo feature; without it the crate is the pure rules
 //!   engine and needs no async runtime (serde and little else).
@@ -103,7 +103,7 @@ pub use request::{
 /// The async approval gate (§6), behind the `gate` feature.
 #[cfg(feature = "gate")]
 pub use gate::{
-    DEFAULT_EVENT_CAPACITY, DEFAULT_PROJECT, PermissionEvent, Permissions, PermissionsBuilder,
+    DEFAULT_EVENT_CAPACITY, DEFAULT_PROJECT, PermissionEvent, PermissionGate, PermissionGateBuilder,
 };
 
 /// Approval UIs plugged into the gate, behind the `gate` feature.

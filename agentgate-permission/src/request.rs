@@ -16,7 +16,7 @@ pub struct ToolCallRef {
 }
 
 /// What a caller (a tool, through its context) hands to
-/// `Permissions::ask`: the request plus the ruleset to evaluate it against.
+/// `PermissionGate::ask`: the request plus the ruleset to evaluate it against.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AskRequest {
     /// Request id; a fresh `per_…` id is generated when `None`.
@@ -141,7 +141,7 @@ pub enum ReplyKind {
 /// can be granted to its OS sandbox with [`Reply::Grant`].
 pub const SANDBOX_GRANT_KEY: &str = "sandbox_grant";
 
-/// How an allowed request was allowed ([`Permissions::ask_answer`](crate::Permissions::ask_answer)).
+/// How an allowed request was allowed ([`PermissionGate::ask_answer`](crate::PermissionGate::ask_answer)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Allowed {

@@ -3,10 +3,10 @@
 //!
 //! Approvals are keyed by *project* (opencode's "instance", one project
 //! directory): every session of a project shares them, and two projects
-//! never do. A [`Permissions`](crate::Permissions) service loads its
+//! never do. A [`PermissionGate`](crate::PermissionGate) service loads its
 //! project's approvals once, at construction, appends to the store on every
 //! `always` answer and removes from it on
-//! [`Permissions::revoke`](crate::Permissions::revoke).
+//! [`PermissionGate::revoke`](crate::PermissionGate::revoke).
 //!
 //! The trait is synchronous on purpose: approvals change at human speed, a
 //! few rules at a time, so a short blocking write is cheaper than the

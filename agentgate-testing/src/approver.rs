@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agentgate_permission::{Approver, PermissionRequest, Permissions, Reply};
+use agentgate_permission::{Approver, PermissionGate, PermissionRequest, Reply};
 
 /// The requests an approver saw, shared with the test that reads them.
 pub type Seen = Arc<Mutex<Vec<PermissionRequest>>>;
@@ -57,7 +57,7 @@ impl RecordingApprover {
     }
 
     /// Installs this approver on `permissions`; returns the requests list.
-    pub fn install(self, permissions: &Permissions) -> Seen {
+    pub fn install(self, permissions: &PermissionGate) -> Seen {
         let seen = self.seen();
         permissions.set_approver(Arc::new(self));
         seen

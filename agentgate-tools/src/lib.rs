@@ -43,7 +43,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use agentgate_tools::core::permission::{AllowAll, Permissions};
+//! use agentgate_tools::core::permission::{AllowAll, PermissionGate};
 //! use agentgate_tools::core::{Tool, ToolContext};
 //! use agentgate_tools::{EditTool, ReadTool};
 //!
@@ -51,7 +51,7 @@
 //! let dir = std::env::temp_dir().join(format!("agentgate-tools-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir).unwrap();
 //! std::fs::write(dir.join("main.rs"), "fn main() {\n    let x = 1;\n}\n").unwrap();
-//! let permissions = Permissions::new();
+//! let permissions = PermissionGate::new();
 //! permissions.set_approver(Arc::new(AllowAll));
 //! let ctx = ToolContext::new("ses_1", "msg_1", "call_1", permissions)
 //!     .with_directories(dir.clone(), dir.clone());

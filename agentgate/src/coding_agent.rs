@@ -16,7 +16,7 @@ use agentgate_core::{
     AgentEnvironment, Config, ConfigLoader, Engine, LanguageModel, ModelResolver, PermissionPreset,
     Session, SessionStore, Tool, ToolRegistry, TurnError, TurnEvent, TurnResult,
 };
-use agentgate_permission::{Approver, Permissions, Ruleset};
+use agentgate_permission::{Approver, PermissionGate, Ruleset};
 use agentgate_tools::SandboxPolicy;
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
@@ -39,7 +39,7 @@ pub struct CodingAgentBuilder {
     sandbox: Option<SandboxPolicy>,
     mcp: bool,
     app: String,
-    permissions: Option<Permissions>,
+    permissions: Option<PermissionGate>,
 }
 
 impl CodingAgentBuilder {
@@ -133,7 +133,7 @@ impl CodingAgentBuilder {
 
     /// Uses this permission gate instead of one with the approvals
     /// remembered for the directory.
-    pub fn permissions(mut self, permissions: Permissions) -> Self {
+    pub fn permissions(mut self, permissions: PermissionGate) -> Self {
         self.permissions = Some(permissions);
         self
     }

@@ -26,7 +26,7 @@
 //! ```
 //! use agentgate::schemars::JsonSchema;
 //! use agentgate::serde::Deserialize;
-//! use agentgate::permission::{AllowAll, Permissions};
+//! use agentgate::permission::{AllowAll, PermissionGate};
 //! use agentgate::{Tool, ToolContext, ToolError, ToolOutput, TypedTool};
 //! use std::sync::Arc;
 //!
@@ -51,7 +51,7 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let permissions = Permissions::new();
+//! let permissions = PermissionGate::new();
 //! permissions.set_approver(Arc::new(AllowAll));
 //! let ctx = ToolContext::new("ses_1", "msg_1", "call_1", permissions);
 //! let input = agentgate::serde_json::json!({"text": "hi"});

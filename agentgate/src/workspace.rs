@@ -15,7 +15,7 @@ use agentgate_core::{
     AgentEnvironment, Config, ConfigErrors, ConfigLoader, LanguageModel, ModelResolver,
     ToolRegistry,
 };
-use agentgate_permission::{JsonFileStore, Permissions};
+use agentgate_permission::{JsonFileStore, PermissionGate};
 use agentgate_providers::{ConfigModelResolver, ProviderError, model_from_config};
 use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
 
@@ -208,9 +208,9 @@ impl Workspace {
     /// A permission gate with the "always" approvals remembered for this
     /// directory in `app`'s data directory (`approvals/`): they count for
     /// what the rules leave to ask, and an "always" answer is added there.
-    pub fn approvals(&self, app: &str) -> Result<Permissions, WorkspaceError> {
+    pub fn approvals(&self, app: &str) -> Result<PermissionGate, WorkspaceError> {
         let store = JsonFileStore::new(Self::data_dir(app).join("approvals"));
-        Permissions::with_store(Arc::new(store), self.directory.display().to_string())
+        PermissionGate::with_store(Arc::new(store), self.directory.display().to_string())
             .map_err(|e| WorkspaceError::Approvals(e.to_string()))
     }
 }

@@ -1,6 +1,6 @@
 //! A host that follows a turn's event stream and answers permission asks
 //! from another task, the way a web UI would: the gate has no approver, so
-//! asks wait until `Permissions::reply` is called.
+//! asks wait until `PermissionGate::reply` is called.
 //!
 //! Run: `cargo run -p agentgate-examples --example event_host`
 
@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{CodingAgent, DeltaField, Event, Part, StreamExt, ToolState, TurnEvent};
-use agentgate_permission::{Action, PermissionRequest, Permissions, Reply, Rule, Ruleset};
+use agentgate_permission::{Action, PermissionGate, PermissionRequest, Reply, Rule, Ruleset};
 use serde_json::json;
 
 #[tokio::main]
@@ -21,7 +21,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )]),
         Script::reply("The command said hello."),
     ]));
-    let permissions = Permissions::new(); // no approver: asks wait for a reply
+    let permissions = PermissionGate::new(); // no approver: asks wait for a reply
     let agent = CodingAgent::builder(env!("CARGO_MANIFEST_DIR"))
         .model(model)
         .tools(agentgate_tools::builtin()?)

@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use agentgate_core::{AgentEnvironment, CodingAgent, ConfigLoader};
 use agentgate_permission::{
-    Action, ApprovalStore, AskRequest, JsonFileStore, PermissionError, Permissions, RejectAll, Rule,
+    Action, ApprovalStore, AskRequest, JsonFileStore, PermissionError, PermissionGate, RejectAll,
+    Rule,
 };
 use serde_json::Value;
 
@@ -165,7 +166,7 @@ async fn check_answers_what_run_does_over_every_layer() {
             // The gate `run` uses: the agent's ruleset, then the approvals
             // remembered for the directory `run` starts in; an ask the
             // rejecting approver answers is an ask.
-            let gate = Permissions::builder()
+            let gate = PermissionGate::builder()
                 .store(store.clone(), cwd.display().to_string())
                 .approver(Arc::new(RejectAll::new(std::io::sink())))
                 .build()

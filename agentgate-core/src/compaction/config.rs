@@ -1,4 +1,4 @@
-//! [`CompactionConfig`]: when and how the engine compacts (§14).
+//! [`CompactionSettings`]: when and how the engine compacts (§14).
 
 use serde::{Deserialize, Serialize};
 
@@ -7,7 +7,7 @@ pub const OUTPUT_TOKEN_MAX: u64 = 32_000;
 
 /// Overflow detection and compaction settings (§14).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompactionConfig {
+pub struct CompactionSettings {
     /// Detect overflow at all (`compaction.auto`, default true).
     pub auto: bool,
     /// Tokens kept free below an input limit (`compaction.reserved`);
@@ -23,9 +23,9 @@ pub struct CompactionConfig {
     pub preserve_recent_tokens: Option<u64>,
 }
 
-impl Default for CompactionConfig {
+impl Default for CompactionSettings {
     fn default() -> Self {
-        CompactionConfig {
+        CompactionSettings {
             auto: true,
             reserved: None,
             output_token_max: OUTPUT_TOKEN_MAX,

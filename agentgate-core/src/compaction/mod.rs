@@ -6,13 +6,13 @@
 //! [`CONTINUE_PROMPT`], lets the model go on), when the provider reports a
 //! context overflow, or when a prompt starts on a session whose last answer
 //! already filled the context (then the last real user message is replayed
-//! after the summary). With [`CompactionConfig::auto`] off none of this
+//! after the summary). With [`CompactionSettings::auto`] off none of this
 //! happens and the turn ends with
 //! [`StopReason::ContextOverflow`](crate::StopReason::ContextOverflow).
 //!
 //! A compaction:
 //!
-//! 1. keeps the last [`CompactionConfig::tail_turns`] user turns verbatim
+//! 1. keeps the last [`CompactionSettings::tail_turns`] user turns verbatim
 //!    when they fit [`preserve_budget`] (tokens estimated as characters ÷ 4);
 //!    if the newest turns do not fit, fewer are kept (whole turns only,
 //!    unlike opencode, which may split the oldest kept turn);
@@ -39,7 +39,7 @@ pub(crate) mod history;
 pub(crate) mod overflow;
 pub(crate) mod plan;
 
-pub use config::CompactionConfig;
+pub use config::CompactionSettings;
 pub use history::history_for_model;
 pub(crate) use overflow::is_overflow;
 pub(crate) use plan::{CONTINUE_PROMPT, plan, preserve_budget};

@@ -1,12 +1,12 @@
 //! When the context is too full to go on (§14.1).
 
-use super::config::CompactionConfig;
+use super::config::CompactionSettings;
 use crate::model::ModelLimits;
 use crate::usage::Usage;
 
 /// The output budget: `min(limits.output, cap)`, or the cap when the model
 /// declares no output limit.
-pub fn max_output(limits: &ModelLimits, config: &CompactionConfig) -> u64 {
+pub fn max_output(limits: &ModelLimits, config: &CompactionSettings) -> u64 {
     match limits.output {
         0 => config.output_token_max,
         output => output.min(config.output_token_max),
@@ -16,7 +16,7 @@ pub fn max_output(limits: &ModelLimits, config: &CompactionConfig) -> u64 {
 /// How many tokens the conversation may use: `limits.input − reserved`
 /// when the model declares an input limit, else `limits.context −
 /// max_output` (never below 0).
-pub fn usable(limits: &ModelLimits, config: &CompactionConfig) -> u64 {
+pub fn usable(limits: &ModelLimits, config: &CompactionSettings) -> u64 {
     let max_output = max_output(limits, config);
     if limits.input > 0 {
         let reserved = config.reserved.unwrap_or(max_output.min(20_000));
@@ -29,7 +29,7 @@ pub fn usable(limits: &ModelLimits, config: &CompactionConfig) -> u64 {
 /// Whether a call that used `usage` filled the context (§14.1):
 /// `usage.context_tokens() >= usable(...)`. Never when `auto` is off or the
 /// model declares no context limit.
-pub fn is_overflow(usage: &Usage, limits: &ModelLimits, config: &CompactionConfig) -> bool {
+pub fn is_overflow(usage: &Usage, limits: &ModelLimits, config: &CompactionSettings) -> bool {
     if !config.auto || limits.context == 0 {
         return false;
     }
@@ -51,6 +51,6 @@ mod tests {
             input: 68_000,
             ..Default::default()
         };
-        assert!(is_overflow(&usage, &limits, &CompactionConfig::default()));
+        assert!(is_overflow(&usage, &limits, &CompactionSettings::default()));
     }
 }

@@ -1,6 +1,6 @@
 //! Planning a compaction: which tail is kept, what the summary call sees.
 
-use super::config::CompactionConfig;
+use super::config::CompactionSettings;
 use super::history::{append_summary, visible_history};
 use super::overflow::usable;
 use crate::message::{Message, Part, Role, append_model_messages};
@@ -39,7 +39,7 @@ pub const TOOL_OUTPUT_LIMIT: usize = 2000;
 
 /// The token budget of the kept tail: `preserve_recent_tokens`, else
 /// `clamp(usable / 4, 2000, 8000)`.
-pub fn preserve_budget(limits: &ModelLimits, config: &CompactionConfig) -> u64 {
+pub fn preserve_budget(limits: &ModelLimits, config: &CompactionSettings) -> u64 {
     config
         .preserve_recent_tokens
         .unwrap_or_else(|| (usable(limits, config) / 4).clamp(2000, 8000))

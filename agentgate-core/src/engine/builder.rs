@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, Weak};
 
-use agentgate_permission::Permissions;
+use agentgate_permission::PermissionGate;
 
 use super::facade::Engine;
 use super::non_interactive::NonInteractive;
-use super::settings::LoopConfig;
+use super::settings::LoopSettings;
 use super::state::EngineState;
 use super::task_tool::{TaskSettings, TaskTool};
 use crate::agent_spec::AgentSpec;
@@ -36,9 +36,9 @@ impl Engine {
 pub struct EngineBuilder {
     model: Arc<dyn LanguageModel>,
     tools: ToolRegistry,
-    permissions: Option<Permissions>,
+    permissions: Option<PermissionGate>,
     events: Option<EventBus>,
-    config: LoopConfig,
+    config: LoopSettings,
     worktree: Option<PathBuf>,
     agents: HashMap<String, Arc<AgentSpec>>,
     store: Option<Arc<dyn SessionStore>>,
@@ -57,7 +57,7 @@ impl EngineBuilder {
             tools: ToolRegistry::new(),
             permissions: None,
             events: None,
-            config: LoopConfig::default(),
+            config: LoopSettings::default(),
             worktree: None,
             agents: HashMap::new(),
             store: None,
@@ -137,14 +137,14 @@ impl EngineBuilder {
     }
 
     /// Sets the permission gate. Attach an approver to it, or answer its
-    /// requests with [`Permissions::reply`] from the event stream; a gate
+    /// requests with [`PermissionGate::reply`] from the event stream; a gate
     /// without either makes asks wait.
     ///
     /// Default: a fresh gate with the [`NonInteractive`] approver — no one
     /// can answer, so every ask is rejected at once with opencode's
     /// non-interactive warning (a `tracing` warning) and the turn stops
     /// with `StopReason::Rejected`, never a silent wait.
-    pub fn permissions(mut self, permissions: Permissions) -> Self {
+    pub fn permissions(mut self, permissions: PermissionGate) -> Self {
         self.permissions = Some(permissions);
         self
     }
@@ -162,7 +162,7 @@ impl EngineBuilder {
     }
 
     /// Sets the loop settings.
-    pub fn config(mut self, config: LoopConfig) -> Self {
+    pub fn config(mut self, config: LoopSettings) -> Self {
         self.config = config;
         self
     }
@@ -224,8 +224,8 @@ impl EngineBuilder {
 
 /// The gate of an engine built without one: nobody can answer, so every
 /// ask is rejected with a warning instead of waiting forever.
-fn non_interactive_gate() -> Permissions {
-    let permissions = Permissions::new();
+fn non_interactive_gate() -> PermissionGate {
+    let permissions = PermissionGate::new();
     permissions.set_approver(Arc::new(NonInteractive));
     permissions
 }

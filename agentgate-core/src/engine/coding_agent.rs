@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agentgate_permission::{Approver, Permissions};
+use agentgate_permission::{Approver, PermissionGate};
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
@@ -18,7 +18,7 @@ use super::facade::Engine;
 use super::outcome::{PromptError, TurnError, TurnResult};
 use super::permission_preset::PermissionPreset;
 use super::retry::RetryPolicy;
-use super::settings::LoopConfig;
+use super::settings::LoopSettings;
 use super::task_tool::TaskSettings;
 use super::turn_stream::TurnEvent;
 use crate::agents::{AgentEnvironment, AgentError, Agents};
@@ -75,7 +75,7 @@ pub struct CodingAgentBuilder {
     environment: Option<AgentEnvironment>,
     app: String,
     store: Option<Arc<dyn SessionStore>>,
-    permissions: Option<Permissions>,
+    permissions: Option<PermissionGate>,
     resume: Option<String>,
     session_rules: agentgate_permission::Ruleset,
     sections: Vec<String>,
@@ -170,7 +170,7 @@ impl CodingAgentBuilder {
     /// Uses this permission gate (e.g. one with an approval store that
     /// remembers "always" answers). An [`approver`](Self::approver), if
     /// given, is installed on it.
-    pub fn permissions(mut self, permissions: Permissions) -> Self {
+    pub fn permissions(mut self, permissions: PermissionGate) -> Self {
         self.permissions = Some(permissions);
         self
     }
@@ -229,7 +229,7 @@ impl CodingAgentBuilder {
     }
 
     /// Ends every turn that runs longer than this with a `timeout` error
-    /// ([`LoopConfig::max_turn_time`]); default: no deadline.
+    /// ([`LoopSettings::max_turn_time`]); default: no deadline.
     pub fn max_turn_time(mut self, limit: std::time::Duration) -> Self {
         self.max_turn_time = Some(limit);
         self
@@ -325,7 +325,7 @@ fn loop_settings(
     retry: Option<RetryPolicy>,
     max_turn_time: Option<std::time::Duration>,
     config: &Config,
-) -> Result<LoopConfig, CodingAgentError> {
+) -> Result<LoopSettings, CodingAgentError> {
     let retry = match (retry, config.value.get("retry")) {
         (Some(policy), _) => policy,
         (None, Some(value)) => {
@@ -333,10 +333,10 @@ fn loop_settings(
         }
         (None, None) => RetryPolicy::default(),
     };
-    Ok(LoopConfig {
+    Ok(LoopSettings {
         retry,
         max_turn_time,
-        ..LoopConfig::default()
+        ..LoopSettings::default()
     })
 }
 
@@ -360,9 +360,9 @@ fn configured_model(
 /// installed on it), a fresh one for `approver`, or none (the engine's
 /// default).
 fn gate(
-    permissions: Option<Permissions>,
+    permissions: Option<PermissionGate>,
     approver: Option<Arc<dyn Approver>>,
-) -> Option<Permissions> {
+) -> Option<PermissionGate> {
     match (permissions, approver) {
         (Some(permissions), approver) => {
             if let Some(approver) = approver {
@@ -371,7 +371,7 @@ fn gate(
             Some(permissions)
         }
         (None, Some(approver)) => {
-            let permissions = Permissions::new();
+            let permissions = PermissionGate::new();
             permissions.set_approver(approver);
             Some(permissions)
         }

@@ -5,12 +5,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use agentgate_permission::Permissions;
+use agentgate_permission::PermissionGate;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::{PromptError, StopReason, TurnError, TurnResult};
-use super::settings::LoopConfig;
+use super::settings::LoopSettings;
 use super::state::{BusyGuard, EngineState, emit_message};
 use super::turn::run_turn;
 use super::turn_context::TurnContext;
@@ -53,7 +53,7 @@ impl Engine {
     }
 
     /// The loop settings.
-    pub fn config(&self) -> &LoopConfig {
+    pub fn config(&self) -> &LoopSettings {
         &self.state.config
     }
 
@@ -95,7 +95,7 @@ impl Engine {
     }
 
     /// The permission gate.
-    pub fn permissions(&self) -> &Permissions {
+    pub fn permissions(&self) -> &PermissionGate {
         &self.state.permissions
     }
 
@@ -267,7 +267,7 @@ impl Engine {
             name: "timeout".into(),
             message: format!(
                 "the turn did not finish within its time limit of {} (`agent run --max-time`, \
-                 `LoopConfig::max_turn_time`)",
+                 `LoopSettings::max_turn_time`)",
                 super::retry::seconds(limit)
             ),
         };

@@ -50,7 +50,7 @@ pub use retry::{
     DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
     RetryPlan, RetryPolicy,
 };
-pub use settings::{DEFAULT_TOOL_GRACE, LoopConfig};
+pub use settings::{DEFAULT_TOOL_GRACE, LoopSettings};
 pub use step_size::DEFAULT_MAX_STEP_BYTES;
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
 pub use tool_calls::STEP_LIMIT_ERROR;

@@ -21,9 +21,9 @@ pub fn auto_reject_warning(request: &PermissionRequest) -> String {
 /// [`auto_reject_warning`] as a `tracing` warning with the session id.
 ///
 /// [`EngineBuilder`](crate::EngineBuilder) installs it when no
-/// [`Permissions`](agentgate_permission::Permissions) are given. A host with a
+/// [`PermissionGate`](agentgate_permission::PermissionGate) are given. A host with a
 /// UI passes its own gate (with an approver, or answering
-/// `Permissions::reply` from the event stream) instead.
+/// `PermissionGate::reply` from the event stream) instead.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NonInteractive;
 

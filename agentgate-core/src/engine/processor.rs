@@ -72,7 +72,7 @@ struct Attempt<'a> {
     tools: Vec<(String, usize)>,
     calls: Vec<usize>,
     finish: Option<(FinishReason, Usage)>,
-    /// Bytes streamed so far, against `LoopConfig::max_step_bytes`.
+    /// Bytes streamed so far, against `LoopSettings::max_step_bytes`.
     bytes: usize,
     /// The ceiling was passed: the step fails without a retry.
     oversized: bool,

@@ -1,10 +1,10 @@
-//! [`LoopConfig`]: the engine's settings for every turn.
+//! [`LoopSettings`]: the engine's settings for every turn.
 
 use std::time::Duration;
 
 use super::retry::RetryPolicy;
 use super::step_size::DEFAULT_MAX_STEP_BYTES;
-use crate::compaction::CompactionConfig;
+use crate::compaction::CompactionSettings;
 use crate::truncate::Truncator;
 
 /// Grace period tools get to stop after cancellation (opencode: 250 ms).
@@ -13,13 +13,13 @@ pub const DEFAULT_TOOL_GRACE: Duration = Duration::from_millis(250);
 /// Loop settings.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct LoopConfig {
+pub struct LoopSettings {
     /// Retries of failed streams.
     pub retry: RetryPolicy,
     /// Tool output truncation.
     pub truncator: Truncator,
     /// Overflow detection.
-    pub compaction: CompactionConfig,
+    pub compaction: CompactionSettings,
     /// Ask `doom_loop` on the third identical call of a turn.
     pub doom_loop: bool,
     /// How long a cancelled tool may take to stop before it is abandoned.
@@ -41,12 +41,12 @@ pub struct LoopConfig {
     pub max_step_bytes: usize,
 }
 
-impl Default for LoopConfig {
+impl Default for LoopSettings {
     fn default() -> Self {
-        LoopConfig {
+        LoopSettings {
             retry: RetryPolicy::default(),
             truncator: Truncator::default(),
-            compaction: CompactionConfig::default(),
+            compaction: CompactionSettings::default(),
             doom_loop: true,
             tool_grace: DEFAULT_TOOL_GRACE,
             max_steps: None,

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use agentgate_permission::Permissions;
+use agentgate_permission::PermissionGate;
 
-use super::settings::LoopConfig;
+use super::settings::LoopSettings;
 use crate::agent_spec::AgentSpec;
 use crate::event::{Event, EventBus, SessionStatus};
 use crate::message::Message;
@@ -22,9 +22,9 @@ use crate::tool_registry::ToolRegistry;
 pub(crate) struct EngineState {
     pub model: Arc<dyn LanguageModel>,
     pub tools: ToolRegistry,
-    pub permissions: Permissions,
+    pub permissions: PermissionGate,
     pub events: EventBus,
-    pub config: LoopConfig,
+    pub config: LoopSettings,
     pub worktree: Option<PathBuf>,
     pub prompts: SystemPrompts,
     pub agents: HashMap<String, Arc<AgentSpec>>,

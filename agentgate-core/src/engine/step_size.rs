@@ -36,7 +36,7 @@ pub(super) fn step_too_large(limit: usize) -> ModelError {
     ModelError::other(format!(
         "the model's step exceeded {} MB of streamed output and was stopped; \
          a stream that never ends points at a broken model server \
-         (the ceiling is LoopConfig::max_step_bytes)",
+         (the ceiling is LoopSettings::max_step_bytes)",
         limit.div_ceil(1024 * 1024)
     ))
 }

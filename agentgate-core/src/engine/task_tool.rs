@@ -6,7 +6,7 @@
 //! `{description, prompt, subagent_type, task_id?}`:
 //!
 //! 1. fails when the calling session is already `subagent_depth` parent
-//!    hops from its root ([`LoopConfig::subagent_depth`](crate::LoopConfig::subagent_depth),
+//!    hops from its root ([`LoopSettings::subagent_depth`](crate::LoopSettings::subagent_depth),
 //!    default 1: only root sessions delegate), before asking anything;
 //! 2. asks `task` with patterns `[subagent_type]`, always `["*"]` and
 //!    metadata `{description, subagent_type}` — a deny goes back to the

@@ -11,7 +11,7 @@ use agentgate_core::{
     history_for_model,
 };
 use agentgate_core::{ContentPart, ModelRole};
-use agentgate_permission::{PermissionRequest, Permissions, Reply, Ruleset};
+use agentgate_permission::{PermissionGate, PermissionRequest, Reply, Ruleset};
 use agentgate_testing::RecordingApprover;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -117,7 +117,7 @@ impl TypedTool for Slow {
 /// Installs an approver that answers with `answer` and records every
 /// request it saw; returns the requests.
 pub fn approver(
-    permissions: &Permissions,
+    permissions: &PermissionGate,
     answer: fn(&PermissionRequest) -> Reply,
 ) -> Arc<Mutex<Vec<PermissionRequest>>> {
     RecordingApprover::answering(answer).install(permissions)

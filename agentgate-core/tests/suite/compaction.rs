@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use super::common::*;
-use agentgate_core::CompactionConfig;
+use agentgate_core::CompactionSettings;
 use agentgate_core::testing::semantics::{CONTINUE_PROMPT, SUMMARY_PROMPT, SUMMARY_QUESTION};
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
-    ContentPart, FinishReason, LoopConfig, ModelError, ModelInfo, ModelLimits, ModelMessage,
+    ContentPart, FinishReason, LoopSettings, ModelError, ModelInfo, ModelLimits, ModelMessage,
     ModelRequest, ModelRole, Part, StopReason, ToolChoice, Usage,
 };
 use serde_json::json;
@@ -188,8 +188,8 @@ async fn auto_off_ends_the_turn_with_context_overflow() {
         }),
         Script::reply("never"),
     ]);
-    let mut config = LoopConfig::default();
-    config.compaction = CompactionConfig {
+    let mut config = LoopSettings::default();
+    config.compaction = CompactionSettings {
         auto: false,
         ..Default::default()
     };

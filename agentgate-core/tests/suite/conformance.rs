@@ -18,7 +18,7 @@ use agentgate_core::testing::semantics::{
     doom_loop_request, is_overflow, retry_delay, retryable, should_exit, step_mode, usable,
 };
 use agentgate_core::{
-    CompactionConfig, Message, Part, RetryPolicy, Role, Timing, ToolPart, ToolState,
+    CompactionSettings, Message, Part, RetryPolicy, Role, Timing, ToolPart, ToolState,
 };
 
 use super::common::fresh_id;
@@ -355,7 +355,7 @@ fn overflow(case: &Value) -> Outcome {
         total: t["total"].as_u64().unwrap_or(0),
     };
     let c = &case["compaction_config"];
-    let config = CompactionConfig {
+    let config = CompactionSettings {
         auto: c["auto"].as_bool().unwrap_or(true),
         reserved: c["reserved"].as_u64(),
         output_token_max: case["output_token_max"]

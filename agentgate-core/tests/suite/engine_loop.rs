@@ -5,9 +5,9 @@ use std::time::Duration;
 use super::common::*;
 use agentgate_core::testing::Script;
 use agentgate_core::{
-    ABORTED_ERROR, Event, FinishReason, LoopConfig, Part, StopReason, ToolChoice, ToolState,
+    ABORTED_ERROR, Event, FinishReason, LoopSettings, Part, StopReason, ToolChoice, ToolState,
 };
-use agentgate_permission::{PermissionError, Permissions, Reply};
+use agentgate_permission::{PermissionError, PermissionGate, Reply};
 use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -149,7 +149,7 @@ async fn attempt_limit_gives_up() {
         Script::rate_limited("1"),
         Script::reply("never"),
     ]);
-    let mut config = LoopConfig::default();
+    let mut config = LoopSettings::default();
     config.retry = agentgate_core::RetryPolicy {
         max_retries: Some(2),
         ..agentgate_core::RetryPolicy::default()
@@ -460,7 +460,7 @@ async fn step_limit_withholds_tools_and_asks_for_a_wrap_up() {
         Script::reply("unreachable"),
     ]);
     let echo = Echo::default();
-    let mut config = LoopConfig::default();
+    let mut config = LoopSettings::default();
     config.max_steps = Some(2);
     let (engine, session) = setup(model.clone(), |b| b.tool(echo.clone()).config(config)).await;
     let result = engine.prompt(&session.id, "go").await.unwrap();
@@ -531,7 +531,7 @@ async fn cancellation_while_a_tool_awaits_approval_is_an_interruption() {
     let bash = Bash::default();
     // A gate without an approver: the ask waits (a host would reply).
     let (engine, session) = setup(model.clone(), |b| {
-        b.tool(bash.clone()).permissions(Permissions::new())
+        b.tool(bash.clone()).permissions(PermissionGate::new())
     })
     .await;
     let cancel = CancellationToken::new();
@@ -627,7 +627,7 @@ async fn host_answers_permission_requests_from_the_engine_event_stream() {
     let bash = Bash::default();
     // The host answers from the event stream: a gate without an approver.
     let (engine, session) = setup(model.clone(), |b| {
-        b.tool(bash.clone()).permissions(Permissions::new())
+        b.tool(bash.clone()).permissions(PermissionGate::new())
     })
     .await;
     let mut events = engine.subscribe();
@@ -667,7 +667,7 @@ async fn long_tool_output_is_truncated_with_the_full_text_kept() {
         Script::reply("seen"),
     ]);
     let spill = agentgate_testing::scratch_dir("agentgate-core-truncation");
-    let mut config = LoopConfig::default();
+    let mut config = LoopSettings::default();
     config.truncator = agentgate_core::Truncator {
         spill_dir: spill.clone(),
         ..Default::default()

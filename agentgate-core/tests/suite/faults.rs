@@ -18,7 +18,9 @@ use agentgate_core::{
     StopReason, StreamEvent, ToolContext, ToolError, ToolOutput, ToolState, TypedTool,
     to_model_messages,
 };
-use agentgate_permission::{Approver, AskRequest, PermissionRequest, Permissions, Reply, Ruleset};
+use agentgate_permission::{
+    Approver, AskRequest, PermissionGate, PermissionRequest, Reply, Ruleset,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -552,7 +554,7 @@ async fn a_hanging_model_is_ended_by_cancellation_with_the_open_call_closed() {
 #[tokio::test(start_paused = true)]
 async fn an_approver_that_never_answers_is_ended_by_the_ask_timeout() {
     let baseline = alive_tasks();
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let silent = Silent::default();
     let alive = Arc::clone(&silent.alive);
     permissions.set_approver(Arc::new(silent));
@@ -590,7 +592,7 @@ async fn an_approver_that_never_answers_is_ended_by_the_ask_timeout() {
 #[tokio::test(start_paused = true)]
 async fn an_approver_that_never_answers_is_ended_by_cancellation() {
     let baseline = alive_tasks();
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let silent = Silent::default();
     let alive = Arc::clone(&silent.alive);
     permissions.set_approver(Arc::new(silent));
@@ -742,7 +744,7 @@ async fn cancellation_at_random_points_always_leaves_a_consistent_transcript() {
         let at = Duration::from_millis(rng.below(30_000));
         let what = format!("round {round}: cancel at {at:?}");
         let baseline = alive_tasks();
-        let permissions = Permissions::new();
+        let permissions = PermissionGate::new();
         // The asker is approved after 1 s by a host loop on the bus.
         let model = Arc::new(ScriptedModel::new(scripts()));
         let echo = Echo {

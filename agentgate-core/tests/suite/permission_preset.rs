@@ -10,7 +10,7 @@ use agentgate_core::{
     CodingAgent, ConfigLoader, FinishReason, PermissionPreset, ToolContext, ToolError, ToolOutput,
     TypedTool,
 };
-use agentgate_permission::{Permissions, Reply};
+use agentgate_permission::{PermissionGate, Reply};
 use agentgate_testing::RecordingApprover;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -74,7 +74,7 @@ async fn asked(preset: Option<PermissionPreset>) -> Vec<String> {
         ),
         Script::new().text("done").finish(FinishReason::Stop),
     ]));
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let seen = RecordingApprover::replying(Reply::Once).install(&permissions);
     let mut builder = CodingAgent::builder(&root)
         .config(

@@ -1,13 +1,13 @@
 //! A model stream that never ends stops at the step ceiling
-//! (`LoopConfig::max_step_bytes`) with an error saying so, once: the step is
+//! (`LoopSettings::max_step_bytes`) with an error saying so, once: the step is
 //! not retried, whether the stream had shown text or not.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentgate_core::{
-    AgentSpec, Engine, EventStream, LanguageModel, LoopConfig, ModelError, ModelInfo, ModelRequest,
-    Session, StopReason, StreamEvent,
+    AgentSpec, Engine, EventStream, LanguageModel, LoopSettings, ModelError, ModelInfo,
+    ModelRequest, Session, StopReason, StreamEvent,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -72,7 +72,7 @@ async fn run(kind: Endless) -> (StopReason, usize) {
         kind,
         calls: AtomicUsize::new(0),
     });
-    let mut config = LoopConfig::default();
+    let mut config = LoopSettings::default();
     config.max_step_bytes = 1024 * 1024;
     let engine = Engine::builder(model.clone())
         .agent(AgentSpec::new("build"))

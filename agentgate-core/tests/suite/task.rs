@@ -9,7 +9,7 @@ use agentgate_core::permission::{PermissionConfig, task_child_permission};
 use agentgate_core::testing::semantics::{NO_DESCRIPTION, completed_output};
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
-    ABORTED_ERROR, AgentEnvironment, Agents, DeltaField, Engine, Event, FinishReason, LoopConfig,
+    ABORTED_ERROR, AgentEnvironment, Agents, DeltaField, Engine, Event, FinishReason, LoopSettings,
     Part, Session, StopReason, TaskSettings, ToolState,
 };
 use agentgate_permission::Reply;
@@ -29,7 +29,7 @@ fn agents(user: &str) -> Agents {
 async fn engine(
     model: Arc<ScriptedModel>,
     agents: Agents,
-    config: LoopConfig,
+    config: LoopSettings,
     agent: &str,
 ) -> (Engine, Session) {
     let engine = Engine::builder(model)
@@ -83,7 +83,7 @@ async fn parent_delegates_to_explore_and_gets_its_last_text_back() {
     ]);
     let agents = agents(r#"{"bash": "ask"}"#);
     let explore = agents.get("explore").unwrap().clone();
-    let (engine, session) = engine(model.clone(), agents, LoopConfig::default(), "build").await;
+    let (engine, session) = engine(model.clone(), agents, LoopSettings::default(), "build").await;
     let seen = approver(engine.permissions(), |_| Reply::Once);
     let mut events = engine.subscribe();
 
@@ -192,7 +192,7 @@ async fn nested_task_is_refused_by_default() {
     let (engine, session) = engine(
         model.clone(),
         agents(r#"{"task": "allow"}"#),
-        LoopConfig::default(),
+        LoopSettings::default(),
         "build",
     )
     .await;
@@ -222,7 +222,7 @@ async fn nested_task_runs_with_subagent_depth_two() {
         Script::reply("child relays the deep answer"),
         Script::reply("ok"),
     ]);
-    let mut config = LoopConfig::default();
+    let mut config = LoopSettings::default();
     config.subagent_depth = 2;
     let (engine, session) = engine(
         model.clone(),
@@ -263,7 +263,7 @@ async fn plan_denying_general_goes_back_to_the_model() {
         Script::reply("I will do it myself."),
     ]);
     let (engine, session) =
-        engine(model.clone(), agents("{}"), LoopConfig::default(), "plan").await;
+        engine(model.clone(), agents("{}"), LoopSettings::default(), "plan").await;
     let result = engine.prompt(&session.id, "go").await.unwrap();
     assert_eq!(
         result.stop,
@@ -298,8 +298,13 @@ async fn plan_denying_general_goes_back_to_the_model() {
 #[tokio::test(start_paused = true)]
 async fn unknown_agent_type_is_an_error_for_the_model() {
     let model = model([task("t1", "wizard", "magic"), Script::reply("ok")]);
-    let (engine, session) =
-        engine(model.clone(), agents("{}"), LoopConfig::default(), "build").await;
+    let (engine, session) = engine(
+        model.clone(),
+        agents("{}"),
+        LoopSettings::default(),
+        "build",
+    )
+    .await;
     engine.prompt(&session.id, "go").await.unwrap();
     assert_eq!(
         results(&model.requests()[1]),
@@ -318,8 +323,13 @@ async fn task_id_resumes_the_child_and_refuses_a_stranger() {
         Script::reply("first answer"),
         Script::reply("noted"),
     ]);
-    let (engine, session) =
-        engine(model.clone(), agents("{}"), LoopConfig::default(), "build").await;
+    let (engine, session) = engine(
+        model.clone(),
+        agents("{}"),
+        LoopSettings::default(),
+        "build",
+    )
+    .await;
     engine.prompt(&session.id, "go").await.unwrap();
     let child = children(&engine, &session.id).await.remove(0);
 
@@ -392,8 +402,13 @@ async fn cancelling_the_parent_cancels_the_child_and_closes_both_transcripts() {
         task("t1", "general", "work slowly"),
         Script::calls([("s1", "slow", json!({}))]),
     ]);
-    let (engine, session) =
-        engine(model.clone(), agents("{}"), LoopConfig::default(), "build").await;
+    let (engine, session) = engine(
+        model.clone(),
+        agents("{}"),
+        LoopSettings::default(),
+        "build",
+    )
+    .await;
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -459,7 +474,7 @@ async fn a_doom_loop_denied_in_a_child_is_reported_and_the_parent_goes_on() {
         Script::reply("The child got stuck; here is what it found."),
     ]);
     let agents = agents(r#"{"doom_loop": "deny"}"#);
-    let (engine, session) = engine(model.clone(), agents, LoopConfig::default(), "build").await;
+    let (engine, session) = engine(model.clone(), agents, LoopSettings::default(), "build").await;
     approver(engine.permissions(), |_| Reply::Once);
 
     let result = engine.prompt(&session.id, "list the files").await.unwrap();
@@ -504,7 +519,7 @@ async fn prompt_stream_includes_the_child_session_events() {
     let (engine, session) = engine(
         model.clone(),
         agents(r#"{"task": "allow"}"#),
-        LoopConfig::default(),
+        LoopSettings::default(),
         "build",
     )
     .await;
@@ -563,7 +578,7 @@ async fn a_parent_agents_deny_binds_its_sub_agent() {
         Script::reply("The sub-agent could not remove build."),
     ]);
     let agents = agents_with_build_bash(json!({"*": "allow", "rm *": "deny"}));
-    let (engine, session) = engine(model.clone(), agents, LoopConfig::default(), "build").await;
+    let (engine, session) = engine(model.clone(), agents, LoopSettings::default(), "build").await;
     let asked = approver(engine.permissions(), |_| Reply::Once);
     let result = engine.prompt(&session.id, "clean up").await.unwrap();
     assert_eq!(result.text(), "The sub-agent could not remove build.");
@@ -606,7 +621,7 @@ async fn a_parent_agents_ask_makes_its_sub_agent_ask() {
         Script::reply("The push was rejected."),
     ]);
     let agents = agents_with_build_bash(json!({"*": "allow", "git push*": "ask"}));
-    let (engine, session) = engine(model.clone(), agents, LoopConfig::default(), "build").await;
+    let (engine, session) = engine(model.clone(), agents, LoopSettings::default(), "build").await;
     let asked = approver(engine.permissions(), |_| Reply::Reject { feedback: None });
 
     let _ = engine.prompt(&session.id, "push it").await;

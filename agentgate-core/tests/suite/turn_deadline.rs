@@ -1,4 +1,4 @@
-//! `LoopConfig::max_turn_time`: a turn that runs past its deadline is
+//! `LoopSettings::max_turn_time`: a turn that runs past its deadline is
 //! stopped like a cancelled one (open calls closed) and ends with a
 //! `timeout` error; a turn that finishes in time, or is cancelled by its
 //! caller, is not touched. Under tokio's paused clock.
@@ -6,15 +6,15 @@
 use std::time::Duration;
 
 use agentgate_core::testing::Script;
-use agentgate_core::{LoopConfig, Part, StopReason, ToolState};
+use agentgate_core::{LoopSettings, Part, StopReason, ToolState};
 use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::common::*;
 
-fn with_deadline(seconds: u64) -> LoopConfig {
-    let mut config = LoopConfig::default();
+fn with_deadline(seconds: u64) -> LoopSettings {
+    let mut config = LoopSettings::default();
     config.max_turn_time = Some(Duration::from_secs(seconds));
     config
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use agentgate_permission::{
-    Action, ApprovalStore, AskRequest, JsonFileStore, PermissionError, Permissions, Reply, Rule,
+    Action, ApprovalStore, AskRequest, JsonFileStore, PermissionError, PermissionGate, Reply, Rule,
     Ruleset, StoreError,
 };
 
@@ -34,7 +34,7 @@ fn a_file_naming_another_project_is_refused_and_left_alone() {
         "{error:?}"
     );
     assert!(error.to_string().contains("alpha"));
-    assert!(Permissions::with_store(Arc::new(JsonFileStore::new(&dir)), "beta").is_err());
+    assert!(PermissionGate::with_store(Arc::new(JsonFileStore::new(&dir)), "beta").is_err());
     assert!(store.append("beta", &[allow("rm *")]).is_err());
     assert_eq!(
         std::fs::read_to_string(store.path_for("beta")).unwrap(),
@@ -191,8 +191,8 @@ async fn a_rule_revoked_by_another_process_stops_allowing_at_once() {
     let dir = temp_dir("revoke-elsewhere");
     let rules = Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]);
     // Two services over one directory, as two processes of one project.
-    let first = Permissions::with_store(Arc::new(JsonFileStore::new(&dir)), "p").unwrap();
-    let second = Permissions::with_store(Arc::new(JsonFileStore::new(&dir)), "p").unwrap();
+    let first = PermissionGate::with_store(Arc::new(JsonFileStore::new(&dir)), "p").unwrap();
+    let second = PermissionGate::with_store(Arc::new(JsonFileStore::new(&dir)), "p").unwrap();
 
     let task = ask_pending(
         &first,

@@ -7,7 +7,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
 use agentgate_permission::{
-    Action, ApprovalStore, AskRequest, MemoryStore, Permissions, Reply, Rule, Ruleset, StoreError,
+    Action, ApprovalStore, AskRequest, MemoryStore, PermissionGate, Reply, Rule, Ruleset,
+    StoreError,
 };
 
 use super::common::{ask_pending, finished, pending_ids, within};
@@ -43,8 +44,8 @@ impl ApprovalStore for CannotAppend {
 
 /// A gate over a [`CannotAppend`] store in which `bash git *` was just
 /// approved with "always" (held in memory only).
-async fn approved_but_not_persisted() -> Permissions {
-    let gate = Permissions::builder()
+async fn approved_but_not_persisted() -> PermissionGate {
+    let gate = PermissionGate::builder()
         .store(Arc::new(CannotAppend(MemoryStore::new())), "p")
         .build()
         .unwrap();
@@ -110,7 +111,7 @@ impl ApprovalStore for SlowRead {
 fn a_revoke_during_a_store_read_is_not_undone_by_that_read() {
     let store = Arc::new(SlowRead::default());
     store.append("p", &[git_rule()]).unwrap();
-    let gate = Permissions::builder()
+    let gate = PermissionGate::builder()
         .store(Arc::clone(&store) as Arc<dyn ApprovalStore>, "p")
         .build()
         .unwrap();
@@ -168,7 +169,7 @@ async fn an_unpersisted_approval_survives_store_rereads_once() {
 #[test]
 fn an_approval_given_during_a_store_read_is_not_undone_by_that_read() {
     let store = Arc::new(SlowRead::default());
-    let gate = Permissions::builder()
+    let gate = PermissionGate::builder()
         .store(Arc::clone(&store) as Arc<dyn ApprovalStore>, "p")
         .build()
         .unwrap();
@@ -201,7 +202,7 @@ fn an_approval_given_during_a_store_read_is_not_undone_by_that_read() {
 /// is not applied there).
 #[test]
 fn an_ask_with_a_timeout_outside_tokio_still_waits_for_the_answer() {
-    let gate = Permissions::new();
+    let gate = PermissionGate::new();
     let request = AskRequest::new("s", "bash", ["git push"])
         .id("t1")
         .timeout(std::time::Duration::from_millis(1));
@@ -217,7 +218,7 @@ fn an_ask_with_a_timeout_outside_tokio_still_waits_for_the_answer() {
 }
 
 /// Waits (real time, bounded) until exactly `ids` are pending.
-fn wait_pending(gate: &Permissions, ids: &[&str]) {
+fn wait_pending(gate: &PermissionGate, ids: &[&str]) {
     let deadline = std::time::Instant::now() + super::common::limit();
     while pending_ids(gate) != ids {
         assert!(

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agentgate_permission::{AskRequest, PermissionError, Permissions};
+use agentgate_permission::{AskRequest, PermissionError, PermissionGate};
 use tokio::task::JoinHandle;
 
 /// The longest any single await of a test may take (real time, or paused
@@ -42,12 +42,12 @@ pub async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     assert!(waited.is_ok(), "timed out waiting until {what}");
 }
 
-pub fn pending_ids(permissions: &Permissions) -> Vec<String> {
+pub fn pending_ids(permissions: &PermissionGate) -> Vec<String> {
     permissions.pending().into_iter().map(|r| r.id).collect()
 }
 
 /// Spawns an ask with a fixed id and waits until it is pending.
-pub async fn ask_pending(permissions: &Permissions, request: AskRequest) -> AskTask {
+pub async fn ask_pending(permissions: &PermissionGate, request: AskRequest) -> AskTask {
     let id = request.id.clone().expect("test requests carry ids");
     let task = tokio::spawn(permissions.ask(request));
     wait_until(&format!("{id} is pending"), || {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use agentgate_permission::{
-    Action, AskRequest, MemoryStore, PermissionError, PermissionRequest, Permissions, Reply,
+    Action, AskRequest, MemoryStore, PermissionError, PermissionGate, PermissionRequest, Reply,
     ReplyKind, Rule, Ruleset, arity, is_storable_always_pattern,
 };
 
@@ -27,7 +27,7 @@ async fn an_approval_never_overrides_a_configured_deny() {
         "p",
         Ruleset::from(vec![Rule::new("bash", "*", Action::Allow)]),
     ));
-    let permissions = Permissions::with_store(store, "p").unwrap();
+    let permissions = PermissionGate::with_store(store, "p").unwrap();
     let denied = within(
         "a denied ask",
         permissions.ask(AskRequest::new("s", "bash", ["git push origin main"]).ruleset(config())),
@@ -51,7 +51,7 @@ async fn an_approval_never_overrides_a_configured_deny() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_on_a_command_then_a_denied_one_is_still_denied() {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let task = ask_pending(
         &permissions,
         AskRequest::new("s", "bash", ["git status"])
@@ -125,7 +125,7 @@ fn a_glob_in_the_command_makes_no_always_rule_and_no_always_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_on_a_globbed_command_approves_that_call_only() {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let rules = Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]);
     let task = ask_pending(
         &permissions,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use agentgate_permission::{
     Action, AllowAll, ApprovalStore, Approver, AskRequest, ChannelApprover, JsonFileStore,
-    MemoryStore, PermissionError, PermissionEvent, PermissionRequest, Permissions, Reply, Rule,
+    MemoryStore, PermissionError, PermissionEvent, PermissionGate, PermissionRequest, Reply, Rule,
     Ruleset, StoreError,
 };
 use async_trait::async_trait;
@@ -45,7 +45,7 @@ fn replies_only(events: Vec<PermissionEvent>) -> Vec<PermissionEvent> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reject_fails_every_pending_ask_of_its_session_and_none_of_another() {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let mut events = permissions.subscribe();
     let s1 = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("s1")).await;
     let t1 = ask_pending(&permissions, AskRequest::new("t", "bash", ["ls"]).id("t1")).await;
@@ -100,7 +100,7 @@ async fn reject_fails_every_pending_ask_of_its_session_and_none_of_another() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_resolves_exactly_the_siblings_the_new_approvals_alone_allow() {
     let store = Arc::new(MemoryStore::new());
-    let permissions = Permissions::with_store(store.clone(), "proj").unwrap();
+    let permissions = PermissionGate::with_store(store.clone(), "proj").unwrap();
     let mut events = permissions.subscribe();
     let ask_rule = Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]);
 
@@ -230,7 +230,7 @@ impl Approver for HeldApprover {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approver_answer_after_a_cascade_is_ignored() {
     let approver = Arc::new(HeldApprover::default());
-    let permissions = Permissions::builder()
+    let permissions = PermissionGate::builder()
         .approver(approver.clone())
         .build()
         .unwrap();
@@ -287,7 +287,7 @@ impl Approver for LateApprover {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_approver_and_host_resolve_each_request_exactly_once() {
-    let permissions = Permissions::builder()
+    let permissions = PermissionGate::builder()
         .approver(Arc::new(LateApprover))
         .build()
         .unwrap();
@@ -315,7 +315,7 @@ async fn racing_approver_and_host_resolve_each_request_exactly_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn channel_approver_brings_the_ui_answer_to_the_asker() {
     let (approver, mut requests) = ChannelApprover::new(8);
-    let permissions = Permissions::builder()
+    let permissions = PermissionGate::builder()
         .approver(Arc::new(approver))
         .build()
         .unwrap();
@@ -353,7 +353,7 @@ async fn channel_approver_brings_the_ui_answer_to_the_asker() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_ask_leaves_no_entry_and_cannot_be_resurrected() {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let mut events = permissions.subscribe();
 
     // Abort the task awaiting the ask (a cancelled session).
@@ -383,7 +383,7 @@ async fn a_dropped_ask_leaves_no_entry_and_cannot_be_resurrected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_and_dropping_the_service_reject_every_pending_ask() {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let mut events = permissions.subscribe();
     let a = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("a")).await;
     let b = ask_pending(&permissions, AskRequest::new("t", "edit", ["x"]).id("b")).await;
@@ -412,7 +412,7 @@ async fn shutdown_and_dropping_the_service_reject_every_pending_ask() {
     );
 
     // Dropping the last handle does the same.
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let clone = permissions.clone();
     let c = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("c")).await;
     drop(permissions);
@@ -428,7 +428,7 @@ async fn shutdown_and_dropping_the_service_reject_every_pending_ask() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_asks_and_cancels_leave_nothing_behind() {
     let approver = Arc::new(HeldApprover::default());
-    let permissions = Permissions::builder()
+    let permissions = PermissionGate::builder()
         .approver(approver.clone())
         .event_capacity(16)
         .build()
@@ -480,7 +480,7 @@ async fn json_store_survives_a_restart_and_revokes() {
     let approval = Rule::new("bash", "git log *", Action::Allow);
     {
         let permissions =
-            Permissions::with_store(Arc::new(JsonFileStore::new(&dir)), project).unwrap();
+            PermissionGate::with_store(Arc::new(JsonFileStore::new(&dir)), project).unwrap();
         let task = ask_pending(
             &permissions,
             AskRequest::new("s", "bash", ["git log -1"])
@@ -496,7 +496,7 @@ async fn json_store_survives_a_restart_and_revokes() {
     let store = Arc::new(JsonFileStore::new(&dir));
     let path = store.path_for(project);
     assert!(path.exists(), "{} was written", path.display());
-    let permissions = Permissions::with_store(store.clone(), project).unwrap();
+    let permissions = PermissionGate::with_store(store.clone(), project).unwrap();
     assert_eq!(
         permissions.approved().rules(),
         std::slice::from_ref(&approval)
@@ -538,7 +538,7 @@ fn json_store_refuses_a_corrupt_file_naming_it() {
     let path = store.path_for("proj");
     std::fs::write(&path, "{\"version\": 1, \"approved\": [ oops").unwrap();
 
-    let error = Permissions::with_store(store.clone(), "proj").unwrap_err();
+    let error = PermissionGate::with_store(store.clone(), "proj").unwrap_err();
     assert!(matches!(&error, StoreError::Corrupt { path: p, .. } if *p == path));
     let message = error.to_string();
     assert!(
@@ -566,7 +566,7 @@ fn json_store_refuses_a_file_of_another_format_version() {
     let future = r#"{"version": 2, "project": "proj", "approved": []}"#;
     std::fs::write(&path, future).unwrap();
 
-    let error = Permissions::with_store(store.clone(), "proj").unwrap_err();
+    let error = PermissionGate::with_store(store.clone(), "proj").unwrap_err();
     assert!(matches!(
         &error,
         StoreError::UnsupportedVersion { version: 2, .. }
@@ -584,7 +584,7 @@ fn json_store_refuses_a_file_of_another_format_version() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_rejects_the_ask_and_removes_the_entry() {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let mut events = permissions.subscribe();
     let task = tokio::spawn(
         permissions.ask(
@@ -624,7 +624,7 @@ async fn a_timeout_rejects_the_ask_and_removes_the_entry() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allow_all_and_deny_rules() {
-    let permissions = Permissions::builder()
+    let permissions = PermissionGate::builder()
         .approver(Arc::new(AllowAll))
         .build()
         .unwrap();
@@ -659,7 +659,7 @@ async fn allow_all_and_deny_rules() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_ids_ascend_and_events_stream() {
     use futures::StreamExt;
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let mut stream = Box::pin(permissions.events());
     let first = tokio::spawn(permissions.ask(AskRequest::new("s", "bash", ["a"])));
     let Some(PermissionEvent::Asked(one)) = within("first event", stream.next()).await else {
@@ -684,7 +684,7 @@ async fn generated_ids_ascend_and_events_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reusing_a_pending_id_replaces_the_old_request_which_is_rejected() {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let old = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("x")).await;
     let other = ask_pending(&permissions, AskRequest::new("s", "bash", ["pwd"]).id("y")).await;
     let new = tokio::spawn(permissions.ask(AskRequest::new("s", "edit", ["a.rs"]).id("x")));
@@ -707,7 +707,7 @@ async fn reusing_a_pending_id_replaces_the_old_request_which_is_rejected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_approver_takes_pending_requests_and_clear_approver_stops_new_ones() {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     // Pending before any approver exists.
     let early = ask_pending(
         &permissions,

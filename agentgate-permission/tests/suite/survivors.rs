@@ -175,10 +175,10 @@ fn home_dir_reads_home_then_userprofile_and_skips_empty_values() {
 #[cfg(feature = "gate")]
 #[test]
 fn the_gate_and_its_builder_show_their_state_in_debug_output() {
-    use agentgate_permission::{MemoryStore, Permissions};
+    use agentgate_permission::{MemoryStore, PermissionGate};
     use std::sync::Arc;
 
-    let builder = Permissions::builder()
+    let builder = PermissionGate::builder()
         .store(Arc::new(MemoryStore::new()), "proj-a")
         .event_capacity(7);
     let shown = format!("{builder:?}");

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agentgate_core::{Tool, ToolContext, ToolError};
-use agentgate_permission::{PermissionError, PermissionRequest, Permissions, Reply};
+use agentgate_permission::{PermissionError, PermissionGate, PermissionRequest, Reply};
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::BashTool;
 use serde_json::{Value, json};
@@ -28,7 +28,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn setup(name: &str, answer: Reply) -> Setup {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let seen = RecordingApprover::replying(answer).install(&permissions);
     let dir = temp_dir(name);
     let updates = Arc::new(Mutex::new(Vec::new()));

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use agentgate_core::{Tool, ToolContext};
 use agentgate_permission::{
-    Approver, PermissionConfig, Permissions, RejectAll, Reply, Ruleset, from_config_with_home,
+    Approver, PermissionConfig, PermissionGate, RejectAll, Reply, Ruleset, from_config_with_home,
 };
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::{
@@ -52,7 +52,7 @@ impl World {
     fn context(&self, config: &Value, approver: Arc<dyn Approver>) -> ToolContext {
         let config = PermissionConfig::from_value(config, "permission").unwrap();
         let rules: Ruleset = from_config_with_home(&config, "/home/u");
-        let permissions = Permissions::new();
+        let permissions = PermissionGate::new();
         permissions.set_approver(approver);
         ToolContext::new("ses_1", "msg_1", "call_1", permissions)
             .with_directories(self.project.clone(), self.project.clone())

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use agentgate_core::{Tool, ToolContext};
 use agentgate_permission::{
-    PermissionConfig, PermissionRequest, Permissions, Ruleset, from_config_with_home,
+    PermissionConfig, PermissionGate, PermissionRequest, Ruleset, from_config_with_home,
 };
 use agentgate_tools::{ListTool, ReadTool};
 use serde_json::{Value, json};
@@ -23,7 +23,7 @@ fn context(dir: &Path) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
     let config = json!({"*": "allow", "read": {"*": "allow", "*.env": "deny", "*.pem": "ask"}});
     let config = PermissionConfig::from_value(&config, "permission").unwrap();
     let rules: Ruleset = from_config_with_home(&config, "/home/u");
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let seen = recorder(false).install(&permissions);
     let ctx = ToolContext::new("ses_test", "msg_test", "call_test", permissions)
         .with_directories(dir.to_path_buf(), dir.to_path_buf())

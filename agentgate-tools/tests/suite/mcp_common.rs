@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use agentgate_core::permission::{Approver, PermissionRequest, Permissions, Reply, Ruleset};
+use agentgate_core::permission::{Approver, PermissionGate, PermissionRequest, Reply, Ruleset};
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
     AgentSpec, ContentPart, Engine, Session, StopReason, ToolContext, ToolRegistry,
@@ -98,7 +98,7 @@ impl Approver for Recorder {
 
 /// A tool context whose asks go to `approver`, under `ruleset`.
 pub fn context(approver: Arc<dyn Approver>, ruleset: Ruleset) -> ToolContext {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     permissions.set_approver(approver);
     ToolContext::new("ses_mcp", "msg_1", "call_1", permissions).with_ruleset(Arc::new(ruleset))
 }
@@ -123,7 +123,7 @@ pub async fn run_loop(
     ]));
     let mut registry = ToolRegistry::new();
     manager.register(&mut registry).await;
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     permissions.set_approver(approver);
     let dir = std::env::temp_dir();
     let engine = Engine::builder(model.clone())

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentgate_core::{Tool, ToolContext, ToolOutput};
-use agentgate_permission::{AllowAll, Permissions};
+use agentgate_permission::{AllowAll, PermissionGate};
 use agentgate_tools::{BashTool, Guard, Sandbox, SandboxMode, SandboxPolicy};
 use serde_json::json;
 
@@ -72,7 +72,7 @@ impl Project {
         let outside = fresh_dir(&format!("{name}-outside"));
         // A permissive ruleset: every ask is allowed, so only the sandbox
         // stands between the command and the file system.
-        let permissions = Permissions::new();
+        let permissions = PermissionGate::new();
         permissions.set_approver(Arc::new(AllowAll));
         let ctx = ToolContext::new("ses_sandbox", "msg_1", "call_1", permissions)
             .with_directories(dir.clone(), dir.clone());

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentgate_core::{Tool, ToolContext, ToolOutput};
-use agentgate_permission::{AllowAll, Permissions};
+use agentgate_permission::{AllowAll, PermissionGate};
 use agentgate_tools::{BashTool, EnvFilter, Guard, Sandbox, SandboxMode, SandboxPolicy};
 use serde_json::json;
 
@@ -38,7 +38,7 @@ struct Project {
 impl Project {
     fn new(name: &str) -> Self {
         let dir = temp_dir("sandbox-kernel", name);
-        let permissions = Permissions::new();
+        let permissions = PermissionGate::new();
         permissions.set_approver(Arc::new(AllowAll));
         let ctx = ToolContext::new("ses_kernel", "msg_1", "call_1", permissions)
             .with_directories(dir.clone(), dir.clone());

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentgate_core::{Tool, ToolContext};
-use agentgate_permission::{Action, Permissions, Reply, Rule, Ruleset};
+use agentgate_permission::{Action, PermissionGate, Reply, Rule, Ruleset};
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::{BashTool, Guard, PROTECTED_NAMES, Sandbox, SandboxMode, SandboxPolicy};
 use serde_json::json;
@@ -53,7 +53,7 @@ fn tool() -> Option<BashTool> {
 /// Everything allowed by the rules, as the built-in agents do; the
 /// `protected_path` asks go to `approver` (none of these rules names it).
 fn context(project: &Path, approver: Arc<RecordingApprover>) -> ToolContext {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     permissions.set_approver(approver);
     ToolContext::new("ses_nested", "msg_1", "call_1", permissions)
         .with_directories(project.to_path_buf(), project.to_path_buf())
@@ -367,7 +367,7 @@ async fn a_call_dropped_during_its_ask_keeps_nothing() {
     };
     let root = project("dropped");
     seed_project(&root);
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     permissions.set_approver(Arc::new(Silent));
     let ctx = ToolContext::new("ses_nested", "msg_1", "call_1", permissions)
         .with_directories(root.clone(), root.clone())

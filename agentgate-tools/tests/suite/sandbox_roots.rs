@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentgate_core::{Tool, ToolContext, ToolOutput, TruncationLimits, Truncator};
-use agentgate_permission::{AllowAll, Approver, Permissions, Reply};
+use agentgate_permission::{AllowAll, Approver, PermissionGate, Reply};
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
 use serde_json::json;
@@ -67,7 +67,7 @@ fn bash(policy: SandboxPolicy) -> BashTool {
 }
 
 fn context(directory: &Path, worktree: &Path, approver: Arc<dyn Approver>) -> ToolContext {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     permissions.set_approver(approver);
     ToolContext::new("ses_roots", "msg_1", "call_1", permissions)
         .with_directories(directory.to_path_buf(), worktree.to_path_buf())

@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use agentgate_core::{Tool, ToolContext, ToolError};
-use agentgate_permission::{Action, PermissionRequest, Permissions, Rule, Ruleset};
+use agentgate_permission::{Action, PermissionGate, PermissionRequest, Rule, Ruleset};
 use agentgate_tools::{GlobTool, GrepTool, ListTool};
 use serde_json::{Value, json};
 
 fn context(dir: &Path, allow: bool) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let seen = recorder(allow).install(&permissions);
     // Reading is allowed, as in the agent defaults: the searches' own
     // requests are what these tests look at.

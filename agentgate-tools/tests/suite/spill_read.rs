@@ -8,7 +8,7 @@ use agentgate_core::{
     AgentEnvironment, Agents, ContentPart, Engine, Session, StopReason, ToolContext, ToolError,
     ToolOutput, TypedTool,
 };
-use agentgate_permission::{PermissionConfig, Permissions, Reply};
+use agentgate_permission::{PermissionConfig, PermissionGate, Reply};
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::ReadTool;
 use schemars::JsonSchema;
@@ -63,7 +63,7 @@ async fn the_build_agent_reads_its_spill_file_without_an_ask() {
     let agents = Agents::builtin(&env, &PermissionConfig::default());
     // Rejects every request and remembers it.
     let approver = Arc::new(RecordingApprover::replying(Reply::reject()));
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     permissions.set_approver(approver.clone());
     let model = Arc::new(ScriptedModel::new([
         Script::calls([("c1", "noisy", json!({}))]),

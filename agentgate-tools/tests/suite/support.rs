@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agentgate_core::ToolContext;
-use agentgate_permission::{PermissionRequest, Permissions, Reply};
+use agentgate_permission::{PermissionGate, PermissionRequest, Reply};
 use agentgate_testing::RecordingApprover;
 
 /// A fresh, canonical directory under the system temp dir, unique to this
@@ -27,7 +27,7 @@ pub fn recording_context(
     dir: &Path,
     allow: bool,
 ) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let seen = recorder(allow).install(&permissions);
     let ctx = ToolContext::new("ses_test", "msg_test", "call_test", permissions)
         .with_directories(dir.to_path_buf(), dir.to_path_buf());

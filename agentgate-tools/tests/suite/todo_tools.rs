@@ -4,13 +4,13 @@
 use std::sync::{Arc, Mutex};
 
 use agentgate_core::{Tool, ToolContext, ToolError};
-use agentgate_permission::{PermissionError, PermissionRequest, Permissions, Reply};
+use agentgate_permission::{PermissionError, PermissionGate, PermissionRequest, Reply};
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::{TodoReadTool, TodoStatus, TodoStore, TodoWriteTool};
 use serde_json::json;
 
 fn context(session: &str, answer: Reply) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let seen = RecordingApprover::replying(answer).install(&permissions);
     (
         ToolContext::new(session, "msg_1", "call_1", permissions),

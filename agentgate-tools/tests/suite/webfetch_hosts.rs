@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use agentgate_core::{Tool, ToolContext};
 use agentgate_permission::{
-    PermissionConfig, PermissionRequest, Permissions, Reply, Ruleset, from_config_with_home,
+    PermissionConfig, PermissionGate, PermissionRequest, Reply, Ruleset, from_config_with_home,
 };
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::WebFetchTool;
@@ -25,7 +25,7 @@ const SECRET: &str = "s3cr3t-value-4711";
 fn context(config: &Value) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
     let config = PermissionConfig::from_value(config, "permission").unwrap();
     let rules: Ruleset = from_config_with_home(&config, "/home/u");
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     // Allows every request it is asked, and records it.
     let seen = RecordingApprover::replying(Reply::Once).install(&permissions);
     let ctx =

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentgate_core::{Tool, ToolContext, ToolError};
-use agentgate_permission::{PermissionError, PermissionRequest, Permissions, Reply};
+use agentgate_permission::{PermissionError, PermissionGate, PermissionRequest, Reply};
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::WebFetchTool;
 use serde_json::json;
@@ -13,7 +13,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 fn context(answer: Reply) -> (ToolContext, Arc<Mutex<Vec<PermissionRequest>>>) {
-    let permissions = Permissions::new();
+    let permissions = PermissionGate::new();
     let seen = RecordingApprover::replying(answer).install(&permissions);
     (
         ToolContext::new("ses_1", "msg_1", "call_1", permissions),

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentgate_core::{Tool, ToolContext};
-use agentgate_permission::{Permissions, Ruleset};
+use agentgate_permission::{PermissionGate, Ruleset};
 use agentgate_tools::{GlobTool, GrepTool};
 use serde_json::json;
 
@@ -123,9 +123,14 @@ fn main() -> ExitCode {
     let allow: Ruleset =
         serde_json::from_value(json!([{"permission": "*", "pattern": "*", "action": "allow"}]))
             .unwrap_or_default();
-    let ctx = ToolContext::new("ses_bench", "msg_bench", "call_bench", Permissions::new())
-        .with_directories(dir.clone(), dir.clone())
-        .with_ruleset(Arc::new(allow));
+    let ctx = ToolContext::new(
+        "ses_bench",
+        "msg_bench",
+        "call_bench",
+        PermissionGate::new(),
+    )
+    .with_directories(dir.clone(), dir.clone())
+    .with_ruleset(Arc::new(allow));
     let path = dir.to_string_lossy().to_string();
     let tool = |tool: &dyn Tool, input: serde_json::Value| {
         runtime

@@ -1,6 +1,6 @@
 //! Conformance runners for the gate's vector kinds, `ask` and
 //! `reply_scenario` (opencode §6). Each runner drives a real
-//! [`Permissions`] service on its own single-threaded tokio runtime, step by
+//! [`PermissionGate`] service on its own single-threaded tokio runtime, step by
 //! step, and compares what happened with the case's `expect`.
 //!
 //! Outcomes per request id: `allowed` (ask returned `Ok`), `rejected`,
@@ -12,7 +12,9 @@
 
 use std::sync::Arc;
 
-use agentgate_permission::{AskRequest, MemoryStore, PermissionError, Permissions, Reply, Ruleset};
+use agentgate_permission::{
+    AskRequest, MemoryStore, PermissionError, PermissionGate, Reply, Ruleset,
+};
 use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::task::JoinHandle;
@@ -197,13 +199,13 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 /// A fresh service whose approvals start as `approved` (a JSON rule list).
-fn service(approved: Option<&Value>) -> Result<Permissions, String> {
+fn service(approved: Option<&Value>) -> Result<PermissionGate, String> {
     let approved: Ruleset = match approved {
         Some(value) => serde_json::from_value(value.clone())
             .map_err(|e| format!("bad \"approved\" rules: {e}"))?,
         None => Ruleset::new(),
     };
-    Permissions::with_store(
+    PermissionGate::with_store(
         Arc::new(MemoryStore::with_approved(PROJECT, approved)),
         PROJECT,
     )
@@ -219,7 +221,7 @@ async fn settle() {
 }
 
 fn spawn_ask(
-    permissions: &Permissions,
+    permissions: &PermissionGate,
     request: AskRequest,
 ) -> JoinHandle<Result<(), PermissionError>> {
     let permissions = permissions.clone();
