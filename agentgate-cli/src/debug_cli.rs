@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use agentgate::Workspace;
-use agentgate_core::{AgentEnvironment, Agents, SystemPrompts, parse_config_text};
+use agentgate_core::{AgentEnvironment, Agents, SystemPrompts, config_text::parse_config_text};
 
 use crate::model_choice::choose_model;
 use crate::workspace::APP;

@@ -33,8 +33,7 @@ pub struct AgentSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
     /// Provider options as configured (`reasoningEffort`, `thinking`, ...);
-    /// mapped per provider into the request (see
-    /// [`provider_options`](crate::provider_options)).
+    /// mapped per provider into the request by the engine.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub options: Map<String, Value>,
 }

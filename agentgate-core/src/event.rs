@@ -22,7 +22,7 @@ pub enum SessionStatus {
     Retry {
         /// The retry number (from 1).
         attempt: u32,
-        /// Why (see [`RetryInfo`](crate::RetryInfo)).
+        /// Why (see [`RetryInfo`](crate::retry::RetryInfo)).
         message: String,
         /// When the retry starts, in ms since the Unix epoch.
         next: u64,

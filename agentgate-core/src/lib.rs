@@ -116,12 +116,9 @@ pub mod testing;
 #[cfg(feature = "demo")]
 pub mod demo;
 
-// --- Messages: the transcript and its conversion to model input.
-/// Transcript types, result texts and the conversion to model messages.
-pub use message::{
-    ABORTED_ERROR, CLEARED_RESULT, INTERRUPTED_RESULT, Message, MessageError, Part, Role, Timing,
-    ToolPart, ToolState, append_model_messages, to_model_messages, tool_result,
-};
+// --- Messages: the transcript.
+/// Transcript types.
+pub use message::{Message, Part, Role, Timing, ToolPart, ToolState};
 
 // --- Models: the provider-agnostic interface and what streams back.
 /// Why a model call failed.
@@ -143,55 +140,36 @@ pub use tool::{CallingAgent, Tool, ToolError, ToolOutput, TypedTool, decode_args
 pub use tool_context::{MetadataCallback, ToolContext};
 /// The tools a session can use.
 pub use tool_registry::ToolRegistry;
-/// Tool output truncation (§7.1), with the full output kept in a spill file.
-pub use truncate::{Truncated, TruncationLimits, Truncator, truncate};
 
 // --- Agents: what the engine runs a turn for, and the catalog.
 /// The parts of an agent the engine uses.
 pub use agent_spec::AgentSpec;
-/// Agents: definitions, the built-in table, configuration, markdown files.
-pub use agents::{
-    AGENT_DIRS, Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents,
-    FrontMatterError, MODE_DIRS, MarkdownAgent, MarkdownAgentError, MarkdownDocument, MarkdownKind,
-    agent_name_from_path, builtin_prompt, default_permission, load_markdown_agents,
-    load_markdown_agents_from, merge_agent_config, merge_value, parse_markdown,
-    parse_markdown_agent, relative_path, sanitize_front_matter, scan_markdown_agents,
-};
+/// Agents: definitions, the catalog and its configuration.
+pub use agents::{Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Agents};
 
 // --- Configuration: opencode-format files as a library.
 /// Loading configuration (§3.3): discovery, precedence, substitution.
 pub use config::{
-    Config, ConfigError, ConfigErrors, ConfigLoader, ConfigWarning, EnvLookup, ProviderConfig,
-    ProviderModel, TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text,
-    strip_jsonc, substitute,
+    Config, ConfigError, ConfigErrors, ConfigLoader, ConfigWarning, ProviderConfig, ProviderModel,
 };
 
 // --- The engine: running turns.
 /// Compaction of a full context (§14).
-pub use compaction::{CompactionSettings, history_for_model};
-/// How agent options and variants reach the provider request.
-pub use engine::provider_options;
-/// The engine, its builder, settings and results.
-pub use engine::{
-    COMPACTION_AGENT, DEFAULT_MAX_STEP_BYTES, DEFAULT_TOOL_GRACE, Engine, EngineBuilder,
-    LoopSettings, PromptError, STEP_LIMIT_ERROR, StopReason, TurnError, TurnEvent, TurnResult,
-};
+pub use compaction::CompactionSettings;
+/// The approver of an engine built without a permission gate.
+pub use engine::NonInteractive;
+/// Retries of failed model streams (§13); the details are in [`retry`].
+pub use engine::RetryPolicy;
+/// Sub-agents through the `task` tool (§10); its arguments are in [`task`].
+pub use engine::TaskSettings;
 /// A coding agent for a directory in one call.
 pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};
-/// Retries of failed model streams (§13).
+/// The engine, its builder, settings and results.
 pub use engine::{
-    DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
-    RetryPlan, RetryPolicy,
+    Engine, EngineBuilder, LoopSettings, PromptError, StopReason, TurnError, TurnEvent, TurnResult,
 };
-/// The approver of an engine built without a permission gate.
-pub use engine::{NonInteractive, auto_reject_warning};
-/// Sub-agents through the `task` tool (§10).
-pub use engine::{TaskArgs, TaskError, TaskSettings};
-/// System prompt assembly (§15): family prompts, environment, instructions.
-pub use prompts::{
-    PROJECT_FILES, PromptFamily, SystemPrompts, environment_block, family_prompt,
-    instruction_files, is_git_repository, read_instructions,
-};
+/// System prompt assembly (§15); its parts are in [`prompt_parts`].
+pub use prompts::SystemPrompts;
 
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.
@@ -200,3 +178,72 @@ pub use event::{DeltaField, Event, EventBus, SessionStatus};
 pub use sessions::{
     FileSessionStore, MemorySessionStore, Session, SessionStore, SessionStoreError,
 };
+
+// --- Namespaces: the parts behind the root types, for hosts and tools that
+// build their own versions of them.
+
+/// The transcript's conversion to model input, and the texts the engine
+/// writes into it for calls that did not finish.
+pub mod transcript {
+    pub use crate::compaction::history_for_model;
+    pub use crate::engine::STEP_LIMIT_ERROR;
+    pub use crate::message::{
+        ABORTED_ERROR, CLEARED_RESULT, INTERRUPTED_RESULT, MessageError, append_model_messages,
+        to_model_messages, tool_result,
+    };
+}
+
+/// Tool output truncation (§7.1), with the full output kept in a spill file.
+pub mod truncation {
+    pub use crate::truncate::{Truncated, TruncationLimits, Truncator, truncate};
+}
+
+/// Agents defined in markdown files (`.opencode/agent/*.md`): where they
+/// are found, their front matter and how a file becomes an agent.
+pub mod agent_files {
+    pub use crate::agents::{
+        AGENT_DIRS, FrontMatterError, MODE_DIRS, MarkdownAgent, MarkdownAgentError,
+        MarkdownDocument, MarkdownKind, agent_name_from_path, load_markdown_agents,
+        load_markdown_agents_from, parse_markdown, parse_markdown_agent, relative_path,
+        sanitize_front_matter, scan_markdown_agents,
+    };
+}
+
+/// The built-in agents' prompts and rules, and how `agent` configuration
+/// merges over them.
+pub mod agent_defaults {
+    pub use crate::agents::{builtin_prompt, default_permission, merge_agent_config, merge_value};
+    pub use crate::engine::COMPACTION_AGENT;
+}
+
+/// The text layer of configuration files: JSONC, `{env:…}`/`{file:…}`
+/// substitution, the known keys and their suggestions.
+pub mod config_text {
+    pub use crate::config::{
+        EnvLookup, TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text,
+        strip_jsonc, substitute,
+    };
+}
+
+/// The parts of a system prompt (§15): family prompts, the environment
+/// block and instruction files.
+pub mod prompt_parts {
+    pub use crate::prompts::{
+        PROJECT_FILES, PromptFamily, environment_block, family_prompt, instruction_files,
+        is_git_repository, read_instructions,
+    };
+}
+
+/// Retries of failed model streams (§13): the plan, what each retry
+/// reports, and [`crate::RetryPolicy`]'s defaults.
+pub mod retry {
+    pub use crate::engine::{
+        DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
+        RetryPlan,
+    };
+}
+
+/// The `task` tool's arguments and errors (§10).
+pub mod task {
+    pub use crate::engine::{TaskArgs, TaskError};
+}

@@ -385,7 +385,7 @@ pub(crate) fn interrupted_state(state: &ToolState, now: u64) -> Option<ToolState
 
 /// Converts messages into model input (opencode `message-v2.ts`), every
 /// message as given (the engine first picks what a compacted transcript
-/// shows, see [`history_for_model`](crate::history_for_model)):
+/// shows, see [`history_for_model`](crate::transcript::history_for_model)):
 ///
 /// - user text parts become a user message; step, compaction and subtask
 ///   parts are not sent;

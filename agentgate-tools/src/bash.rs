@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use agentgate_core::Truncator;
+use agentgate_core::truncation::Truncator;
 use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
 use agentgate_permission::{Allowed, AskRequest, PermissionError, SANDBOX_GRANT_KEY};
 use schemars::JsonSchema;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use agentgate_core::{Truncator, truncate};
+use agentgate_core::truncation::{Truncator, truncate};
 
 /// `output` as the model should see it: unchanged when it fits the
 /// truncator's limits, else its head and a note saying how much was cut
@@ -97,7 +97,7 @@ fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentgate_core::TruncationLimits;
+    use agentgate_core::truncation::TruncationLimits;
 
     fn truncator(dir: &Path) -> Truncator {
         Truncator {

@@ -1,8 +1,8 @@
 //! Markdown agent files (YAML front matter + prompt) on arbitrary text:
-//! `agentgate_core::parse_markdown_agent` never panics, for agents and modes.
+//! `agentgate_core::agent_files::parse_markdown_agent` never panics, for agents and modes.
 #![no_main]
 
-use agentgate_core::{MarkdownKind, parse_markdown_agent};
+use agentgate_core::{agent_files::{MarkdownKind, parse_markdown_agent}};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! built-in rules, the user's `permission` config, the config's
 //! `agent.<name>.permission`, and the final tool-output allow.
 
-use agentgate_core::{AgentEnvironment, Agents, default_permission};
+use agentgate_core::{AgentEnvironment, Agents, agent_defaults::default_permission};
 use agentgate_permission::{Action, PermissionConfig, Rule, Ruleset, from_config_with_home};
 
 use super::CliError;

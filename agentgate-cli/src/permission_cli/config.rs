@@ -134,9 +134,9 @@ pub fn file_name(path: &Path) -> String {
 }
 
 /// remeda's `mergeDeep` as opencode uses it (§3.3): agentgate-core's
-/// [`merge_value`](agentgate_core::merge_value).
+/// [`merge_value`](agentgate_core::agent_defaults::merge_value).
 pub fn merge_deep(base: &mut Value, over: &Value) {
-    agentgate_core::merge_value(base, over);
+    agentgate_core::agent_defaults::merge_value(base, over);
 }
 
 /// Reads and decodes one config file (JSON with optional comments and
@@ -149,10 +149,10 @@ pub fn read_file(path: &Path) -> Result<Map<String, Value>, CliError> {
 }
 
 /// Decodes config text (JSONC) with agentgate-core's
-/// [`parse_config_text`](agentgate_core::parse_config_text); `name` is used in
+/// [`parse_config_text`](agentgate_core::config_text::parse_config_text); `name` is used in
 /// error messages.
 pub fn parse_text(text: &str, name: &str) -> Result<Map<String, Value>, CliError> {
-    agentgate_core::parse_config_text(text, name).map_err(|e| CliError(e.to_string()))
+    agentgate_core::config_text::parse_config_text(text, name).map_err(|e| CliError(e.to_string()))
 }
 
 /// Loads `--config FILE` when given; otherwise `opencode.jsonc` and

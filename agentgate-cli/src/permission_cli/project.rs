@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use agentgate_core::{AgentConfig, ConfigLoader, parse_config_text};
-use agentgate_core::{merge_agent_config, scan_markdown_agents};
+use agentgate_core::{AgentConfig, ConfigLoader, config_text::parse_config_text};
+use agentgate_core::{agent_defaults::merge_agent_config, agent_files::scan_markdown_agents};
 use indexmap::IndexMap;
 use serde_json::Value;
 

@@ -24,7 +24,7 @@
 //! [`MarkdownAgentError`] and skipped; the other files still load.
 //!
 //! ```
-//! use agentgate_core::{MarkdownKind, parse_markdown_agent};
+//! use agentgate_core::{agent_files::{MarkdownKind, parse_markdown_agent}};
 //! use agentgate_core::permission::{Action, PermissionConfig};
 //!
 //! let text = "---\ndescription: Reviews code: style and bugs\nmode: subagent\ntools:\n  write: false\n---\nYou review code.\n";

@@ -57,7 +57,7 @@ pub(crate) fn append_summary(summary: &Message, out: &mut Vec<ModelMessage>) {
 /// compaction, only the latest complete summary (as a "What did we do so far?" /
 /// answer pair), the messages it kept and the messages after it; without
 /// one, every message except failed summaries. Each message converts as
-/// [`to_model_messages`](crate::to_model_messages) describes.
+/// [`to_model_messages`](crate::transcript::to_model_messages) describes.
 pub fn history_for_model(history: &[Message]) -> Vec<ModelMessage> {
     let (summary, visible) = visible_history(history);
     let mut out = Vec::with_capacity(visible.len() * 2 + 2);

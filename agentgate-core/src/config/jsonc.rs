@@ -8,7 +8,7 @@
 //!
 //! ```
 //! let text = "{\n  // a comment\n  \"a\": \"//not a comment\", /* b */\n}";
-//! let json = agentgate_core::strip_jsonc(text).unwrap();
+//! let json = agentgate_core::config_text::strip_jsonc(text).unwrap();
 //! let value: serde_json::Value = serde_json::from_str(&json).unwrap();
 //! assert_eq!(value["a"], "//not a comment");
 //! ```

@@ -42,16 +42,14 @@ mod turn_stream;
 pub use builder::EngineBuilder;
 pub use coding_agent::{CodingAgent, CodingAgentBuilder, CodingAgentError};
 pub use facade::Engine;
-pub use model_options::provider_options;
-pub use non_interactive::{NonInteractive, auto_reject_warning};
+pub use non_interactive::NonInteractive;
 pub use outcome::{PromptError, StopReason, TurnError, TurnResult};
 pub use permission_preset::PermissionPreset;
 pub use retry::{
     DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
     RetryPlan, RetryPolicy,
 };
-pub use settings::{DEFAULT_TOOL_GRACE, LoopSettings};
-pub use step_size::DEFAULT_MAX_STEP_BYTES;
+pub use settings::LoopSettings;
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
 pub use tool_calls::STEP_LIMIT_ERROR;
 pub use turn_compaction::COMPACTION_AGENT;

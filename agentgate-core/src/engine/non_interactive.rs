@@ -18,10 +18,11 @@ pub fn auto_reject_warning(request: &PermissionRequest) -> String {
 
 /// Rejects every ask (without feedback, so the turn stops with
 /// [`StopReason::Rejected`](crate::StopReason::Rejected)) and logs
-/// [`auto_reject_warning`] as a `tracing` warning with the session id.
+/// opencode's `run` warning (`permission requested: <permission>
+/// (<patterns>); auto-rejecting`) through `tracing`, with the session id.
 ///
 /// [`EngineBuilder`](crate::EngineBuilder) installs it when no
-/// [`PermissionGate`](agentgate_permission::PermissionGate) are given. A host with a
+/// [`PermissionGate`](agentgate_permission::PermissionGate) is given. A host with a
 /// UI passes its own gate (with an approver, or answering
 /// `PermissionGate::reply` from the event stream) instead.
 #[derive(Debug, Clone, Copy, Default)]

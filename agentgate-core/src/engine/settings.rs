@@ -23,6 +23,7 @@ pub struct LoopSettings {
     /// Ask `doom_loop` on the third identical call of a turn.
     pub doom_loop: bool,
     /// How long a cancelled tool may take to stop before it is abandoned.
+    /// Default 250 ms, as opencode.
     pub tool_grace: Duration,
     /// Step limit for agents without their own (`None`: unlimited).
     pub max_steps: Option<u32>,
@@ -37,7 +38,7 @@ pub struct LoopSettings {
     pub max_turn_time: Option<Duration>,
     /// The most one model step may stream (text, reasoning, tool
     /// arguments), in bytes; past it the step fails with an error saying
-    /// so. Default [`DEFAULT_MAX_STEP_BYTES`] (32 MB).
+    /// so. Default 32 MB.
     pub max_step_bytes: usize,
 }
 

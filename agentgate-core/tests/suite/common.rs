@@ -8,7 +8,7 @@ use std::time::Duration;
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
     AgentSpec, Engine, Message, Part, Session, ToolContext, ToolError, ToolOutput, TypedTool,
-    history_for_model,
+    transcript::history_for_model,
 };
 use agentgate_core::{ContentPart, ModelRole};
 use agentgate_permission::{PermissionGate, PermissionRequest, Reply, Ruleset};

@@ -229,7 +229,7 @@ async fn a_summary_call_that_overflows_stops_with_an_error() {
     assert_eq!(model.remaining(), 1);
     // The failed summary is not used: history is sent as before.
     let history = engine.messages(&session.id).await.unwrap();
-    let sent = agentgate_core::history_for_model(&history);
+    let sent = agentgate_core::transcript::history_for_model(&history);
     assert_eq!(sent[0], ModelMessage::user("first question"));
     assert_every_call_has_result(&history);
 }

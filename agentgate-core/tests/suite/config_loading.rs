@@ -452,7 +452,7 @@ fn a_markdown_agent_with_a_wrong_field_is_a_warning_about_that_field() {
     assert!(warning.file.ends_with("x.md"), "{warning}");
     assert_eq!(warning.path, "front-matter.temperature", "{warning}");
     // Not an "invalid permission config": the field is not a permission.
-    let (_, errors) = agentgate_core::scan_markdown_agents(&dir);
+    let (_, errors) = agentgate_core::agent_files::scan_markdown_agents(&dir);
     let shown = errors[0].to_string();
     assert!(
         shown.contains("front-matter.temperature: expected a number"),

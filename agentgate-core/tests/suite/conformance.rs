@@ -109,7 +109,7 @@ fn retry_delay_cap(case: &Value) -> bool {
             k.eq_ignore_ascii_case("retry-after") || k.eq_ignore_ascii_case("retry-after-ms")
         })
     });
-    !asked && case["expect_ms"].as_u64().unwrap_or(0) > agentgate_core::DEFAULT_MAX_DELAY_MS
+    !asked && case["expect_ms"].as_u64().unwrap_or(0) > agentgate_core::retry::DEFAULT_MAX_DELAY_MS
 }
 
 fn retry_upsell_action(case: &Value) -> bool {

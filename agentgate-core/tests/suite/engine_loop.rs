@@ -5,7 +5,8 @@ use std::time::Duration;
 use super::common::*;
 use agentgate_core::testing::Script;
 use agentgate_core::{
-    ABORTED_ERROR, Event, FinishReason, LoopSettings, Part, StopReason, ToolChoice, ToolState,
+    Event, FinishReason, LoopSettings, Part, StopReason, ToolChoice, ToolState,
+    transcript::ABORTED_ERROR,
 };
 use agentgate_permission::{PermissionError, PermissionGate, Reply};
 use serde_json::json;
@@ -668,7 +669,7 @@ async fn long_tool_output_is_truncated_with_the_full_text_kept() {
     ]);
     let spill = agentgate_testing::scratch_dir("agentgate-core-truncation");
     let mut config = LoopSettings::default();
-    config.truncator = agentgate_core::Truncator {
+    config.truncator = agentgate_core::truncation::Truncator {
         spill_dir: spill.clone(),
         ..Default::default()
     };

@@ -16,7 +16,7 @@ use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
     AgentSpec, ApiError, ContentPart, Engine, FinishReason, Message, ModelRole, Part, Session,
     StopReason, StreamEvent, ToolContext, ToolError, ToolOutput, ToolState, TypedTool,
-    to_model_messages,
+    transcript::to_model_messages,
 };
 use agentgate_permission::{
     Approver, AskRequest, PermissionGate, PermissionRequest, Reply, Ruleset,

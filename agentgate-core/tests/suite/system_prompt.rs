@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
-    AgentConfig, AgentEnvironment, Agents, Engine, ModelInfo, PromptFamily, Session, SystemPrompts,
-    family_prompt,
+    AgentConfig, AgentEnvironment, Agents, Engine, ModelInfo, Session, SystemPrompts,
+    prompt_parts::{PromptFamily, family_prompt},
 };
 use agentgate_permission::PermissionConfig;
 use indexmap::IndexMap;

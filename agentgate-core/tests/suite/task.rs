@@ -9,8 +9,8 @@ use agentgate_core::permission::{PermissionConfig, task_child_permission};
 use agentgate_core::testing::semantics::{NO_DESCRIPTION, completed_output};
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
-    ABORTED_ERROR, AgentEnvironment, Agents, DeltaField, Engine, Event, FinishReason, LoopSettings,
-    Part, Session, StopReason, TaskSettings, ToolState,
+    AgentEnvironment, Agents, DeltaField, Engine, Event, FinishReason, LoopSettings, Part, Session,
+    StopReason, TaskSettings, ToolState, transcript::ABORTED_ERROR,
 };
 use agentgate_permission::Reply;
 use serde_json::json;

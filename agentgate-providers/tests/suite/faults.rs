@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use agentgate_providers::core::permission::Ruleset;
 use agentgate_providers::core::{
     AgentSpec, ContentPart, Engine, LanguageModel, Message, ModelRole, Part, Session, StopReason,
-    Tool, ToolContext, ToolError, ToolOutput, to_model_messages,
+    Tool, ToolContext, ToolError, ToolOutput, transcript::to_model_messages,
 };
 use agentgate_providers::{Anthropic, Gemini, OpenAiCompatible, Timeouts};
 use serde_json::{Value, json};

@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentgate_core::{Tool, ToolContext, ToolOutput, TruncationLimits, Truncator};
+use agentgate_core::{
+    Tool, ToolContext, ToolOutput,
+    truncation::{TruncationLimits, Truncator},
+};
 use agentgate_permission::{AllowAll, Approver, PermissionGate, Reply};
 use agentgate_testing::RecordingApprover;
 use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};

@@ -3,7 +3,7 @@
 //! `tests/conformance.rs`.
 
 use agentgate_core::permission::{PermissionConfig, Ruleset};
-use agentgate_core::{AgentConfig, AgentEnvironment, Agents, agent_name_from_path};
+use agentgate_core::{AgentConfig, AgentEnvironment, Agents, agent_files::agent_name_from_path};
 use serde_json::Value;
 
 /// The kinds this module answers.
