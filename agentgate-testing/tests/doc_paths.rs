@@ -1,7 +1,7 @@
 //! Every repository path the documentation names exists.
 //!
 //! README.md and docs/*.md name files in backticks (`docs/sandbox.md`,
-//! `agentgate-tools/src/programs.rs`, `tests/data/ordinary-commands.json` of a
+//! `agentgate-tools/src/shell/programs.rs`, `tests/data/ordinary-commands.json` of a
 //! crate, `bash_scan.rs`) and link to them; when a file moves, the text goes
 //! stale silently. This test reads those names and fails naming each one
 //! that leads nowhere. docs/reference/ is left out: it describes opencode's
@@ -145,7 +145,7 @@ fn exists(root: &Path, files: &[String], crates: &[PathBuf], path: &str) -> Opti
     let first = trimmed.split('/').next().unwrap_or_default();
     let is_source = SOURCE_ENDINGS.iter().any(|e| trimmed.ends_with(e));
     if trimmed.contains('/') && !NOT_SOURCES.contains(&first) && root.join(first).exists() {
-        // From the root: `docs/sandbox.md`, `agentgate-tools/src/programs.rs`.
+        // From the root: `docs/sandbox.md`, `agentgate-tools/src/shell/programs.rs`.
         Some(root.join(trimmed).exists())
     } else if first == "src" || first == "tests" {
         // Relative to a crate: `tests/data/ordinary-commands.json`.

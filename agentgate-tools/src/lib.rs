@@ -69,57 +69,41 @@
 /// the contracts they implement.
 pub use agentgate_core as core;
 
-// Namespaces users call into directly.
-pub mod bash_scan;
-pub mod html;
-pub mod paths;
-
-mod atomic;
-mod bash;
+// The tools by area; each folder's `mod.rs` lists what it holds.
 mod builtin;
-mod diff;
-mod edit;
-mod error;
-mod external;
-mod glob;
-mod grep;
-mod list;
-mod programs;
-mod protected;
-mod read;
-mod read_rules;
-mod replace;
-mod request;
+mod files;
 mod sandbox;
-mod shell_command;
-mod shell_eval;
-mod shell_source;
-mod shell_word;
+mod search;
+mod shell;
 mod spill;
 mod todo;
-mod walk;
-mod webfetch;
-mod write;
+mod web;
+
+// Namespaces users call into directly.
+pub use files::paths;
+pub use shell::bash_scan;
+pub use web::html;
 
 // Every built-in tool in one registry.
 pub use builtin::builtin;
 
 // Permission requests: what a call would ask ([`ToolRequest`]) and the
 // external-directory check every file tool makes first (§7.3).
-pub use external::{
+pub use files::external::{
     EXTERNAL_DIRECTORY, ExternalMetadata, ExternalRequest, ask_external_directory,
-    external_request, file_requests, is_inside,
+    external_request, is_inside,
 };
-pub use request::ToolRequest;
+pub use files::request::ToolRequest;
+pub use files::requests::file_requests;
 // Protected paths (`.git`, `opencode.json`, `.opencode` …): the file tools
 // ask `protected_path` before changing them.
-pub use protected::{
+pub use files::protected::{
     PROTECTED_NAMES, PROTECTED_PATH, protected_entry, protected_folders, protected_roots,
 };
 
 // The bash tool (§8); its command-line scanner is the `bash_scan`
 // namespace.
-pub use bash::{
+pub use shell::bash::{
     BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES, BASH_MAX_TIMEOUT,
     BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool, bash_requests,
 };
@@ -134,31 +118,31 @@ pub use sandbox::{
 };
 
 // Reading files and folders (§19).
-pub use read::{
+pub use files::read::{
     DEFAULT_READ_LIMIT, MAX_FILE_BYTES, MAX_READ_BYTES, READ_MAX_LINE_LENGTH, ReadArgs, ReadTool,
     is_binary,
 };
 
 // Writing and editing files: the tools, the replacer cascade (§17), atomic
 // writes with per-file locks, and the diff shown to the approver.
-pub use atomic::{FileLock, WriteError, lock_file, write_atomic};
-pub use diff::{FileDiff, unified_diff};
-pub use edit::{EditArgs, EditTool};
-pub use replace::{EditError, replace};
-pub use write::{WriteArgs, WriteTool};
+pub use files::atomic::{FileLock, WriteError, lock_file, write_atomic};
+pub use files::diff::{FileDiff, unified_diff};
+pub use files::edit::{EditArgs, EditTool};
+pub use files::replace::{EditError, replace};
+pub use files::write::{WriteArgs, WriteTool};
 
 // Why a file tool failed (other than a permission answer).
-pub use error::FileError;
+pub use files::error::FileError;
 
 // Searching and listing: glob, grep, list, and the ripgrep-style glob they
 // share.
-pub use glob::{GLOB_LIMIT, GlobArgs, GlobTool};
-pub use grep::{GREP_LIMIT, GREP_MAX_BYTES, GREP_MAX_LINE_LENGTH, GrepArgs, GrepTool};
-pub use list::{DEFAULT_IGNORED_DIRS, LIST_LIMIT, ListArgs, ListTool};
-pub use walk::PathGlob;
+pub use search::glob::{GLOB_LIMIT, GlobArgs, GlobTool};
+pub use search::grep::{GREP_LIMIT, GREP_MAX_BYTES, GREP_MAX_LINE_LENGTH, GrepArgs, GrepTool};
+pub use search::list::{DEFAULT_IGNORED_DIRS, LIST_LIMIT, ListArgs, ListTool};
+pub use search::walk::PathGlob;
 
 // Fetching web pages (converted with [`html`]).
-pub use webfetch::{
+pub use web::webfetch::{
     FetchFormat, WEBFETCH, WEBFETCH_DEFAULT_TIMEOUT, WEBFETCH_MAX_REDIRECTS,
     WEBFETCH_MAX_RESPONSE_BYTES, WEBFETCH_MAX_TIMEOUT, WebFetchArgs, WebFetchError, WebFetchTool,
     url_patterns,

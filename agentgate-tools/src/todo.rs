@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::request::ToolRequest;
+use crate::files::request::ToolRequest;
 
 /// The `todowrite` tool id and permission name.
 pub const TODOWRITE: &str = "todowrite";

@@ -13,8 +13,8 @@ use super::policy::{OnUnsupported, SandboxPolicy};
 pub use super::protected_changes::ProtectedChange;
 use super::roots::{DeniedSet, FixedRoots, Held, RootInputs};
 use super::status::{Guard, SandboxStatus};
-use crate::external::EXTERNAL_DIRECTORY;
-use crate::request::ToolRequest;
+use crate::files::external::EXTERNAL_DIRECTORY;
+use crate::files::request::ToolRequest;
 
 /// Why a command could not be prepared.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

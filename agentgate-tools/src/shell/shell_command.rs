@@ -9,8 +9,8 @@
 //! and the special shapes (`find -exec … ;`, `xargs`, `su USER ARGS`,
 //! `flock FILE cmd` …) the entries name.
 
-use crate::programs::{self, Code, Opt, Options, Paths, Runs, Shape, Spec, l, s, sl};
-use crate::shell_word::Word;
+use crate::shell::programs::{self, Code, Opt, Options, Paths, Runs, Shape, Spec, l, s, sl};
+use crate::shell::shell_word::Word;
 
 /// Commands that run the command given after their options: a view of
 /// the program table (`programs.rs`, entries that run a command; a unit
@@ -1263,7 +1263,7 @@ fn collect_paths(name: &str, paths: Paths, args: &[Word], out: &mut Analysis) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shell_word::words_of;
+    use crate::shell::shell_word::words_of;
 
     fn analyzed(line: &str) -> Analysis {
         let words: Vec<Word> = line.split(' ').flat_map(words_of).collect();
@@ -1382,7 +1382,7 @@ mod tests {
 
     #[test]
     fn views_match_the_table() {
-        use crate::programs::PROGRAMS;
+        use crate::shell::programs::PROGRAMS;
         let names = |keep: &dyn Fn(&programs::Program) -> bool| -> Vec<&str> {
             let mut names: Vec<&str> = PROGRAMS
                 .iter()

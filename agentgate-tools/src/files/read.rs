@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::error::FileError;
-use crate::external::file_requests;
-use crate::paths;
-use crate::read_rules::ReadRules;
-use crate::request::ToolRequest;
+use crate::files::error::FileError;
+use crate::files::paths;
+use crate::files::request::ToolRequest;
+use crate::files::requests::{ask_in_order, file_requests};
+use crate::search::read_rules::ReadRules;
 
 /// Lines returned when no `limit` is given.
 pub const DEFAULT_READ_LIMIT: usize = 2000;
@@ -84,9 +84,7 @@ impl TypedTool for ReadTool {
 
     async fn run(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
-        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
-            request.ask(ctx).await?;
-        }
+        ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
         let title = paths::relative(&ctx.worktree, &path);
         let offset = args.offset.unwrap_or(1);
         let limit = args.limit.unwrap_or(DEFAULT_READ_LIMIT);

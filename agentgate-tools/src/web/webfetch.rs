@@ -22,8 +22,8 @@ mod canonical;
 
 use reqwest::Url;
 
-use crate::html;
-use crate::request::ToolRequest;
+use crate::files::request::ToolRequest;
+use crate::web::html;
 
 /// The tool id and permission name.
 pub const WEBFETCH: &str = "webfetch";

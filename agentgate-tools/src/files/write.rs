@@ -8,13 +8,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::atomic::{lock_file, write_atomic};
-use crate::diff::unified_diff;
-use crate::error::FileError;
-use crate::external::file_requests;
-use crate::paths;
-use crate::read::read_bounded;
-use crate::request::ToolRequest;
+use crate::files::atomic::{lock_file, write_atomic};
+use crate::files::diff::unified_diff;
+use crate::files::error::FileError;
+use crate::files::paths;
+use crate::files::read::read_bounded;
+use crate::files::request::ToolRequest;
+use crate::files::requests::{ask_file_request, edit_requests};
 
 /// Arguments of [`WriteTool`].
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -46,37 +46,6 @@ impl WriteTool {
         worktree: &Path,
     ) -> Vec<ToolRequest> {
         edit_requests(&args.file_path, directory, worktree)
-    }
-}
-
-/// `protected_path` (for a protected path, see `protected`), then
-/// `external_directory` (when outside), then `edit` on the
-/// worktree-relative path and, through a symlink, on where it leads: what
-/// write and edit ask.
-pub(crate) fn edit_requests(
-    file_path: &str,
-    directory: &Path,
-    worktree: &Path,
-) -> Vec<ToolRequest> {
-    let path = paths::resolve(directory, Path::new(file_path));
-    let mut requests: Vec<ToolRequest> =
-        crate::protected::protected_request(&path, directory, worktree)
-            .into_iter()
-            .collect();
-    requests.extend(file_requests("edit", &path, false, directory, worktree));
-    requests
-}
-
-/// Asks a file tool's `request`: `protected_path` by the rules that name
-/// it only (an `"*": "allow"` does not answer it), the rest as usual.
-pub(crate) async fn ask_file_request(
-    request: &ToolRequest,
-    ctx: &ToolContext,
-) -> Result<(), agentgate_permission::PermissionError> {
-    if request.permission == crate::protected::PROTECTED_PATH {
-        request.ask_by_name(ctx).await
-    } else {
-        request.ask(ctx).await
     }
 }
 

@@ -1856,7 +1856,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::bash_scan::scan;
+    use crate::shell::bash_scan::scan;
     use proptest::prelude::*;
 
     /// bash 5.2's builtins (`compgen -b`, `enable -a`) and keywords
@@ -1963,7 +1963,7 @@ mod tests {
         }
     }
 
-    fn line_scan(line: &str) -> crate::bash_scan::BashScan {
+    fn line_scan(line: &str) -> crate::shell::bash_scan::BashScan {
         scan(line).unwrap()
     }
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use agentgate_core::ToolContext;
 use agentgate_permission::{Action, Rule, Ruleset, evaluate, find_last};
 
-use crate::paths;
+use crate::files::paths;
 
 /// The permission whose rules decide which files a search may show.
 const READ: &str = "read";

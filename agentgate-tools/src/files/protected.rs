@@ -12,8 +12,8 @@
 
 use std::path::Path;
 
-use crate::paths;
-use crate::request::ToolRequest;
+use crate::files::paths;
+use crate::files::request::ToolRequest;
 pub use crate::sandbox::{PROTECTED_NAMES, protected_folders, protected_roots};
 
 /// The permission name of the ask.

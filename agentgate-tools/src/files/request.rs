@@ -44,7 +44,7 @@ impl ToolRequest {
     /// rules that name this permission exactly: a rule for every permission
     /// (`"*": "allow"`, as in the agent defaults) does not answer it, so it
     /// is asked unless the host configured it by name. Used for
-    /// [`BASH_OPAQUE`](crate::bash_scan::BASH_OPAQUE), which must be an ask
+    /// [`BASH_OPAQUE`](crate::shell::bash_scan::BASH_OPAQUE), which must be an ask
     /// by default.
     pub async fn ask_by_name(&self, ctx: &ToolContext) -> Result<(), PermissionError> {
         self.ask(&self.named_context(ctx)).await

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 
-use crate::error::FileError;
+use crate::files::error::FileError;
 
 /// A glob with ripgrep's `--glob` rules: a pattern without `/` matches a
 /// file name at any depth (`*.rs`); one with `/` matches the path relative

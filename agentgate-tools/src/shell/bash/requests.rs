@@ -13,9 +13,9 @@ use agentgate_permission::Ruleset;
 
 use super::BashError;
 use super::read_args;
-use crate::bash_scan::{plan_requests, scan};
-use crate::read_rules::ReadRules;
-use crate::request::ToolRequest;
+use crate::files::request::ToolRequest;
+use crate::search::read_rules::ReadRules;
+use crate::shell::bash_scan::{plan_requests, scan};
 
 /// The requests the bash tool asks before running `command` in `cwd`
 /// (absolute) for a project at `directory` in `worktree`. `rules` and

@@ -43,16 +43,16 @@ use std::path::{Path, PathBuf};
 use agentgate_permission::arity;
 use tree_sitter::{Node, Parser};
 
-use crate::external::{EXTERNAL_DIRECTORY, external_request, is_inside};
-use crate::paths;
-use crate::request::ToolRequest;
-use crate::shell_command::{self, Analysis, base_name, join};
-use crate::shell_eval::{EvalFacts, EvalWalk, assignment_parts};
-use crate::shell_source;
-use crate::shell_word::{self, Token, Word, for_tree_sitter};
+use crate::files::external::{EXTERNAL_DIRECTORY, external_request, is_inside};
+use crate::files::paths;
+use crate::files::request::ToolRequest;
+use crate::shell::shell_command::{self, Analysis, base_name, join};
+use crate::shell::shell_eval::{EvalFacts, EvalWalk, assignment_parts};
+use crate::shell::shell_source;
+use crate::shell::shell_word::{self, Token, Word, for_tree_sitter};
 
-pub use crate::shell_command::{CD_COMMANDS, FILE_COMMANDS, SHELLS, WRAPPERS};
-pub use crate::shell_word::{MAX_BRACE_WORDS, Word as ShellWord, words_of};
+pub use crate::shell::shell_command::{CD_COMMANDS, FILE_COMMANDS, SHELLS, WRAPPERS};
+pub use crate::shell::shell_word::{MAX_BRACE_WORDS, Word as ShellWord, words_of};
 
 /// The permission asked, with the whole command line as its pattern, when
 /// part of the line cannot be seen through (see [`BashScan::opaque`]).

@@ -49,9 +49,9 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use crate::programs::{self, Names, Runs, Shape, s};
-use crate::shell_command::{base_name, parse_options};
-use crate::shell_word::{Word, words_of};
+use crate::shell::programs::{self, Names, Runs, Shape, s};
+use crate::shell::shell_command::{base_name, parse_options};
+use crate::shell::shell_word::{Word, words_of};
 
 /// The integer comparison operators of `[[` (bash evaluates their
 /// operands; `test` and `[` take numbers only).

@@ -11,12 +11,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::error::FileError;
-use crate::external::external_requests;
-use crate::paths;
-use crate::read_rules::ReadRules;
-use crate::request::ToolRequest;
-use crate::walk::{PathGlob, sort_newest_first, walk_files};
+use crate::files::error::FileError;
+use crate::files::paths;
+use crate::files::request::ToolRequest;
+use crate::files::requests::{ask_in_order, external_requests};
+use crate::search::read_rules::ReadRules;
+use crate::search::walk::{PathGlob, sort_newest_first, walk_files};
 
 /// Matching lines returned at most.
 pub const GREP_LIMIT: usize = 100;
@@ -87,9 +87,7 @@ impl TypedTool for GrepTool {
         if args.pattern.is_empty() {
             return Err(ToolError::failed("pattern is required"));
         }
-        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
-            request.ask(ctx).await?;
-        }
+        ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
         let search = paths::resolve(
             &ctx.directory,
             Path::new(args.path.as_deref().unwrap_or(".")),

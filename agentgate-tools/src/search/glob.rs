@@ -8,12 +8,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::error::FileError;
-use crate::external::external_requests;
-use crate::paths;
-use crate::read_rules::ReadRules;
-use crate::request::ToolRequest;
-use crate::walk::{PathGlob, sort_newest_first, walk_files};
+use crate::files::error::FileError;
+use crate::files::paths;
+use crate::files::request::ToolRequest;
+use crate::files::requests::{ask_in_order, external_requests};
+use crate::search::read_rules::ReadRules;
+use crate::search::walk::{PathGlob, sort_newest_first, walk_files};
 
 /// Results returned at most.
 pub const GLOB_LIMIT: usize = 100;
@@ -67,9 +67,7 @@ impl TypedTool for GlobTool {
     }
 
     async fn run(&self, args: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
-            request.ask(ctx).await?;
-        }
+        ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
         let search = paths::resolve(
             &ctx.directory,
             Path::new(args.path.as_deref().unwrap_or(".")),

@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::bash_scan::BashScan;
-use crate::external::file_requests;
-use crate::paths;
-use crate::read_rules::ReadRules;
-use crate::request::ToolRequest;
+use crate::files::paths;
+use crate::files::request::ToolRequest;
+use crate::files::requests::file_requests;
+use crate::search::read_rules::ReadRules;
+use crate::shell::bash_scan::BashScan;
 
 /// File system look-ups (directory entries a glob examines, paths an
 /// argument resolves to) one line may make at most; beyond it the call is

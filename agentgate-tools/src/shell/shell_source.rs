@@ -38,7 +38,7 @@
 //!
 //! The parse sees `\r`, `\v`, `\f` and Unicode spaces as word characters,
 //! as bash does, and other non-ASCII characters as `x` (see
-//! [`for_tree_sitter`](crate::shell_word::for_tree_sitter)); the heredoc
+//! [`for_tree_sitter`](crate::shell::shell_word::for_tree_sitter)); the heredoc
 //! check is what makes that masking safe, since it is the one place where
 //! two characters masking alike could change where a construct ends.
 
@@ -649,7 +649,7 @@ fn heredocs(heredocs: &[Heredoc], source: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shell_word::for_tree_sitter;
+    use crate::shell::shell_word::for_tree_sitter;
 
     fn reasons(line: &str) -> Vec<String> {
         let mut parser = tree_sitter::Parser::new();

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use agentgate_core::ToolError;
 
-use crate::atomic::WriteError;
-use crate::replace::EditError;
+use crate::files::atomic::WriteError;
+use crate::files::replace::EditError;
 
 /// A file tool's failure (other than a permission answer).
 #[derive(Debug, thiserror::Error)]

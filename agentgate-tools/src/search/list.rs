@@ -8,12 +8,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::error::FileError;
-use crate::external::external_requests;
-use crate::paths;
-use crate::read_rules::ReadRules;
-use crate::request::ToolRequest;
-use crate::walk::{PathGlob, walk_files};
+use crate::files::error::FileError;
+use crate::files::paths;
+use crate::files::request::ToolRequest;
+use crate::files::requests::{ask_in_order, external_requests};
+use crate::search::read_rules::ReadRules;
+use crate::search::walk::{PathGlob, walk_files};
 
 /// Files listed at most.
 pub const LIST_LIMIT: usize = 100;
@@ -141,9 +141,7 @@ impl TypedTool for ListTool {
     }
 
     async fn run(&self, args: ListArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
-            request.ask(ctx).await?;
-        }
+        ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
         let search = paths::resolve(
             &ctx.directory,
             Path::new(args.path.as_deref().unwrap_or(".")),

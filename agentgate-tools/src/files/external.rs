@@ -8,8 +8,8 @@ use agentgate_permission::PermissionError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::paths;
-use crate::request::ToolRequest;
+use crate::files::paths;
+use crate::files::request::ToolRequest;
 
 /// The permission name of the check.
 pub const EXTERNAL_DIRECTORY: &str = "external_directory";
@@ -119,47 +119,9 @@ pub fn external_request(
     })
 }
 
-/// What a file tool asks before touching `path` (absolute, normalised):
-/// `external_directory` when it — or, through a symlink, the file it
-/// leads to — is outside the project, then `permission` with the
-/// worktree-relative pattern of the path and of where it leads, "always"
-/// approving `*` (§7.2; checking the link's target is a deviation, see
-/// `docs/security.md`). Only looks at the file system to resolve links.
-pub fn file_requests(
-    permission: &str,
-    path: &Path,
-    is_dir: bool,
-    directory: &Path,
-    worktree: &Path,
-) -> Vec<ToolRequest> {
-    let views = paths::views(path, directory, worktree);
-    let mut requests: Vec<ToolRequest> = external_for(&views, is_dir).into_iter().collect();
-    let mut own = ToolRequest::new(permission, paths::worktree_pattern(worktree, path), "*");
-    for view in &views[1..] {
-        let pattern = paths::worktree_pattern(&view.worktree, &view.target);
-        if !own.patterns.contains(&pattern) {
-            own.patterns.push(pattern);
-        }
-    }
-    requests.push(own);
-    requests
-}
-
-/// The `external_directory` request for a search or listing root:
-/// `target` as written and, through a symlink, where it leads (at most one
-/// request, with the patterns of both). `None` when both are inside.
-pub(crate) fn external_requests(
-    target: &Path,
-    target_is_dir: bool,
-    directory: &Path,
-    worktree: &Path,
-) -> Option<ToolRequest> {
-    external_for(&paths::views(target, directory, worktree), target_is_dir)
-}
-
 /// One `external_directory` request covering every view that is outside
 /// its project, the first view's metadata.
-fn external_for(views: &[paths::PathView], is_dir: bool) -> Option<ToolRequest> {
+pub(crate) fn external_for(views: &[paths::PathView], is_dir: bool) -> Option<ToolRequest> {
     let mut external: Option<ToolRequest> = None;
     for view in views {
         let Some(request) = external_request(&view.target, is_dir, &view.directory, &view.worktree)

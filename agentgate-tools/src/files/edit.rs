@@ -1,5 +1,5 @@
 //! The `edit` tool (§17): replaces a string in a file using the replacer
-//! cascade of [`replace`](crate::replace()), after asking `edit` with the diff.
+//! cascade of [`replace`](crate::files::replace()), after asking `edit` with the diff.
 
 use std::path::Path;
 
@@ -8,14 +8,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::atomic::{lock_file, write_atomic};
-use crate::diff::unified_diff;
-use crate::error::FileError;
-use crate::paths;
-use crate::read::read_bounded;
-use crate::replace::{EditError, replace};
-use crate::request::ToolRequest;
-use crate::write::edit_requests;
+use crate::files::atomic::{lock_file, write_atomic};
+use crate::files::diff::unified_diff;
+use crate::files::error::FileError;
+use crate::files::paths;
+use crate::files::read::read_bounded;
+use crate::files::replace::{EditError, replace};
+use crate::files::request::ToolRequest;
+use crate::files::requests::{ask_file_request, edit_requests};
 
 const BOM: &str = "\u{feff}";
 
@@ -90,7 +90,7 @@ impl TypedTool for EditTool {
             } else {
                 request
             };
-            crate::write::ask_file_request(&request, ctx).await?;
+            ask_file_request(&request, ctx).await?;
         }
         let _lock = lock_file(&path).await;
         let metadata = tokio::fs::metadata(&path).await;

@@ -29,12 +29,12 @@ mod requests;
 
 pub use requests::bash_requests;
 
-use crate::bash_scan::{BASH_OPAQUE, ScanError};
-use crate::external::EXTERNAL_DIRECTORY;
-use crate::paths;
-use crate::protected::PROTECTED_PATH;
-use crate::request::ToolRequest;
+use crate::files::external::EXTERNAL_DIRECTORY;
+use crate::files::paths;
+use crate::files::protected::PROTECTED_PATH;
+use crate::files::request::ToolRequest;
 use crate::sandbox::{CallScope, Sandbox, approved_directories};
+use crate::shell::bash_scan::{BASH_OPAQUE, ScanError};
 
 /// The tool id and permission name.
 pub const BASH: &str = "bash";
