@@ -257,8 +257,10 @@ pub struct MessageError {
     pub message: String,
 }
 
-/// A message of a session's transcript.
+/// A message of a session's transcript. Fields grow between versions:
+/// build one with [`Message::new`] or [`Message::user`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Message {
     /// Message id (`msg_…`, ascending).
     pub id: String,

@@ -57,8 +57,10 @@ pub struct ModelLimits {
     pub output: u64,
 }
 
-/// What a model can do.
+/// What a model can do. More capabilities come between versions: start
+/// from `ModelCapabilities::default()` (nothing) and set the fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelCapabilities {
     /// Tool calling.
     pub tools: bool,
@@ -70,8 +72,11 @@ pub struct ModelCapabilities {
     pub temperature: bool,
 }
 
-/// Describes a model: who serves it, its limits and capabilities.
+/// Describes a model: who serves it, its limits and capabilities. Fields
+/// grow between versions: build one with [`ModelInfo::new`], then set
+/// the fields.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelInfo {
     /// Provider id (`anthropic`, `openai`, `ollama`, ...).
     pub provider: String,

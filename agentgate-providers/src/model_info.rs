@@ -1,7 +1,7 @@
 //! What is known about well-known models: [`model_info`] (published
 //! limits and capabilities, matched by id prefix).
 
-use agentgate_core::{ModelCapabilities, ModelInfo, ModelLimits};
+use agentgate_core::{ModelInfo, ModelLimits};
 
 struct Known {
     prefix: &'static str,
@@ -79,12 +79,10 @@ pub fn model_info(provider: &str, model: &str) -> ModelInfo {
             input: k.input,
             output: k.output,
         };
-        info.capabilities = ModelCapabilities {
-            tools: true,
-            reasoning: k.reasoning,
-            images: k.images,
-            temperature: true,
-        };
+        info.capabilities.tools = true;
+        info.capabilities.reasoning = k.reasoning;
+        info.capabilities.images = k.images;
+        info.capabilities.temperature = true;
     } else if provider == "anthropic" || last.starts_with("claude") {
         info.limits = ModelLimits {
             context: 200_000,

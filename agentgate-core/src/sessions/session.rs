@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::ModelRef;
 
-/// A conversation with one agent.
+/// A conversation with one agent. Fields grow between versions: build
+/// one with [`Session::new`] and the `with_` methods.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Session {
     /// Session id (`ses_…`).
     pub id: String,
@@ -52,5 +54,23 @@ impl Session {
             model: None,
             ceilings: Vec::new(),
         }
+    }
+
+    /// The same session with `title`.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = title.into();
+        self
+    }
+
+    /// The same session with session rules (evaluated after the agent's).
+    pub fn with_permission(mut self, permission: Ruleset) -> Self {
+        self.permission = permission;
+        self
+    }
+
+    /// The same session on `model` instead of the engine's.
+    pub fn with_model(mut self, model: ModelRef) -> Self {
+        self.model = Some(model);
+        self
     }
 }
