@@ -28,13 +28,13 @@ pub fn builtin() -> Result<ToolRegistry, WebFetchError> {
     let todos = TodoStore::default();
     let mut tools = ToolRegistry::new();
     tools
-        .register(ReadTool)
+        .register(ReadTool::default())
         .register(WriteTool)
         .register(EditTool)
         .register(BashTool::new())
-        .register(GrepTool)
-        .register(GlobTool)
-        .register(ListTool)
+        .register(GrepTool::default())
+        .register(GlobTool::default())
+        .register(ListTool::default())
         .register(WebFetchTool::new()?)
         .register(TodoWriteTool::new(todos.clone()))
         .register(TodoReadTool::new(todos));

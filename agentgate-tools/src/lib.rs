@@ -58,7 +58,7 @@
 //!
 //! let edit = serde_json::json!({"filePath": "main.rs", "oldString": "x  =  1", "newString": "x = 2"});
 //! EditTool.execute(edit, &ctx).await.unwrap();
-//! let read = ReadTool.execute(serde_json::json!({"filePath": "main.rs"}), &ctx).await.unwrap();
+//! let read = ReadTool::default().execute(serde_json::json!({"filePath": "main.rs"}), &ctx).await.unwrap();
 //! assert!(read.output.contains("2:     let x = 2;"));
 //! assert_eq!(read.title, "main.rs");
 //! std::fs::remove_dir_all(&dir).unwrap();
@@ -72,6 +72,7 @@ pub use agentgate_core as core;
 // The tools by area; each folder's `mod.rs` lists what it holds.
 mod builtin;
 mod files;
+mod limits;
 mod sandbox;
 mod search;
 mod shell;
@@ -86,6 +87,9 @@ pub use web::html;
 
 // Every built-in tool in one registry.
 pub use builtin::builtin;
+
+// The tools' tuning limits, opencode's values by default.
+pub use limits::{BashLimits, ReadLimits, SearchLimits, WebFetchLimits};
 
 // Permission requests: what a call would ask ([`ToolRequest`]) and the
 // external-directory check every file tool makes first (§7.3).
@@ -103,10 +107,7 @@ pub use files::protected::{
 
 // The bash tool (§8); its command-line scanner is the `bash_scan`
 // namespace.
-pub use shell::bash::{
-    BASH, BASH_DEFAULT_TIMEOUT, BASH_KILL_GRACE, BASH_MAX_CAPTURE_BYTES, BASH_MAX_TIMEOUT,
-    BASH_METADATA_OUTPUT_BYTES, BashArgs, BashError, BashTool, bash_requests,
-};
+pub use shell::bash::{BASH, BashArgs, BashError, BashTool, bash_requests};
 
 // The OS sandbox under spawned commands (Landlock, namespaces, the reaper,
 // the environment filter) and its policy, the `sandbox` config key.
@@ -118,10 +119,7 @@ pub use sandbox::{
 };
 
 // Reading files and folders (§19).
-pub use files::read::{
-    DEFAULT_READ_LIMIT, MAX_FILE_BYTES, MAX_READ_BYTES, READ_MAX_LINE_LENGTH, ReadArgs, ReadTool,
-    is_binary,
-};
+pub use files::read::{ReadArgs, ReadTool, is_binary};
 
 // Writing and editing files: the tools, the replacer cascade (§17), atomic
 // writes with per-file locks, and the diff shown to the approver.
@@ -136,16 +134,14 @@ pub use files::error::FileError;
 
 // Searching and listing: glob, grep, list, and the ripgrep-style glob they
 // share.
-pub use search::glob::{GLOB_LIMIT, GlobArgs, GlobTool};
-pub use search::grep::{GREP_LIMIT, GREP_MAX_BYTES, GREP_MAX_LINE_LENGTH, GrepArgs, GrepTool};
-pub use search::list::{DEFAULT_IGNORED_DIRS, LIST_LIMIT, ListArgs, ListTool};
+pub use search::glob::{GlobArgs, GlobTool};
+pub use search::grep::{GrepArgs, GrepTool};
+pub use search::list::{DEFAULT_IGNORED_DIRS, ListArgs, ListTool};
 pub use search::walk::PathGlob;
 
 // Fetching web pages (converted with [`html`]).
 pub use web::webfetch::{
-    FetchFormat, WEBFETCH, WEBFETCH_DEFAULT_TIMEOUT, WEBFETCH_MAX_REDIRECTS,
-    WEBFETCH_MAX_RESPONSE_BYTES, WEBFETCH_MAX_TIMEOUT, WebFetchArgs, WebFetchError, WebFetchTool,
-    url_patterns,
+    FetchFormat, WEBFETCH, WebFetchArgs, WebFetchError, WebFetchTool, url_patterns,
 };
 
 // The todo list tools and their per-session store.

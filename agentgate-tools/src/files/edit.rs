@@ -16,6 +16,7 @@ use crate::files::read::read_bounded;
 use crate::files::replace::{EditError, replace};
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_file_request, edit_requests};
+use crate::limits::MAX_FILE_BYTES;
 
 const BOM: &str = "\u{feff}";
 
@@ -112,7 +113,7 @@ impl TypedTool for EditTool {
                 Ok(m) if m.is_dir() => return Err(FileError::IsDirectory(path).into()),
                 Ok(_) => {}
             }
-            let raw = read_bounded(&path).await?;
+            let raw = read_bounded(&path, MAX_FILE_BYTES).await?;
             let Ok(text) = String::from_utf8(raw) else {
                 return Err(FileError::Binary(path).into());
             };

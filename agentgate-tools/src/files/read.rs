@@ -12,19 +12,8 @@ use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, file_requests};
+use crate::limits::ReadLimits;
 use crate::search::read_rules::ReadRules;
-
-/// Lines returned when no `limit` is given.
-pub const DEFAULT_READ_LIMIT: usize = 2000;
-/// Longer lines are cut to this many characters.
-pub const READ_MAX_LINE_LENGTH: usize = 2000;
-/// At most this many bytes of file content are returned per call (50 KB).
-pub const MAX_READ_BYTES: usize = 50 * 1024;
-/// Largest file read, edited or replaced (64 MiB); only regular files are
-/// read, so a link to `/dev/zero` or a FIFO cannot exhaust memory or hang.
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-
-const LINE_SUFFIX: &str = "... (line truncated to 2000 chars)";
 
 /// Extensions always treated as binary.
 const BINARY_EXTENSIONS: &[&str] = &[
@@ -56,10 +45,25 @@ pub struct ReadArgs {
 /// 50 KB, with a hint telling the model which `offset` continues. A
 /// directory's entries that the `read` rules do not allow are not named, as
 /// in glob, grep and list.
+///
+/// The caps are [`ReadLimits`]; `ReadTool::default()` has opencode's.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ReadTool;
+pub struct ReadTool {
+    limits: ReadLimits,
+}
 
 impl ReadTool {
+    /// The same tool with other limits.
+    pub fn with_limits(mut self, limits: ReadLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits calls run with.
+    pub fn limits(&self) -> &ReadLimits {
+        &self.limits
+    }
+
     /// The permission requests a call makes, in order, for a working
     /// `directory` and `worktree`. Only looks at the file system (to see
     /// whether the path is a directory); changes nothing.
@@ -87,7 +91,7 @@ impl TypedTool for ReadTool {
         ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
         let title = paths::relative(&ctx.worktree, &path);
         let offset = args.offset.unwrap_or(1);
-        let limit = args.limit.unwrap_or(DEFAULT_READ_LIMIT);
+        let limit = args.limit.unwrap_or(self.limits.default_lines);
         if offset == 0 {
             return Err(FileError::ZeroArgument("offset").into());
         }
@@ -105,13 +109,19 @@ impl TypedTool for ReadTool {
             }
         };
         let output = if metadata.is_dir() {
-            read_dir(&path, offset, limit, &ReadRules::of(ctx)).await?
+            read_dir(&path, offset, limit, &self.limits, &ReadRules::of(ctx)).await?
         } else {
-            let bytes = read_bounded(&path).await?;
+            let bytes = read_bounded(&path, self.limits.max_file_bytes).await?;
             if is_binary(&path, &bytes) {
                 return Err(FileError::Binary(path).into());
             }
-            read_text(&path, &String::from_utf8_lossy(&bytes), offset, limit)?
+            read_text(
+                &path,
+                &String::from_utf8_lossy(&bytes),
+                offset,
+                limit,
+                &self.limits,
+            )?
         };
         Ok(ToolOutput::text(output.text)
             .with_title(title)
@@ -123,9 +133,9 @@ impl TypedTool for ReadTool {
 }
 
 /// The content of the regular file at `path`, refusing other kinds of
-/// files (devices, FIFOs, sockets) and files over [`MAX_FILE_BYTES`]; at
-/// most that many bytes are ever read, even if the file grows meanwhile.
-pub(crate) async fn read_bounded(path: &Path) -> Result<Vec<u8>, FileError> {
+/// files (devices, FIFOs, sockets) and files over `max_bytes`; at most
+/// that many bytes are ever read, even if the file grows meanwhile.
+pub(crate) async fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, FileError> {
     use tokio::io::AsyncReadExt;
     let fail = |source| FileError::Read {
         path: path.to_path_buf(),
@@ -135,22 +145,22 @@ pub(crate) async fn read_bounded(path: &Path) -> Result<Vec<u8>, FileError> {
     if !metadata.is_file() {
         return Err(FileError::NotRegular(path.to_path_buf()));
     }
-    if metadata.len() > MAX_FILE_BYTES {
+    if metadata.len() > max_bytes {
         return Err(FileError::TooLarge {
             path: path.to_path_buf(),
-            limit: MAX_FILE_BYTES,
+            limit: max_bytes,
         });
     }
     let file = tokio::fs::File::open(path).await.map_err(fail)?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .await
         .map_err(fail)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
+    if bytes.len() as u64 > max_bytes {
         return Err(FileError::TooLarge {
             path: path.to_path_buf(),
-            limit: MAX_FILE_BYTES,
+            limit: max_bytes,
         });
     }
     Ok(bytes)
@@ -218,6 +228,7 @@ async fn read_dir(
     path: &Path,
     offset: usize,
     limit: usize,
+    limits: &ReadLimits,
     read_rules: &ReadRules,
 ) -> Result<Rendered, FileError> {
     let fail = |source| FileError::Read {
@@ -244,7 +255,7 @@ async fn read_dir(
     let mut shown: Vec<&String> = Vec::new();
     let mut bytes = 0;
     for entry in entries.iter().skip(start).take(limit) {
-        if !shown.is_empty() && bytes + entry.len() + 1 > MAX_READ_BYTES {
+        if !shown.is_empty() && bytes + entry.len() + 1 > limits.max_output_bytes {
             break;
         }
         bytes += entry.len() + 1;
@@ -281,7 +292,13 @@ async fn read_dir(
     })
 }
 
-fn read_text(path: &Path, text: &str, offset: usize, limit: usize) -> Result<Rendered, FileError> {
+fn read_text(
+    path: &Path,
+    text: &str,
+    offset: usize,
+    limit: usize,
+    limits: &ReadLimits,
+) -> Result<Rendered, FileError> {
     let mut lines: Vec<&str> = text.split('\n').collect();
     if lines.last() == Some(&"") {
         lines.pop();
@@ -298,14 +315,17 @@ fn read_text(path: &Path, text: &str, offset: usize, limit: usize) -> Result<Ren
     let mut capped = false;
     for line in lines.iter().skip(offset - 1).take(limit) {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let line = if line.chars().count() > READ_MAX_LINE_LENGTH {
-            let cut: String = line.chars().take(READ_MAX_LINE_LENGTH).collect();
-            format!("{cut}{LINE_SUFFIX}")
+        let line = if line.chars().count() > limits.max_line_chars {
+            let cut: String = line.chars().take(limits.max_line_chars).collect();
+            format!(
+                "{cut}... (line truncated to {} chars)",
+                limits.max_line_chars
+            )
         } else {
             line.to_string()
         };
         let size = line.len() + usize::from(!shown.is_empty());
-        if bytes + size > MAX_READ_BYTES {
+        if bytes + size > limits.max_output_bytes {
             capped = true;
             break;
         }
@@ -360,25 +380,25 @@ mod tests {
     #[test]
     fn offsets_and_hints() {
         let text = "a\nb\nc\n";
-        let out = read_text(Path::new("/f"), text, 2, 1).unwrap();
+        let out = read_text(Path::new("/f"), text, 2, 1, &ReadLimits::default()).unwrap();
         assert!(
             out.text
                 .contains("2: b\n\n(Showing lines 2-2 of 3. Use offset=3 to continue.)")
         );
-        let out = read_text(Path::new("/f"), text, 1, 10).unwrap();
+        let out = read_text(Path::new("/f"), text, 1, 10, &ReadLimits::default()).unwrap();
         assert!(out.text.contains("3: c\n\n(End of file - total 3 lines)"));
-        assert!(read_text(Path::new("/f"), text, 5, 10).is_err());
-        assert!(read_text(Path::new("/f"), "", 1, 10).is_ok());
+        assert!(read_text(Path::new("/f"), text, 5, 10, &ReadLimits::default()).is_err());
+        assert!(read_text(Path::new("/f"), "", 1, 10, &ReadLimits::default()).is_ok());
     }
 
     #[test]
     fn long_lines_and_byte_cap() {
         let long = "x".repeat(3000);
-        let out = read_text(Path::new("/f"), &long, 1, 10).unwrap();
-        assert!(out.text.contains(LINE_SUFFIX));
+        let out = read_text(Path::new("/f"), &long, 1, 10, &ReadLimits::default()).unwrap();
+        assert!(out.text.contains("... (line truncated to 2000 chars)"));
         let many = "y".repeat(100) + "\n";
         let text = many.repeat(1000);
-        let out = read_text(Path::new("/f"), &text, 1, 2000).unwrap();
+        let out = read_text(Path::new("/f"), &text, 1, 2000, &ReadLimits::default()).unwrap();
         assert!(out.truncated);
         assert!(
             out.text

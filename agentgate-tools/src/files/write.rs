@@ -15,6 +15,7 @@ use crate::files::paths;
 use crate::files::read::read_bounded;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_file_request, edit_requests};
+use crate::limits::MAX_FILE_BYTES;
 
 /// Arguments of [`WriteTool`].
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -72,7 +73,7 @@ impl TypedTool for WriteTool {
         let (exists, old) = match tokio::fs::metadata(&path).await {
             Ok(metadata) if metadata.is_dir() => return Err(FileError::IsDirectory(path).into()),
             Ok(_) => {
-                let bytes = read_bounded(&path).await?;
+                let bytes = read_bounded(&path, MAX_FILE_BYTES).await?;
                 (true, String::from_utf8_lossy(&bytes).into_owned())
             }
             Err(_) => (false, String::new()),

@@ -12,11 +12,9 @@ use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
+use crate::limits::SearchLimits;
 use crate::search::read_rules::ReadRules;
 use crate::search::walk::{PathGlob, sort_newest_first, walk_files};
-
-/// Results returned at most.
-pub const GLOB_LIMIT: usize = 100;
 
 /// Arguments of [`GlobTool`].
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -39,9 +37,22 @@ pub struct GlobArgs {
 /// files ripgrep happens to find; sorting all of them first returns the
 /// newest files, deterministically.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct GlobTool;
+pub struct GlobTool {
+    limits: SearchLimits,
+}
 
 impl GlobTool {
+    /// The same tool with other limits.
+    pub fn with_limits(mut self, limits: SearchLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits calls run with.
+    pub fn limits(&self) -> &SearchLimits {
+        &self.limits
+    }
+
     /// The permission requests a call makes, in order. Changes nothing.
     pub fn requests(&self, args: &GlobArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
         let search = paths::resolve(directory, Path::new(args.path.as_deref().unwrap_or(".")));
@@ -97,10 +108,11 @@ impl TypedTool for GlobTool {
         let before = walked.len();
         walked.retain(|f| read_rules.allows(&f.path));
         let hidden = before - walked.len();
-        let truncated = walked.len() > GLOB_LIMIT;
+        let limit = self.limits.max_results;
+        let truncated = walked.len() > limit;
         let shown: Vec<String> = walked
             .iter()
-            .take(GLOB_LIMIT)
+            .take(limit)
             .map(|f| f.path.display().to_string())
             .collect();
         let mut output = if shown.is_empty() {
@@ -115,7 +127,7 @@ impl TypedTool for GlobTool {
         }
         if truncated {
             output.push_str(&format!(
-                "\n\n(Results are truncated: showing first {GLOB_LIMIT} of {} results. Consider using a more specific path or pattern.)",
+                "\n\n(Results are truncated: showing first {limit} of {} results. Consider using a more specific path or pattern.)",
                 walked.len()
             ));
         }

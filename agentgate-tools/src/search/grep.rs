@@ -15,15 +15,9 @@ use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
+use crate::limits::SearchLimits;
 use crate::search::read_rules::ReadRules;
 use crate::search::walk::{PathGlob, sort_newest_first, walk_files};
-
-/// Matching lines returned at most.
-pub const GREP_LIMIT: usize = 100;
-/// Matches stop being added once the output reaches this size (50 KB).
-pub const GREP_MAX_BYTES: usize = 50 * 1024;
-/// Longer matching lines are cut to this many characters.
-pub const GREP_MAX_LINE_LENGTH: usize = 2000;
 
 /// Arguments of [`GrepTool`].
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -47,9 +41,22 @@ pub struct GrepArgs {
 /// at most 100 (and about 50 KB) are shown, with a notice of how many were
 /// hidden.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct GrepTool;
+pub struct GrepTool {
+    limits: SearchLimits,
+}
 
 impl GrepTool {
+    /// The same tool with other limits.
+    pub fn with_limits(mut self, limits: SearchLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits calls run with.
+    pub fn limits(&self) -> &SearchLimits {
+        &self.limits
+    }
+
     /// The permission requests a call makes, in order. Only looks at the
     /// file system (whether the path is a folder); changes nothing.
     pub fn requests(&self, args: &GrepArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
@@ -170,7 +177,7 @@ impl TypedTool for GrepTool {
         let mut bytes = 0;
         let mut shown = 0;
         let mut current: Option<&Path> = None;
-        for found in matches.iter().take(GREP_LIMIT) {
+        for found in matches.iter().take(self.limits.max_results) {
             let mut entry = Vec::new();
             if current != Some(found.path.as_path()) {
                 if current.is_some() {
@@ -178,8 +185,12 @@ impl TypedTool for GrepTool {
                 }
                 entry.push(format!("{}:", found.path.display()));
             }
-            let text = if found.text.chars().count() > GREP_MAX_LINE_LENGTH {
-                let cut: String = found.text.chars().take(GREP_MAX_LINE_LENGTH).collect();
+            let text = if found.text.chars().count() > self.limits.max_line_chars {
+                let cut: String = found
+                    .text
+                    .chars()
+                    .take(self.limits.max_line_chars)
+                    .collect();
                 format!("{cut}...")
             } else {
                 found.text.clone()
@@ -188,7 +199,7 @@ impl TypedTool for GrepTool {
             let size: usize = entry.iter().map(|l| l.len() + 1).sum();
             // Stay under the loop's output cap, which does not apply to
             // outputs that say whether they were truncated.
-            if shown > 0 && bytes + size > GREP_MAX_BYTES {
+            if shown > 0 && bytes + size > self.limits.max_output_bytes {
                 break;
             }
             bytes += size;

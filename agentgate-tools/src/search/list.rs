@@ -12,11 +12,9 @@ use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
+use crate::limits::SearchLimits;
 use crate::search::read_rules::ReadRules;
 use crate::search::walk::{PathGlob, walk_files};
-
-/// Files listed at most.
-pub const LIST_LIMIT: usize = 100;
 
 /// Folders never listed (build output, caches, dependencies), as opencode.
 pub const DEFAULT_IGNORED_DIRS: &[&str] = &[
@@ -66,9 +64,22 @@ pub struct ListArgs {
 /// not named (only their number is said), so a listing cannot reveal what
 /// a `read` of that file would deny or ask.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ListTool;
+pub struct ListTool {
+    limits: SearchLimits,
+}
 
 impl ListTool {
+    /// The same tool with other limits.
+    pub fn with_limits(mut self, limits: SearchLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits calls run with.
+    pub fn limits(&self) -> &SearchLimits {
+        &self.limits
+    }
+
     /// The permission requests a call makes, in order. Changes nothing.
     pub fn requests(&self, args: &ListArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
         let search = paths::resolve(directory, Path::new(args.path.as_deref().unwrap_or(".")));
@@ -159,6 +170,7 @@ impl TypedTool for ListTool {
         let read_rules = ReadRules::of(ctx);
         let root = search.clone();
         let ignores = std::sync::Arc::new(ignores);
+        let limit = self.limits.max_results;
         let files = tokio::task::spawn_blocking(move || {
             let dir_ignores = std::sync::Arc::clone(&ignores);
             let keep_dir = move |relative: &Path| {
@@ -179,7 +191,7 @@ impl TypedTool for ListTool {
                     allowed
                 })
                 .map(|f| f.relative)
-                .take(LIST_LIMIT + 1)
+                .take(limit + 1)
                 .collect::<Vec<_>>();
             (files, hidden)
         })
@@ -189,8 +201,8 @@ impl TypedTool for ListTool {
             return Err(ToolError::Cancelled);
         }
         let (files, hidden) = files;
-        let truncated = files.len() > LIST_LIMIT;
-        let files = &files[..files.len().min(LIST_LIMIT)];
+        let truncated = files.len() > limit;
+        let files = &files[..files.len().min(limit)];
         let mut output = render(&search, files);
         if hidden > 0 {
             output.push_str(&format!(
@@ -199,7 +211,7 @@ impl TypedTool for ListTool {
         }
         if truncated {
             output.push_str(&format!(
-                "\n(Showing the first {LIST_LIMIT} files. List a subfolder or use glob to see more.)\n"
+                "\n(Showing the first {limit} files. List a subfolder or use glob to see more.)\n"
             ));
         }
         Ok(ToolOutput::text(output)

@@ -33,25 +33,12 @@ use crate::files::external::EXTERNAL_DIRECTORY;
 use crate::files::paths;
 use crate::files::protected::PROTECTED_PATH;
 use crate::files::request::ToolRequest;
+use crate::limits::BashLimits;
 use crate::sandbox::{CallScope, Sandbox, approved_directories};
 use crate::shell::bash_scan::{BASH_OPAQUE, ScanError};
 
 /// The tool id and permission name.
 pub const BASH: &str = "bash";
-/// Default timeout when the call gives none (§8.4: 2 minutes).
-pub const BASH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-/// Longest timeout a call may ask for (10 minutes); larger ones are
-/// lowered to it (see [`BashTool::with_max_timeout`]).
-pub const BASH_MAX_TIMEOUT: Duration = Duration::from_secs(600);
-/// How long a process group gets between SIGTERM and SIGKILL (§8.4: 3 s).
-pub const BASH_KILL_GRACE: Duration = Duration::from_secs(3);
-/// At most this much of the output's tail goes into each live metadata
-/// update.
-pub const BASH_METADATA_OUTPUT_BYTES: usize = 30_000;
-/// At most this much output is kept in memory; the rest is dropped with a
-/// note (the model sees a truncated head anyway).
-pub const BASH_MAX_CAPTURE_BYTES: usize = 8 * 1024 * 1024;
-
 const DESCRIPTION: &str = "Runs a shell command with bash (sh where bash is missing) in the \
 project directory or `workdir`, and returns its combined stdout and stderr. Commands time out \
 after `timeout` milliseconds (default 120000, at most 600000); a timed-out or cancelled command is killed with \
@@ -113,29 +100,15 @@ impl From<BashError> for ToolError {
     }
 }
 
-/// The `bash` tool. Configure with the builder methods; `Default` uses a
-/// 2 minute timeout, a 3 s kill grace and agentgate-core's default truncation.
-#[derive(Debug, Clone)]
+/// The `bash` tool. Configure with the builder methods; `Default` uses
+/// [`BashLimits::default`] (a 2 minute timeout, a 3 s kill grace) and
+/// agentgate-core's default truncation.
+#[derive(Debug, Clone, Default)]
 pub struct BashTool {
-    default_timeout: Duration,
-    max_timeout: Duration,
-    kill_grace: Duration,
+    limits: BashLimits,
     truncator: Option<Truncator>,
     shell: Option<PathBuf>,
     sandbox: Sandbox,
-}
-
-impl Default for BashTool {
-    fn default() -> Self {
-        BashTool {
-            default_timeout: BASH_DEFAULT_TIMEOUT,
-            max_timeout: BASH_MAX_TIMEOUT,
-            kill_grace: BASH_KILL_GRACE,
-            truncator: None,
-            shell: None,
-            sandbox: Sandbox::default(),
-        }
-    }
 }
 
 impl BashTool {
@@ -144,22 +117,33 @@ impl BashTool {
         BashTool::default()
     }
 
+    /// Sets every limit at once.
+    pub fn with_limits(mut self, limits: BashLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits calls run with.
+    pub fn limits(&self) -> &BashLimits {
+        &self.limits
+    }
+
     /// Sets the timeout used when a call gives none.
     pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
-        self.default_timeout = timeout;
+        self.limits.default_timeout = timeout;
         self
     }
 
     /// Sets the longest timeout a call may ask for; larger `timeout`
     /// arguments are lowered to it.
     pub fn with_max_timeout(mut self, timeout: Duration) -> Self {
-        self.max_timeout = timeout;
+        self.limits.max_timeout = timeout;
         self
     }
 
     /// Sets the time between SIGTERM and SIGKILL.
     pub fn with_kill_grace(mut self, grace: Duration) -> Self {
-        self.kill_grace = grace;
+        self.limits.kill_grace = grace;
         self
     }
 
@@ -218,15 +202,25 @@ enum Ending {
 }
 
 /// The output collected so far.
-#[derive(Default)]
 struct Captured {
     bytes: Vec<u8>,
     dropped: usize,
+    max_bytes: usize,
+    tail_bytes: usize,
 }
 
 impl Captured {
+    fn new(limits: &BashLimits) -> Self {
+        Captured {
+            bytes: Vec::new(),
+            dropped: 0,
+            max_bytes: limits.max_capture_bytes,
+            tail_bytes: limits.metadata_output_bytes,
+        }
+    }
+
     fn push(&mut self, chunk: &[u8]) {
-        let room = BASH_MAX_CAPTURE_BYTES.saturating_sub(self.bytes.len());
+        let room = self.max_bytes.saturating_sub(self.bytes.len());
         let take = room.min(chunk.len());
         self.bytes.extend_from_slice(&chunk[..take]);
         self.dropped += chunk.len() - take;
@@ -244,7 +238,7 @@ impl Captured {
     }
 
     fn tail(&self) -> String {
-        let start = self.bytes.len().saturating_sub(BASH_METADATA_OUTPUT_BYTES);
+        let start = self.bytes.len().saturating_sub(self.tail_bytes);
         String::from_utf8_lossy(&self.bytes[start..]).into_owned()
     }
 }
@@ -265,9 +259,9 @@ impl TypedTool for BashTool {
         let timeout = match args.timeout {
             Some(ms) if ms < 0 => return Err(BashError::NegativeTimeout(ms).into()),
             Some(ms) => Duration::from_millis(ms.unsigned_abs()),
-            None => self.default_timeout,
+            None => self.limits.default_timeout,
         }
-        .min(self.max_timeout);
+        .min(self.limits.max_timeout);
         let cwd = match &args.workdir {
             Some(workdir) => paths::resolve(&ctx.directory, Path::new(workdir)),
             None => paths::resolve(&ctx.directory, Path::new(".")),
@@ -354,7 +348,7 @@ impl TypedTool for BashTool {
         }
         drop(sender);
 
-        let mut captured = Captured::default();
+        let mut captured = Captured::new(&self.limits);
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
         let mut status = None;
@@ -399,7 +393,7 @@ impl TypedTool for BashTool {
         };
 
         if matches!(ending, Ending::TimedOut | Ending::Cancelled) {
-            group.terminate(&mut child, self.kill_grace).await;
+            group.terminate(&mut child, self.limits.kill_grace).await;
             // Keep what was written before the kill.
             while let Ok(chunk) = receiver.try_recv() {
                 captured.push(&chunk);

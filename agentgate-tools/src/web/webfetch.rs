@@ -23,18 +23,11 @@ mod canonical;
 use reqwest::Url;
 
 use crate::files::request::ToolRequest;
+use crate::limits::WebFetchLimits;
 use crate::web::html;
 
 /// The tool id and permission name.
 pub const WEBFETCH: &str = "webfetch";
-/// Largest response body accepted (5 MB).
-pub const WEBFETCH_MAX_RESPONSE_BYTES: usize = 5 * 1024 * 1024;
-/// Timeout when the call gives none.
-pub const WEBFETCH_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Largest timeout a call may ask for.
-pub const WEBFETCH_MAX_TIMEOUT: Duration = Duration::from_secs(120);
-/// Redirects followed at most.
-pub const WEBFETCH_MAX_REDIRECTS: usize = 10;
 
 const DESCRIPTION: &str = "Fetches a URL (http or https) and returns its content as markdown \
 (default), plain text or raw HTML. Responses larger than 5 MB are refused; `timeout` is in \
@@ -110,7 +103,7 @@ pub enum WebFetchError {
         /// The HTTP status code.
         status: u16,
     },
-    /// More than [`WEBFETCH_MAX_REDIRECTS`] redirects, or one without a
+    /// More than [`WebFetchLimits::max_redirects`] redirects, or one without a
     /// usable `Location`.
     #[error("Fetching {url} failed: {reason}. Fetch the final URL directly.")]
     Redirect {
@@ -119,11 +112,13 @@ pub enum WebFetchError {
         /// What is wrong with the redirect.
         reason: String,
     },
-    /// The body is larger than [`WEBFETCH_MAX_RESPONSE_BYTES`].
-    #[error("Response too large (exceeds 5MB limit): {url}. Fetch a more specific page.")]
+    /// The body is larger than [`WebFetchLimits::max_response_bytes`].
+    #[error("Response too large (exceeds {}MB limit): {url}. Fetch a more specific page.", .limit.div_ceil(1024 * 1024))]
     TooLarge {
         /// The URL.
         url: String,
+        /// The limit, in bytes.
+        limit: usize,
     },
 }
 
@@ -137,20 +132,34 @@ impl From<WebFetchError> for ToolError {
 #[derive(Debug, Clone)]
 pub struct WebFetchTool {
     client: reqwest::Client,
+    limits: WebFetchLimits,
 }
 
 impl WebFetchTool {
     /// The permission requests a call makes before fetching (§7.2):
     /// `webfetch` with the URL as given and in its normalised forms (see
     /// [`url_patterns`]), "always" approving `*`. Each redirect is asked
-    /// the same way before it is followed.
+    /// the same way before it is followed. The timeout shown is the one
+    /// [`WebFetchLimits::default`] gives; [`WebFetchTool::requests_for`]
+    /// uses a tool's own limits.
     pub fn requests(args: &WebFetchArgs) -> Vec<ToolRequest> {
-        let timeout = args
-            .timeout
-            .map(Duration::from_secs)
-            .unwrap_or(WEBFETCH_DEFAULT_TIMEOUT)
-            .min(WEBFETCH_MAX_TIMEOUT);
-        vec![hop_request(&args.url, args.format, timeout)]
+        requests_with(args, &WebFetchLimits::default())
+    }
+
+    /// [`WebFetchTool::requests`] with this tool's limits.
+    pub fn requests_for(&self, args: &WebFetchArgs) -> Vec<ToolRequest> {
+        requests_with(args, &self.limits)
+    }
+
+    /// The same tool with other limits.
+    pub fn with_limits(mut self, limits: WebFetchLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits calls run with.
+    pub fn limits(&self) -> &WebFetchLimits {
+        &self.limits
     }
 
     /// A webfetch tool with its own HTTP client (rustls, no system
@@ -161,7 +170,7 @@ impl WebFetchTool {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|error| WebFetchError::Client(error.to_string()))?;
-        Ok(WebFetchTool { client })
+        Ok(WebFetchTool::with_client(client))
     }
 
     /// A webfetch tool using `client` (to share a pool or set a proxy).
@@ -169,7 +178,10 @@ impl WebFetchTool {
     /// tool follows redirects itself, asking for each hop; a client that
     /// follows them on its own would skip those checks.
     pub fn with_client(client: reqwest::Client) -> Self {
-        WebFetchTool { client }
+        WebFetchTool {
+            client,
+            limits: WebFetchLimits::default(),
+        }
     }
 
     /// One GET of the judged URL: the response, or where it redirects to.
@@ -246,10 +258,11 @@ impl WebFetchTool {
         }
         if response
             .content_length()
-            .is_some_and(|length| length > WEBFETCH_MAX_RESPONSE_BYTES as u64)
+            .is_some_and(|length| length > self.limits.max_response_bytes as u64)
         {
             return Err(WebFetchError::TooLarge {
                 url: url.to_string(),
+                limit: self.limits.max_response_bytes,
             });
         }
         let content_type = response
@@ -260,9 +273,10 @@ impl WebFetchTool {
             .to_string();
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(map)? {
-            if body.len() + chunk.len() > WEBFETCH_MAX_RESPONSE_BYTES {
+            if body.len() + chunk.len() > self.limits.max_response_bytes {
                 return Err(WebFetchError::TooLarge {
                     url: url.to_string(),
+                    limit: self.limits.max_response_bytes,
                 });
             }
             body.extend_from_slice(&chunk);
@@ -284,9 +298,10 @@ impl WebFetchTool {
         ctx: &ToolContext,
     ) -> Result<(String, String, String), ToolError> {
         let mut judged = first;
-        for hop in 0..=WEBFETCH_MAX_REDIRECTS {
+        let max_redirects = self.limits.max_redirects;
+        for hop in 0..=max_redirects {
             match self.fetch_once(&judged, args.format, timeout).await? {
-                Hop::Redirect(_) if hop == WEBFETCH_MAX_REDIRECTS => break,
+                Hop::Redirect(_) if hop == max_redirects => break,
                 Hop::Redirect(next) => {
                     let text = next.to_string();
                     judged = canonical::judge_url(next).map_err(|error| unjudged(&text, error))?;
@@ -299,7 +314,7 @@ impl WebFetchTool {
         }
         Err(WebFetchError::Redirect {
             url: args.url.clone(),
-            reason: format!("more than {WEBFETCH_MAX_REDIRECTS} redirects"),
+            reason: format!("more than {max_redirects} redirects"),
         }
         .into())
     }
@@ -335,6 +350,23 @@ enum Hop {
 }
 
 /// The `webfetch` request for one URL.
+/// The timeout of a call: its own, else the default, at most the maximum.
+fn call_timeout(args: &WebFetchArgs, limits: &WebFetchLimits) -> Duration {
+    args.timeout
+        .map(Duration::from_secs)
+        .unwrap_or(limits.default_timeout)
+        .min(limits.max_timeout)
+}
+
+/// The requests of a call under `limits`.
+fn requests_with(args: &WebFetchArgs, limits: &WebFetchLimits) -> Vec<ToolRequest> {
+    vec![hop_request(
+        &args.url,
+        args.format,
+        call_timeout(args, limits),
+    )]
+}
+
 fn hop_request(url: &str, format: FetchFormat, timeout: Duration) -> ToolRequest {
     ToolRequest {
         permission: WEBFETCH.to_string(),
@@ -405,15 +437,11 @@ impl TypedTool for WebFetchTool {
         if !(args.url.starts_with("http://") || args.url.starts_with("https://")) {
             return Err(WebFetchError::Scheme(args.url).into());
         }
-        let timeout = args
-            .timeout
-            .map(Duration::from_secs)
-            .unwrap_or(WEBFETCH_DEFAULT_TIMEOUT)
-            .min(WEBFETCH_MAX_TIMEOUT);
+        let timeout = call_timeout(&args, &self.limits);
         // A URL that cannot be judged (an IPv6 zone id, a bad host) is
         // refused before anyone is asked about it.
         let judged = canonical::judge(&args.url).map_err(|error| unjudged(&args.url, error))?;
-        for request in Self::requests(&args) {
+        for request in self.requests_for(&args) {
             request.ask(ctx).await?;
         }
         let (final_url, content_type, body) = tokio::select! {

@@ -132,7 +132,7 @@ async fn an_asked_read_is_the_read_tools_request() {
         offset: None,
         limit: None,
     };
-    let expected: Vec<(Vec<String>, Vec<String>)> = ReadTool
+    let expected: Vec<(Vec<String>, Vec<String>)> = ReadTool::default()
         .requests(&args, &dir, &dir)
         .into_iter()
         .filter(|r| r.permission == "read")
@@ -151,7 +151,7 @@ async fn an_asked_read_is_the_read_tools_request() {
         offset: None,
         limit: None,
     };
-    let link: Vec<Vec<String>> = ReadTool
+    let link: Vec<Vec<String>> = ReadTool::default()
         .requests(&args, &dir, &dir)
         .into_iter()
         .filter(|r| r.permission == "read")

@@ -55,7 +55,7 @@ fn requests(case: &Value, directory: &Path, worktree: &Path) -> Result<Vec<ToolR
         },
         "read" => {
             let args: ReadArgs = serde_json::from_value(args).unwrap();
-            ReadTool.requests(&args, directory, worktree)
+            ReadTool::default().requests(&args, directory, worktree)
         }
         "write" => {
             let args: WriteArgs = serde_json::from_value(args).unwrap();
@@ -67,15 +67,15 @@ fn requests(case: &Value, directory: &Path, worktree: &Path) -> Result<Vec<ToolR
         }
         "list" => {
             let args: ListArgs = serde_json::from_value(args).unwrap();
-            ListTool.requests(&args, directory, worktree)
+            ListTool::default().requests(&args, directory, worktree)
         }
         "glob" => {
             let args: GlobArgs = serde_json::from_value(args).unwrap();
-            GlobTool.requests(&args, directory, worktree)
+            GlobTool::default().requests(&args, directory, worktree)
         }
         "grep" => {
             let args: GrepArgs = serde_json::from_value(args).unwrap();
-            GrepTool.requests(&args, directory, worktree)
+            GrepTool::default().requests(&args, directory, worktree)
         }
         "webfetch" => {
             let args: WebFetchArgs = serde_json::from_value(args).unwrap();

@@ -203,7 +203,7 @@ async fn file_tools_check_where_paths_lead() {
         json!({"filePath": "envlink"}),
         json!({"filePath": "outdir/s"}),
     ] {
-        let result = run(&ReadTool, input.clone(), &ctx).await;
+        let result = run(&ReadTool::default(), input.clone(), &ctx).await;
         let text = result.expect_err(&format!("read {input} succeeded"));
         assert!(!text.contains(SECRET), "read {input} leaked");
     }
@@ -220,19 +220,27 @@ async fn file_tools_check_where_paths_lead() {
     let edit = json!({"filePath": "envlink", "oldString": "TOKEN", "newString": "X"});
     assert!(run(&EditTool, edit, &ctx).await.is_err());
     assert!(
-        run(&ListTool, json!({"path": "outdir"}), &ctx)
+        run(&ListTool::default(), json!({"path": "outdir"}), &ctx)
             .await
             .is_err()
     );
     assert!(
-        run(&GrepTool, json!({"pattern": "s3", "path": "outdir"}), &ctx)
-            .await
-            .is_err()
+        run(
+            &GrepTool::default(),
+            json!({"pattern": "s3", "path": "outdir"}),
+            &ctx
+        )
+        .await
+        .is_err()
     );
     assert!(
-        run(&GlobTool, json!({"pattern": "*", "path": "outdir"}), &ctx)
-            .await
-            .is_err()
+        run(
+            &GlobTool::default(),
+            json!({"pattern": "*", "path": "outdir"}),
+            &ctx
+        )
+        .await
+        .is_err()
     );
     assert_eq!(world.snapshot(), before);
 }
@@ -244,21 +252,29 @@ async fn searches_and_edits_do_not_reveal_denied_files() {
     let world = World::new("search");
     let ctx = world.context(&host(), Arc::new(RejectAll::new(std::io::sink())));
     let before = world.snapshot();
-    let grep = run(&GrepTool, json!({"pattern": "TOKEN|s3cr3t"}), &ctx)
-        .await
-        .unwrap();
+    let grep = run(
+        &GrepTool::default(),
+        json!({"pattern": "TOKEN|s3cr3t"}),
+        &ctx,
+    )
+    .await
+    .unwrap();
     assert!(!grep.contains(SECRET), "{grep}");
     assert!(!grep.contains(".env"), "{grep}");
     assert!(grep.contains("were not searched"), "{grep}");
     // The answer does not depend on what the denied files hold.
-    let matching = run(&GrepTool, json!({"pattern": "s3cr3t"}), &ctx)
+    let matching = run(&GrepTool::default(), json!({"pattern": "s3cr3t"}), &ctx)
         .await
         .unwrap();
-    let missing = run(&GrepTool, json!({"pattern": "zz-absent-zz"}), &ctx)
-        .await
-        .unwrap();
+    let missing = run(
+        &GrepTool::default(),
+        json!({"pattern": "zz-absent-zz"}),
+        &ctx,
+    )
+    .await
+    .unwrap();
     assert_eq!(matching, missing);
-    let glob = run(&GlobTool, json!({"pattern": "*.env"}), &ctx)
+    let glob = run(&GlobTool::default(), json!({"pattern": "*.env"}), &ctx)
         .await
         .unwrap();
     assert!(
@@ -361,7 +377,7 @@ async fn resources_are_bounded() {
         Arc::new(RejectAll::new(std::io::sink())),
     );
     let started = std::time::Instant::now();
-    let text = run(&ReadTool, json!({"filePath": "zero"}), &ctx)
+    let text = run(&ReadTool::default(), json!({"filePath": "zero"}), &ctx)
         .await
         .unwrap_err();
     assert!(text.contains("Not a regular file"), "{text}");
@@ -417,7 +433,7 @@ fn a_project_opened_through_a_link_is_inside_itself() {
         offset: None,
         limit: None,
     };
-    let requests = ReadTool.requests(&read, &linked, &linked);
+    let requests = ReadTool::default().requests(&read, &linked, &linked);
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0].patterns, ["README.md"]);
     let planned =
@@ -434,6 +450,6 @@ fn a_project_opened_through_a_link_is_inside_itself() {
         offset: None,
         limit: None,
     };
-    let requests = ReadTool.requests(&read, &linked, &linked);
+    let requests = ReadTool::default().requests(&read, &linked, &linked);
     assert_eq!(requests[0].permission, "external_directory", "{requests:?}");
 }

@@ -152,17 +152,22 @@ fn tool_requests(case: &Value) -> Option<Result<Vec<ToolRequest>, String>> {
         Err(e) => return Some(Err(e)),
     };
     let (directory, worktree) = (Path::new(&directory), Path::new(&worktree));
-    let requests = match tool {
-        "read" => args::<ReadArgs>(case).map(|a| ReadTool.requests(&a, directory, worktree)),
-        "write" => args::<WriteArgs>(case).map(|a| WriteTool.requests(&a, directory, worktree)),
-        "edit" => args::<EditArgs>(case).map(|a| EditTool.requests(&a, directory, worktree)),
-        "glob" => args::<GlobArgs>(case).map(|a| GlobTool.requests(&a, directory, worktree)),
-        "grep" => args::<GrepArgs>(case).map(|a| GrepTool.requests(&a, directory, worktree)),
-        "list" => args::<ListArgs>(case).map(|a| ListTool.requests(&a, directory, worktree)),
-        "webfetch" => args::<WebFetchArgs>(case).map(|a| WebFetchTool::requests(&a)),
-        "todowrite" => args::<TodoWriteArgs>(case).map(|a| TodoWriteTool::requests(&a)),
-        _ => return None,
-    };
+    let requests =
+        match tool {
+            "read" => args::<ReadArgs>(case)
+                .map(|a| ReadTool::default().requests(&a, directory, worktree)),
+            "write" => args::<WriteArgs>(case).map(|a| WriteTool.requests(&a, directory, worktree)),
+            "edit" => args::<EditArgs>(case).map(|a| EditTool.requests(&a, directory, worktree)),
+            "glob" => args::<GlobArgs>(case)
+                .map(|a| GlobTool::default().requests(&a, directory, worktree)),
+            "grep" => args::<GrepArgs>(case)
+                .map(|a| GrepTool::default().requests(&a, directory, worktree)),
+            "list" => args::<ListArgs>(case)
+                .map(|a| ListTool::default().requests(&a, directory, worktree)),
+            "webfetch" => args::<WebFetchArgs>(case).map(|a| WebFetchTool::requests(&a)),
+            "todowrite" => args::<TodoWriteArgs>(case).map(|a| TodoWriteTool::requests(&a)),
+            _ => return None,
+        };
     Some(requests)
 }
 

@@ -38,7 +38,7 @@ async fn read_numbers_lines_and_asks_relative() {
     std::fs::write(dir.join("src/a.txt"), "one\ntwo\nthree\n").unwrap();
     let (ctx, seen) = context(&dir, true);
     let out = call(
-        &ReadTool,
+        &ReadTool::default(),
         json!({"filePath": "src/a.txt", "offset": 2}),
         &ctx,
     )
@@ -59,7 +59,7 @@ async fn read_outside_asks_external_directory_first() {
     std::fs::write(outside.join("x.txt"), "secret\n").unwrap();
     let (ctx, seen) = context(&dir, true);
     let target = outside.join("x.txt");
-    call(&ReadTool, json!({"filePath": target}), &ctx)
+    call(&ReadTool::default(), json!({"filePath": target}), &ctx)
         .await
         .unwrap();
     let glob = format!("{}/*", outside.display());
@@ -79,7 +79,7 @@ async fn read_rejected_returns_rejection() {
     let dir = temp_dir("file", "read-rej");
     std::fs::write(dir.join("a.txt"), "x").unwrap();
     let (ctx, _) = context(&dir, false);
-    let err = call(&ReadTool, json!({"filePath": "a.txt"}), &ctx)
+    let err = call(&ReadTool::default(), json!({"filePath": "a.txt"}), &ctx)
         .await
         .unwrap_err();
     assert!(err.stops_loop());
@@ -90,7 +90,7 @@ async fn read_refuses_binary_and_caps_large_files() {
     let dir = temp_dir("file", "read-big");
     std::fs::write(dir.join("blob"), [0u8, 1, 2, 3, 0, 255]).unwrap();
     let (ctx, _) = context(&dir, true);
-    let err = call(&ReadTool, json!({"filePath": "blob"}), &ctx)
+    let err = call(&ReadTool::default(), json!({"filePath": "blob"}), &ctx)
         .await
         .unwrap_err();
     assert!(
@@ -101,7 +101,7 @@ async fn read_refuses_binary_and_caps_large_files() {
     let line = "z".repeat(100);
     let big: String = (0..5000).map(|_| format!("{line}\n")).collect();
     std::fs::write(dir.join("big.txt"), big).unwrap();
-    let out = call(&ReadTool, json!({"filePath": "big.txt"}), &ctx)
+    let out = call(&ReadTool::default(), json!({"filePath": "big.txt"}), &ctx)
         .await
         .unwrap();
     assert!(out.len() < 60 * 1024);
@@ -113,7 +113,7 @@ async fn read_refuses_binary_and_caps_large_files() {
 
     let short: String = (1..=2500).map(|i| format!("{i}\n")).collect();
     std::fs::write(dir.join("long.txt"), short).unwrap();
-    let out = call(&ReadTool, json!({"filePath": "long.txt"}), &ctx)
+    let out = call(&ReadTool::default(), json!({"filePath": "long.txt"}), &ctx)
         .await
         .unwrap();
     assert!(out.contains("(Showing lines 1-2000 of 2500. Use offset=2001 to continue.)"));
@@ -134,14 +134,14 @@ async fn read_lists_directories_and_suggests_names() {
         agentgate_permission::Action::Allow,
     )]);
     let ctx = ctx.with_ruleset(Arc::new(rules));
-    let out = call(&ReadTool, json!({"filePath": "."}), &ctx)
+    let out = call(&ReadTool::default(), json!({"filePath": "."}), &ctx)
         .await
         .unwrap();
     assert!(
         out.contains("<entries>\na.txt\nb.txt\nsub/\n\n(3 entries)"),
         "{out}"
     );
-    let err = call(&ReadTool, json!({"filePath": "a.tx"}), &ctx)
+    let err = call(&ReadTool::default(), json!({"filePath": "a.tx"}), &ctx)
         .await
         .unwrap_err();
     assert!(

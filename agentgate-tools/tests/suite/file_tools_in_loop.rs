@@ -40,7 +40,7 @@ async fn run(name: &str, permission: Ruleset) -> (Vec<(String, bool)>, String) {
         .agent(AgentSpec::new("build").with_permission(permission))
         .worktree(dir.clone())
         .tool(EditTool)
-        .tool(ReadTool)
+        .tool(ReadTool::default())
         .build();
     let session = engine
         .create_session(Session::new("build", dir.clone()))

@@ -57,7 +57,7 @@ async fn call(tool: &dyn Tool, input: Value, ctx: &ToolContext) -> String {
 async fn list_hides_files_the_read_rules_deny_or_ask() {
     let dir = project();
     let (ctx, seen) = context(&dir);
-    let out = call(&ListTool, json!({}), &ctx).await;
+    let out = call(&ListTool::default(), json!({}), &ctx).await;
     assert_eq!(
         out,
         format!(
@@ -72,12 +72,12 @@ async fn list_hides_files_the_read_rules_deny_or_ask() {
 async fn reading_a_directory_hides_entries_the_read_rules_deny_or_ask() {
     let dir = project();
     let (ctx, seen) = context(&dir);
-    let out = call(&ReadTool, json!({"filePath": "."}), &ctx).await;
+    let out = call(&ReadTool::default(), json!({"filePath": "."}), &ctx).await;
     assert!(
         out.contains("<entries>\na.txt\nsub/\n\n(2 entries)\n(2 entries are not shown: the read rules do not allow reading them)\n</entries>"),
         "{out}"
     );
-    let out = call(&ReadTool, json!({"filePath": "sub"}), &ctx).await;
+    let out = call(&ReadTool::default(), json!({"filePath": "sub"}), &ctx).await;
     // `notes` is a link to `.env`: judged where it leads.
     assert!(
         out.contains("<entries>\nb.txt\n\n(1 entries)\n(2 entries are not shown"),
@@ -99,12 +99,12 @@ async fn nothing_is_hidden_when_the_rules_allow_reading() {
         agentgate_permission::Action::Allow,
     )]);
     let ctx = ctx.with_ruleset(Arc::new(rules));
-    let out = call(&ReadTool, json!({"filePath": "."}), &ctx).await;
+    let out = call(&ReadTool::default(), json!({"filePath": "."}), &ctx).await;
     assert!(
         out.contains("<entries>\n.env\na.txt\nkeys.pem\nsub/\n\n(4 entries)\n</entries>"),
         "{out}"
     );
-    let out = call(&ListTool, json!({}), &ctx).await;
+    let out = call(&ListTool::default(), json!({}), &ctx).await;
     assert!(
         out.contains("prod.env") && !out.contains("not shown"),
         "{out}"

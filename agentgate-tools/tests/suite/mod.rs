@@ -25,6 +25,7 @@ mod search_tools;
 mod spill_read;
 mod support;
 mod todo_tools;
+mod tool_limits;
 mod webfetch_hosts;
 mod webfetch_tool;
 

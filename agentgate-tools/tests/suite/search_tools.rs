@@ -65,7 +65,7 @@ fn project(name: &str) -> PathBuf {
 async fn glob_respects_gitignore_and_sorts_newest_first() {
     let dir = project("glob");
     let (ctx, seen) = context(&dir, true);
-    let out = call(&GlobTool, json!({"pattern": "*.rs"}), &ctx)
+    let out = call(&GlobTool::default(), json!({"pattern": "*.rs"}), &ctx)
         .await
         .unwrap();
     let expected = ["src/new.rs", "src/mid.rs", "old.rs"]
@@ -76,11 +76,11 @@ async fn glob_respects_gitignore_and_sorts_newest_first() {
         permissions(&seen),
         vec![("glob".into(), vec!["*.rs".into()])]
     );
-    let out = call(&GlobTool, json!({"pattern": "src/*.rs"}), &ctx)
+    let out = call(&GlobTool::default(), json!({"pattern": "src/*.rs"}), &ctx)
         .await
         .unwrap();
     assert_eq!(out.lines().count(), 2);
-    let out = call(&GlobTool, json!({"pattern": "*.none"}), &ctx)
+    let out = call(&GlobTool::default(), json!({"pattern": "*.none"}), &ctx)
         .await
         .unwrap();
     assert_eq!(out, "No files found");
@@ -93,7 +93,7 @@ async fn glob_caps_results() {
         write(dir.join(format!("f{i:03}.txt")), "", i);
     }
     let (ctx, _) = context(&dir, true);
-    let out = call(&GlobTool, json!({"pattern": "*.txt"}), &ctx)
+    let out = call(&GlobTool::default(), json!({"pattern": "*.txt"}), &ctx)
         .await
         .unwrap();
     assert!(out.starts_with(&dir.join("f000.txt").display().to_string()));
@@ -107,9 +107,13 @@ async fn glob_outside_asks_its_own_permission_then_external() {
     let dir = temp_dir("search", "glob-in");
     let outside = temp_dir("search", "glob-out");
     let (ctx, seen) = context(&dir, true);
-    call(&GlobTool, json!({"pattern": "*", "path": outside}), &ctx)
-        .await
-        .unwrap();
+    call(
+        &GlobTool::default(),
+        json!({"pattern": "*", "path": outside}),
+        &ctx,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         permissions(&seen),
         vec![
@@ -126,7 +130,7 @@ async fn glob_outside_asks_its_own_permission_then_external() {
 async fn grep_respects_gitignore_and_groups_by_file() {
     let dir = project("grep");
     let (ctx, seen) = context(&dir, true);
-    let out = call(&GrepTool, json!({"pattern": "TODO"}), &ctx)
+    let out = call(&GrepTool::default(), json!({"pattern": "TODO"}), &ctx)
         .await
         .unwrap();
     let new = dir.join("src/new.rs").display().to_string();
@@ -142,14 +146,14 @@ async fn grep_respects_gitignore_and_groups_by_file() {
         vec![("grep".into(), vec!["TODO".into()])]
     );
     let out = call(
-        &GrepTool,
+        &GrepTool::default(),
         json!({"pattern": "fn \\w+", "include": "src/*.rs"}),
         &ctx,
     )
     .await
     .unwrap();
     assert!(out.starts_with("Found 2 matches"), "{out}");
-    let err = call(&GrepTool, json!({"pattern": "("}), &ctx)
+    let err = call(&GrepTool::default(), json!({"pattern": "("}), &ctx)
         .await
         .unwrap_err();
     assert!(err.to_string().starts_with("Invalid pattern"), "{err}");
@@ -161,12 +165,12 @@ async fn grep_skips_binary_and_searches_single_files() {
     std::fs::write(dir.join("bin.dat"), b"needle\0\x01\x02").unwrap();
     std::fs::write(dir.join("a.txt"), "needle\n").unwrap();
     let (ctx, _) = context(&dir, true);
-    let out = call(&GrepTool, json!({"pattern": "needle"}), &ctx)
+    let out = call(&GrepTool::default(), json!({"pattern": "needle"}), &ctx)
         .await
         .unwrap();
     assert!(out.starts_with("Found 1 matches"), "{out}");
     let out = call(
-        &GrepTool,
+        &GrepTool::default(),
         json!({"pattern": "needle", "path": "a.txt"}),
         &ctx,
     )
@@ -179,7 +183,7 @@ async fn grep_skips_binary_and_searches_single_files() {
 async fn rejected_search_does_not_run() {
     let dir = project("grep-rej");
     let (ctx, seen) = context(&dir, false);
-    let err = call(&GrepTool, json!({"pattern": "TODO"}), &ctx)
+    let err = call(&GrepTool::default(), json!({"pattern": "TODO"}), &ctx)
         .await
         .unwrap_err();
     assert!(err.stops_loop());
@@ -193,7 +197,7 @@ async fn list_renders_a_tree_without_ignored_folders() {
     write(dir.join("node_modules/m/index.js"), "", 1);
     write(dir.join("docs/skip.md"), "", 1);
     let (ctx, seen) = context(&dir, true);
-    let out = call(&ListTool, json!({"ignore": ["docs/"]}), &ctx)
+    let out = call(&ListTool::default(), json!({"ignore": ["docs/"]}), &ctx)
         .await
         .unwrap();
     assert_eq!(
@@ -215,7 +219,7 @@ async fn grep_output_stays_under_50_kb() {
     let line = format!("hit {}\n", "x".repeat(1500));
     std::fs::write(dir.join("big.txt"), line.repeat(90)).unwrap();
     let (ctx, _) = context(&dir, true);
-    let out = call(&GrepTool, json!({"pattern": "hit"}), &ctx)
+    let out = call(&GrepTool::default(), json!({"pattern": "hit"}), &ctx)
         .await
         .unwrap();
     assert!(out.len() < 52 * 1024, "{}", out.len());

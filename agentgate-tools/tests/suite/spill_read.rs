@@ -74,7 +74,7 @@ async fn the_build_agent_reads_its_spill_file_without_an_ask() {
         .permissions(permissions)
         .worktree(project.clone())
         .tool(Noisy)
-        .tool(ReadTool)
+        .tool(ReadTool::default())
         .build();
     let session = engine
         .create_session(Session::new("build", project.clone()))

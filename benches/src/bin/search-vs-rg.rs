@@ -141,9 +141,9 @@ fn main() -> ExitCode {
     let glob_input = json!({"pattern": "**/*.rs", "path": path});
     let results = (|| -> Result<[Duration; 4], String> {
         Ok([
-            time(runs, || tool(&GrepTool, grep_input.clone()))?,
+            time(runs, || tool(&GrepTool::default(), grep_input.clone()))?,
             time(runs, || rg(&["-n", "NEEDLE_[0-9]+", &path]))?,
-            time(runs, || tool(&GlobTool, glob_input.clone()))?,
+            time(runs, || tool(&GlobTool::default(), glob_input.clone()))?,
             time(runs, || rg(&["--files", "-g", "*.rs", &path]))?,
         ])
     })();

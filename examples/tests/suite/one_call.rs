@@ -55,13 +55,13 @@ async fn one_call_agent_on_an_openai_compatible_server() {
 
     let model = OpenAiCompatible::new("local", "qwen3", format!("{}/v1", server.uri()));
     let tools = ToolRegistry::new()
-        .with(ReadTool)
+        .with(ReadTool::default())
         .with(WriteTool)
         .with(EditTool)
         .with(BashTool::new())
-        .with(GrepTool)
-        .with(GlobTool)
-        .with(ListTool);
+        .with(GrepTool::default())
+        .with(GlobTool::default())
+        .with(ListTool::default());
     let home = root.join("home");
     let agent = CodingAgent::builder(&project)
         .config(ConfigLoader::new(&project).home(&home).env(|_| None))
