@@ -10,12 +10,13 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::{PromptError, StopReason, TurnError, TurnResult};
+use super::reminders::model_history;
 use super::settings::LoopSettings;
 use super::state::{BusyGuard, EngineState, emit_message};
 use super::turn::run_turn;
 use super::turn_context::TurnContext;
 use crate::agent_spec::AgentSpec;
-use crate::compaction::{history_for_model, is_overflow};
+use crate::compaction::is_overflow;
 use crate::event::{Event, SessionStatus};
 use crate::message::{Message, MessageError, Part, Role};
 use crate::model::{LanguageModel, ModelRef};
@@ -220,7 +221,7 @@ impl Engine {
         emit_message(state, &user);
 
         let history = state.store.messages(&session.id).await?;
-        let model_messages = Arc::new(history_for_model(&history));
+        let model_messages = Arc::new(model_history(&agent.name, &history));
         // §12 step 5: the previous answer already filled the context.
         let full = history
             .iter()

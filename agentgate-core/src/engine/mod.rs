@@ -27,6 +27,7 @@ mod non_interactive;
 mod outcome;
 mod permission_preset;
 mod processor;
+mod reminders;
 pub(crate) mod retry;
 mod settings;
 mod state;

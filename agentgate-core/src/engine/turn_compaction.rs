@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use super::outcome::{PromptError, StopReason, error_of};
 use super::processor::{StepEnd, StepInput, run_step};
+use super::reminders::model_history;
 use super::state::{complete_message, emit_message};
 use super::turn_context::TurnContext;
 use crate::agent_spec::AgentSpec;
-use crate::compaction::{self, CONTINUE_PROMPT, history_for_model, preserve_budget};
+use crate::compaction::{self, CONTINUE_PROMPT, preserve_budget};
 use crate::event::Event;
 use crate::ids::{ascending, now_ms};
 use crate::message::{Message, MessageError, Part, Role};
@@ -54,7 +55,7 @@ pub(super) async fn compact(
     }
     continue_after(ctx, plan.replay).await?;
     let history = engine.store.messages(session_id).await?;
-    *model_messages = Arc::new(history_for_model(&history));
+    *model_messages = Arc::new(model_history(&ctx.agent.name, &history));
     Ok(Ok(()))
 }
 

@@ -10,6 +10,7 @@ mod engine_loop;
 mod faults;
 mod function_length;
 mod layering;
+mod mode_reminders;
 mod permission_preset;
 mod session_file;
 mod step_size;
