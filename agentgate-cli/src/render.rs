@@ -246,8 +246,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     ToolState::Running { input, .. } => {
                         self.note(&format!("{sub}→ {} {}", tool.tool, input_summary(input)));
                     }
-                    ToolState::Completed { title, .. } => {
-                        self.note(&format!("{sub}  ✓ {} {}", tool.tool, one_line(title, 100)));
+                    ToolState::Completed {
+                        title, metadata, ..
+                    } => {
+                        for line in completed_lines(sub, &tool.tool, title, metadata) {
+                            self.note(&line);
+                        }
                     }
                     ToolState::Error { error, .. } => {
                         self.note(&format!("{sub}  ✗ {}: {}", tool.tool, one_line(error, 160)));
@@ -279,9 +283,68 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 }
 
+/// The lines a finished call prints: `✓ tool title`, or for a command
+/// that failed `✗ bash title (exit N)`, then one line per thing the
+/// sandbox blocked (from the bash tool's metadata).
+fn completed_lines(sub: &str, tool: &str, title: &str, metadata: &Value) -> Vec<String> {
+    let title = one_line(title, 100);
+    let failed = match metadata.get("exit") {
+        Some(Value::Number(code)) if code.as_i64() != Some(0) => Some(format!("exit {code}")),
+        Some(Value::Null) => Some("killed: timed out or by a signal".to_string()),
+        _ => None,
+    };
+    let mut lines = vec![match failed {
+        Some(why) => format!("{sub}  ✗ {tool} {title} ({why})"),
+        None => format!("{sub}  ✓ {tool} {title}"),
+    }];
+    let denials = metadata
+        .pointer("/sandbox/denials")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for denial in denials {
+        let path = denial.get("path").and_then(Value::as_str).unwrap_or("");
+        let what = match denial.get("kind").and_then(Value::as_str) {
+            Some("write") => format!("a write outside the workspace: {path}"),
+            Some("read") => format!("a read of a protected path: {path}"),
+            Some("network") => "network access (the network is off for commands)".to_string(),
+            _ => continue,
+        };
+        lines.push(format!("{sub}    the sandbox blocked {what}"));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_command_shows_its_exit_code_and_what_the_sandbox_blocked() {
+        let ok = json!({"exit": 0, "sandbox": {"denials": []}});
+        assert_eq!(completed_lines("", "bash", "ls", &ok), ["  ✓ bash ls"]);
+        assert_eq!(
+            completed_lines("", "read", "a.rs", &json!({})),
+            ["  ✓ read a.rs"]
+        );
+        let failed = json!({"exit": 2, "sandbox": {"denials": [
+            {"kind": "write", "path": "/etc/x"},
+            {"kind": "network", "path": null},
+        ]}});
+        assert_eq!(
+            completed_lines("", "bash", "touch /etc/x", &failed),
+            [
+                "  ✗ bash touch /etc/x (exit 2)",
+                "    the sandbox blocked a write outside the workspace: /etc/x",
+                "    the sandbox blocked network access (the network is off for commands)",
+            ]
+        );
+        let killed = json!({"exit": null});
+        assert_eq!(
+            completed_lines("[sub] ", "bash", "sleep 99", &killed),
+            ["[sub]   ✗ bash sleep 99 (killed: timed out or by a signal)"]
+        );
+    }
 
     #[test]
     fn a_retry_says_when_which_attempt_and_why() {
