@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use agentgate_core::{
-    DeltaField, Event, Part, PromptError, StopReason, ToolState, TurnEvent, TurnResult,
+    DeltaField, Event, ModelCost, Part, PromptError, StopReason, ToolState, TurnEvent, TurnResult,
+    Usage,
 };
 use serde_json::{Value, json};
 
@@ -28,6 +29,10 @@ pub struct Renderer<O: Write, E: Write> {
     root: String,
     at_line_start: bool,
     tools: HashMap<String, &'static str>,
+    /// Print a final line with the turn's steps, tokens and cost.
+    summary: bool,
+    /// The model's prices, for that line.
+    cost: Option<ModelCost>,
 }
 
 impl<O: Write, E: Write> std::fmt::Debug for Renderer<O, E> {
@@ -157,7 +162,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
             root: root.into(),
             at_line_start: true,
             tools: HashMap::new(),
+            summary: false,
+            cost: None,
         }
+    }
+
+    /// Ends each turn with a line of its steps, tokens and (with `cost`,
+    /// the model's configured prices) what it cost; in JSON, `cost` joins
+    /// the `turn.finished` object.
+    pub fn with_summary(mut self, cost: Option<ModelCost>) -> Self {
+        self.summary = true;
+        self.cost = cost;
+        self
     }
 
     /// Writes a line of activity to the error writer (after ending the
@@ -187,6 +203,10 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     if let Some(message) = stop_message(result) {
                         self.note(&format!("agent: {message}"));
                     }
+                    if let (true, Ok(turn)) = (self.summary, result) {
+                        let line = summary_line(turn.steps, &turn.usage, self.cost.as_ref());
+                        self.note(&line);
+                    }
                 }
                 _ => {}
             },
@@ -204,6 +224,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 "text": turn.text(),
                 "steps": turn.steps,
                 "usage": turn.usage,
+                "cost": self.cost.map(|cost| cost.of(&turn.usage)),
             }),
             TurnEvent::Finished(Err(error)) => json!({
                 "type": "turn.finished",
@@ -283,6 +304,27 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 }
 
+/// The last line of a turn: `agent: 3 steps · 1200 tokens in, 80 out,
+/// 900 cached · $0.0042` (tokens left out when the model reported none,
+/// the cost when no price is configured).
+fn summary_line(steps: u32, usage: &Usage, cost: Option<&ModelCost>) -> String {
+    let mut line = format!("agent: {steps} step{}", if steps == 1 { "" } else { "s" });
+    if usage.context_tokens() > 0 {
+        line.push_str(&format!(
+            " · {} tokens in, {} out",
+            usage.input, usage.output
+        ));
+        let cached = usage.cache_read.saturating_add(usage.cache_write);
+        if cached > 0 {
+            line.push_str(&format!(", {cached} cached"));
+        }
+    }
+    if let Some(cost) = cost {
+        line.push_str(&format!(" · ${:.4}", cost.of(usage)));
+    }
+    line
+}
+
 /// The lines a finished call prints: `✓ tool title`, or for a command
 /// that failed `✗ bash title (exit N)`, then one line per thing the
 /// sandbox blocked (from the bash tool's metadata).
@@ -318,6 +360,24 @@ fn completed_lines(sub: &str, tool: &str, title: &str, metadata: &Value) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_counts_steps_tokens_and_cost() {
+        let mut usage = Usage::default();
+        assert_eq!(summary_line(1, &usage, None), "agent: 1 step");
+        usage.input = 1_000_000;
+        usage.output = 2000;
+        assert_eq!(
+            summary_line(2, &usage, None),
+            "agent: 2 steps · 1000000 tokens in, 2000 out"
+        );
+        usage.cache_read = 500;
+        let cost = ModelCost::new(3.0, 15.0);
+        assert_eq!(
+            summary_line(2, &usage, Some(&cost)),
+            "agent: 2 steps · 1000000 tokens in, 2000 out, 500 cached · $3.0300"
+        );
+    }
 
     #[test]
     fn a_failed_command_shows_its_exit_code_and_what_the_sandbox_blocked() {

@@ -223,12 +223,19 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         return Ok(interrupted("before the prompt was sent"));
     }
     let agent = &built.agent;
+    // The model's configured prices, for the final line.
+    let cost = agent
+        .engine()
+        .model_for(agent.session())
+        .ok()
+        .and_then(|model| model.info().cost);
     let mut renderer = Renderer::new(
         std::io::stdout(),
         std::io::stderr(),
         options.format,
         agent.session().id.clone(),
-    );
+    )
+    .with_summary(cost);
     let mut stream = Box::pin(agent.stream_with(options.prompt.clone(), cancel.clone()));
     let mut status = 1;
     let mut slow = SlowTools::default();

@@ -125,7 +125,7 @@ pub use message::{Message, Part, Role, Timing, ToolPart, ToolState};
 pub use error::{ApiError, Headers, ModelError};
 /// The model interface, requests and model descriptions.
 pub use model::{
-    ContentPart, EventStream, LanguageModel, ModelCapabilities, ModelInfo, ModelLimits,
+    ContentPart, EventStream, LanguageModel, ModelCapabilities, ModelCost, ModelInfo, ModelLimits,
     ModelMessage, ModelRef, ModelRequest, ModelResolver, ModelRole, ToolChoice, ToolSpec,
 };
 /// What a model stream yields.

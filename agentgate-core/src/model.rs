@@ -75,7 +75,7 @@ pub struct ModelCapabilities {
 /// Describes a model: who serves it, its limits and capabilities. Fields
 /// grow between versions: build one with [`ModelInfo::new`], then set
 /// the fields.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelInfo {
     /// Provider id (`anthropic`, `openai`, `ollama`, ...).
@@ -86,6 +86,59 @@ pub struct ModelInfo {
     pub limits: ModelLimits,
     /// Capabilities.
     pub capabilities: ModelCapabilities,
+    /// Prices, when configured (`provider.<id>.models.<model>.cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<ModelCost>,
+}
+
+/// What a model's tokens cost, in US dollars per million tokens, as
+/// opencode's configuration writes it (`cost: {input, output, cache_read,
+/// cache_write}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelCost {
+    /// Per million input tokens not read from or written to the cache.
+    #[serde(default)]
+    pub input: f64,
+    /// Per million output tokens (reasoning included).
+    #[serde(default)]
+    pub output: f64,
+    /// Per million input tokens read from the prompt cache.
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Per million input tokens written to the prompt cache.
+    #[serde(default)]
+    pub cache_write: f64,
+}
+
+impl ModelCost {
+    /// Prices per million input and output tokens; cache reads and writes
+    /// cost nothing until set (as in opencode, where they are optional).
+    pub fn new(input: f64, output: f64) -> Self {
+        ModelCost {
+            input,
+            output,
+            cache_read: 0.0,
+            cache_write: 0.0,
+        }
+    }
+
+    /// The price of `usage`, in US dollars.
+    ///
+    /// ```
+    /// use agentgate_core::{ModelCost, Usage};
+    /// let mut usage = Usage::default();
+    /// usage.input = 1_000_000;
+    /// usage.output = 500_000;
+    /// assert_eq!(ModelCost::new(3.0, 15.0).of(&usage), 10.5);
+    /// ```
+    pub fn of(&self, usage: &crate::usage::Usage) -> f64 {
+        let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        per(usage.input, self.input)
+            + per(usage.output, self.output)
+            + per(usage.cache_read, self.cache_read)
+            + per(usage.cache_write, self.cache_write)
+    }
 }
 
 impl ModelInfo {
@@ -100,6 +153,7 @@ impl ModelInfo {
                 tools: true,
                 ..Default::default()
             },
+            cost: None,
         }
     }
 

@@ -93,7 +93,8 @@ pub fn model_from_config(
     })
 }
 
-/// `info` with the limits a `provider.<id>.models.<model>` entry sets.
+/// `info` with the limits and prices a `provider.<id>.models.<model>`
+/// entry sets.
 fn with_limits(mut info: ModelInfo, model: Option<&ProviderModel>) -> ModelInfo {
     if let Some(model) = model {
         if let Some(context) = model.context_limit {
@@ -101,6 +102,9 @@ fn with_limits(mut info: ModelInfo, model: Option<&ProviderModel>) -> ModelInfo 
         }
         if let Some(output) = model.output_limit {
             info.limits.output = output;
+        }
+        if model.cost.is_some() {
+            info.cost = model.cost;
         }
     }
     info

@@ -5,6 +5,8 @@ use agentgate_permission::describe_value;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
+use crate::model::ModelCost;
+
 /// One `provider.<id>` entry.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -33,6 +35,8 @@ pub struct ProviderModel {
     pub output_limit: Option<u64>,
     /// `options`, as written.
     pub options: Map<String, Value>,
+    /// `cost`: prices per million tokens.
+    pub cost: Option<ModelCost>,
 }
 
 type FieldError = (String, String);
@@ -98,6 +102,9 @@ impl ProviderConfig {
                         parsed.output_limit =
                             count(limit.get("output"), &format!("{at}.limit.output"))?;
                     }
+                    if let Some(cost) = model.get("cost") {
+                        parsed.cost = Some(model_cost(cost, &format!("{at}.cost"))?);
+                    }
                     if let Some(Value::Object(options)) = model.get("options") {
                         parsed.options = options.clone();
                     }
@@ -117,6 +124,36 @@ fn string(value: &Value, path: &str) -> Result<String, FieldError> {
         .ok_or_else(|| expected(path, "a string", value))
 }
 
+/// A `cost` entry: an object of non-negative prices (per million tokens);
+/// a missing price is 0.
+fn model_cost(value: &Value, path: &str) -> Result<ModelCost, FieldError> {
+    let Value::Object(cost) = value else {
+        return Err(expected(path, "an object", value));
+    };
+    let price = |key: &str| -> Result<Option<f64>, FieldError> {
+        match cost.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(n) if n >= 0.0 && n.is_finite() => Ok(Some(n)),
+                _ => Err(expected(
+                    &format!("{path}.{key}"),
+                    "a price in dollars per million tokens (a number, 0 or more)",
+                    v,
+                )),
+            },
+        }
+    };
+    let input = price("input")?.unwrap_or(0.0);
+    let mut parsed = ModelCost::new(input, price("output")?.unwrap_or(0.0));
+    if let Some(read) = price("cache_read")? {
+        parsed.cache_read = read;
+    }
+    if let Some(write) = price("cache_write")? {
+        parsed.cache_write = write;
+    }
+    Ok(parsed)
+}
+
 fn count(value: Option<&Value>, path: &str) -> Result<Option<u64>, FieldError> {
     match value {
         None | Some(Value::Null) => Ok(None),
@@ -124,5 +161,38 @@ fn count(value: Option<&Value>, path: &str) -> Result<Option<u64>, FieldError> {
             .as_u64()
             .map(Some)
             .ok_or_else(|| expected(path, "a whole number of tokens", v)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_models_cost_is_read_and_a_bad_price_names_its_key() {
+        let entry =
+            json!({"models": {"m": {"cost": {"input": 3, "output": 15.5, "cache_read": 0.3}}}});
+        let config = ProviderConfig::from_value(&entry, "provider.p").unwrap();
+        let cost = config.models["m"].cost.unwrap();
+        assert_eq!(
+            (cost.input, cost.output, cost.cache_read, cost.cache_write),
+            (3.0, 15.5, 0.3, 0.0)
+        );
+
+        let bad = json!({"models": {"m": {"cost": {"input": -1}}}});
+        let (path, message) = ProviderConfig::from_value(&bad, "provider.p").unwrap_err();
+        assert_eq!(path, "provider.p.models.m.cost.input");
+        assert!(
+            message.contains("a price in dollars per million tokens"),
+            "{message}"
+        );
+        let bad = json!({"models": {"m": {"cost": "cheap"}}});
+        assert_eq!(
+            ProviderConfig::from_value(&bad, "provider.p")
+                .unwrap_err()
+                .0,
+            "provider.p.models.m.cost"
+        );
     }
 }
