@@ -12,7 +12,8 @@
 //      tool call with its diff, notes.txt changed;
 //   3. a prompt whose command asks (answered reject once): the call fails;
 //   4. a prompt whose answer stalls: cancelled after the first chunk, the
-//      prompt answers `cancelled`;
+//      prompt answers `cancelled`; then a prompt cancelled while its ask
+//      waits for the client;
 //   5. in a new process: session/load replays the transcript.
 // It checks that stdout carried JSON-RPC messages only, and prints one JSON
 // object: every check, the updates sent by kind, the time to the first chunk
@@ -220,6 +221,12 @@ function clientApp() {
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
       asks.push(params);
       const kind = answers.shift() ?? "reject_once";
+      if (kind === "hold") {
+        // Unanswered until the turn is cancelled; then `cancelled`, as the
+        // protocol asks of a client that cancels.
+        heldAsk?.();
+        return cancelSent.then(() => ({ outcome: { outcome: "cancelled" } }));
+      }
       const option = params.options.find((o) => o.kind === kind);
       return { outcome: { outcome: "selected", optionId: option.optionId } };
     });
@@ -230,6 +237,16 @@ const ofKind = (list, kind) => list.filter((u) => u.sessionUpdate === kind);
 const textOfChunks = (list, kind) => ofKind(list, kind).map((u) => u.content?.text ?? "").join("");
 
 const metrics = {};
+// Nothing of a turn may arrive after its prompt answered: a moment later
+// there must be no new update.
+async function nothingLate(name) {
+  const count = updates.length;
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  check(`${name}: nothing after the answer`, updates.length === count, updates.slice(count).map((u) => u.sessionUpdate));
+}
+let heldAsk;
+let sendCancel;
+const cancelSent = new Promise((resolve) => (sendCancel = resolve));
 let sessionId;
 
 // ---- first process: new session, asks, cancel ------------------------------
@@ -276,6 +293,7 @@ try {
     );
     metrics.first_chunk_ms = firstChunk === null ? null : Math.round(firstChunk - sent);
     metrics.edit_turn_ms = Math.round(performance.now() - sent);
+    await nothingLate("edit");
     const editUpdates = since(mark);
     check("edit: end_turn", edit.stopReason === "end_turn", edit.stopReason);
     check("edit: one ask", asks.length === 1, asks.length);
@@ -307,6 +325,7 @@ try {
       60000,
       "the command prompt",
     );
+    await nothingLate("command");
     const commandUpdates = since(mark);
     check("command: asked again", asks.length === 2, asks.length);
     check("command: the turn ends", command.stopReason === "end_turn", command.stopReason);
@@ -327,8 +346,21 @@ try {
     await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
     const cancelled = await withTimeout(slow, 30000, "the cancelled prompt");
     metrics.cancel_ms = Math.round(performance.now() - cancelledAt);
+    await nothingLate("cancel");
     check("cancel: stopReason cancelled", cancelled.stopReason === "cancelled", cancelled.stopReason);
     check("cancel: the chunk before it", textOfChunks(since(mark), "agent_message_chunk").includes("Thinking"));
+
+    // A turn waiting on an ask: cancelled, the ask is dropped and the
+    // prompt answers `cancelled`.
+    answers = ["hold"];
+    const asked = new Promise((resolve) => (heldAsk = resolve));
+    const waiting = ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Run the command echo hi, again." }] });
+    await withTimeout(asked, 30000, "the held ask");
+    await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
+    sendCancel();
+    const dropped = await withTimeout(waiting, 30000, "the prompt cancelled during its ask");
+    check("cancel during an ask: stopReason cancelled", dropped.stopReason === "cancelled", dropped.stopReason);
+    check("cancel during an ask: the file is untouched by it", readFileSync(notes, "utf8").includes("5678"));
     metrics.peak_rss_kb = peakMemoryKb(first.child.pid);
   });
 } catch (error) {

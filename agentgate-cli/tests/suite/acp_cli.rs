@@ -171,6 +171,9 @@ async fn the_official_typescript_client_drives_agent_acp_through_asks_cancel_and
         "edit: the ask names the call",
         "command: status failed",
         "cancel: stopReason cancelled",
+        "cancel during an ask: stopReason cancelled",
+        "edit: nothing after the answer",
+        "cancel: nothing after the answer",
         "load: the edit's diff replayed",
         "stdout: JSON-RPC only",
     ] {
