@@ -14,6 +14,7 @@ use agentgate::{CodingAgent, Workspace};
 use agentgate_core::{ConfigLoader, FileSessionStore};
 use agentgate_permission::{Action, Permissions, Rule, Ruleset};
 use agentgate_tools::SandboxMode;
+use agentgate_tools::mcp::McpStatus;
 
 use crate::model_choice::{DEMO_NOTICE, choose_model};
 use crate::run_cli::sandbox_policy;
@@ -74,7 +75,17 @@ impl AgentFactory for CliAgents {
             builder = builder.agent(agent);
         }
         let builder = setup.apply(builder, &workspace).workspace(workspace);
-        Ok(builder.build().await?)
+        let agent = builder.build().await?;
+        // The library logs these through `tracing`; the CLI names them on
+        // stderr, as `agent run` does.
+        if let Some(manager) = agent.mcp() {
+            for server in manager.status().await {
+                if let McpStatus::Failed(error) = &server.status {
+                    eprintln!("agent: MCP server {} failed: {error}", server.name);
+                }
+            }
+        }
+        Ok(agent)
     }
 }
 
