@@ -52,7 +52,7 @@ for name in ("agent", "opencode"):
     med = lambda key: statistics.median(r["metrics"].get(key) or 0 for r in reports)
     kinds = reports[0]["metrics"]["updates_by_kind"]
     rows[name] = {
-        "updates (3 prompts)": med("updates_first_process"),
+        "updates (4 prompts)": med("updates_first_process"),
         "  by kind (run 1)": ", ".join(f"{k} {v}" for k, v in kinds.items()),
         "updates replayed by load": med("updates_replayed"),
         "model requests": statistics.median(r["model_requests"] for r in reports),
