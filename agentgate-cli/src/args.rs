@@ -64,6 +64,34 @@ pub(crate) enum Command {
     /// MCP servers of the config's `mcp` key.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed's
+    /// `agent_servers`, other ACP clients; see docs/acp.md): asks become
+    /// the editor's permission requests, sessions are stored as for
+    /// `agent run`. stdout carries protocol messages only.
+    Acp(AcpArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AcpArgs {
+    /// The agent new sessions start in (the editor's mode picker switches).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
+    /// The model, as provider/model.
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    pub(crate) model: Option<String>,
+    /// Run bash commands in a sandbox (see `agent run --help`).
+    #[arg(long, value_name = "MODE")]
+    pub(crate) sandbox: Option<SandboxMode>,
+}
+
+impl From<AcpArgs> for crate::acp_cli::AcpOptions {
+    fn from(args: AcpArgs) -> Self {
+        crate::acp_cli::AcpOptions {
+            agent: args.agent,
+            model: args.model,
+            sandbox: args.sandbox,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -79,6 +79,13 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             runtime.shutdown_timeout(std::time::Duration::from_millis(200));
             return Ok(ExitCode::from(status?));
         }
+        Command::Acp(args) => {
+            let runtime = runtime()?;
+            let served = runtime.block_on(crate::acp_cli::serve(args.into()));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            served?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Permission(command) => command,
         Command::Agents { config, json } => {
             let project = project(config.config)?;

@@ -37,6 +37,7 @@
 //! - `debug_cli`: `agent debug config` and `agent debug prompt`;
 //! - `mcp_cli`: `agent mcp list`.
 
+mod acp_cli;
 mod agents_cli;
 mod args;
 mod chat_cli;

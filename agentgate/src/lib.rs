@@ -16,6 +16,8 @@
 //! - `providers` (feature `providers`, on by default): the streaming
 //!   clients for Anthropic, OpenAI, OpenAI-compatible servers and Gemini
 //!   (`agentgate-providers`).
+//! - `acp` (feature `acp`): serves coding agents to editors over the
+//!   Agent Client Protocol (`agent acp`).
 //! - `demo` (feature `demo`): `DemoModel`, an offline scripted model;
 //!   `testing` (feature `test-util`): `ScriptedModel` for tests.
 //!
@@ -76,6 +78,10 @@ mod workspace;
 pub use coding_agent::{CodingAgent, CodingAgentBuilder};
 #[cfg(all(feature = "tools", feature = "providers"))]
 pub use workspace::{DEFAULT_APP, DEFAULT_MODELS, Workspace, WorkspaceError};
+
+// Serving a coding agent to editors over the Agent Client Protocol.
+#[cfg(feature = "acp")]
+pub mod acp;
 
 // The permission rules and the approval gate.
 pub use agentgate_permission as permission;

@@ -1,5 +1,6 @@
 //! The test modules, one per command group.
 
+mod acp_cli;
 mod agents_cli;
 mod chat_cli;
 mod check_equals_run;
