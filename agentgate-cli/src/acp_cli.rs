@@ -12,7 +12,7 @@ use std::sync::Arc;
 use agentgate::acp::{AcpServer, AgentFactory, FactoryError, SessionSetup};
 use agentgate::{CodingAgent, Workspace};
 use agentgate_core::{ConfigLoader, FileSessionStore};
-use agentgate_permission::{Action, Permissions, Rule, Ruleset};
+use agentgate_permission::{Action, PermissionGate, Rule, Ruleset};
 use agentgate_tools::SandboxMode;
 use agentgate_tools::mcp::McpStatus;
 
@@ -57,7 +57,7 @@ impl AgentFactory for CliAgents {
         }
         let policy = sandbox_policy(self.options.sandbox, &workspace.config().value)?;
         let permissions =
-            Permissions::with_store(Arc::new(approval_store()), dir.display().to_string())?;
+            PermissionGate::with_store(Arc::new(approval_store()), dir.display().to_string())?;
         let mut builder = CodingAgent::builder(&dir)
             .model(choice.model)
             .sandbox(policy)
