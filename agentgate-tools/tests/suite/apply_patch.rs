@@ -429,3 +429,43 @@ async fn a_multi_file_round_trip_through_the_tool() {
     assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), new_a);
     assert_eq!(std::fs::read_to_string(dir.join("b.txt")).unwrap(), new_b);
 }
+
+// The model-family rule, through the engine: GPT models are declared
+// apply_patch instead of edit and write, the others edit and write.
+
+async fn declared_tools(model_id: &str) -> Vec<String> {
+    use agentgate_core::testing::{Script, ScriptedModel};
+    use agentgate_core::{AgentSpec, Engine, ModelInfo, Session};
+    let dir = temp_dir("patch", "family");
+    let model = Arc::new(
+        ScriptedModel::new([Script::reply("ok")]).with_info(ModelInfo::new("openai", model_id)),
+    );
+    let engine = Engine::builder(model.clone())
+        .agent(AgentSpec::new("build"))
+        .worktree(dir.clone())
+        .tool(agentgate_tools::EditTool)
+        .tool(agentgate_tools::WriteTool)
+        .tool(ApplyPatchTool)
+        .tool(agentgate_tools::ReadTool::default())
+        .build();
+    let session = engine
+        .create_session(Session::new("build", dir))
+        .await
+        .unwrap();
+    engine.prompt(&session.id, "hi").await.unwrap();
+    model.requests()[0]
+        .tools
+        .iter()
+        .map(|tool| tool.name.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn gpt_models_are_offered_apply_patch_instead_of_edit_and_write() {
+    for id in ["gpt-5", "gpt-5-codex"] {
+        assert_eq!(declared_tools(id).await, ["apply_patch", "read"], "{id}");
+    }
+    for id in ["gpt-4.1", "gpt-oss-120b", "claude-sonnet-4-5"] {
+        assert_eq!(declared_tools(id).await, ["edit", "write", "read"], "{id}");
+    }
+}
