@@ -3,16 +3,18 @@
 use agentgate_core::ToolRegistry;
 
 use crate::{
-    BashTool, EditTool, GlobTool, GrepTool, ListTool, ReadTool, TodoReadTool, TodoStore,
-    TodoWriteTool, WebFetchError, WebFetchTool, WriteTool,
+    ApplyPatchTool, BashTool, EditTool, GlobTool, GrepTool, ListTool, ReadTool, TodoReadTool,
+    TodoStore, TodoWriteTool, WebFetchError, WebFetchTool, WriteTool,
 };
 
-/// A registry with every built-in tool: `read`, `write`, `edit`, `bash`,
-/// `grep`, `glob`, `list`, `webfetch`, `todowrite` and `todoread` (the two
-/// todo tools share one [`TodoStore`]).
+/// A registry with every built-in tool: `read`, `write`, `edit`,
+/// `apply_patch`, `bash`, `grep`, `glob`, `list`, `webfetch`, `todowrite`
+/// and `todoread` (the two todo tools share one [`TodoStore`]).
 ///
 /// Which of them a model sees is decided per agent by the permission rules
-/// (`disabled`, §5), so register them all and let the rules choose. Add the
+/// (`disabled`, §5) and, for the file-changing tools, by the model family
+/// (GPT and codex models see `apply_patch` instead of `edit` and `write`,
+/// as in opencode), so register them all and let the engine choose. Add the
 /// `task` tool through agentgate-core's engine builder.
 ///
 /// Fails only when the HTTP client of `webfetch` cannot be built (the TLS
@@ -21,7 +23,7 @@ use crate::{
 /// ```
 /// let tools = agentgate_tools::builtin()?;
 /// assert!(tools.get("bash").is_some() && tools.get("read").is_some());
-/// assert_eq!(tools.len(), 10);
+/// assert_eq!(tools.len(), 11);
 /// # Ok::<(), agentgate_tools::WebFetchError>(())
 /// ```
 pub fn builtin() -> Result<ToolRegistry, WebFetchError> {
@@ -31,6 +33,7 @@ pub fn builtin() -> Result<ToolRegistry, WebFetchError> {
         .register(ReadTool::default())
         .register(WriteTool)
         .register(EditTool)
+        .register(ApplyPatchTool)
         .register(BashTool::new())
         .register(GrepTool::default())
         .register(GlobTool::default())

@@ -1,7 +1,7 @@
 //! # agentgate-tools
 //!
-//! Built-in tools for the agent SDK (read, write, edit, bash, grep, glob,
-//! list, webfetch, todo). Each tool builds its permission request before any
+//! Built-in tools for the agent SDK (read, write, edit, apply_patch, bash,
+//! grep, glob, list, webfetch, todo). Each tool builds its permission request before any
 //! side effect. Modules are private except the namespaces listed below;
 //! everything else is re-exported here, grouped by tool.
 //!
@@ -63,6 +63,24 @@
 //! assert_eq!(read.title, "main.rs");
 //! std::fs::remove_dir_all(&dir).unwrap();
 //! # });
+//! ```
+
+//! [`ApplyPatchTool`] applies a multi-file patch in the envelope GPT and
+//! codex-family models write, all or nothing. It asks `protected_path` and
+//! `external_directory` for the files that need them, then one `edit` for
+//! every file the patch touches (worktree-relative, approving `*`), with
+//! the diffs in metadata, before it writes anything; [`parse_patch`] is its
+//! parser, a pure function:
+//!
+//! ```
+//! use agentgate_tools::{ApplyPatchArgs, ApplyPatchTool, PatchOp, parse_patch};
+//! let text = "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** Delete File: b.txt\n*** End Patch";
+//! assert_eq!(parse_patch(text).unwrap()[1], PatchOp::Delete { path: "b.txt".into() });
+//! let args = ApplyPatchArgs { patch_text: text.into() };
+//! let dir = std::path::Path::new("/project");
+//! let requests = ApplyPatchTool.requests(&args, dir, dir).unwrap();
+//! assert_eq!(requests.len(), 1);
+//! assert_eq!(requests[0].patterns, ["a.txt", "b.txt"]);
 //! ```
 
 /// agentgate-core, re-exported so a host needs one dependency for the tools and
@@ -128,6 +146,11 @@ pub use files::diff::{FileDiff, unified_diff};
 pub use files::edit::{EditArgs, EditTool};
 pub use files::replace::{EditError, replace};
 pub use files::write::{WriteArgs, WriteTool};
+
+// Multi-file patches in the envelope GPT and codex-family models write
+// (`*** Begin Patch` ...): the tool, its parser and its hunk application.
+pub use files::apply_patch::{ApplyPatchArgs, ApplyPatchTool};
+pub use files::patch::{ApplyError, Chunk, PatchError, PatchOp, apply_chunks, parse_patch};
 
 // Why a file tool failed (other than a permission answer).
 pub use files::error::FileError;

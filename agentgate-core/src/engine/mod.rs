@@ -22,6 +22,7 @@ mod builder;
 mod coding_agent;
 pub(crate) mod doom_loop;
 mod facade;
+mod model_family;
 mod model_options;
 mod non_interactive;
 mod outcome;

@@ -10,6 +10,7 @@ use agentgate_permission::{Ruleset, merge};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::model_family::retain_for_model;
 use super::model_options::provider_options;
 use super::state::EngineState;
 use crate::agent_spec::AgentSpec;
@@ -58,8 +59,10 @@ impl<'a> TurnContext<'a> {
     ) -> Self {
         let ruleset = Arc::new(merge([&agent.permission, &session.permission]));
         let ceilings = Arc::new(session.ceilings.clone());
-        let tools = Arc::new(visible_tools(engine, agent, &ruleset, &ceilings));
         let info = model.info();
+        let mut specs = visible_tools(engine, agent, &ruleset, &ceilings);
+        retain_for_model(&mut specs, &info.id);
+        let tools = Arc::new(specs);
         let worktree = engine
             .worktree
             .clone()

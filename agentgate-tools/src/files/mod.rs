@@ -1,4 +1,4 @@
-//! The file tools (read, write, edit) and what they share: path handling,
+//! The file tools (read, write, edit, apply_patch) and what they share: path handling,
 //! the permission requests every file tool makes (`requests`), the
 //! external-directory and protected-path checks, atomic writes, the
 //! replacer cascade of edit and the diff an approver is shown.
@@ -7,6 +7,7 @@
 pub mod paths;
 
 // The tools.
+pub(crate) mod apply_patch;
 pub(crate) mod edit;
 pub(crate) mod read;
 pub(crate) mod write;
@@ -21,4 +22,5 @@ pub(crate) mod requests;
 pub(crate) mod atomic;
 pub(crate) mod diff;
 pub(crate) mod error;
+pub(crate) mod patch;
 pub(crate) mod replace;

@@ -1,5 +1,6 @@
 //! The integration tests of agentgate-tools, one module per area.
 
+mod apply_patch;
 mod bash_differential;
 mod bash_in_loop;
 mod bash_read_rules;
