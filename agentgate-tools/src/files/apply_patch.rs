@@ -19,6 +19,7 @@ use crate::files::read::read_bounded;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_file_request, edit_requests};
 use crate::limits::MAX_FILE_BYTES;
+use crate::search::read_rules::ReadRules;
 
 const BOM: &str = "\u{feff}";
 
@@ -242,15 +243,28 @@ impl TypedTool for ApplyPatchTool {
     async fn run(&self, args: ApplyPatchArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ops = parse_patch(&args.patch_text).map_err(|e| ToolError::failed(e.to_string()))?;
         let mut requests = requests_for(&ops, &ctx.directory, &ctx.worktree);
-        let edit = requests.pop();
+        let mut edit = requests.pop();
         for request in &requests {
             ask_file_request(request, ctx).await?;
         }
-        // Locks in path order, so two patches never wait on each other.
         let all: BTreeSet<PathBuf> = ops
             .iter()
             .flat_map(|op| touched(op, &ctx.directory))
             .collect();
+        // Matching a hunk reads the file, and a failed match is an error
+        // the model sees: unless the read rules let the caller read every
+        // touched file anyway, `edit` is asked before any file is read
+        // (showing the patch itself), so a caller whose edit is refused
+        // learns nothing about a file it may not read.
+        let read_rules = ReadRules::of(ctx);
+        if !all.iter().all(|path| read_rules.allows(path))
+            && let Some(request) = edit.take()
+        {
+            let patterns = request.patterns.join(", ");
+            let metadata = json!({"filepath": patterns, "diff": args.patch_text, "files": []});
+            request.with_metadata(metadata).ask(ctx).await?;
+        }
+        // Locks in path order, so two patches never wait on each other.
         let mut locks: Vec<FileLock> = Vec::with_capacity(all.len());
         for path in &all {
             locks.push(lock_file(path).await);

@@ -7,7 +7,7 @@
 use super::support::{recording_context, temp_dir};
 use std::sync::{Arc, Mutex};
 
-use agentgate_core::permission::PermissionRequest;
+use agentgate_core::permission::{Action, PermissionRequest, Rule, Ruleset};
 use agentgate_core::{Tool, ToolError};
 use agentgate_tools::{
     ApplyError, ApplyPatchArgs, ApplyPatchTool, Chunk, PatchOp, apply_chunks, parse_patch,
@@ -21,6 +21,20 @@ fn asked(seen: &Arc<Mutex<Vec<PermissionRequest>>>) -> Vec<(String, Vec<String>,
         .iter()
         .map(|r| (r.permission.clone(), r.patterns.clone(), r.always.clone()))
         .collect()
+}
+
+/// A recording context whose read rules allow every file, so the tool may
+/// read and match before asking (as under the agents' default rules).
+fn readable_context(
+    dir: &std::path::Path,
+    allow: bool,
+) -> (
+    agentgate_core::ToolContext,
+    Arc<Mutex<Vec<PermissionRequest>>>,
+) {
+    let (ctx, seen) = recording_context(dir, allow);
+    let read = Ruleset(vec![Rule::new("read", "*", Action::Allow)]);
+    (ctx.with_ruleset(Arc::new(read)), seen)
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -201,7 +215,7 @@ fn end_of_file_hunks_match_only_the_end() {
 #[tokio::test]
 async fn adding_two_files_asks_one_edit_with_both_paths() {
     let dir = temp_dir("patch", "add-two");
-    let (ctx, seen) = recording_context(&dir, true);
+    let (ctx, seen) = readable_context(&dir, true);
     let text = patch("*** Add File: a.txt\n+alpha\n*** Add File: sub/b.txt\n+beta\n");
     let args = ApplyPatchArgs {
         patch_text: text.clone(),
@@ -295,7 +309,7 @@ async fn a_failing_hunk_in_the_second_file_leaves_the_first_untouched() {
     let dir = temp_dir("patch", "second-fails");
     std::fs::write(dir.join("a.txt"), "one\n").unwrap();
     std::fs::write(dir.join("b.txt"), "two\n").unwrap();
-    let (ctx, seen) = recording_context(&dir, true);
+    let (ctx, seen) = readable_context(&dir, true);
     let text =
         patch("*** Update File: a.txt\n@@\n-one\n+ONE\n*** Update File: b.txt\n@@\n-missing\n+x\n");
     let error = ApplyPatchTool
@@ -345,7 +359,7 @@ async fn update_with_move_and_delete() {
 #[tokio::test]
 async fn deleting_a_missing_file_fails_before_asking() {
     let dir = temp_dir("patch", "delete-missing");
-    let (ctx, seen) = recording_context(&dir, true);
+    let (ctx, seen) = readable_context(&dir, true);
     let text = patch("*** Delete File: nope.txt\n");
     let error = ApplyPatchTool
         .execute(json!({"patchText": text}), &ctx)
@@ -353,6 +367,42 @@ async fn deleting_a_missing_file_fails_before_asking() {
         .unwrap_err();
     assert!(error.to_string().contains("not found"), "{error}");
     assert!(asked(&seen).is_empty());
+}
+
+#[tokio::test]
+async fn a_file_the_caller_may_not_read_is_asked_for_before_it_is_matched() {
+    let dir = temp_dir("patch", "unreadable");
+    std::fs::write(dir.join(".env"), "SECRET=hunter2\n").unwrap();
+    // `.env` may not be read, and the edit is refused: a probe of its
+    // content through context lines must get the refusal, whether or not
+    // its guess matches.
+    let rules = Ruleset(vec![
+        Rule::new("read", "*", Action::Allow),
+        Rule::new("read", "*.env", Action::Deny),
+    ]);
+    for guess in ["SECRET=hunter2", "SECRET=wrong"] {
+        let (ctx, seen) = recording_context(&dir, false);
+        let ctx = ctx.with_ruleset(Arc::new(rules.clone()));
+        let text = patch(&format!("*** Update File: .env\n@@\n-{guess}\n+SECRET=x\n"));
+        let error = ApplyPatchTool
+            .execute(json!({"patchText": text}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, ToolError::Permission(_)),
+            "{guess}: {error}"
+        );
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].permission, "edit");
+        // The approver sees the patch, not the file.
+        let diff = seen[0].metadata["diff"].as_str().unwrap();
+        assert!(diff.contains(guess) && !diff.contains("hunter2") || guess == "SECRET=hunter2");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".env")).unwrap(),
+        "SECRET=hunter2\n"
+    );
 }
 
 // Round trip: a patch built from any two texts turns the first into the
