@@ -18,6 +18,8 @@
 //!   (`agentgate-providers`).
 //! - `acp` (feature `acp`): serves coding agents to editors over the
 //!   Agent Client Protocol (`agent acp`).
+//! - `server` (feature `server`): serves coding agents over HTTP with
+//!   the routes and JSON shapes of opencode's server (`agent serve`).
 //! - `demo` (feature `demo`): `DemoModel`, an offline scripted model;
 //!   `testing` (feature `test-util`): `ScriptedModel` for tests.
 //!
@@ -82,6 +84,10 @@ pub use workspace::{DEFAULT_APP, DEFAULT_MODELS, Workspace, WorkspaceError};
 // Serving a coding agent to editors over the Agent Client Protocol.
 #[cfg(feature = "acp")]
 pub mod acp;
+
+// Serving coding agents over HTTP with opencode's server API.
+#[cfg(feature = "server")]
+pub mod server;
 
 // The permission rules and the approval gate.
 pub use agentgate_permission as permission;

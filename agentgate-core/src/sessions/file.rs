@@ -244,6 +244,23 @@ impl SessionStore for FileSessionStore {
         let path = dir.join(format!("{}.json", checked(&message.id)?));
         write_atomic(&path, message).await
     }
+
+    async fn delete_session(&self, id: &str) -> Result<(), SessionStoreError> {
+        if !valid_id(id) || !self.session_exists(id).await? {
+            return Err(SessionStoreError::NotFound(id.to_string()));
+        }
+        // The session file first: once it is gone the session is, even if
+        // removing its messages fails half-way.
+        let path = self.session_path(id)?;
+        tokio::fs::remove_file(&path)
+            .await
+            .map_err(|e| io_error("remove", &path, e))?;
+        let dir = self.messages_dir(id)?;
+        match tokio::fs::remove_dir_all(&dir).await {
+            Err(e) if e.kind() != ErrorKind::NotFound => Err(io_error("remove", &dir, e)),
+            _ => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]

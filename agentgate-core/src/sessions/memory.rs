@@ -74,6 +74,16 @@ impl SessionStore for MemorySessionStore {
         Ok(memory.messages.get(session_id).cloned().unwrap_or_default())
     }
 
+    async fn delete_session(&self, id: &str) -> Result<(), SessionStoreError> {
+        let mut memory = self.lock();
+        if memory.sessions.remove(id).is_none() {
+            return Err(SessionStoreError::NotFound(id.to_string()));
+        }
+        memory.order.retain(|s| s != id);
+        memory.messages.remove(id);
+        Ok(())
+    }
+
     async fn put_message(&self, message: &Message) -> Result<(), SessionStoreError> {
         let mut memory = self.lock();
         if !memory.sessions.contains_key(&message.session_id) {

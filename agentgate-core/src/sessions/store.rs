@@ -50,4 +50,12 @@ pub trait SessionStore: Send + Sync {
     async fn messages(&self, session_id: &str) -> Result<Vec<Message>, SessionStoreError>;
     /// Adds a message, or replaces the one with the same id.
     async fn put_message(&self, message: &Message) -> Result<(), SessionStoreError>;
+    /// Removes a session and its messages (`DELETE /session/{id}` of the
+    /// server). The default refuses: a store that can delete says so by
+    /// implementing it.
+    async fn delete_session(&self, id: &str) -> Result<(), SessionStoreError> {
+        Err(SessionStoreError::Io(format!(
+            "this session store cannot delete sessions (session {id} is kept)"
+        )))
+    }
 }

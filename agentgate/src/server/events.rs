@@ -1,0 +1,384 @@
+//! The server's event bus and `GET /event`: every event as opencode's
+//! `{id, type, properties}`, as server-sent events.
+//!
+//! A turn's engine events become opencode's `message.updated`,
+//! `message.part.updated`, `message.part.delta` (streamed text),
+//! `session.status` and `session.error` ([`TurnTranslator`]); the gate's
+//! events become `permission.asked` and `permission.replied`. A client that
+//! falls more than the bus capacity behind is disconnected (it reconnects
+//! and re-reads the state) rather than buffered without bound.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures::Stream;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::wire::{MessageContext, PermissionInfo, error_json, message_info, part_json};
+use crate::permission::{PermissionEvent, Reply};
+use crate::{DeltaField, Event, Message, Role, SessionStatus, Usage};
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+static EVENT_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// An ascending `evt_…` id.
+fn event_id() -> String {
+    let n = EVENT_COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("evt_{:012x}{:08x}", now_ms() & 0xffff_ffff_ffff, n)
+}
+
+/// The bus every `GET /event` client reads: events already serialised.
+#[derive(Debug, Clone)]
+pub(crate) struct Bus {
+    sender: broadcast::Sender<Arc<str>>,
+}
+
+impl Bus {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Bus {
+            sender: broadcast::channel(capacity.max(1)).0,
+        }
+    }
+
+    /// Publishes `{id, type, properties}`.
+    pub(crate) fn publish(&self, kind: &str, properties: Value) {
+        if self.sender.receiver_count() == 0 {
+            return;
+        }
+        let event = json!({"id": event_id(), "type": kind, "properties": properties});
+        let _ = self.sender.send(Arc::from(event.to_string()));
+    }
+
+    /// The gate's event as opencode's.
+    pub(crate) fn publish_permission(&self, event: &PermissionEvent) {
+        match event {
+            PermissionEvent::Asked(request) => self.publish(
+                "permission.asked",
+                serde_json::to_value(PermissionInfo::of(request)).unwrap_or(Value::Null),
+            ),
+            PermissionEvent::Replied {
+                session_id,
+                request_id,
+                reply,
+            } => self.publish(
+                "permission.replied",
+                json!({"sessionID": session_id, "requestID": request_id, "reply": reply_word(reply)}),
+            ),
+            _ => {}
+        }
+    }
+
+    /// `session.status` busy.
+    pub(crate) fn busy(&self, session_id: &str) {
+        self.publish(
+            "session.status",
+            json!({"sessionID": session_id, "status": {"type": "busy"}}),
+        );
+    }
+
+    /// `session.status` idle, then `session.idle`.
+    pub(crate) fn idle(&self, session_id: &str) {
+        self.publish(
+            "session.status",
+            json!({"sessionID": session_id, "status": {"type": "idle"}}),
+        );
+        self.publish("session.idle", json!({"sessionID": session_id}));
+    }
+
+    /// An SSE response: `server.connected` first, then every event. Ends
+    /// when the client lags behind the bus capacity or the bus closes.
+    pub(crate) fn sse(
+        &self,
+        stop: CancellationToken,
+    ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>> + use<>> {
+        let receiver = self.sender.subscribe();
+        let connected = json!({"id": event_id(), "type": "server.connected", "properties": {}});
+        let first = futures::stream::once(async move {
+            Ok::<_, Infallible>(SseEvent::default().data(connected.to_string()))
+        });
+        let rest = futures::stream::unfold(receiver, |mut receiver| async move {
+            match receiver.recv().await {
+                Ok(event) => Some((Ok(SseEvent::default().data(&*event)), receiver)),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "an event client lagged behind; disconnecting it");
+                    None
+                }
+                Err(broadcast::error::RecvError::Closed) => None,
+            }
+        });
+        let stream = futures::StreamExt::take_until(
+            futures::StreamExt::chain(first, rest),
+            stop.cancelled_owned(),
+        );
+        Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(10)))
+    }
+}
+
+/// opencode's word for a reply (`grant` is a `once` with a sandbox grant).
+fn reply_word(reply: &Reply) -> &'static str {
+    match reply {
+        Reply::Always => "always",
+        Reply::Reject { .. } => "reject",
+        _ => "once",
+    }
+}
+
+/// A message of the turn as far as its events tell.
+struct Known {
+    message: Message,
+    parent: Option<String>,
+}
+
+/// Turns one turn's engine events into opencode's events.
+pub(crate) struct TurnTranslator {
+    directory: PathBuf,
+    provider_id: String,
+    model_id: String,
+    agent: String,
+    last_user: HashMap<String, String>,
+    messages: HashMap<String, Known>,
+}
+
+impl TurnTranslator {
+    pub(crate) fn new(
+        directory: PathBuf,
+        provider_id: String,
+        model_id: String,
+        agent: String,
+    ) -> Self {
+        TurnTranslator {
+            directory,
+            provider_id,
+            model_id,
+            agent,
+            last_user: HashMap::new(),
+            messages: HashMap::new(),
+        }
+    }
+
+    fn info(&self, known: &Known) -> Value {
+        message_info(
+            &known.message,
+            &MessageContext {
+                directory: &self.directory,
+                provider_id: &self.provider_id,
+                model_id: &self.model_id,
+                parent_id: known.parent.as_deref(),
+            },
+        )
+    }
+
+    fn updated(&self, message_id: &str, bus: &Bus) {
+        if let Some(known) = self.messages.get(message_id) {
+            bus.publish(
+                "message.updated",
+                json!({"sessionID": known.message.session_id, "info": self.info(known)}),
+            );
+        }
+    }
+
+    /// Publishes what `event` means to opencode's clients.
+    pub(crate) fn publish(&mut self, event: &Event, bus: &Bus) {
+        match event {
+            Event::MessageCreated {
+                session_id,
+                message_id,
+                role,
+            } => {
+                let mut message = Message::new(session_id.as_str(), *role);
+                message.id = message_id.clone();
+                message.agent = self.agent.clone();
+                message.time.start = now_ms();
+                if *role == Role::User {
+                    message.time.end = Some(message.time.start);
+                    self.last_user
+                        .insert(session_id.clone(), message_id.clone());
+                }
+                let parent = match role {
+                    Role::Assistant => self.last_user.get(session_id).cloned(),
+                    Role::User => None,
+                };
+                self.messages
+                    .insert(message_id.clone(), Known { message, parent });
+                self.updated(message_id, bus);
+            }
+            Event::StepFinished {
+                message_id, usage, ..
+            } => {
+                if let Some(known) = self.messages.get_mut(message_id) {
+                    add_usage(&mut known.message.usage, usage);
+                }
+            }
+            Event::MessageCompleted {
+                message_id,
+                finish,
+                error,
+                ..
+            } => {
+                if let Some(known) = self.messages.get_mut(message_id) {
+                    known.message.time.end = Some(now_ms());
+                    known.message.finish = finish.clone();
+                    known.message.error = error.clone();
+                }
+                self.updated(message_id, bus);
+            }
+            Event::PartCreated {
+                session_id,
+                message_id,
+                part,
+            }
+            | Event::PartUpdated {
+                session_id,
+                message_id,
+                part,
+            } => {
+                let now = now_ms();
+                bus.publish(
+                    "message.part.updated",
+                    json!({"sessionID": session_id, "part": part_json(part, session_id, message_id, now), "time": now}),
+                );
+            }
+            Event::PartDelta {
+                session_id,
+                message_id,
+                part_id,
+                field: DeltaField::Text | DeltaField::Reasoning,
+                delta,
+            } if !delta.is_empty() => bus.publish(
+                "message.part.delta",
+                json!({"sessionID": session_id, "messageID": message_id, "partID": part_id, "field": "text", "delta": delta}),
+            ),
+            Event::SessionStatus {
+                session_id,
+                status:
+                    SessionStatus::Retry {
+                        attempt,
+                        message,
+                        next,
+                    },
+            } => bus.publish(
+                "session.status",
+                json!({"sessionID": session_id, "status": {"type": "retry", "attempt": attempt, "message": message, "next": next}}),
+            ),
+            Event::Error {
+                session_id, error, ..
+            } => bus.publish(
+                "session.error",
+                json!({"sessionID": session_id, "error": error_json(error)}),
+            ),
+            // Busy and idle are the server's own (around the whole turn);
+            // permission events come from the gate, once for all sessions.
+            _ => {}
+        }
+    }
+}
+
+fn add_usage(total: &mut Usage, step: &Usage) {
+    total.input += step.input;
+    total.output += step.output;
+    total.reasoning += step.reasoning;
+    total.cache_read += step.cache_read;
+    total.cache_write += step.cache_write;
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::Part;
+
+    fn next(receiver: &mut broadcast::Receiver<Arc<str>>) -> Value {
+        serde_json::from_str(&receiver.try_recv().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_turn_reads_as_opencode_events() {
+        let bus = Bus::new(64);
+        let mut receiver = bus.sender.subscribe();
+        let mut turn = TurnTranslator::new("/w".into(), "mock".into(), "m1".into(), "build".into());
+        turn.publish(
+            &Event::MessageCreated {
+                session_id: "ses_1".into(),
+                message_id: "msg_1".into(),
+                role: Role::User,
+            },
+            &bus,
+        );
+        turn.publish(
+            &Event::MessageCreated {
+                session_id: "ses_1".into(),
+                message_id: "msg_2".into(),
+                role: Role::Assistant,
+            },
+            &bus,
+        );
+        turn.publish(
+            &Event::PartDelta {
+                session_id: "ses_1".into(),
+                message_id: "msg_2".into(),
+                part_id: "prt_1".into(),
+                field: DeltaField::Text,
+                delta: "Hel".into(),
+            },
+            &bus,
+        );
+        turn.publish(
+            &Event::PartUpdated {
+                session_id: "ses_1".into(),
+                message_id: "msg_2".into(),
+                part: Part::Text {
+                    id: "prt_1".into(),
+                    text: "Hello".into(),
+                    synthetic: false,
+                    provider_metadata: None,
+                },
+            },
+            &bus,
+        );
+        let user = next(&mut receiver);
+        assert_eq!(user["type"], "message.updated");
+        assert_eq!(user["properties"]["info"]["role"], "user");
+        assert!(user["id"].as_str().unwrap().starts_with("evt_"));
+        let assistant = next(&mut receiver);
+        assert_eq!(assistant["properties"]["info"]["parentID"], "msg_1");
+        assert_eq!(assistant["properties"]["info"]["providerID"], "mock");
+        let delta = next(&mut receiver);
+        assert_eq!(delta["type"], "message.part.delta");
+        assert_eq!(delta["properties"]["delta"], "Hel");
+        assert_eq!(delta["properties"]["field"], "text");
+        let part = next(&mut receiver);
+        assert_eq!(part["type"], "message.part.updated");
+        assert_eq!(part["properties"]["part"]["text"], "Hello");
+        assert_eq!(part["properties"]["part"]["messageID"], "msg_2");
+    }
+
+    #[test]
+    fn replies_read_as_opencode_words() {
+        let bus = Bus::new(4);
+        let mut receiver = bus.sender.subscribe();
+        bus.publish_permission(&PermissionEvent::Replied {
+            session_id: "ses_1".into(),
+            request_id: "per_1".into(),
+            reply: Reply::correct("no"),
+        });
+        let replied = next(&mut receiver);
+        assert_eq!(
+            replied["properties"],
+            json!({"sessionID": "ses_1", "requestID": "per_1", "reply": "reject"})
+        );
+    }
+}

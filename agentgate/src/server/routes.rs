@@ -1,0 +1,558 @@
+//! The routes, their handlers and the OpenAPI document (`GET /doc`).
+
+use std::sync::Arc;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, Path, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use utoipa::OpenApi;
+
+use super::state::{Failure, Shared, answer_of, parts_of};
+use super::wire::{
+    CreateSession, ErrorBody, ErrorData, Health, MessageContext, MessageWithParts, PermissionInfo,
+    PromptBody, ReplyBody, RespondBody, SessionInfo, with_parts,
+};
+use crate::{AgentEnvironment, Agents, DEFAULT_APP, Message, ModelRef, Role};
+
+/// The routes served, as the unknown-route answer lists them.
+pub(crate) const ROUTES: &[&str] = &[
+    "GET /global/health",
+    "GET /event",
+    "GET /session",
+    "POST /session",
+    "GET /session/{sessionID}",
+    "DELETE /session/{sessionID}",
+    "GET /session/{sessionID}/message",
+    "POST /session/{sessionID}/message",
+    "POST /session/{sessionID}/prompt_async",
+    "POST /session/{sessionID}/abort",
+    "POST /session/{sessionID}/permissions/{permissionID}",
+    "GET /permission",
+    "POST /permission/{requestID}/reply",
+    "GET /agent",
+    "GET /config",
+    "GET /doc",
+];
+
+/// An error answer: `{name, data: {message}}` with `status`.
+pub(crate) fn api_error(status: StatusCode, name: &str, message: String) -> Response {
+    let body = ErrorBody {
+        name: name.to_string(),
+        data: ErrorData {
+            message,
+            routes: None,
+        },
+    };
+    (status, Json(body)).into_response()
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        match self {
+            Failure::BadRequest(m) => api_error(StatusCode::BAD_REQUEST, "BadRequestError", m),
+            Failure::NotFound(m) => api_error(StatusCode::NOT_FOUND, "NotFoundError", m),
+            Failure::Aborted(m) => api_error(StatusCode::CONFLICT, "MessageAbortedError", m),
+            Failure::Internal(m) => api_error(StatusCode::INTERNAL_SERVER_ERROR, "UnknownError", m),
+        }
+    }
+}
+
+/// A JSON body whose rejections (malformed, wrong content type, too
+/// large) are answered as JSON errors with their status.
+pub(crate) struct JsonBody<T>(pub(crate) T);
+
+impl<S, T> FromRequest<S> for JsonBody<T>
+where
+    Json<T>: FromRequest<S, Rejection = JsonRejection>,
+    S: Send + Sync,
+{
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(request, state).await {
+            Ok(Json(value)) => Ok(JsonBody(value)),
+            Err(rejection) => Err(api_error(
+                rejection.status(),
+                "BadRequestError",
+                rejection.body_text(),
+            )),
+        }
+    }
+}
+
+type Shared_ = State<Arc<Shared>>;
+
+/// The router of `shared`, without the guard and CORS layers.
+pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/global/health", get(health))
+        .route("/event", get(events))
+        .route("/session", get(list_sessions).post(create_session))
+        .route(
+            "/session/{session_id}",
+            get(get_session).delete(delete_session),
+        )
+        .route(
+            "/session/{session_id}/message",
+            get(list_messages).post(prompt),
+        )
+        .route("/session/{session_id}/prompt_async", post(prompt_async))
+        .route("/session/{session_id}/abort", post(abort))
+        .route(
+            "/session/{session_id}/permissions/{permission_id}",
+            post(respond),
+        )
+        .route("/permission", get(list_permissions))
+        .route("/permission/{request_id}/reply", post(reply))
+        .route("/agent", get(agents))
+        .route("/config", get(config))
+        .route("/doc", get(doc))
+        .fallback(not_found)
+        .with_state(shared)
+}
+
+async fn not_found(request: Request) -> Response {
+    let body = ErrorBody {
+        name: "NotFoundError".to_string(),
+        data: ErrorData {
+            message: format!(
+                "{} {} is not served here",
+                request.method(),
+                request.uri().path()
+            ),
+            routes: Some(ROUTES.iter().map(|r| r.to_string()).collect()),
+        },
+    };
+    (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+#[utoipa::path(get, path = "/global/health", responses((status = 200, body = Health)))]
+async fn health() -> Json<Health> {
+    Json(Health {
+        healthy: true,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    })
+}
+
+/// Server-sent events: `server.connected`, then every event as
+/// `{id, type, properties}`.
+#[utoipa::path(get, path = "/event", responses((status = 200, description = "text/event-stream of {id, type, properties}")))]
+async fn events(State(shared): Shared_) -> Response {
+    shared.bus.sse(shared.stop.clone()).into_response()
+}
+
+async fn session_info(shared: &Shared, session: &crate::Session) -> SessionInfo {
+    let updated = shared
+        .store
+        .messages(&session.id)
+        .await
+        .ok()
+        .and_then(|messages| messages.last().map(|m| m.time.end.unwrap_or(m.time.start)));
+    SessionInfo::of(session, updated)
+}
+
+#[utoipa::path(get, path = "/session", responses((status = 200, body = Vec<SessionInfo>)))]
+async fn list_sessions(State(shared): Shared_) -> Result<Json<Vec<SessionInfo>>, Failure> {
+    let sessions = shared.store.sessions().await?;
+    let mut out = Vec::with_capacity(sessions.len());
+    for session in sessions.iter().filter(|s| s.directory == shared.directory) {
+        out.push(session_info(&shared, session).await);
+    }
+    // Most recently updated first, as opencode lists them.
+    out.sort_by(|a, b| b.time.updated.cmp(&a.time.updated));
+    Ok(Json(out))
+}
+
+#[utoipa::path(post, path = "/session", request_body = CreateSession, responses((status = 200, body = SessionInfo)))]
+async fn create_session(
+    State(shared): Shared_,
+    body: axum::body::Bytes,
+) -> Result<Json<SessionInfo>, Failure> {
+    // opencode's clients send no body at all when nothing is set.
+    let body: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateSession::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| Failure::BadRequest(format!("the body is not a session: {e}")))?
+    };
+    let served = shared.create(body.agent, body.title).await?;
+    let session = shared.store.session(&served.agent.session().id).await?;
+    let info = SessionInfo::of(&session, None);
+    shared.bus.publish(
+        "session.created",
+        json!({"sessionID": info.id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
+    );
+    Ok(Json(info))
+}
+
+#[utoipa::path(get, path = "/session/{sessionID}", params(("sessionID" = String, Path)), responses((status = 200, body = SessionInfo), (status = 404, body = ErrorBody)))]
+async fn get_session(
+    State(shared): Shared_,
+    Path(session_id): Path<String>,
+) -> Result<Json<SessionInfo>, Failure> {
+    let session = shared.store.session(&session_id).await?;
+    Ok(Json(session_info(&shared, &session).await))
+}
+
+/// Aborts the session's turn (rejecting its asks), forgets its agent and
+/// deletes it from the store.
+#[utoipa::path(delete, path = "/session/{sessionID}", params(("sessionID" = String, Path)), responses((status = 200, body = bool), (status = 404, body = ErrorBody)))]
+async fn delete_session(
+    State(shared): Shared_,
+    Path(session_id): Path<String>,
+) -> Result<Json<bool>, Failure> {
+    let session = shared.store.session(&session_id).await?;
+    shared.abort(&session_id);
+    shared.forget(&session_id);
+    shared.store.delete_session(&session_id).await?;
+    let info = SessionInfo::of(&session, None);
+    shared.bus.publish(
+        "session.deleted",
+        json!({"sessionID": session_id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
+    );
+    Ok(Json(true))
+}
+
+/// The model the session's messages are shown with.
+async fn model_of(shared: &Shared, session_id: &str) -> (String, String) {
+    if let Ok(served) = shared.served(session_id).await
+        && let Ok(session) = shared.store.session(session_id).await
+        && let Ok(model) = served.agent.engine().model_for(&session)
+    {
+        let info = model.info();
+        return (info.provider.clone(), info.id.clone());
+    }
+    (String::new(), String::new())
+}
+
+fn listed(
+    shared: &Shared,
+    messages: &[Message],
+    model: &(String, String),
+) -> Vec<MessageWithParts> {
+    let mut parent: Option<&str> = None;
+    messages
+        .iter()
+        .map(|message| {
+            if message.role == Role::User {
+                parent = Some(&message.id);
+            }
+            with_parts(
+                message,
+                &MessageContext {
+                    directory: &shared.directory,
+                    provider_id: &model.0,
+                    model_id: &model.1,
+                    parent_id: parent,
+                },
+            )
+        })
+        .collect()
+}
+
+#[utoipa::path(get, path = "/session/{sessionID}/message", params(("sessionID" = String, Path)), responses((status = 200, body = Vec<MessageWithParts>), (status = 404, body = ErrorBody)))]
+async fn list_messages(
+    State(shared): Shared_,
+    Path(session_id): Path<String>,
+) -> Result<Json<Vec<MessageWithParts>>, Failure> {
+    let messages = shared.messages(&session_id).await?;
+    let model = model_of(&shared, &session_id).await;
+    Ok(Json(listed(&shared, &messages, &model)))
+}
+
+/// Starts the prompt's turn on its own task (it runs to its end even if
+/// the client goes away); the task's handle.
+async fn start(
+    shared: &Arc<Shared>,
+    session_id: &str,
+    body: PromptBody,
+) -> Result<tokio::task::JoinHandle<Result<MessageWithParts, Failure>>, Failure> {
+    if body.no_reply == Some(true) {
+        return Err(Failure::BadRequest(
+            "noReply is not supported: every prompt runs a turn".into(),
+        ));
+    }
+    let parts = parts_of(body.parts)?;
+    let served = shared.served(session_id).await?;
+    let model = body.model.map(|m| ModelRef {
+        provider_id: m.provider_id,
+        model_id: m.model_id,
+    });
+    let shared = Arc::clone(shared);
+    let session_id = session_id.to_string();
+    Ok(tokio::spawn(async move {
+        let result = shared.prompt(served, parts, body.agent, model).await?;
+        let answer = answer_of(&result).ok_or_else(|| {
+            Failure::Internal(format!(
+                "the turn ended without an answer: {:?}",
+                result.stop
+            ))
+        })?;
+        let messages = shared.messages(&session_id).await?;
+        let model = model_of(&shared, &session_id).await;
+        let parent = messages
+            .iter()
+            .take_while(|m| m.id != answer.id)
+            .filter(|m| m.role == Role::User)
+            .last()
+            .map(|m| m.id.clone());
+        Ok(with_parts(
+            answer,
+            &MessageContext {
+                directory: &shared.directory,
+                provider_id: &model.0,
+                model_id: &model.1,
+                parent_id: parent.as_deref(),
+            },
+        ))
+    }))
+}
+
+/// Runs a prompt; answers the assistant message when the turn ends. A
+/// prompt sent while the session is busy waits for the turns before it.
+#[utoipa::path(post, path = "/session/{sessionID}/message", params(("sessionID" = String, Path)), request_body = PromptBody, responses((status = 200, body = MessageWithParts), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+async fn prompt(
+    State(shared): Shared_,
+    Path(session_id): Path<String>,
+    JsonBody(body): JsonBody<PromptBody>,
+) -> Result<Json<MessageWithParts>, Failure> {
+    let task = start(&shared, &session_id, body).await?;
+    match task.await {
+        Ok(answer) => answer.map(Json),
+        Err(error) => Err(Failure::Internal(format!(
+            "the turn's task failed: {error}"
+        ))),
+    }
+}
+
+/// Starts a prompt and answers 204 at once; follow `GET /event`.
+#[utoipa::path(post, path = "/session/{sessionID}/prompt_async", params(("sessionID" = String, Path)), request_body = PromptBody, responses((status = 204), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+async fn prompt_async(
+    State(shared): Shared_,
+    Path(session_id): Path<String>,
+    JsonBody(body): JsonBody<PromptBody>,
+) -> Result<StatusCode, Failure> {
+    let task = start(&shared, &session_id, body).await?;
+    tokio::spawn(async move {
+        if let Ok(Err(failure)) = task.await {
+            tracing::warn!(?failure, "an asynchronous prompt failed");
+        }
+    });
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Rejects the session's pending asks and cancels its turn (and the
+/// prompts queued behind it).
+#[utoipa::path(post, path = "/session/{sessionID}/abort", params(("sessionID" = String, Path)), responses((status = 200, body = bool), (status = 404, body = ErrorBody)))]
+async fn abort(
+    State(shared): Shared_,
+    Path(session_id): Path<String>,
+) -> Result<Json<bool>, Failure> {
+    shared.store.session(&session_id).await?;
+    shared.abort(&session_id);
+    Ok(Json(true))
+}
+
+/// The pending asks of every process sharing the relay, oldest first.
+#[utoipa::path(get, path = "/permission", responses((status = 200, body = Vec<PermissionInfo>)))]
+async fn list_permissions(State(shared): Shared_) -> Result<Json<Vec<PermissionInfo>>, Failure> {
+    let pending = shared
+        .relay
+        .pending()
+        .await
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    Ok(Json(pending.iter().map(PermissionInfo::of).collect()))
+}
+
+async fn answer(
+    shared: &Shared,
+    request_id: &str,
+    reply: crate::permission::Reply,
+) -> Result<Json<bool>, Failure> {
+    if shared.reply(request_id, reply).await? {
+        Ok(Json(true))
+    } else {
+        Err(Failure::NotFound(format!(
+            "permission request {request_id} is not pending (answered, withdrawn, or never asked)"
+        )))
+    }
+}
+
+/// Answers an ask: `once`, `always`, or `reject` (with `message`: the
+/// model reads it as feedback).
+#[utoipa::path(post, path = "/permission/{requestID}/reply", params(("requestID" = String, Path)), request_body = ReplyBody, responses((status = 200, body = bool), (status = 404, body = ErrorBody)))]
+async fn reply(
+    State(shared): Shared_,
+    Path(request_id): Path<String>,
+    JsonBody(body): JsonBody<ReplyBody>,
+) -> Result<Json<bool>, Failure> {
+    answer(&shared, &request_id, body.reply.reply(body.message)).await
+}
+
+/// opencode's first route for answering an ask.
+#[utoipa::path(post, path = "/session/{sessionID}/permissions/{permissionID}", params(("sessionID" = String, Path), ("permissionID" = String, Path)), request_body = RespondBody, responses((status = 200, body = bool), (status = 404, body = ErrorBody)))]
+async fn respond(
+    State(shared): Shared_,
+    Path((_session_id, permission_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody<RespondBody>,
+) -> Result<Json<bool>, Failure> {
+    answer(&shared, &permission_id, body.response.reply(None)).await
+}
+
+/// The project's agents (built-in and configured).
+#[utoipa::path(get, path = "/agent", responses((status = 200, body = Vec<Object>)))]
+async fn agents(State(shared): Shared_) -> Json<Vec<Value>> {
+    let Some(config) = &shared.config else {
+        return Json(Vec::new());
+    };
+    let environment = AgentEnvironment::detect(DEFAULT_APP, shared.directory.to_string_lossy());
+    let permission = config.permission.clone().unwrap_or_default();
+    let agents = Agents::from_config(
+        &environment,
+        &permission,
+        &config.agents,
+        config.default_agent.clone(),
+    );
+    Json(
+        agents
+            .list()
+            .into_iter()
+            .map(|agent| {
+                let mut value = serde_json::to_value(agent).unwrap_or(Value::Null);
+                if let Some(object) = value.as_object_mut() {
+                    object.entry("options").or_insert_with(|| json!({}));
+                    if let Some(top_p) = object.remove("top_p") {
+                        object.insert("topP".into(), top_p);
+                    }
+                    if let Some(model) = object.remove("model")
+                        && let Some(text) = model.as_str()
+                        && let Some(model) = ModelRef::parse(text)
+                    {
+                        object.insert(
+                            "model".into(),
+                            json!({"providerID": model.provider_id, "modelID": model.model_id}),
+                        );
+                    }
+                }
+                value
+            })
+            .collect(),
+    )
+}
+
+/// Keys whose values are secrets, redacted from `GET /config`.
+fn secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "authorization",
+        "headers",
+        "environment",
+        "env",
+    ]
+    .iter()
+    .any(|s| key.contains(s))
+}
+
+fn redact(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                if secret_key(key) && !value.is_null() {
+                    *value = Value::String("[redacted]".into());
+                } else {
+                    redact(value);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+/// The directory's configuration, secrets (keys, tokens, headers,
+/// environments) redacted.
+#[utoipa::path(get, path = "/config", responses((status = 200, body = Object)))]
+async fn config(State(shared): Shared_) -> Json<Value> {
+    let mut value = shared
+        .config
+        .as_ref()
+        .map(|c| Value::Object(c.value.clone()))
+        .unwrap_or_else(|| json!({}));
+    redact(&mut value);
+    Json(value)
+}
+
+/// This document.
+#[utoipa::path(get, path = "/doc", responses((status = 200, body = Object)))]
+async fn doc() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "agentgate",
+        description = "opencode's server API, as agentgate serves it"
+    ),
+    paths(
+        health,
+        events,
+        list_sessions,
+        create_session,
+        get_session,
+        delete_session,
+        list_messages,
+        prompt,
+        prompt_async,
+        abort,
+        list_permissions,
+        reply,
+        respond,
+        agents,
+        config,
+        doc
+    )
+)]
+pub(crate) struct ApiDoc;
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted_from_the_config() {
+        let mut config = json!({
+            "model": "mock/m",
+            "provider": {"mock": {"options": {"apiKey": "sk-1", "baseURL": "http://x"}}},
+            "mcp": {"s": {"environment": {"T": "t"}, "command": ["x"]}}
+        });
+        redact(&mut config);
+        assert_eq!(
+            config["provider"]["mock"]["options"]["apiKey"],
+            "[redacted]"
+        );
+        assert_eq!(config["provider"]["mock"]["options"]["baseURL"], "http://x");
+        assert_eq!(config["mcp"]["s"]["environment"], "[redacted]");
+        assert_eq!(config["model"], "mock/m");
+    }
+
+    #[test]
+    fn the_document_names_every_route() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        for route in ROUTES {
+            let (method, path) = route.split_once(' ').unwrap();
+            let entry = &doc["paths"][path][method.to_ascii_lowercase()];
+            assert!(entry.is_object(), "{route} missing from /doc");
+        }
+        assert!(doc["components"]["schemas"]["SessionInfo"].is_object());
+    }
+}

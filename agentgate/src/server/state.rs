@@ -1,0 +1,440 @@
+//! What the handlers share: the sessions this process serves (each with
+//! its agent, built lazily, and its turn queue), the gate, the store, the
+//! relay and the bus; running a prompt, aborting, answering asks.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agentgate_store::AskRelay;
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{Bus, TurnTranslator};
+use super::setup::{AgentFactory, AgentSetup};
+use crate::permission::{PermissionError, PermissionEvent, PermissionGate, Reply};
+use crate::{
+    CodingAgent, Config, Message, ModelRef, Part, PromptError, Role, SessionStore,
+    SessionStoreError, TurnEvent, TurnResult,
+};
+
+/// Why a request failed, with the HTTP status it is answered with.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// 400.
+    BadRequest(String),
+    /// 404.
+    NotFound(String),
+    /// 409: the session was aborted before the queued prompt ran.
+    Aborted(String),
+    /// 500.
+    Internal(String),
+}
+
+impl From<SessionStoreError> for Failure {
+    fn from(error: SessionStoreError) -> Self {
+        match error {
+            SessionStoreError::NotFound(id) => Failure::NotFound(format!("session {id} not found")),
+            other => Failure::Internal(other.to_string()),
+        }
+    }
+}
+
+/// A session this process serves.
+pub(crate) struct Served {
+    pub(crate) agent: CodingAgent,
+    /// One turn at a time: later prompts queue here, in order.
+    turn: tokio::sync::Mutex<()>,
+    /// Cancelled by an abort: the running turn and the prompts queued
+    /// before the abort.
+    epoch: Mutex<CancellationToken>,
+}
+
+impl Served {
+    fn epoch(&self) -> CancellationToken {
+        self.epoch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn abort(&self) {
+        let old = std::mem::replace(
+            &mut *self.epoch.lock().unwrap_or_else(PoisonError::into_inner),
+            CancellationToken::new(),
+        );
+        old.cancel();
+    }
+}
+
+/// The state of one server.
+pub(crate) struct Shared {
+    pub(crate) factory: Arc<dyn AgentFactory>,
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) gate: PermissionGate,
+    pub(crate) relay: Arc<dyn AskRelay>,
+    pub(crate) directory: PathBuf,
+    pub(crate) config: Option<Config>,
+    pub(crate) bus: Bus,
+    sessions: Mutex<HashMap<String, Arc<Served>>>,
+    /// Asks of this process published on the relay and not yet withdrawn.
+    published: Mutex<HashSet<String>>,
+    /// Stops the background tasks when the server stops.
+    pub(crate) stop: CancellationToken,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        factory: Arc<dyn AgentFactory>,
+        store: Arc<dyn SessionStore>,
+        gate: PermissionGate,
+        relay: Arc<dyn AskRelay>,
+        directory: PathBuf,
+        config: Option<Config>,
+        bus: Bus,
+    ) -> Self {
+        Shared {
+            factory,
+            store,
+            gate,
+            relay,
+            directory,
+            config,
+            bus,
+            sessions: Mutex::new(HashMap::new()),
+            published: Mutex::new(HashSet::new()),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    fn setup(&self, resume: Option<String>, agent: Option<String>) -> AgentSetup {
+        AgentSetup {
+            directory: self.directory.clone(),
+            permissions: self.gate.clone(),
+            store: Arc::clone(&self.store),
+            resume,
+            agent,
+        }
+    }
+
+    fn register(&self, agent: CodingAgent) -> Arc<Served> {
+        let id = agent.session().id.clone();
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        // A concurrent request may have built it first: keep that one.
+        Arc::clone(sessions.entry(id).or_insert_with(|| {
+            Arc::new(Served {
+                agent,
+                turn: tokio::sync::Mutex::new(()),
+                epoch: Mutex::new(CancellationToken::new()),
+            })
+        }))
+    }
+
+    /// Creates a session through the factory.
+    pub(crate) async fn create(
+        &self,
+        agent: Option<String>,
+        title: Option<String>,
+    ) -> Result<Arc<Served>, Failure> {
+        let built = self
+            .factory
+            .build(self.setup(None, agent))
+            .await
+            .map_err(|e| {
+                Failure::Internal(format!("the session's agent could not be built: {e}"))
+            })?;
+        if let Some(title) = title {
+            let mut session = self.store.session(&built.session().id).await?;
+            session.title = title;
+            self.store.put_session(&session).await?;
+        }
+        Ok(self.register(built))
+    }
+
+    /// The served session `id`, its agent built now when this process has
+    /// none yet (the session may come from an earlier run or another
+    /// process sharing the store).
+    pub(crate) async fn served(&self, id: &str) -> Result<Arc<Served>, Failure> {
+        if let Some(served) = self
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+        {
+            return Ok(Arc::clone(served));
+        }
+        self.store.session(id).await?;
+        let built = self
+            .factory
+            .build(self.setup(Some(id.to_string()), None))
+            .await
+            .map_err(|e| {
+                Failure::Internal(format!("the session's agent could not be built: {e}"))
+            })?;
+        Ok(self.register(built))
+    }
+
+    /// Forgets a session's agent (after an abort).
+    pub(crate) fn forget(&self, id: &str) -> Option<Arc<Served>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id)
+    }
+
+    /// Stops the server's work: every session is aborted, the bridges and
+    /// the event streams end.
+    pub(crate) fn shutdown(&self) {
+        let ids: Vec<String> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        for id in ids {
+            self.abort(&id);
+        }
+        self.stop.cancel();
+    }
+
+    /// Aborts session `id`: its pending asks are rejected, then the running
+    /// turn and the prompts queued so far are cancelled.
+    pub(crate) fn abort(&self, id: &str) {
+        for request in self.gate.pending() {
+            if request.session_id == id {
+                // NotFound: it was answered meanwhile.
+                let _ = self.gate.reply(&request.id, Reply::reject());
+            }
+        }
+        let served = self
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned();
+        if let Some(served) = served {
+            served.abort();
+        }
+    }
+
+    /// Runs a prompt on `served` once the prompts queued before it have
+    /// run; the turn's result.
+    pub(crate) async fn prompt(
+        self: &Arc<Self>,
+        served: Arc<Served>,
+        parts: Vec<Part>,
+        agent: Option<String>,
+        model: Option<ModelRef>,
+    ) -> Result<TurnResult, Failure> {
+        let epoch = served.epoch();
+        let _turn = served.turn.lock().await;
+        let id = served.agent.session().id.clone();
+        if epoch.is_cancelled() {
+            return Err(Failure::Aborted(format!(
+                "session {id} was aborted before this prompt ran"
+            )));
+        }
+        let engine = served.agent.engine();
+        let mut session = self.store.session(&id).await?;
+        if agent.is_some() || model.is_some() {
+            if let Some(agent) = agent {
+                if engine.agent(&agent).is_none() {
+                    return Err(Failure::BadRequest(format!("unknown agent {agent:?}")));
+                }
+                session.agent = agent;
+            }
+            if let Some(model) = model {
+                session.model = Some(model);
+            }
+            // Checked before it is stored: a bad model would break the
+            // session's next prompts too.
+            engine
+                .model_for(&session)
+                .map_err(|e| Failure::BadRequest(e.to_string()))?;
+            self.store.put_session(&session).await?;
+        }
+        let info = engine
+            .model_for(&session)
+            .map_err(|e| Failure::BadRequest(e.to_string()))?;
+        let info = info.info();
+        let mut translator = TurnTranslator::new(
+            session.directory.clone(),
+            info.provider.clone(),
+            info.id.clone(),
+            session.agent.clone(),
+        );
+        self.bus.busy(&id);
+        let mut stream = Box::pin(engine.prompt_stream(&id, parts, epoch.child_token()));
+        let mut finished = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                TurnEvent::Event(event) => translator.publish(&event, &self.bus),
+                TurnEvent::Finished(result) => finished = Some(result),
+                _ => {}
+            }
+        }
+        self.bus.idle(&id);
+        self.withdraw_resolved().await;
+        match finished {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(PromptError::UnknownAgent(agent))) => {
+                Err(Failure::BadRequest(format!("unknown agent {agent:?}")))
+            }
+            Some(Err(error)) => Err(Failure::Internal(error.to_string())),
+            None => Err(Failure::Internal("the turn ended without a result".into())),
+        }
+    }
+
+    /// Answers request `id`: through the gate when this process holds it,
+    /// else through the relay to the process that does. `false` when no
+    /// process has it pending.
+    pub(crate) async fn reply(&self, id: &str, reply: Reply) -> Result<bool, Failure> {
+        if self.gate.pending().iter().any(|r| r.id == id) {
+            return match self.gate.reply(id, reply) {
+                Ok(()) => Ok(true),
+                Err(PermissionError::NotFound { .. }) => Ok(false),
+                Err(error) => Err(Failure::Internal(error.to_string())),
+            };
+        }
+        self.relay
+            .answer(id, &reply)
+            .await
+            .map_err(|e| Failure::Internal(e.to_string()))
+    }
+
+    /// Withdraws from the relay the asks of this process that are no
+    /// longer pending (answered, or dropped with their turn).
+    async fn withdraw_resolved(&self) {
+        let pending: HashSet<String> = self.gate.pending().into_iter().map(|r| r.id).collect();
+        let gone: Vec<String> = {
+            let mut published = self
+                .published
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let gone = published.difference(&pending).cloned().collect();
+            published.retain(|id| pending.contains(id));
+            gone
+        };
+        for id in gone {
+            if let Err(error) = self.relay.withdraw(&id).await {
+                tracing::warn!(%error, request = %id, "an ask could not be withdrawn from the relay");
+            }
+        }
+    }
+
+    /// Follows the gate (publishing asks on the relay and the bus) and the
+    /// relay (applying replies given in other processes to this gate's
+    /// asks) until the server stops.
+    pub(crate) fn spawn_bridges(self: &Arc<Self>) {
+        let shared = Arc::clone(self);
+        let mut gate_events = self.gate.subscribe();
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    () = shared.stop.cancelled() => break,
+                    event = gate_events.recv() => event,
+                };
+                match event {
+                    Ok(event) => {
+                        shared.bus.publish_permission(&event);
+                        if let PermissionEvent::Asked(request) = &event {
+                            shared
+                                .published
+                                .lock()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .insert(request.id.clone());
+                            if let Err(error) = shared.relay.publish(request).await {
+                                tracing::warn!(%error, "an ask could not be published on the relay");
+                            }
+                        } else {
+                            shared.withdraw_resolved().await;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "permission events lagged");
+                        shared.withdraw_resolved().await;
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+        let shared = Arc::clone(self);
+        let mut replies = self.relay.replies();
+        tokio::spawn(async move {
+            loop {
+                let relayed = tokio::select! {
+                    () = shared.stop.cancelled() => break,
+                    relayed = replies.recv() => relayed,
+                };
+                match relayed {
+                    Ok(relayed) => {
+                        if shared
+                            .gate
+                            .pending()
+                            .iter()
+                            .any(|r| r.id == relayed.request_id)
+                        {
+                            let _ = shared.gate.reply(&relayed.request_id, relayed.reply);
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "relayed replies lagged");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+    }
+
+    /// Session `id`'s messages, with the model of the session for their
+    /// info.
+    pub(crate) async fn messages(&self, id: &str) -> Result<Vec<Message>, Failure> {
+        self.store.session(id).await?;
+        Ok(self.store.messages(id).await?)
+    }
+}
+
+/// The prompt's parts as the engine's: text as text, a subtask as a
+/// subtask, an agent mention as `@name`, a file by its name and URL (not
+/// read here: the model reads it through its tools, past the gate).
+pub(crate) fn parts_of(inputs: Vec<super::wire::PartInput>) -> Result<Vec<Part>, Failure> {
+    let mut parts = Vec::new();
+    for input in inputs {
+        match input.kind.as_str() {
+            "text" => parts.push(Part::text(input.text.unwrap_or_default())),
+            "file" => {
+                let url = input.url.unwrap_or_default();
+                let name = input.filename.unwrap_or_else(|| url.clone());
+                parts.push(Part::text(format!("[file {name}: {url}]")));
+            }
+            "agent" => parts.push(Part::text(format!("@{}", input.name.unwrap_or_default()))),
+            "subtask" => parts.push(Part::Subtask {
+                id: Part::text("").id().to_string(),
+                agent: input.agent.unwrap_or_default(),
+                description: input.description.unwrap_or_default(),
+                prompt: input.prompt.unwrap_or_default(),
+            }),
+            other => {
+                return Err(Failure::BadRequest(format!(
+                    "unknown part type {other:?}: use text, file, agent or subtask"
+                )));
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(Failure::BadRequest(
+            "a prompt needs at least one part".into(),
+        ));
+    }
+    Ok(parts)
+}
+
+/// The last assistant message of a turn.
+pub(crate) fn answer_of(result: &TurnResult) -> Option<&Message> {
+    result
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant)
+}

@@ -1,0 +1,449 @@
+//! The JSON shapes of opencode's server (1.18) for what this server shares
+//! with it: sessions, messages as `{info, parts}`, parts, permission
+//! requests, the request bodies, and errors. The typed ones derive their
+//! OpenAPI schema (`GET /doc`); messages and parts are built as JSON,
+//! field for field as opencode's `Message` and `Part` schemas name them.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
+
+use crate::permission::{PermissionRequest, Reply};
+use crate::transcript::MessageError;
+use crate::{Message, Part, Role, Session, ToolState, Usage};
+
+/// `{healthy, version}` of `GET /global/health`.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Health {
+    pub(crate) healthy: bool,
+    pub(crate) version: String,
+}
+
+/// Start and last-update times of a session, ms since the epoch.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct SessionTime {
+    pub(crate) created: u64,
+    pub(crate) updated: u64,
+}
+
+/// The model a session runs on.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct SessionModel {
+    pub(crate) id: String,
+    #[serde(rename = "providerID")]
+    pub(crate) provider_id: String,
+}
+
+/// opencode's `Session`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionInfo {
+    pub(crate) id: String,
+    pub(crate) slug: String,
+    #[serde(rename = "projectID")]
+    pub(crate) project_id: String,
+    pub(crate) directory: String,
+    #[serde(rename = "parentID", skip_serializing_if = "Option::is_none")]
+    pub(crate) parent_id: Option<String>,
+    pub(crate) title: String,
+    pub(crate) agent: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) model: Option<SessionModel>,
+    pub(crate) version: String,
+    pub(crate) time: SessionTime,
+}
+
+/// The creation time an ascending id (`ses_`, `msg_`, …) carries: its
+/// first 12 hex digits are ms since the epoch.
+pub(crate) fn id_time(id: &str) -> u64 {
+    id.split_once('_')
+        .and_then(|(_, rest)| rest.get(..12))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .unwrap_or(0)
+}
+
+impl SessionInfo {
+    pub(crate) fn of(session: &Session, updated: Option<u64>) -> Self {
+        let created = id_time(&session.id);
+        SessionInfo {
+            id: session.id.clone(),
+            slug: session.id.clone(),
+            project_id: "global".to_string(),
+            directory: session.directory.display().to_string(),
+            parent_id: session.parent_id.clone(),
+            title: session.title.clone(),
+            agent: session.agent.clone(),
+            model: session.model.as_ref().map(|m| SessionModel {
+                id: m.model_id.clone(),
+                provider_id: m.provider_id.clone(),
+            }),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            time: SessionTime {
+                created,
+                updated: updated.unwrap_or(created).max(created),
+            },
+        }
+    }
+}
+
+/// A model named by a request: `{providerID, modelID}`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub(crate) struct ModelChoice {
+    #[serde(rename = "providerID")]
+    pub(crate) provider_id: String,
+    #[serde(rename = "modelID")]
+    pub(crate) model_id: String,
+}
+
+/// The body of `POST /session`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub(crate) struct CreateSession {
+    /// A title for UIs.
+    #[serde(default)]
+    pub(crate) title: Option<String>,
+    /// The agent the session starts in (default: the configured default).
+    #[serde(default)]
+    pub(crate) agent: Option<String>,
+}
+
+/// One part of a prompt: `text`, `file` (named, not read: the model reads
+/// files through its tools, past the permission gate), `agent` or
+/// `subtask`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct PartInput {
+    #[serde(rename = "type")]
+    pub(crate) kind: String,
+    #[serde(default)]
+    pub(crate) text: Option<String>,
+    #[serde(default)]
+    pub(crate) url: Option<String>,
+    #[serde(default)]
+    pub(crate) filename: Option<String>,
+    #[serde(default)]
+    pub(crate) name: Option<String>,
+    #[serde(default)]
+    pub(crate) prompt: Option<String>,
+    #[serde(default)]
+    pub(crate) description: Option<String>,
+    #[serde(default)]
+    pub(crate) agent: Option<String>,
+}
+
+/// The body of `POST /session/{id}/message` and `prompt_async`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PromptBody {
+    /// The prompt's parts, in order.
+    pub(crate) parts: Vec<PartInput>,
+    /// The agent to run this prompt (and the next ones) on.
+    #[serde(default)]
+    pub(crate) agent: Option<String>,
+    /// The model to run this prompt (and the next ones) on.
+    #[serde(default)]
+    pub(crate) model: Option<ModelChoice>,
+    /// Store the prompt without running it: not supported (400).
+    #[serde(default)]
+    pub(crate) no_reply: Option<bool>,
+}
+
+/// The body of `POST /permission/{requestID}/reply`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct ReplyBody {
+    /// `once`, `always` or `reject`.
+    pub(crate) reply: ReplyWord,
+    /// With `reject`: feedback the model reads (reject-with-feedback).
+    #[serde(default)]
+    pub(crate) message: Option<String>,
+}
+
+/// The body of `POST /session/{id}/permissions/{permissionID}` (the route
+/// of opencode's first SDK).
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct RespondBody {
+    /// `once`, `always` or `reject`.
+    pub(crate) response: ReplyWord,
+}
+
+/// An answer to a permission request.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ReplyWord {
+    /// Allow this call.
+    Once,
+    /// Allow, and approve the request's `always` patterns for the project.
+    Always,
+    /// Refuse (and every other pending ask of the session).
+    Reject,
+}
+
+impl ReplyWord {
+    pub(crate) fn reply(self, message: Option<String>) -> Reply {
+        match self {
+            ReplyWord::Once => Reply::Once,
+            ReplyWord::Always => Reply::Always,
+            ReplyWord::Reject => Reply::Reject {
+                feedback: message.filter(|m| !m.trim().is_empty()),
+            },
+        }
+    }
+}
+
+/// The tool call a permission request belongs to.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ToolRef {
+    #[serde(rename = "messageID")]
+    pub(crate) message_id: String,
+    #[serde(rename = "callID")]
+    pub(crate) call_id: String,
+}
+
+/// opencode's `PermissionRequest`.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct PermissionInfo {
+    pub(crate) id: String,
+    #[serde(rename = "sessionID")]
+    pub(crate) session_id: String,
+    pub(crate) permission: String,
+    pub(crate) patterns: Vec<String>,
+    #[schema(value_type = Object)]
+    pub(crate) metadata: Value,
+    pub(crate) always: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool: Option<ToolRef>,
+}
+
+impl PermissionInfo {
+    pub(crate) fn of(request: &PermissionRequest) -> Self {
+        PermissionInfo {
+            id: request.id.clone(),
+            session_id: request.session_id.clone(),
+            permission: request.permission.clone(),
+            patterns: request.patterns.clone(),
+            metadata: request.metadata.clone(),
+            always: request.always.clone(),
+            tool: request.tool.as_ref().map(|t| ToolRef {
+                message_id: t.message_id.clone(),
+                call_id: t.call_id.clone(),
+            }),
+        }
+    }
+}
+
+/// An error: `{name, data: {message}}`, as opencode's errors read.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ErrorBody {
+    pub(crate) name: String,
+    pub(crate) data: ErrorData,
+}
+
+/// What an error says.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ErrorData {
+    pub(crate) message: String,
+    /// For an unknown route: the routes this server serves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) routes: Option<Vec<String>>,
+}
+
+/// A message with its parts, `{info, parts}`, in opencode's shapes.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct MessageWithParts {
+    #[schema(value_type = Object)]
+    pub(crate) info: Value,
+    #[schema(value_type = Vec<Object>)]
+    pub(crate) parts: Vec<Value>,
+}
+
+/// What a message's info needs besides the message: where the session
+/// runs, on which model, and (for an assistant message) the user message
+/// it answers.
+#[derive(Debug, Clone)]
+pub(crate) struct MessageContext<'a> {
+    pub(crate) directory: &'a Path,
+    pub(crate) provider_id: &'a str,
+    pub(crate) model_id: &'a str,
+    pub(crate) parent_id: Option<&'a str>,
+}
+
+fn tokens(usage: &Usage) -> Value {
+    json!({
+        "total": usage.input + usage.output + usage.cache_read + usage.cache_write,
+        "input": usage.input,
+        "output": usage.output,
+        "reasoning": usage.reasoning,
+        "cache": {"read": usage.cache_read, "write": usage.cache_write},
+    })
+}
+
+/// A recorded error as opencode names its kinds.
+pub(crate) fn error_json(error: &MessageError) -> Value {
+    let name = match error.name.as_str() {
+        "aborted" => "MessageAbortedError",
+        "context_overflow" => "ContextOverflowError",
+        "output_length" | "length" => "MessageOutputLengthError",
+        "content_filter" => "ContentFilterError",
+        _ => "UnknownError",
+    };
+    json!({"name": name, "data": {"message": error.message}})
+}
+
+/// opencode's `UserMessage` or `AssistantMessage` for `message`.
+pub(crate) fn message_info(message: &Message, ctx: &MessageContext<'_>) -> Value {
+    let model = json!({"providerID": ctx.provider_id, "modelID": ctx.model_id});
+    match message.role {
+        Role::User => json!({
+            "id": message.id,
+            "sessionID": message.session_id,
+            "role": "user",
+            "time": {"created": message.time.start},
+            "agent": message.agent,
+            "model": model,
+        }),
+        Role::Assistant => {
+            let mut info = json!({
+                "id": message.id,
+                "sessionID": message.session_id,
+                "role": "assistant",
+                "time": {"created": message.time.start},
+                "parentID": ctx.parent_id.unwrap_or_default(),
+                "modelID": ctx.model_id,
+                "providerID": ctx.provider_id,
+                "mode": message.agent,
+                "agent": message.agent,
+                "path": {"cwd": ctx.directory.display().to_string(), "root": ctx.directory.display().to_string()},
+                "cost": 0,
+                "tokens": tokens(&message.usage),
+            });
+            if let Some(end) = message.time.end {
+                info["time"]["completed"] = json!(end);
+            }
+            if let Some(finish) = &message.finish {
+                info["finish"] = serde_json::to_value(finish).unwrap_or(Value::Null);
+            }
+            if let Some(error) = &message.error {
+                info["error"] = error_json(error);
+            }
+            if message.summary {
+                info["summary"] = json!(true);
+            }
+            info
+        }
+    }
+}
+
+/// opencode's `Part` for `part` of message `message_id`.
+pub(crate) fn part_json(part: &Part, session_id: &str, message_id: &str, time: u64) -> Value {
+    let mut out = Map::new();
+    out.insert("id".into(), json!(part.id()));
+    out.insert("sessionID".into(), json!(session_id));
+    out.insert("messageID".into(), json!(message_id));
+    match part {
+        Part::Text {
+            text, synthetic, ..
+        } => {
+            out.insert("type".into(), json!("text"));
+            out.insert("text".into(), json!(text));
+            if *synthetic {
+                out.insert("synthetic".into(), json!(true));
+            }
+        }
+        Part::Reasoning { text, .. } => {
+            out.insert("type".into(), json!("reasoning"));
+            out.insert("text".into(), json!(text));
+            out.insert("time".into(), json!({"start": time}));
+        }
+        Part::Tool(tool) => {
+            out.insert("type".into(), json!("tool"));
+            out.insert("callID".into(), json!(tool.call_id));
+            out.insert("tool".into(), json!(tool.tool));
+            out.insert("state".into(), tool_state(&tool.state));
+        }
+        Part::StepStart { .. } => {
+            out.insert("type".into(), json!("step-start"));
+        }
+        Part::StepFinish { reason, usage, .. } => {
+            out.insert("type".into(), json!("step-finish"));
+            out.insert(
+                "reason".into(),
+                serde_json::to_value(reason).unwrap_or(Value::Null),
+            );
+            out.insert("cost".into(), json!(0));
+            out.insert("tokens".into(), tokens(usage));
+        }
+        Part::Compaction { auto, overflow, .. } => {
+            out.insert("type".into(), json!("compaction"));
+            out.insert("auto".into(), json!(auto));
+            out.insert("overflow".into(), json!(overflow));
+        }
+        Part::Subtask {
+            agent,
+            description,
+            prompt,
+            ..
+        } => {
+            out.insert("type".into(), json!("subtask"));
+            out.insert("agent".into(), json!(agent));
+            out.insert("description".into(), json!(description));
+            out.insert("prompt".into(), json!(prompt));
+        }
+        _ => {
+            out.insert("type".into(), json!("unknown"));
+        }
+    }
+    Value::Object(out)
+}
+
+/// A tool state as opencode's `ToolState` (the same fields; `compacted`
+/// is left out, opencode records it as a time).
+fn tool_state(state: &ToolState) -> Value {
+    let mut value = serde_json::to_value(state).unwrap_or_else(|_| json!({}));
+    if let Some(object) = value.as_object_mut() {
+        object.remove("compacted");
+        if let ToolState::Error { .. } = state
+            && let Some(time) = object.get_mut("time")
+            && time.get("end").is_none()
+        {
+            let start = time.get("start").cloned().unwrap_or(json!(0));
+            time["end"] = start;
+        }
+    }
+    value
+}
+
+/// A message and its parts as `{info, parts}`.
+pub(crate) fn with_parts(message: &Message, ctx: &MessageContext<'_>) -> MessageWithParts {
+    MessageWithParts {
+        info: message_info(message, ctx),
+        parts: message
+            .parts
+            .iter()
+            .map(|part| part_json(part, &message.session_id, &message.id, message.time.start))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn ids_carry_their_creation_time() {
+        let id = crate::Session::new("build", "/tmp").id;
+        assert!(id_time(&id) > 1_700_000_000_000);
+        assert_eq!(id_time("ses_0000019abc12ef000001"), 0x019abc12ef00);
+        assert_eq!(id_time("nonsense"), 0);
+    }
+
+    #[test]
+    fn a_reject_with_feedback_corrects_and_an_empty_one_rejects() {
+        assert_eq!(
+            ReplyWord::Reject.reply(Some("use cargo".into())),
+            Reply::correct("use cargo")
+        );
+        assert_eq!(ReplyWord::Reject.reply(Some("  ".into())), Reply::reject());
+        assert_eq!(ReplyWord::Once.reply(Some("ignored".into())), Reply::Once);
+    }
+}
