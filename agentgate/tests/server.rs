@@ -1,0 +1,514 @@
+//! `agentgate::server` on a loopback port, driven over HTTP: the guard
+//! (auth, origins), the 404 and body-limit answers, and a session whose
+//! turn raises an ask that a reply, a relayed reply or an abort resolves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentgate::permission::{Action, Rule, Ruleset};
+use agentgate::server::{AgentFactory, AgentSetup, Auth, FactoryError, Server, ServerError};
+use agentgate::{
+    CodingAgent, ConfigLoader, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool,
+};
+use agentgate_core::testing::{Script, ScriptedModel};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct GuardedArgs {
+    /// What to do.
+    what: String,
+}
+
+/// A tool that asks permission `guarded` before it acts.
+struct Guarded;
+
+#[agentgate::async_trait]
+impl TypedTool for Guarded {
+    type Args = GuardedArgs;
+    fn id(&self) -> &str {
+        "guarded"
+    }
+    fn description(&self) -> &str {
+        "Does something only after asking."
+    }
+    async fn run(&self, args: GuardedArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        ctx.ask(
+            "guarded",
+            [args.what.clone()],
+            Vec::<String>::new(),
+            json!({}),
+        )
+        .await?;
+        Ok(ToolOutput::text(format!("did {}", args.what)))
+    }
+}
+
+/// Each session on the scripted model, with the one tool and a rule that
+/// asks for it; configuration isolated from the machine's.
+struct Scripted {
+    model: Arc<ScriptedModel>,
+    home: PathBuf,
+}
+
+#[agentgate::async_trait]
+impl AgentFactory for Scripted {
+    async fn build(&self, setup: AgentSetup) -> Result<CodingAgent, FactoryError> {
+        let mut tools = ToolRegistry::new();
+        tools.register(Guarded);
+        let loader = ConfigLoader::new(setup.directory())
+            .home(&self.home)
+            .global_dir(self.home.join("global"))
+            .env(|_| None);
+        let builder = CodingAgent::builder(setup.directory())
+            .config(loader)
+            .model(self.model.clone())
+            .tools(tools)
+            .without_mcp()
+            .session_permission(Ruleset::from(vec![Rule::new("guarded", "*", Action::Ask)]));
+        Ok(setup.apply(builder).build().await?)
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentgate-server-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    dir
+}
+
+struct Running {
+    base: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    model: Arc<ScriptedModel>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn start(
+    name: &str,
+    scripts: Vec<Script>,
+    configure: impl FnOnce(agentgate::server::ServerBuilder) -> agentgate::server::ServerBuilder,
+) -> Running {
+    let dir = scratch(name);
+    let model = Arc::new(ScriptedModel::new(scripts));
+    let factory = Scripted {
+        model: model.clone(),
+        home: dir.join("home"),
+    };
+    let builder =
+        Server::builder(Arc::new(factory), &dir).address(SocketAddr::from(([127, 0, 0, 1], 0)));
+    let bound = configure(builder).build().unwrap().bind().await.unwrap();
+    let base = format!("http://{}", bound.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    tokio::spawn(bound.serve(async move {
+        let _ = stopped.await;
+    }));
+    Running {
+        base,
+        stop: Some(stop),
+        model,
+    }
+}
+
+/// Reads server-sent events as JSON values.
+struct Events {
+    stream: futures::stream::BoxStream<'static, reqwest::Result<Vec<u8>>>,
+    buffer: String,
+}
+
+impl Events {
+    async fn open(base: &str) -> Events {
+        let response = reqwest::get(format!("{base}/event")).await.unwrap();
+        assert_eq!(response.status(), 200);
+        Events {
+            stream: response
+                .bytes_stream()
+                .map(|r| r.map(|b| b.to_vec()))
+                .boxed(),
+            buffer: String::new(),
+        }
+    }
+
+    async fn next(&mut self) -> Value {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let data: String = block
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                if !data.is_empty() {
+                    return serde_json::from_str(&data).unwrap();
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.stream.next())
+                .await
+                .expect("an event within 30 s")
+                .expect("the event stream is open")
+                .unwrap();
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// The next event of type `kind`.
+    async fn until(&mut self, kind: &str) -> Value {
+        loop {
+            let event = self.next().await;
+            if event["type"] == kind {
+                return event;
+            }
+        }
+    }
+}
+
+fn call_then_answer() -> Vec<Script> {
+    vec![
+        Script::calls([("call_1", "guarded", json!({"what": "the thing"}))]),
+        Script::reply("finished"),
+    ]
+}
+
+async fn post(url: &str, body: Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn new_session(base: &str) -> String {
+    let session: Value = post(&format!("{base}/session"), json!({"title": "t"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(session["title"], "t");
+    session["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_non_loopback_address_needs_a_password() {
+    let dir = scratch("unprotected");
+    let factory = Scripted {
+        model: Arc::new(ScriptedModel::new([])),
+        home: dir.join("home"),
+    };
+    let built = Server::builder(Arc::new(factory), &dir)
+        .address(SocketAddr::from(([0, 0, 0, 0], 0)))
+        .build();
+    assert!(matches!(built, Err(ServerError::Unprotected(_))));
+}
+
+#[tokio::test]
+async fn basic_auth_is_required_when_configured() {
+    let server = start("auth", vec![], |b| b.auth(Auth::password("pw"))).await;
+    let client = reqwest::Client::new();
+    let url = format!("{}/global/health", server.base);
+    let refused = client.get(&url).send().await.unwrap();
+    assert_eq!(refused.status(), 401);
+    assert!(refused.headers().contains_key("www-authenticate"));
+    let wrong = client
+        .get(&url)
+        .basic_auth("opencode", Some("nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let ok = client
+        .get(&url)
+        .basic_auth("opencode", Some("pw"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    assert_eq!(ok.json::<Value>().await.unwrap()["healthy"], true);
+}
+
+#[tokio::test]
+async fn unknown_routes_answer_a_json_404_naming_the_routes() {
+    let server = start("notfound", vec![], |b| b).await;
+    let response = reqwest::get(format!("{}/tui/open-help", server.base))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["name"], "NotFoundError");
+    let routes = body["data"]["routes"].as_array().unwrap();
+    assert!(routes.contains(&json!("POST /permission/{requestID}/reply")));
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_refused() {
+    let server = start("limit", vec![], |b| b.body_limit(1024)).await;
+    let id = new_session(&server.base).await;
+    let big = "x".repeat(4096);
+    let response = post(
+        &format!("{}/session/{id}/message", server.base),
+        json!({"parts": [{"type": "text", "text": big}]}),
+    )
+    .await;
+    assert_eq!(response.status(), 413);
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["name"],
+        "BadRequestError"
+    );
+    assert_eq!(server.model.remaining(), 0, "no turn ran");
+}
+
+#[tokio::test]
+async fn cross_site_requests_are_refused_unless_their_origin_is_configured() {
+    let closed = start("cors-closed", vec![], |b| b).await;
+    let client = reqwest::Client::new();
+    let refused = client
+        .get(format!("{}/session", closed.base))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    assert!(
+        !refused
+            .headers()
+            .contains_key("access-control-allow-origin")
+    );
+
+    let open = start("cors-open", vec![], |b| b.cors("http://app.example")).await;
+    let allowed = client
+        .get(format!("{}/session", open.base))
+        .header("origin", "http://app.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(allowed.status(), 200);
+    assert_eq!(
+        allowed.headers()["access-control-allow-origin"],
+        "http://app.example"
+    );
+    let other = client
+        .get(format!("{}/session", open.base))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 403);
+}
+
+#[tokio::test]
+async fn a_foreign_host_name_is_refused_without_a_password() {
+    let server = start("rebinding", vec![], |b| b).await;
+    let response = reqwest::Client::new()
+        .get(format!("{}/session", server.base))
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+}
+
+#[tokio::test]
+async fn a_reply_for_an_unknown_request_is_a_404() {
+    let server = start("unknown-reply", vec![], |b| b).await;
+    let response = post(
+        &format!("{}/permission/per_nope/reply", server.base),
+        json!({"reply": "once"}),
+    )
+    .await;
+    assert_eq!(response.status(), 404);
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["name"],
+        "NotFoundError"
+    );
+    let bad = post(
+        &format!("{}/permission/per_nope/reply", server.base),
+        json!({"reply": "maybe"}),
+    )
+    .await;
+    assert_eq!(bad.status(), 422);
+}
+
+#[tokio::test]
+async fn an_ask_answered_once_lets_the_tool_run_and_the_turn_answers() {
+    let server = start("once", call_then_answer(), |b| b).await;
+    let id = new_session(&server.base).await;
+    let mut events = Events::open(&server.base).await;
+    assert_eq!(events.next().await["type"], "server.connected");
+    let url = format!("{}/session/{id}/message", server.base);
+    let turn = tokio::spawn(async move {
+        post(&url, json!({"parts": [{"type": "text", "text": "go"}]})).await
+    });
+    let asked = events.until("permission.asked").await;
+    let request = asked["properties"]["id"].as_str().unwrap().to_string();
+    assert_eq!(asked["properties"]["sessionID"], id.as_str());
+    assert_eq!(asked["properties"]["patterns"], json!(["the thing"]));
+    let pending: Value = reqwest::get(format!("{}/permission", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(pending[0]["id"], request.as_str());
+    let replied = post(
+        &format!("{}/permission/{request}/reply", server.base),
+        json!({"reply": "once"}),
+    )
+    .await;
+    assert_eq!(replied.status(), 200);
+    assert_eq!(
+        events.until("permission.replied").await["properties"]["reply"],
+        "once"
+    );
+    let answer: Value = turn.await.unwrap().json().await.unwrap();
+    assert_eq!(answer["info"]["role"], "assistant");
+    assert_eq!(
+        answer["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["type"] == "text")
+            .unwrap()["text"],
+        "finished"
+    );
+    events.until("session.idle").await;
+    let messages: Value = reqwest::get(format!("{}/session/{id}/message", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let tool = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap().clone())
+        .find(|p| p["type"] == "tool")
+        .unwrap();
+    assert_eq!(tool["state"]["status"], "completed");
+    assert_eq!(tool["state"]["output"], "did the thing");
+    let pending: Value = reqwest::get(format!("{}/permission", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(pending, json!([]), "the answered ask is withdrawn");
+}
+
+#[tokio::test]
+async fn aborting_a_session_rejects_the_ask_it_waits_on() {
+    let server = start("abort", call_then_answer(), |b| b).await;
+    let id = new_session(&server.base).await;
+    let mut events = Events::open(&server.base).await;
+    let accepted = post(
+        &format!("{}/session/{id}/prompt_async", server.base),
+        json!({"parts": [{"type": "text", "text": "go"}]}),
+    )
+    .await;
+    assert_eq!(accepted.status(), 204);
+    let asked = events.until("permission.asked").await;
+    let request = asked["properties"]["id"].as_str().unwrap().to_string();
+    let aborted = post(&format!("{}/session/{id}/abort", server.base), json!({})).await;
+    assert_eq!(aborted.status(), 200);
+    let replied = events.until("permission.replied").await;
+    assert_eq!(replied["properties"]["requestID"], request.as_str());
+    assert_eq!(replied["properties"]["reply"], "reject");
+    events.until("session.idle").await;
+    let late = post(
+        &format!("{}/permission/{request}/reply", server.base),
+        json!({"reply": "once"}),
+    )
+    .await;
+    assert_eq!(late.status(), 404, "the rejected ask is no longer pending");
+    let messages: Value = reqwest::get(format!("{}/session/{id}/message", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let tool = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap().clone())
+        .find(|p| p["type"] == "tool")
+        .unwrap();
+    assert_eq!(tool["state"]["status"], "error");
+}
+
+#[tokio::test]
+async fn a_reply_given_to_another_process_reaches_the_ask_through_the_relay() {
+    let relay: Arc<dyn agentgate_store::AskRelay> = Arc::new(agentgate_store::LocalRelay::new());
+    let owner = start("relay-owner", call_then_answer(), {
+        let relay = relay.clone();
+        |b| b.relay(relay)
+    })
+    .await;
+    let other = start("relay-other", vec![], {
+        let relay = relay.clone();
+        |b| b.relay(relay)
+    })
+    .await;
+    let id = new_session(&owner.base).await;
+    let mut events = Events::open(&owner.base).await;
+    let url = format!("{}/session/{id}/message", owner.base);
+    let turn = tokio::spawn(async move {
+        post(&url, json!({"parts": [{"type": "text", "text": "go"}]})).await
+    });
+    let request = events.until("permission.asked").await["properties"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The other server lists it and takes the reply.
+    let listed: Value = reqwest::get(format!("{}/permission", other.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed[0]["id"], request.as_str());
+    let replied = post(
+        &format!("{}/permission/{request}/reply", other.base),
+        json!({"reply": "reject", "message": "not that"}),
+    )
+    .await;
+    assert_eq!(replied.status(), 200);
+    assert_eq!(
+        events.until("permission.replied").await["properties"]["reply"],
+        "reject"
+    );
+    let answer = turn.await.unwrap();
+    assert_eq!(answer.status(), 200);
+    let messages: Value = reqwest::get(format!("{}/session/{id}/message", owner.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let tool = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap().clone())
+        .find(|p| p["type"] == "tool")
+        .unwrap();
+    assert_eq!(tool["state"]["status"], "error");
+    assert!(
+        tool["state"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not that"),
+        "the feedback reaches the model: {tool}"
+    );
+}
