@@ -433,7 +433,7 @@ mod tests {
     fn ids_carry_their_creation_time() {
         let id = crate::Session::new("build", "/tmp").id;
         assert!(id_time(&id) > 1_700_000_000_000);
-        assert_eq!(id_time("ses_0000019abc12ef000001"), 0x019abc12ef00);
+        assert_eq!(id_time("ses_019abc12ef0000000001"), 0x019a_bc12_ef00);
         assert_eq!(id_time("nonsense"), 0);
     }
 
