@@ -69,6 +69,46 @@ pub(crate) enum Command {
     /// the editor's permission requests, sessions are stored as for
     /// `agent run`. stdout carries protocol messages only.
     Acp(AcpArgs),
+    /// Serve opencode's HTTP API (routes, events and JSON of `opencode
+    /// serve`; see docs/server.md) for web hosts and opencode's clients:
+    /// asks wait for an HTTP reply. Loopback only unless --hostname says
+    /// otherwise, and then with a password.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The port to listen on (0: any free one; the URL is printed).
+    #[arg(long, default_value_t = agentgate::server::DEFAULT_PORT)]
+    pub(crate) port: u16,
+    /// The address to listen on. Anything but a loopback address needs a
+    /// password: OPENCODE_SERVER_PASSWORD or AGENT_SERVER_PASSWORD (user
+    /// `opencode`, or OPENCODE_SERVER_USERNAME), else one is generated and
+    /// printed once on stderr.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub(crate) hostname: String,
+    /// An origin browsers may call the API from (repeatable); none by
+    /// default.
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) cors: Vec<String>,
+    /// The model, as provider/model.
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    pub(crate) model: Option<String>,
+    /// Run bash commands in a sandbox (see `agent run --help`).
+    #[arg(long, value_name = "MODE")]
+    pub(crate) sandbox: Option<SandboxMode>,
+}
+
+impl From<ServeArgs> for crate::serve_cli::ServeOptions {
+    fn from(args: ServeArgs) -> Self {
+        crate::serve_cli::ServeOptions {
+            port: args.port,
+            hostname: args.hostname,
+            cors: args.cors,
+            model: args.model,
+            sandbox: args.sandbox,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -86,6 +86,13 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             served?;
             return Ok(ExitCode::SUCCESS);
         }
+        Command::Serve(args) => {
+            let runtime = runtime()?;
+            let served = runtime.block_on(crate::serve_cli::serve(args.into()));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            served?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Permission(command) => command,
         Command::Agents { config, json } => {
             let project = project(config.config)?;
