@@ -231,7 +231,7 @@ impl TurnTranslator {
             } => {
                 if let Some(known) = self.messages.get_mut(message_id) {
                     known.message.time.end = Some(now_ms());
-                    known.message.finish = finish.clone();
+                    known.message.finish = *finish;
                     known.message.error = error.clone();
                 }
                 self.updated(message_id, bus);

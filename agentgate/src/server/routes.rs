@@ -163,7 +163,7 @@ async fn list_sessions(State(shared): Shared_) -> Result<Json<Vec<SessionInfo>>,
         out.push(session_info(&shared, session).await);
     }
     // Most recently updated first, as opencode lists them.
-    out.sort_by(|a, b| b.time.updated.cmp(&a.time.updated));
+    out.sort_by_key(|s| std::cmp::Reverse(s.time.updated));
     Ok(Json(out))
 }
 
