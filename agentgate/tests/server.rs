@@ -512,3 +512,33 @@ async fn a_reply_given_to_another_process_reaches_the_ask_through_the_relay() {
         "the feedback reaches the model: {tool}"
     );
 }
+
+#[tokio::test]
+async fn a_deleted_session_is_gone_from_the_store() {
+    let server = start("delete", vec![], |b| b).await;
+    let id = new_session(&server.base).await;
+    let client = reqwest::Client::new();
+    let listed: Value = reqwest::get(format!("{}/session", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed[0]["id"], id.as_str());
+    let deleted = client
+        .delete(format!("{}/session/{id}", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    let gone = reqwest::get(format!("{}/session/{id}", server.base))
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    let again = client
+        .delete(format!("{}/session/{id}", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 404);
+}

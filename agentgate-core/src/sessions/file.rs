@@ -274,4 +274,37 @@ mod tests {
             assert!(!valid_id(bad), "{bad:?}");
         }
     }
+
+    #[tokio::test]
+    async fn a_deleted_session_and_its_messages_are_gone() {
+        #![allow(clippy::unwrap_used)]
+        let dir =
+            std::env::temp_dir().join(format!("agentgate-file-delete-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = FileSessionStore::open(&dir).await.unwrap();
+        let session = Session::new("build", "/w");
+        store.put_session(&session).await.unwrap();
+        store
+            .put_message(&Message::new(session.id.as_str(), crate::Role::User))
+            .await
+            .unwrap();
+        let other = Session::new("build", "/w");
+        store.put_session(&other).await.unwrap();
+        store.delete_session(&session.id).await.unwrap();
+        assert!(matches!(
+            store.session(&session.id).await,
+            Err(SessionStoreError::NotFound(_))
+        ));
+        assert!(!store.messages_dir(&session.id).unwrap().exists());
+        assert_eq!(store.sessions().await.unwrap(), vec![other]);
+        assert!(matches!(
+            store.delete_session(&session.id).await,
+            Err(SessionStoreError::NotFound(_))
+        ));
+        assert!(matches!(
+            store.delete_session("../x").await,
+            Err(SessionStoreError::NotFound(_))
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
