@@ -542,3 +542,42 @@ async fn a_deleted_session_is_gone_from_the_store() {
         .unwrap();
     assert_eq!(again.status(), 404);
 }
+
+#[tokio::test]
+async fn the_approval_page_is_served_with_a_policy_that_runs_only_its_own_script() {
+    let server = start("page", vec![], |b| b).await;
+    let page = reqwest::get(format!("{}/", server.base)).await.unwrap();
+    assert_eq!(page.status(), 200);
+    let policy = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(policy.contains("script-src 'self'"), "{policy}");
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+    let html = page.text().await.unwrap();
+    assert!(html.contains(r#"<script src="/page/app.js" defer></script>"#));
+    // No inline script: the policy would block it, so the page has none.
+    assert_eq!(html.matches("<script").count(), 1, "{html}");
+    let script = reqwest::get(format!("{}/page/app.js", server.base))
+        .await
+        .unwrap();
+    assert_eq!(
+        script.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    let script = script.text().await.unwrap();
+    // Hostile text (transcripts, diffs, commands) is only ever set as text.
+    assert!(
+        !script.contains("innerHTML"),
+        "the page must not parse text as HTML"
+    );
+    assert!(!script.contains("insertAdjacentHTML"));
+    let not_found = reqwest::get(format!("{}/page/other.js", server.base))
+        .await
+        .unwrap();
+    assert_eq!(not_found.status(), 404);
+    let body: Value = not_found.json().await.unwrap();
+    let routes = body["data"]["routes"].as_array().unwrap();
+    assert!(routes.contains(&json!("GET / (the approval page)")));
+}

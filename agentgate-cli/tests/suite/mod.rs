@@ -10,4 +10,5 @@ mod interrupt_cli;
 mod opencode_differential;
 mod run_cli;
 mod run_faults;
+mod serve_browser;
 mod serve_cli;

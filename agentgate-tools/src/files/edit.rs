@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::files::atomic::{lock_file, write_atomic};
-use crate::files::diff::unified_diff;
+use crate::files::diff::{FileDiff, unified_diff};
 use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::read::read_bounded;
@@ -17,6 +17,7 @@ use crate::files::replace::{EditError, replace};
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_file_request, edit_requests};
 use crate::limits::MAX_FILE_BYTES;
+use crate::search::read_rules::ReadRules;
 
 const BOM: &str = "\u{feff}";
 
@@ -40,10 +41,12 @@ pub struct EditArgs {
 /// Identical strings are refused; an empty `oldString` creates a file that
 /// does not exist yet. Line endings follow the file (CRLF when it contains
 /// any `\r\n`) and a byte-order mark is kept. The `edit` request (after
-/// `external_directory` for outside paths) carries `{filepath, diff}`, the
-/// diff of `oldString` to `newString`, and is asked before the file is
-/// read; the file is then written atomically; edits of one file are
-/// serialised.
+/// `external_directory` for outside paths) carries `{filepath, diff}`:
+/// when the `read` rules let the caller read the file, the file's real
+/// unified diff (computed under the file's lock, which is held until the
+/// write, so the approver sees exactly what is written); otherwise the
+/// diff of `oldString` to `newString`, asked before the file is read at
+/// all. The file is written atomically; edits of one file are serialised.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditTool;
 
@@ -79,58 +82,47 @@ impl TypedTool for EditTool {
         }
         let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
         let filepath = path.display().to_string();
-        // Every request, `edit` included, is asked before the file is read
-        // or matched: "oldString not found" must not tell a caller whose
-        // edit is denied anything about the file (a deviation: opencode
-        // asks after computing the diff, see docs/security.md). The
-        // approver sees the requested change as a diff of the two strings.
-        let change = unified_diff(&filepath, &args.old_string, &args.new_string);
-        for request in self.requests(&args, &ctx.directory, &ctx.worktree) {
-            let request = if request.permission == "edit" {
-                request.with_metadata(json!({"filepath": filepath, "diff": change.unified}))
-            } else {
-                request
-            };
-            ask_file_request(&request, ctx).await?;
+        let mut requests = self.requests(&args, &ctx.directory, &ctx.worktree);
+        let edit = requests
+            .iter()
+            .position(|r| r.permission == "edit")
+            .map(|at| requests.remove(at));
+        // `protected_path` and `external_directory` come first, as before.
+        for request in &requests {
+            ask_file_request(request, ctx).await?;
         }
+        // The change is computed and written under the file's lock, held
+        // across the ask, so what the approver saw is what is written.
         let _lock = lock_file(&path).await;
-        let metadata = tokio::fs::metadata(&path).await;
-        let (bytes, diff) = if args.old_string.is_empty() {
-            if metadata.is_ok() {
-                return Err(FileError::AlreadyExists(path).into());
-            }
-            let diff = unified_diff(&filepath, "", &args.new_string);
-            (args.new_string.clone().into_bytes(), diff)
-        } else {
-            match metadata {
-                Err(_) => {
-                    return Err(FileError::NotFound {
-                        path,
-                        suggestions: Vec::new(),
+        let ask_edit = |diff: String| {
+            let edit = edit.clone();
+            let filepath = filepath.clone();
+            async move {
+                match edit {
+                    Some(request) => {
+                        let request =
+                            request.with_metadata(json!({"filepath": filepath, "diff": diff}));
+                        ask_file_request(&request, ctx).await
                     }
-                    .into());
+                    None => Ok(()),
                 }
-                Ok(m) if m.is_dir() => return Err(FileError::IsDirectory(path).into()),
-                Ok(_) => {}
             }
-            let raw = read_bounded(&path, MAX_FILE_BYTES).await?;
-            let Ok(text) = String::from_utf8(raw) else {
-                return Err(FileError::Binary(path).into());
-            };
-            let (bom, content) = match text.strip_prefix(BOM) {
-                Some(rest) => (BOM, rest),
-                None => ("", text.as_str()),
-            };
-            let crlf = content.contains("\r\n");
-            let old = with_line_endings(&args.old_string, crlf);
-            let new = with_line_endings(&args.new_string, crlf);
-            let updated = replace(content, &old, &new, args.replace_all.unwrap_or(false))?;
-            let diff = unified_diff(
-                &filepath,
-                &with_line_endings(content, false),
-                &with_line_endings(&updated, false),
-            );
-            (format!("{bom}{updated}").into_bytes(), diff)
+        };
+        let (bytes, diff) = if ReadRules::of(ctx).allows(&path) {
+            // The caller may read the file anyway: compute the change first
+            // and show the approver the file's real diff, with context.
+            let change = changed(&args, &path).await?;
+            ask_edit(change.1.unified.clone()).await?;
+            change
+        } else {
+            // The file is not readable under the rules: `edit` is asked
+            // before the file is read or matched, so "oldString not found"
+            // tells a caller whose edit is refused nothing about it (a
+            // deviation: opencode asks after computing the diff, see
+            // docs/security.md). The approver sees the requested change as
+            // a diff of the two strings.
+            ask_edit(unified_diff(&filepath, &args.old_string, &args.new_string).unified).await?;
+            changed(&args, &path).await?
         };
         write_atomic(&path, &bytes).await.map_err(FileError::from)?;
         Ok(ToolOutput::text("Edit applied successfully.")
@@ -144,6 +136,48 @@ impl TypedTool for EditTool {
                 },
             })))
     }
+}
+
+/// The file's new bytes after the edit, and the diff of the change.
+async fn changed(args: &EditArgs, path: &Path) -> Result<(Vec<u8>, FileDiff), ToolError> {
+    let filepath = path.display().to_string();
+    let metadata = tokio::fs::metadata(path).await;
+    if args.old_string.is_empty() {
+        if metadata.is_ok() {
+            return Err(FileError::AlreadyExists(path.to_path_buf()).into());
+        }
+        let diff = unified_diff(&filepath, "", &args.new_string);
+        return Ok((args.new_string.clone().into_bytes(), diff));
+    }
+    match metadata {
+        Err(_) => {
+            return Err(FileError::NotFound {
+                path: path.to_path_buf(),
+                suggestions: Vec::new(),
+            }
+            .into());
+        }
+        Ok(m) if m.is_dir() => return Err(FileError::IsDirectory(path.to_path_buf()).into()),
+        Ok(_) => {}
+    }
+    let raw = read_bounded(path, MAX_FILE_BYTES).await?;
+    let Ok(text) = String::from_utf8(raw) else {
+        return Err(FileError::Binary(path.to_path_buf()).into());
+    };
+    let (bom, content) = match text.strip_prefix(BOM) {
+        Some(rest) => (BOM, rest),
+        None => ("", text.as_str()),
+    };
+    let crlf = content.contains("\r\n");
+    let old = with_line_endings(&args.old_string, crlf);
+    let new = with_line_endings(&args.new_string, crlf);
+    let updated = replace(content, &old, &new, args.replace_all.unwrap_or(false))?;
+    let diff = unified_diff(
+        &filepath,
+        &with_line_endings(content, false),
+        &with_line_endings(&updated, false),
+    );
+    Ok((format!("{bom}{updated}").into_bytes(), diff))
 }
 
 #[cfg(test)]

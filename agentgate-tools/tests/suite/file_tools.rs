@@ -312,3 +312,67 @@ async fn concurrent_edits_of_one_file_are_serialised() {
     let expected: String = (0..20).map(|i| format!("LINE{i}\n")).collect();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
 }
+
+/// The rules of the default agents for reading: everything but `.env` files.
+fn read_rules_with_env_denied() -> agentgate_core::permission::Ruleset {
+    use agentgate_core::permission::{Action, Rule, Ruleset};
+    Ruleset(vec![
+        Rule::new("read", "*", Action::Allow),
+        Rule::new("read", "*.env", Action::Deny),
+    ])
+}
+
+#[tokio::test]
+async fn edit_ask_shows_the_files_real_diff_when_the_file_is_readable() {
+    let dir = temp_dir("file", "edit-real-diff");
+    let file = dir.join("lib.rs");
+    std::fs::write(&file, "// head\nfn a() {}\nfn keep() {}\n").unwrap();
+    let (ctx, seen) = context(&dir, true);
+    let ctx = ctx.with_ruleset(Arc::new(read_rules_with_env_denied()));
+    let input = json!({"filePath": "lib.rs", "oldString": "a()", "newString": "b()"});
+    call(&EditTool, input, &ctx).await.unwrap();
+    let requests = seen.lock().unwrap().clone();
+    let edit = requests.iter().find(|r| r.permission == "edit").unwrap();
+    let diff = edit.metadata["diff"].as_str().unwrap();
+    // Whole lines with their context, not the two strings.
+    assert!(diff.contains("-fn a() {}"), "{diff}");
+    assert!(diff.contains("+fn b() {}"), "{diff}");
+    assert!(
+        diff.contains(" // head") && diff.contains(" fn keep() {}"),
+        "{diff}"
+    );
+    // What was shown is what was written.
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "// head\nfn b() {}\nfn keep() {}\n"
+    );
+}
+
+#[tokio::test]
+async fn edit_of_a_file_the_read_rules_deny_asks_before_reading_it() {
+    let dir = temp_dir("file", "edit-denied-read");
+    std::fs::write(dir.join(".env"), "TOKEN=hunter2\n").unwrap();
+    let (ctx, seen) = context(&dir, false);
+    let ctx = ctx.with_ruleset(Arc::new(read_rules_with_env_denied()));
+    // A right guess and a wrong guess of the secret answer alike: the
+    // refusal, before the file is matched, with the strings' diff only.
+    for guess in ["hunter2", "wrong-guess"] {
+        let input = json!({"filePath": ".env", "oldString": guess, "newString": "x"});
+        let error = call(&EditTool, input, &ctx).await.unwrap_err();
+        assert!(error.stops_loop(), "{error}");
+    }
+    let requests = seen.lock().unwrap().clone();
+    let diffs: Vec<&str> = requests
+        .iter()
+        .filter(|r| r.permission == "edit")
+        .map(|r| r.metadata["diff"].as_str().unwrap())
+        .collect();
+    assert_eq!(diffs.len(), 2);
+    for diff in diffs {
+        assert!(!diff.contains("TOKEN"), "the file's text leaked: {diff}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".env")).unwrap(),
+        "TOKEN=hunter2\n"
+    );
+}

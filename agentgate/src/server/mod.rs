@@ -34,6 +34,7 @@
 
 mod auth;
 mod events;
+mod page;
 mod routes;
 mod setup;
 mod state;

@@ -89,6 +89,9 @@ type Shared_ = State<Arc<Shared>>;
 /// The router of `shared`, without the guard and CORS layers.
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
+        .route("/", get(super::page::index))
+        .route("/page/app.js", get(super::page::script))
+        .route("/page/app.css", get(super::page::style))
         .route("/global/health", get(health))
         .route("/event", get(events))
         .route("/session", get(list_sessions).post(create_session))
@@ -124,7 +127,13 @@ async fn not_found(request: Request) -> Response {
                 request.method(),
                 request.uri().path()
             ),
-            routes: Some(ROUTES.iter().map(|r| r.to_string()).collect()),
+            routes: Some(
+                ROUTES
+                    .iter()
+                    .chain(super::page::ROUTES)
+                    .map(|r| r.to_string())
+                    .collect(),
+            ),
         },
     };
     (StatusCode::NOT_FOUND, Json(body)).into_response()
