@@ -104,11 +104,15 @@ mod usage;
 mod agents;
 // Project text files (config, agents, instructions) read with a ceiling.
 mod bounded_read;
+/// Custom commands: the catalog and the template expansion.
+pub mod commands;
 mod compaction;
 mod config;
 mod engine;
 mod prompts;
 mod sessions;
+/// Skills: `SKILL.md` discovery and the system prompt's section.
+pub mod skills;
 
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -166,10 +170,15 @@ pub use engine::TaskSettings;
 pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};
 /// The engine, its builder, settings and results.
 pub use engine::{
-    Engine, EngineBuilder, LoopSettings, PromptError, StopReason, TurnError, TurnEvent, TurnResult,
+    Engine, EngineBuilder, PromptOptions, RunToolError, LoopSettings, PromptError, StopReason, TurnError, TurnEvent, TurnResult,
 };
 /// System prompt assembly (§15); its parts are in [`prompt_parts`].
 pub use prompts::SystemPrompts;
+/// Custom commands and skills (details in [`commands`] and [`skills`]).
+pub use commands::{Command, Commands};
+/// A custom command made ready to send ([`Engine::prepare_command`]).
+pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
+pub use skills::{Skill, Skills};
 
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.

@@ -27,6 +27,7 @@ use crate::message::Part;
 use crate::model::{LanguageModel, ModelRef, ModelResolver};
 use crate::prompts::SystemPrompts;
 use crate::sessions::{Session, SessionStore};
+use crate::skills::Skills;
 use crate::tool::Tool;
 use crate::tool_registry::ToolRegistry;
 
@@ -82,9 +83,19 @@ pub struct CodingAgentBuilder {
     preset: PermissionPreset,
     retry: Option<RetryPolicy>,
     max_turn_time: Option<std::time::Duration>,
+    skills: Option<Skills>,
 }
 
 impl CodingAgentBuilder {
+    /// The skills to offer (listed in the system prompt, their folders
+    /// readable without an ask); default: those [`Skills::discover`] finds
+    /// for the directory. The `skill` tool that loads them is the
+    /// caller's (agentgate-tools' `SkillTool`).
+    pub fn skills(mut self, skills: Skills) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     /// Loads configuration with this loader (default:
     /// [`ConfigLoader::new`] for the directory).
     pub fn config(mut self, loader: ConfigLoader) -> Self {
@@ -252,9 +263,24 @@ impl CodingAgentBuilder {
             }
         };
         let worktree = loader.resolved_worktree();
-        let environment = self
+        let skills = match self.skills {
+            Some(skills) => skills,
+            None => {
+                let (skills, warnings) = Skills::discover(&loader, &config);
+                for warning in &warnings {
+                    tracing::warn!("{warning}");
+                }
+                skills
+            }
+        };
+        let mut environment = self
             .environment
             .unwrap_or_else(|| AgentEnvironment::detect(&self.app, worktree.to_string_lossy()));
+        for dir in skills.readable_dirs() {
+            if !environment.skill_dirs.contains(&dir) {
+                environment.skill_dirs.push(dir);
+            }
+        }
         let permission = config.permission.clone().unwrap_or_default();
         let mut agents = Agents::from_config(
             &environment,
@@ -274,7 +300,9 @@ impl CodingAgentBuilder {
             Some(model) => model,
             None => configured_model(self.model_name, &config, self.resolver.as_ref())?,
         };
-        let mut prompts = SystemPrompts::default().with_instructions(config.instructions.clone());
+        let mut prompts = SystemPrompts::default()
+            .with_instructions(config.instructions.clone())
+            .with_skills(skills);
         for section in self.sections {
             prompts = prompts.with_section(section);
         }
@@ -418,6 +446,7 @@ impl CodingAgent {
             preset: PermissionPreset::default(),
             retry: None,
             max_turn_time: None,
+            skills: None,
         }
     }
 
@@ -459,5 +488,17 @@ impl CodingAgent {
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
         self.engine
             .prompt_stream(&self.session.id, vec![Part::text(prompt)], cancel)
+    }
+
+    /// Streams a turn of these user parts with this prompt's agent and
+    /// model (a custom command's; see [`Engine::prompt_with_options`]).
+    pub fn stream_parts(
+        &self,
+        parts: Vec<Part>,
+        options: super::facade::PromptOptions,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.engine
+            .prompt_stream_with(&self.session.id, parts, options, cancel)
     }
 }

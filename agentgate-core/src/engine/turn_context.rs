@@ -69,7 +69,7 @@ impl<'a> TurnContext<'a> {
             .unwrap_or_else(|| session.directory.clone());
         let system = engine
             .prompts
-            .assemble(&agent.system, info, &session.directory, &worktree);
+            .assemble(&agent.system, &agent.permission, info, &session.directory, &worktree);
         let options = provider_options(info, &agent.options, agent.variant.as_deref());
         TurnContext {
             engine,
