@@ -4,6 +4,7 @@ mod acp_cli;
 mod agents_cli;
 mod chat_cli;
 mod check_equals_run;
+mod commands_cli;
 mod cli;
 mod config_cli;
 mod interrupt_cli;
