@@ -263,24 +263,13 @@ impl CodingAgentBuilder {
             }
         };
         let worktree = loader.resolved_worktree();
-        let skills = match self.skills {
-            Some(skills) => skills,
-            None => {
-                let (skills, warnings) = Skills::discover(&loader, &config);
-                for warning in &warnings {
-                    tracing::warn!("{warning}");
-                }
-                skills
-            }
-        };
-        let mut environment = self
+        let skills = self
+            .skills
+            .unwrap_or_else(|| discovered_skills(&loader, &config));
+        let environment = self
             .environment
             .unwrap_or_else(|| AgentEnvironment::detect(&self.app, worktree.to_string_lossy()));
-        for dir in skills.readable_dirs() {
-            if !environment.skill_dirs.contains(&dir) {
-                environment.skill_dirs.push(dir);
-            }
-        }
+        let environment = with_skill_dirs(environment, &skills);
         let permission = config.permission.clone().unwrap_or_default();
         let mut agents = Agents::from_config(
             &environment,
@@ -300,15 +289,7 @@ impl CodingAgentBuilder {
             Some(model) => model,
             None => configured_model(self.model_name, &config, self.resolver.as_ref())?,
         };
-        let mut prompts = SystemPrompts::default()
-            .with_instructions(config.instructions.clone())
-            .with_skills(skills);
-        for section in self.sections {
-            prompts = prompts.with_section(section);
-        }
-        if let Some(global) = loader.resolved_global_dir() {
-            prompts = prompts.with_global_dir(global);
-        }
+        let prompts = system_prompts(&config, &loader, skills, self.sections);
         let settings = loop_settings(self.retry, self.max_turn_time, &config)?;
         let mut builder = Engine::builder(model)
             .config(settings)
@@ -345,6 +326,45 @@ impl CodingAgentBuilder {
             config,
         })
     }
+}
+
+/// The skills found for the loaded directory, warnings logged.
+fn discovered_skills(loader: &ConfigLoader, config: &Config) -> Skills {
+    let (skills, warnings) = Skills::discover(loader, config);
+    for warning in &warnings {
+        tracing::warn!("{warning}");
+    }
+    skills
+}
+
+/// How the agent's system prompts are assembled: the configuration's
+/// instructions, the global folder, the skills and the host's sections.
+fn system_prompts(
+    config: &Config,
+    loader: &ConfigLoader,
+    skills: Skills,
+    sections: Vec<String>,
+) -> SystemPrompts {
+    let mut prompts = SystemPrompts::default()
+        .with_instructions(config.instructions.clone())
+        .with_skills(skills);
+    for section in sections {
+        prompts = prompts.with_section(section);
+    }
+    if let Some(global) = loader.resolved_global_dir() {
+        prompts = prompts.with_global_dir(global);
+    }
+    prompts
+}
+
+/// `environment` with the folders of `skills` readable without an ask.
+fn with_skill_dirs(mut environment: AgentEnvironment, skills: &Skills) -> AgentEnvironment {
+    for dir in skills.readable_dirs() {
+        if !environment.skill_dirs.contains(&dir) {
+            environment.skill_dirs.push(dir);
+        }
+    }
+    environment
 }
 
 /// The loop settings: the builder's retry policy, else the configuration's

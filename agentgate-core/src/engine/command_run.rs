@@ -8,6 +8,8 @@
 //! lines are asked, denied or allowed exactly as the model's would be (and
 //! run in the same sandbox), and a file the `read` rules deny is not read.
 
+use std::path::Path;
+
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -101,6 +103,15 @@ impl CommandError {
     }
 }
 
+/// A text part the SDK added (a file the command referenced).
+fn synthetic(text: String) -> Part {
+    let mut part = Part::text(text);
+    if let Part::Text { synthetic, .. } = &mut part {
+        *synthetic = true;
+    }
+    part
+}
+
 impl Engine {
     /// Prepares `command` with `arguments` for session `session_id` (see
     /// the module documentation). Shell expansions run one after another
@@ -143,27 +154,10 @@ impl Engine {
             None => mode == Some(AgentMode::Subagent),
         };
 
-        let mut text = expand_arguments(&command.template, arguments);
-        let expansions = shell_expansions(&text);
-        let mut outputs = Vec::with_capacity(expansions.len());
-        for expansion in &expansions {
-            let input = json!({
-                "command": expansion.command,
-                "description": format!("Shell expansion of the /{} command", command.name),
-            });
-            let output = self
-                .run_tool(session_id, Some(&agent), "bash", input, cancel.clone())
-                .await
-                .map_err(|source| CommandError::Shell {
-                    command: command.name.clone(),
-                    shell: expansion.command.clone(),
-                    source,
-                })?;
-            outputs.push(output.output);
-        }
-        text = replace_expansions(&text, &expansions, &outputs)
-            .trim()
-            .to_string();
+        let text = expand_arguments(&command.template, arguments);
+        let text = self
+            .run_expansions(session_id, &agent, command, &text, &cancel)
+            .await?;
 
         let options = PromptOptions {
             agent: command.agent.clone(),
@@ -189,16 +183,72 @@ impl Engine {
         }
 
         let mut parts = vec![Part::text(text.clone())];
-        let mut notes = Vec::new();
         let worktree = self
             .state()
             .worktree
             .clone()
             .unwrap_or_else(|| session.directory.clone());
-        for name in file_references(&text) {
+        let notes = self
+            .read_references(session_id, &agent, &text, &worktree, &mut parts, &cancel)
+            .await;
+        Ok(PreparedCommand {
+            parts,
+            options,
+            subtask: None,
+            notes,
+        })
+    }
+
+    /// `text` with each `` !`cmd` `` replaced by the output of the `bash`
+    /// tool run for it as `agent`, trimmed; the first that does not run
+    /// is the error.
+    async fn run_expansions(
+        &self,
+        session_id: &str,
+        agent: &str,
+        command: &Command,
+        text: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, CommandError> {
+        let expansions = shell_expansions(text);
+        let mut outputs = Vec::with_capacity(expansions.len());
+        for expansion in &expansions {
+            let input = json!({
+                "command": expansion.command,
+                "description": format!("Shell expansion of the /{} command", command.name),
+            });
+            let output = self
+                .run_tool(session_id, Some(agent), "bash", input, cancel.clone())
+                .await
+                .map_err(|source| CommandError::Shell {
+                    command: command.name.clone(),
+                    shell: expansion.command.clone(),
+                    source,
+                })?;
+            outputs.push(output.output);
+        }
+        Ok(replace_expansions(text, &expansions, &outputs)
+            .trim()
+            .to_string())
+    }
+
+    /// Reads each existing `@file` of `text` (relative to `worktree`, or
+    /// `~/`) with the `read` tool as `agent`, adding what it answered to
+    /// `parts`; the notes say which were left out and why.
+    async fn read_references(
+        &self,
+        session_id: &str,
+        agent: &str,
+        text: &str,
+        worktree: &Path,
+        parts: &mut Vec<Part>,
+        cancel: &CancellationToken,
+    ) -> Vec<String> {
+        let mut notes = Vec::new();
+        for name in file_references(text) {
             let path = match name.strip_prefix("~/") {
                 Some(rest) => match agentgate_permission::home_dir() {
-                    Some(home) => std::path::Path::new(&home).join(rest),
+                    Some(home) => Path::new(&home).join(rest),
                     None => continue,
                 },
                 None => worktree.join(&name),
@@ -206,27 +256,21 @@ impl Engine {
             if !path.exists() {
                 continue;
             }
-            let shown = path.display().to_string();
-            let input = json!({"filePath": shown});
+            let input = json!({"filePath": path.display().to_string()});
             match self
-                .run_tool(session_id, Some(&agent), "read", input.clone(), cancel.clone())
+                .run_tool(session_id, Some(agent), "read", input.clone(), cancel.clone())
                 .await
             {
                 Ok(output) => {
-                    parts.push(Part::text(format!(
+                    parts.push(synthetic(format!(
                         "Called the read tool with the following input: {input}"
                     )));
-                    parts.push(Part::text(output.output));
+                    parts.push(synthetic(output.output));
                 }
                 Err(error) => notes.push(format!("@{name} was not included: {error}")),
             }
         }
-        Ok(PreparedCommand {
-            parts,
-            options,
-            subtask: None,
-            notes,
-        })
+        notes
     }
 
     /// Runs a command's sub-agent: the `task` tool called for session

@@ -242,19 +242,7 @@ impl Engine {
         self.forward_permission_events();
         let state = &*self.state;
         let session = state.store.session(session_id).await?;
-        let agent_name = options.agent.as_deref().unwrap_or(&session.agent);
-        let agent = state
-            .agents
-            .get(agent_name)
-            .cloned()
-            .ok_or_else(|| PromptError::UnknownAgent(agent_name.to_string()))?;
-        let model = match (&options.model, &options.agent) {
-            (Some(wanted), _) => self.model_named(Some(wanted))?,
-            (None, Some(_)) => {
-                self.model_named(agent.model.as_ref().or(session.model.as_ref()))?
-            }
-            (None, None) => self.model_for(&session)?,
-        };
+        let (agent, model) = self.agent_and_model(&session, &options)?;
         if !state
             .busy
             .lock()
@@ -319,6 +307,27 @@ impl Engine {
                 Ok(result)
             }
         }
+    }
+
+    /// The agent and model a prompt of `session` runs with under `options`.
+    fn agent_and_model(
+        &self,
+        session: &Session,
+        options: &PromptOptions,
+    ) -> Result<(Arc<AgentSpec>, Arc<dyn LanguageModel>), PromptError> {
+        let name = options.agent.as_deref().unwrap_or(&session.agent);
+        let agent = self
+            .state
+            .agents
+            .get(name)
+            .cloned()
+            .ok_or_else(|| PromptError::UnknownAgent(name.to_string()))?;
+        let model = match (&options.model, &options.agent) {
+            (Some(wanted), _) => self.model_named(Some(wanted))?,
+            (None, Some(_)) => self.model_named(agent.model.as_ref().or(session.model.as_ref()))?,
+            (None, None) => self.model_for(session)?,
+        };
+        Ok((agent, model))
     }
 
     /// The stop of a turn that ran past `limit`, announced to subscribers.
