@@ -133,7 +133,13 @@ async fn run_command(
 ) {
     let cancel = terminate.child_token();
     let prepared = with_asks(
-        crate::commands_cli::prepare(&built.agent, &built.commands, name, arguments, cancel.clone()),
+        crate::commands_cli::prepare(
+            &built.agent,
+            &built.commands,
+            name,
+            arguments,
+            cancel.clone(),
+        ),
         &cancel,
         reader,
         asks,
@@ -161,7 +167,9 @@ async fn run_command(
         match with_asks(work, &cancel, reader, asks, interrupts).await {
             None => {}
             Some(Ok(output)) => println!("{}", output.output),
-            Some(Err(error)) => eprintln!("agent: the sub-agent {} did not run: {error}", plan.agent),
+            Some(Err(error)) => {
+                eprintln!("agent: the sub-agent {} did not run: {error}", plan.agent)
+            }
         }
         return;
     }
@@ -185,7 +193,9 @@ fn help(commands: &agentgate_core::Commands) -> String {
     );
     let custom = crate::commands_cli::help_lines(commands);
     if custom.is_empty() {
-        text.push_str("no custom commands (.opencode/commands/NAME.md, or \"command\" in opencode.json)\n");
+        text.push_str(
+            "no custom commands (.opencode/commands/NAME.md, or \"command\" in opencode.json)\n",
+        );
     } else {
         text.push_str("custom commands (/NAME ARGS):\n");
         for line in custom {

@@ -242,39 +242,41 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
     )
     .with_summary(cost);
     let mut stream = match &options.command {
-            None => agent.stream_with(options.prompt.clone(), cancel.clone()).boxed(),
-            Some(name) => {
-                let prepared = crate::commands_cli::prepare(
-                    agent,
-                    &built.commands,
-                    name,
-                    &options.prompt,
-                    cancel.clone(),
-                )
-                .await;
-                let prepared = match prepared {
-                    Ok(prepared) => prepared,
-                    Err(not_sent) => {
-                        eprintln!("agent: {}", not_sent.message);
-                        if not_sent.rejected && !options.auto {
-                            eprintln!(
-                                "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
-                            );
-                        }
-                        return Ok(1);
+        None => agent
+            .stream_with(options.prompt.clone(), cancel.clone())
+            .boxed(),
+        Some(name) => {
+            let prepared = crate::commands_cli::prepare(
+                agent,
+                &built.commands,
+                name,
+                &options.prompt,
+                cancel.clone(),
+            )
+            .await;
+            let prepared = match prepared {
+                Ok(prepared) => prepared,
+                Err(not_sent) => {
+                    eprintln!("agent: {}", not_sent.message);
+                    if not_sent.rejected && !options.auto {
+                        eprintln!(
+                            "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
+                        );
                     }
-                };
-                for note in &prepared.notes {
-                    renderer.note(&format!("agent: {note}"));
+                    return Ok(1);
                 }
-                if let Some(plan) = &prepared.subtask {
-                    return Ok(run_subtask(agent, plan, &options, cancel.clone()).await);
-                }
-                agent
-                    .stream_parts(prepared.parts, prepared.options, cancel.clone())
-                    .boxed()
+            };
+            for note in &prepared.notes {
+                renderer.note(&format!("agent: {note}"));
             }
-        };
+            if let Some(plan) = &prepared.subtask {
+                return Ok(run_subtask(agent, plan, &options, cancel.clone()).await);
+            }
+            agent
+                .stream_parts(prepared.parts, prepared.options, cancel.clone())
+                .boxed()
+        }
+    };
     let mut status = 1;
     let mut slow = SlowTools::default();
     let mut tick = tokio::time::interval(Duration::from_secs(1));

@@ -158,6 +158,8 @@ pub use config::{
 };
 
 // --- The engine: running turns.
+/// Custom commands and skills (details in [`commands`] and [`skills`]).
+pub use commands::{Command, Commands};
 /// Compaction of a full context (§14).
 pub use compaction::CompactionSettings;
 /// The approver of an engine built without a permission gate.
@@ -168,16 +170,15 @@ pub use engine::RetryPolicy;
 pub use engine::TaskSettings;
 /// A coding agent for a directory in one call.
 pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};
+/// A custom command made ready to send ([`Engine::prepare_command`]).
+pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
 /// The engine, its builder, settings and results.
 pub use engine::{
-    Engine, EngineBuilder, PromptOptions, RunToolError, LoopSettings, PromptError, StopReason, TurnError, TurnEvent, TurnResult,
+    Engine, EngineBuilder, LoopSettings, PromptError, PromptOptions, RunToolError, StopReason,
+    TurnError, TurnEvent, TurnResult,
 };
 /// System prompt assembly (§15); its parts are in [`prompt_parts`].
 pub use prompts::SystemPrompts;
-/// Custom commands and skills (details in [`commands`] and [`skills`]).
-pub use commands::{Command, Commands};
-/// A custom command made ready to send ([`Engine::prepare_command`]).
-pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
 pub use skills::{Skill, Skills};
 
 // --- Sessions and events.

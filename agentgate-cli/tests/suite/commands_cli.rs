@@ -5,9 +5,13 @@
 //! and `/NAME` in `agent chat`, and skills (listed in the system prompt,
 //! loaded by the `skill` tool, refused by the `skill` permission).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::{Value, json};
 
-use super::run_cli::{Sandbox, bodies, local_provider, openai_answer, openai_call, openai_server, text};
+use super::run_cli::{
+    Sandbox, bodies, local_provider, openai_answer, openai_call, openai_server, text,
+};
 
 fn write(sandbox: &Sandbox, relative: &str, content: &str) {
     let path = sandbox.project.join(relative);
@@ -63,15 +67,26 @@ async fn commands_are_listed_from_files_config_and_skills() {
         ".opencode/skills/deploy/SKILL.md",
         "---\nname: deploy\ndescription: Deploy the app\n---\nRun make deploy.\n",
     );
-    sandbox.config(r#"{"command": {"hello": {"template": "Say hello to $ARGUMENTS", "subtask": true}}}"#);
+    sandbox.config(
+        r#"{"command": {"hello": {"template": "Say hello to $ARGUMENTS", "subtask": true}}}"#,
+    );
     let out = sandbox.agent(&["commands"], &[]).await;
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{stdout}");
-    assert!(lines[0].starts_with("/deploy") && lines[0].contains("skill"), "{stdout}");
-    assert!(lines[1].starts_with("/hello") && lines[1].contains("sub-agent"), "{stdout}");
-    assert!(lines[2].starts_with("/team/review") && lines[2].contains("agent plan"), "{stdout}");
+    assert!(
+        lines[0].starts_with("/deploy") && lines[0].contains("skill"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].starts_with("/hello") && lines[1].contains("sub-agent"),
+        "{stdout}"
+    );
+    assert!(
+        lines[2].starts_with("/team/review") && lines[2].contains("agent plan"),
+        "{stdout}"
+    );
 
     let out = sandbox.agent(&["commands", "--json"], &[]).await;
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -109,7 +124,11 @@ async fn run_command_sends_the_expanded_template() {
     // An unknown command names the known ones; nothing is sent.
     let out = sandbox.agent(&["run", "--command", "nope"], &[]).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("/review"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("/review"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
 
@@ -130,21 +149,35 @@ async fn a_shell_expansion_goes_through_the_bash_rules() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("did not run"), "{stderr}");
     assert!(stderr.contains("--auto"), "{stderr}");
-    assert!(!sandbox.project.join("marker").exists(), "the shell line ran");
+    assert!(
+        !sandbox.project.join("marker").exists(),
+        "the shell line ran"
+    );
     assert!(server.received_requests().await.unwrap().is_empty());
 
     // Denied by a rule: not even --auto runs it.
-    local_provider(&sandbox, &server, r#", "permission": {"bash": {"touch *": "deny"}}"#);
-    let out = sandbox.agent(&["run", "--auto", "--command", "mark"], &[]).await;
+    local_provider(
+        &sandbox,
+        &server,
+        r#", "permission": {"bash": {"touch *": "deny"}}"#,
+    );
+    let out = sandbox
+        .agent(&["run", "--auto", "--command", "mark"], &[])
+        .await;
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("prevents you"), "{stderr}");
-    assert!(!sandbox.project.join("marker").exists(), "the shell line ran");
+    assert!(
+        !sandbox.project.join("marker").exists(),
+        "the shell line ran"
+    );
     assert!(server.received_requests().await.unwrap().is_empty());
 
     // Allowed once with --auto: it runs and its output is sent.
     local_provider(&sandbox, &server, r#", "permission": {"bash": "ask"}"#);
-    let out = sandbox.agent(&["run", "--auto", "--command", "mark"], &[]).await;
+    let out = sandbox
+        .agent(&["run", "--auto", "--command", "mark"], &[])
+        .await;
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(sandbox.project.join("marker").exists(), "{stderr}");
@@ -159,7 +192,11 @@ async fn a_shell_expansion_goes_through_the_bash_rules() {
 async fn a_file_reference_the_read_rules_deny_is_left_out() {
     let sandbox = Sandbox::new("cmd-file");
     let server = openai_server(openai_answer("Checked."), openai_answer("Checked.")).await;
-    local_provider(&sandbox, &server, r#", "permission": {"read": {"*.env": "deny"}}"#);
+    local_provider(
+        &sandbox,
+        &server,
+        r#", "permission": {"read": {"*.env": "deny"}}"#,
+    );
     write(&sandbox, ".env", "API_KEY=hunter2-secret\n");
     write(
         &sandbox,
@@ -184,7 +221,11 @@ async fn a_skill_is_listed_and_loaded_by_the_skill_tool() {
         ".opencode/skills/deploy/SKILL.md",
         "---\nname: deploy\ndescription: Deploy the app\n---\nRun make deploy-now, never by hand.\n",
     );
-    write(&sandbox, ".opencode/skills/deploy/scripts/check.sh", "#!/bin/sh\n");
+    write(
+        &sandbox,
+        ".opencode/skills/deploy/scripts/check.sh",
+        "#!/bin/sh\n",
+    );
     let server = openai_server(
         openai_call("skill", &json!({"name": "deploy"})),
         openai_answer("Deploying."),
@@ -223,7 +264,11 @@ async fn the_skill_permission_refuses_and_hides_skills() {
         openai_answer("Cannot."),
     )
     .await;
-    local_provider(&sandbox, &server, r#", "permission": {"skill": {"deploy": "deny"}}"#);
+    local_provider(
+        &sandbox,
+        &server,
+        r#", "permission": {"skill": {"deploy": "deny"}}"#,
+    );
     let out = sandbox.agent(&["run", "deploy it"], &[]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let sent = bodies(&server).await;
@@ -282,5 +327,8 @@ async fn chat_help_lists_commands_and_answers_unknown_ones_locally() {
     assert!(stdout.contains("Greeted."), "{stdout}");
     let bodies = bodies(&server).await;
     assert_eq!(bodies.len(), 1, "only /greet reached the model");
-    assert_eq!(last_user(&bodies[0]), json!("Greet Ada warmly.").to_string());
+    assert_eq!(
+        last_user(&bodies[0]),
+        json!("Greet Ada warmly.").to_string()
+    );
 }

@@ -282,15 +282,15 @@ mod tests {
         assert_eq!(expand_arguments("$0 $1", "a b"), " a b");
         assert_eq!(expand_arguments("$1 / $ARGUMENTS", "x  y"), "x y / x  y");
         assert_eq!(expand_arguments("no placeholders", "  "), "no placeholders");
-        assert_eq!(
-            expand_arguments("$99999999999999999999999 $1", "a b"),
-            " a"
-        );
+        assert_eq!(expand_arguments("$99999999999999999999999 $1", "a b"), " a");
     }
 
     #[test]
     fn hints_list_placeholders_once() {
-        assert_eq!(template_hints("$2 $1 $2 $ARGUMENTS"), ["$1", "$2", "$ARGUMENTS"]);
+        assert_eq!(
+            template_hints("$2 $1 $2 $ARGUMENTS"),
+            ["$1", "$2", "$ARGUMENTS"]
+        );
     }
 
     #[test]

@@ -66,7 +66,9 @@ pub enum CommandError {
         source: PromptError,
     },
     /// The command's `model` is not `provider/model`.
-    #[error("command /{command}: its model {model:?} is not provider/model; fix the command's `model`")]
+    #[error(
+        "command /{command}: its model {model:?} is not provider/model; fix the command's `model`"
+    )]
     BadModel {
         /// The command.
         command: String,
@@ -258,7 +260,13 @@ impl Engine {
             }
             let input = json!({"filePath": path.display().to_string()});
             match self
-                .run_tool(session_id, Some(agent), "read", input.clone(), cancel.clone())
+                .run_tool(
+                    session_id,
+                    Some(agent),
+                    "read",
+                    input.clone(),
+                    cancel.clone(),
+                )
                 .await
             {
                 Ok(output) => {

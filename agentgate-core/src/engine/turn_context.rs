@@ -67,9 +67,13 @@ impl<'a> TurnContext<'a> {
             .worktree
             .clone()
             .unwrap_or_else(|| session.directory.clone());
-        let system = engine
-            .prompts
-            .assemble(&agent.system, &agent.permission, info, &session.directory, &worktree);
+        let system = engine.prompts.assemble(
+            &agent.system,
+            &agent.permission,
+            info,
+            &session.directory,
+            &worktree,
+        );
         let options = provider_options(info, &agent.options, agent.variant.as_deref());
         TurnContext {
             engine,

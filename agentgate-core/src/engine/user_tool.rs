@@ -49,7 +49,11 @@ impl Engine {
         cancel: CancellationToken,
     ) -> Result<ToolOutput, RunToolError> {
         self.forward_permission_events();
-        let session = self.store().session(session_id).await.map_err(PromptError::from)?;
+        let session = self
+            .store()
+            .session(session_id)
+            .await
+            .map_err(PromptError::from)?;
         let name = agent.unwrap_or(&session.agent);
         let spec = self
             .agent(name)

@@ -259,8 +259,7 @@ fn read_skill(path: &Path, root: Option<&Path>) -> Result<Skill, String> {
     let directory = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let contained = match (root, std::fs::canonicalize(&directory)) {
         (Some(root), Ok(real)) => {
-            real.starts_with(root)
-                && !directory.to_string_lossy().contains(['*', '?'])
+            real.starts_with(root) && !directory.to_string_lossy().contains(['*', '?'])
         }
         _ => false,
     };

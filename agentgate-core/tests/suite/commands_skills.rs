@@ -5,7 +5,6 @@
 //! agent's rules as a ceiling.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use agentgate_core::commands::CommandSource;
 use agentgate_core::permission::{Action, evaluate};
@@ -66,13 +65,29 @@ fn the_catalog_reads_the_command_map_then_the_markdown_files() {
 fn skills_are_found_where_opencode_looks_and_hostile_ones_widen_nothing() {
     let root = agentgate_testing::scratch_dir("skill-discovery");
     let (project, home) = (root.join("p"), root.join("h"));
-    let skill = |name: &str| format!("---\nname: {name}\ndescription: The {name} skill\n---\nDo {name}.\n");
+    let skill =
+        |name: &str| format!("---\nname: {name}\ndescription: The {name} skill\n---\nDo {name}.\n");
     write(&home.join(".claude/skills/mine/SKILL.md"), &skill("mine"));
-    write(&project.join(".claude/skills/proj/SKILL.md"), &skill("proj"));
-    write(&project.join(".opencode/skill/nested/deep/SKILL.md"), &skill("deep"));
-    write(&project.join(".opencode/skills/dots/SKILL.md"), &skill("../../"));
-    write(&project.join(".opencode/skills/star/SKILL.md"), &skill("all*"));
-    write(&project.join(".opencode/skills/nameless/SKILL.md"), "no front matter\n");
+    write(
+        &project.join(".claude/skills/proj/SKILL.md"),
+        &skill("proj"),
+    );
+    write(
+        &project.join(".opencode/skill/nested/deep/SKILL.md"),
+        &skill("deep"),
+    );
+    write(
+        &project.join(".opencode/skills/dots/SKILL.md"),
+        &skill("../../"),
+    );
+    write(
+        &project.join(".opencode/skills/star/SKILL.md"),
+        &skill("all*"),
+    );
+    write(
+        &project.join(".opencode/skills/nameless/SKILL.md"),
+        "no front matter\n",
+    );
     // A folder outside every skills folder, linked in.
     let outside = root.join("secrets");
     write(&outside.join("SKILL.md"), &skill("linked"));
@@ -85,7 +100,11 @@ fn skills_are_found_where_opencode_looks_and_hostile_ones_widen_nothing() {
     assert_eq!(skills.names(), ["../../", "deep", "linked", "mine", "proj"]);
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings.iter().any(|w| w.message.contains("wildcard")));
-    assert!(warnings.iter().any(|w| w.message.contains("`name` is missing")));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.message.contains("`name` is missing"))
+    );
 
     // The name is only a name: the folder is the one holding the file.
     let dots = skills.get("../../").unwrap();
@@ -94,12 +113,16 @@ fn skills_are_found_where_opencode_looks_and_hostile_ones_widen_nothing() {
     assert!(!linked.contained);
     let readable = skills.readable_dirs();
     assert!(readable.contains(&home.join(".claude/skills/mine").display().to_string()));
-    assert!(!readable.iter().any(|d| d.contains("linked") || d.contains("secrets")));
+    assert!(
+        !readable
+            .iter()
+            .any(|d| d.contains("linked") || d.contains("secrets"))
+    );
 
     // Set OPENCODE_DISABLE_EXTERNAL_SKILLS: only the config folders count.
-    let off = loader.clone().env(|name| {
-        (name == "OPENCODE_DISABLE_EXTERNAL_SKILLS").then(|| "1".to_string())
-    });
+    let off = loader
+        .clone()
+        .env(|name| (name == "OPENCODE_DISABLE_EXTERNAL_SKILLS").then(|| "1".to_string()));
     let (skills, _) = Skills::discover(&off, &off.load().unwrap());
     assert_eq!(skills.names(), ["../../", "deep", "linked"]);
 }
@@ -114,7 +137,10 @@ async fn agents_read_skill_folders_without_asking_but_not_linked_ones() {
         "---\nname: mine\ndescription: Mine\n---\nBody\n",
     );
     let outside = root.join("secrets");
-    write(&outside.join("SKILL.md"), "---\nname: linked\ndescription: L\n---\nB\n");
+    write(
+        &outside.join("SKILL.md"),
+        "---\nname: linked\ndescription: L\n---\nB\n",
+    );
     std::fs::create_dir_all(project.join(".opencode/skills")).unwrap();
     std::os::unix::fs::symlink(&outside, project.join(".opencode/skills/linked")).unwrap();
     let agent = CodingAgent::builder(&project)
@@ -125,18 +151,32 @@ async fn agents_read_skill_folders_without_asking_but_not_linked_ones() {
         .unwrap();
     let build = agent.engine().agent("build").unwrap();
     let external = |path: &std::path::Path| {
-        evaluate("external_directory", &format!("{}/x.md", path.display()), &[&build.permission]).action
+        evaluate(
+            "external_directory",
+            &format!("{}/x.md", path.display()),
+            &[&build.permission],
+        )
+        .action
     };
     assert_eq!(external(&home.join(".claude/skills/mine")), Action::Allow);
     assert_eq!(external(&outside), Action::Ask);
-    assert_eq!(external(&project.join(".opencode/skills/linked")), Action::Ask);
+    assert_eq!(
+        external(&project.join(".opencode/skills/linked")),
+        Action::Ask
+    );
 }
 
 #[test]
 fn the_section_lists_what_the_agent_may_load_and_is_absent_when_skill_is_off() {
     let root = agentgate_testing::scratch_dir("skill-section");
-    write(&root.join("a/SKILL.md"), "---\nname: alpha\ndescription: <A> & co\n---\nA\n");
-    write(&root.join("b/SKILL.md"), "---\nname: beta\ndescription: B\n---\nB\n");
+    write(
+        &root.join("a/SKILL.md"),
+        "---\nname: alpha\ndescription: <A> & co\n---\nA\n",
+    );
+    write(
+        &root.join("b/SKILL.md"),
+        "---\nname: beta\ndescription: B\n---\nB\n",
+    );
     let mut skills = Skills::new();
     skills.load_folder(&root, &mut Vec::new());
     let all = skills_section(&skills, &rules("[]")).unwrap();
