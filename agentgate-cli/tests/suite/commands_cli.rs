@@ -332,3 +332,27 @@ async fn chat_help_lists_commands_and_answers_unknown_ones_locally() {
         json!("Greet Ada warmly.").to_string()
     );
 }
+
+#[tokio::test]
+async fn a_subtask_command_runs_as_a_sub_agent() {
+    let sandbox = Sandbox::new("cmd-subtask");
+    let server = openai_server(openai_answer("Sub-agent summary."), openai_answer("unused")).await;
+    local_provider(
+        &sandbox,
+        &server,
+        r#", "command": {"sum": {"template": "Summarize $1", "subtask": true, "description": "sum up"}}"#,
+    );
+    let out = sandbox
+        .agent(&["run", "--command", "sum", "notes.txt"], &[])
+        .await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("sub-agent general"), "{stderr}");
+    assert!(stdout.contains("Sub-agent summary."), "{stdout}");
+    let bodies = bodies(&server).await;
+    assert_eq!(bodies.len(), 1);
+    assert_eq!(
+        last_user(&bodies[0]),
+        json!("Summarize notes.txt").to_string()
+    );
+}
