@@ -312,6 +312,7 @@ mod tests {
         assert_eq!(file_references("@dir/file.test.ts."), ["dir/file.test.ts"]);
         assert_eq!(file_references("@ alone @"), Vec::<String>::new());
         assert_eq!(file_references("@a @a"), ["a"]);
-        assert_eq!(file_references("(@é.md)"), ["é.md"]);
+        // As opencode's pattern: a closing parenthesis is part of the name.
+        assert_eq!(file_references("(@é.md)"), ["é.md)"]);
     }
 }
