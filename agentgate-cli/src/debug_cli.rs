@@ -80,7 +80,7 @@ pub fn prompt(directory: &Path, agent: &str, model: Option<&str>) -> Result<Stri
     let own: Vec<String> = found.prompt.iter().cloned().collect();
     let parts = prompts.assemble(
         &own,
-        &found.permission,
+        Some(&found.permission),
         choice.model.info(),
         directory,
         &worktree,

@@ -67,9 +67,11 @@ impl<'a> TurnContext<'a> {
             .worktree
             .clone()
             .unwrap_or_else(|| session.directory.clone());
+        // Skills are listed only to an agent that has the tool to load them.
+        let offers_skills = tools.iter().any(|spec| spec.name == crate::skills::SKILL);
         let system = engine.prompts.assemble(
             &agent.system,
-            &agent.permission,
+            offers_skills.then_some(&agent.permission),
             info,
             &session.directory,
             &worktree,

@@ -103,15 +103,16 @@ impl SystemPrompts {
     }
 
     /// The system parts for a turn of an agent whose own sections are
-    /// `agent_system` and whose rules are `permission`, on `model`, in
-    /// `directory` under `worktree`: the head (the agent's sections joined,
-    /// else the family prompt), then one part with the environment block,
-    /// the instruction files, the host sections and the skills the agent
-    /// may load (none when its rules disable the `skill` tool).
+    /// `agent_system`, on `model`, in `directory` under `worktree`: the head
+    /// (the agent's sections joined, else the family prompt), then one part
+    /// with the environment block, the instruction files, the host sections
+    /// and the skills an agent with rules `skills_for` may load (none when
+    /// `None`, as for an agent without the `skill` tool, or when the rules
+    /// disable it).
     pub fn assemble(
         &self,
         agent_system: &[String],
-        permission: &Ruleset,
+        skills_for: Option<&Ruleset>,
         model: &ModelInfo,
         directory: &Path,
         worktree: &Path,
@@ -134,7 +135,9 @@ impl SystemPrompts {
         );
         rest.extend(read_instructions(&files));
         rest.extend(self.sections.iter().cloned());
-        rest.extend(skills_section(&self.skills, permission));
+        if let Some(permission) = skills_for {
+            rest.extend(skills_section(&self.skills, permission));
+        }
         vec![head, rest.join("\n\n")]
     }
 }

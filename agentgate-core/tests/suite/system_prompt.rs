@@ -122,7 +122,7 @@ fn host_sections_follow_the_environment_in_the_second_part() {
         .with_section("<mcp_instructions>\n  <server name=\"docs\">\n    Search first.\n  </server>\n</mcp_instructions>");
     let parts = prompts.assemble(
         &[],
-        &Default::default(),
+        None,
         &ModelInfo::new("openai", "gpt-4.1"),
         &dir,
         &dir,
