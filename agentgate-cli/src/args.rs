@@ -58,6 +58,17 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the custom commands (the config's `command` map,
+    /// .opencode/command(s)/**/*.md, the global config folder's, and each
+    /// skill under its name) with description, agent and arguments. Run
+    /// one with `agent run --command NAME [ARGS]` or `/NAME ARGS` in
+    /// `agent chat`.
+    Commands {
+        /// Print a JSON array of {name, description, agent, model, subtask,
+        /// source, path, arguments}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Inspect how the configuration is resolved.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -180,7 +191,14 @@ pub(crate) struct RunArgs {
     /// config's `retry.max_retries`); 0 never retries.
     #[arg(long, value_name = "N")]
     pub(crate) max_retries: Option<u32>,
-    /// The prompt; read from stdin when absent (or `-`).
+    /// Run custom command NAME (see `agent commands`) with the words
+    /// after the flags as its arguments. Its `!`cmd`` lines ask `bash`
+    /// permission like a model's call (rejected without --auto, and then
+    /// nothing is sent); an `@file` the read rules refuse is left out.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) command: Option<String>,
+    /// The prompt; read from stdin when absent (or `-`). With --command,
+    /// the command's arguments.
     pub(crate) prompt: Vec<String>,
 }
 
@@ -344,6 +362,7 @@ impl RunArgs {
             directory: None,
             max_time: self.max_time,
             max_retries: self.max_retries,
+            command: self.command,
         }
     }
 }

@@ -7,7 +7,9 @@
 //! servers run in process groups of their own, so they keep running);
 //! during start-up it ends the chat, and SIGTERM ends it at any time.
 //! Commands:
-//! `/agent NAME`, `/model PROVIDER/MODEL`, `/sessions`, `/exit`.
+//! `/agent NAME`, `/model PROVIDER/MODEL`, `/sessions`, `/help`, `/exit`,
+//! and the custom commands as `/NAME ARGS` (see `commands_cli`); an
+//! unknown `/x` is answered here, not sent.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -82,11 +84,134 @@ async fn answer(reader: &LineReader, request: &ApprovalRequest) -> Reply {
     }
 }
 
+/// What a turn sends: a typed line, or a prepared custom command.
+enum Prompt {
+    Text(String),
+    Command(Box<agentgate_core::PreparedCommand>),
+}
+
+/// Runs `work` (a command's preparation or sub-agent) while answering the
+/// asks it makes; Ctrl-C or SIGTERM cancel it (`None`).
+async fn with_asks<T>(
+    work: impl std::future::Future<Output = T>,
+    cancel: &CancellationToken,
+    reader: &LineReader,
+    asks: &mut mpsc::Receiver<ApprovalRequest>,
+    interrupts: &mut mpsc::UnboundedReceiver<()>,
+) -> Option<T> {
+    while interrupts.try_recv().is_ok() {}
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return Some(done),
+            Some(request) = asks.recv() => {
+                eprintln!("{}", describe_ask(&request.request));
+                let reply = answer(reader, &request).await;
+                request.respond(reply);
+            }
+            Some(()) = interrupts.recv() => {
+                eprintln!("^C: cancelling the command");
+                cancel.cancel();
+            }
+            () = cancel.cancelled() => return None,
+        }
+    }
+}
+
+/// Runs custom command `name` with `arguments`: prepares it (its shell
+/// lines and file reads ask here), then runs its turn or its sub-agent.
+#[allow(clippy::too_many_arguments)]
+async fn run_command(
+    built: &crate::run_cli::Built,
+    name: &str,
+    arguments: &str,
+    reader: &LineReader,
+    asks: &mut mpsc::Receiver<ApprovalRequest>,
+    interrupts: &mut mpsc::UnboundedReceiver<()>,
+    terminate: &CancellationToken,
+    tty: bool,
+) {
+    let cancel = terminate.child_token();
+    let prepared = with_asks(
+        crate::commands_cli::prepare(
+            &built.agent,
+            &built.commands,
+            name,
+            arguments,
+            cancel.clone(),
+        ),
+        &cancel,
+        reader,
+        asks,
+        interrupts,
+    )
+    .await;
+    let prepared = match prepared {
+        None => return,
+        Some(Err(not_sent)) => {
+            eprintln!("agent: {}", not_sent.message);
+            return;
+        }
+        Some(Ok(prepared)) => prepared,
+    };
+    for note in &prepared.notes {
+        eprintln!("agent: {note}");
+    }
+    if let Some(plan) = &prepared.subtask {
+        eprintln!("agent: running /{name} as sub-agent {}", plan.agent);
+        let session = built.agent.session().id.clone();
+        let work = built
+            .agent
+            .engine()
+            .run_subtask(&session, plan, cancel.clone());
+        match with_asks(work, &cancel, reader, asks, interrupts).await {
+            None => {}
+            Some(Ok(output)) => println!("{}", output.output),
+            Some(Err(error)) => {
+                eprintln!("agent: the sub-agent {} did not run: {error}", plan.agent)
+            }
+        }
+        return;
+    }
+    turn(
+        &built.agent,
+        Prompt::Command(Box::new(prepared)),
+        reader,
+        asks,
+        interrupts,
+        terminate,
+        tty,
+    )
+    .await;
+}
+
+/// `/help`: the chat's own commands, then the custom ones.
+fn help(commands: &agentgate_core::Commands) -> String {
+    let mut text = String::from(
+        "commands:\n  /agent NAME  switch agent (new session)\n  /model PROVIDER/MODEL  switch model\n  \
+         /sessions  this directory's sessions\n  /help  this list\n  /exit  leave\n",
+    );
+    let custom = crate::commands_cli::help_lines(commands);
+    if custom.is_empty() {
+        text.push_str(
+            "no custom commands (.opencode/commands/NAME.md, or \"command\" in opencode.json)\n",
+        );
+    } else {
+        text.push_str("custom commands (/NAME ARGS):\n");
+        for line in custom {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    text.push_str("a prompt that starts with / is read as a command: start it with a space to send it as text\n");
+    text
+}
+
 /// Runs one prompt's turn; Ctrl-C (on `interrupts`) cancels it, and so
 /// does `terminate` (SIGTERM, which also ends the chat).
 async fn turn(
     agent: &CodingAgent,
-    prompt: String,
+    prompt: Prompt,
     reader: &LineReader,
     asks: &mut mpsc::Receiver<ApprovalRequest>,
     interrupts: &mut mpsc::UnboundedReceiver<()>,
@@ -95,7 +220,12 @@ async fn turn(
 ) {
     while interrupts.try_recv().is_ok() {}
     let cancel = terminate.child_token();
-    let mut stream = Box::pin(agent.stream_with(prompt, cancel.clone()));
+    let mut stream = match prompt {
+        Prompt::Text(text) => agent.stream_with(text, cancel.clone()).boxed(),
+        Prompt::Command(prepared) => agent
+            .stream_parts(prepared.parts, prepared.options, cancel.clone())
+            .boxed(),
+    };
     let mut renderer = Renderer::new(
         std::io::stdout(),
         std::io::stderr(),
@@ -181,7 +311,7 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
     };
     let mut built = built?;
     eprintln!(
-        "agent chat: session {} (agent {}); /agent NAME, /model PROVIDER/MODEL, /sessions, /exit",
+        "agent chat: session {} (agent {}); /help lists the commands",
         built.agent.session().id,
         built.agent.session().agent
     );
@@ -195,7 +325,30 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
             Line::Interrupted => continue,
             Line::Eof => break,
         };
-        let line = line.trim().to_string();
+        let raw = line.clone();
+        let line = if line.starts_with(' ') {
+            // A leading space sends a line that starts with / as text.
+            String::new()
+        } else {
+            line.trim().to_string()
+        };
+        if line.is_empty() && !raw.trim().is_empty() {
+            turn(
+                &built.agent,
+                Prompt::Text(raw.trim().to_string()),
+                &reader,
+                &mut asks,
+                &mut interrupts,
+                &terminate,
+                tty,
+            )
+            .await;
+            if terminate.is_cancelled() {
+                return Ok(INTERRUPTED);
+            }
+            continue;
+        }
+        let raw = line.clone();
         let (command, argument) = line.split_once(' ').unwrap_or((line.as_str(), ""));
         let argument = argument.trim().to_string();
         match command {
@@ -257,11 +410,37 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                 }
                 continue;
             }
+            "/help" => {
+                eprint!("{}", help(&built.commands));
+                continue;
+            }
+            _ if command.starts_with('/') => {
+                let name = &command[1..];
+                if built.commands.get(name).is_none() {
+                    eprintln!("agent: unknown command {command}; /help lists the commands");
+                    continue;
+                }
+                run_command(
+                    &built,
+                    name,
+                    &argument,
+                    &reader,
+                    &mut asks,
+                    &mut interrupts,
+                    &terminate,
+                    tty,
+                )
+                .await;
+                if terminate.is_cancelled() {
+                    return Ok(INTERRUPTED);
+                }
+                continue;
+            }
             _ => {}
         }
         turn(
             &built.agent,
-            line,
+            Prompt::Text(raw),
             &reader,
             &mut asks,
             &mut interrupts,

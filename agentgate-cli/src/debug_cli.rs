@@ -71,11 +71,19 @@ pub fn prompt(directory: &Path, agent: &str, model: Option<&str>) -> Result<Stri
         .get(agent)
         .ok_or_else(|| format!("unknown agent {agent:?}: see `agent agents`"))?;
     let choice = choose_model(model, &workspace, |v| std::env::var(v).ok())?;
-    let mut prompts = SystemPrompts::default().with_instructions(config.instructions.clone());
+    let mut prompts = SystemPrompts::default()
+        .with_instructions(config.instructions.clone())
+        .with_skills(workspace.skills().clone());
     if let Some(global) = loader.resolved_global_dir() {
         prompts = prompts.with_global_dir(global);
     }
     let own: Vec<String> = found.prompt.iter().cloned().collect();
-    let parts = prompts.assemble(&own, choice.model.info(), directory, &worktree);
+    let parts = prompts.assemble(
+        &own,
+        Some(&found.permission),
+        choice.model.info(),
+        directory,
+        &worktree,
+    );
     Ok(format!("model: {}\n", choice.name) + &parts.join("\n\n-----\n\n") + "\n")
 }

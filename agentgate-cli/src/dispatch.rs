@@ -59,7 +59,13 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 fn run_prompt(mut args: RunArgs) -> Result<ExitCode, String> {
-    let prompt = prompt(std::mem::take(&mut args.prompt))?;
+    let words = std::mem::take(&mut args.prompt);
+    // A command's arguments are the words as given (none is fine).
+    let prompt = if args.command.is_some() {
+        words.join(" ")
+    } else {
+        prompt(words)?
+    };
     let options = args.into_options(prompt);
     let runtime = runtime()?;
     let status = runtime.block_on(run_cli::run(options));
@@ -97,6 +103,10 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Agents { config, json } => {
             let project = project(config.config)?;
             print(&agents_cli::list(&project, json).map_err(|e| e.to_string())?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Commands { json } => {
+            print(&crate::commands_cli::list(&current_dir()?, json)?)?;
             return Ok(ExitCode::SUCCESS);
         }
         Command::Sessions(command) => {

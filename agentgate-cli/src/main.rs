@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! agent run [--agent NAME] [--model PROVIDER/MODEL] [--auto] [--continue | --session ID]
-//!           [--format text|json] [--sandbox MODE] [PROMPT]
+//!           [--format text|json] [--sandbox MODE] [--command NAME] [PROMPT | ARGS]
 //! agent chat [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
 //! agent sessions [list | show ID | export ID]
 //! agent approvals [list | revoke PERMISSION PATTERN]
@@ -13,6 +13,7 @@
 //! agent permission lint  [--config FILE] [--agent NAME] [--known NAME]... [--json]
 //! agent permission eval  < requests.jsonl > answers.jsonl
 //! agent agents [--config FILE] [--json]
+//! agent commands [--json]
 //! agent debug agent NAME [--config FILE]
 //! agent mcp list [--config FILE] [--json]
 //! ```
@@ -31,6 +32,8 @@
 //!   (printing a turn's events), `interrupt` (Ctrl-C and SIGTERM),
 //!   `progress` (naming what a run waits for) and `workspace` (the data
 //!   directory, its session and approval stores);
+//! - `commands_cli`: `agent commands`, and the custom commands `agent run
+//!   --command` and `/NAME` in `agent chat` run;
 //! - `chat_cli`: `agent chat`, with `line_reader` (the line editor) and
 //!   `spinner` (the progress line);
 //! - `sessions_cli`: `agent sessions` and `agent approvals`;
@@ -41,6 +44,7 @@ mod acp_cli;
 mod agents_cli;
 mod args;
 mod chat_cli;
+mod commands_cli;
 mod debug_cli;
 mod dispatch;
 mod interrupt;

@@ -47,6 +47,8 @@ pub struct RunOptions {
     pub max_time: Option<std::time::Duration>,
     /// `--max-retries`: replaces the retry policy's attempt limit.
     pub max_retries: Option<u32>,
+    /// `--command`: the custom command to run, `prompt` its arguments.
+    pub command: Option<String>,
 }
 
 /// The sandbox policy for bash: the config's `sandbox` key, as the library
@@ -72,6 +74,8 @@ pub fn sandbox_policy(
 pub struct Built {
     /// The agent.
     pub agent: CodingAgent,
+    /// The directory's custom commands.
+    pub commands: agentgate_core::Commands,
 }
 
 /// After how long the servers still starting are named.
@@ -153,6 +157,7 @@ pub async fn build_agent(
             Some(policy.with_max_retries(Some(max)))
         }
     };
+    let commands = workspace.commands().clone();
     let mcp = start_mcp(&workspace).await;
     let mut builder = CodingAgent::builder(&directory)
         .workspace(workspace)
@@ -184,7 +189,7 @@ pub async fn build_agent(
         builder = builder.retry(retry);
     }
     let agent = builder.build().await.map_err(|e| e.to_string())?;
-    Ok(Built { agent })
+    Ok(Built { agent, commands })
 }
 
 /// Runs `agent run`; returns the exit status.
@@ -236,7 +241,42 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         agent.session().id.clone(),
     )
     .with_summary(cost);
-    let mut stream = Box::pin(agent.stream_with(options.prompt.clone(), cancel.clone()));
+    let mut stream = match &options.command {
+        None => agent
+            .stream_with(options.prompt.clone(), cancel.clone())
+            .boxed(),
+        Some(name) => {
+            let prepared = crate::commands_cli::prepare(
+                agent,
+                &built.commands,
+                name,
+                &options.prompt,
+                cancel.clone(),
+            )
+            .await;
+            let prepared = match prepared {
+                Ok(prepared) => prepared,
+                Err(not_sent) => {
+                    eprintln!("agent: {}", not_sent.message);
+                    if not_sent.rejected && !options.auto {
+                        eprintln!(
+                            "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
+                        );
+                    }
+                    return Ok(1);
+                }
+            };
+            for note in &prepared.notes {
+                renderer.note(&format!("agent: {note}"));
+            }
+            if let Some(plan) = &prepared.subtask {
+                return Ok(run_subtask(agent, plan, &options, cancel.clone()).await);
+            }
+            agent
+                .stream_parts(prepared.parts, prepared.options, cancel.clone())
+                .boxed()
+        }
+    };
     let mut status = 1;
     let mut slow = SlowTools::default();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -293,6 +333,38 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         status = INTERRUPTED;
     }
     Ok(status)
+}
+
+/// Runs a command's sub-agent (`subtask`) and prints its answer; the exit
+/// status.
+async fn run_subtask(
+    agent: &CodingAgent,
+    plan: &agentgate_core::SubtaskPlan,
+    options: &RunOptions,
+    cancel: agentgate_core::CancellationToken,
+) -> u8 {
+    eprintln!("agent: running the command as sub-agent {}", plan.agent);
+    match agent
+        .engine()
+        .run_subtask(&agent.session().id, plan, cancel)
+        .await
+    {
+        Ok(output) => {
+            if options.format == Format::Json {
+                println!(
+                    "{}",
+                    serde_json::json!({"type": "subtask.finished", "agent": plan.agent, "output": output.output})
+                );
+            } else {
+                println!("{}", output.output);
+            }
+            0
+        }
+        Err(error) => {
+            eprintln!("agent: the sub-agent {} did not run: {error}", plan.agent);
+            1
+        }
+    }
 }
 
 /// Says the run was interrupted; the exit status for it.

@@ -104,11 +104,15 @@ mod usage;
 mod agents;
 // Project text files (config, agents, instructions) read with a ceiling.
 mod bounded_read;
+/// Custom commands: the catalog and the template expansion.
+pub mod commands;
 mod compaction;
 mod config;
 mod engine;
 mod prompts;
 mod sessions;
+/// Skills: `SKILL.md` discovery and the system prompt's section.
+pub mod skills;
 
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -154,6 +158,8 @@ pub use config::{
 };
 
 // --- The engine: running turns.
+/// Custom commands and skills (details in [`commands`] and [`skills`]).
+pub use commands::{Command, Commands};
 /// Compaction of a full context (§14).
 pub use compaction::CompactionSettings;
 /// The approver of an engine built without a permission gate.
@@ -164,12 +170,16 @@ pub use engine::RetryPolicy;
 pub use engine::TaskSettings;
 /// A coding agent for a directory in one call.
 pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};
+/// A custom command made ready to send ([`Engine::prepare_command`]).
+pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
 /// The engine, its builder, settings and results.
 pub use engine::{
-    Engine, EngineBuilder, LoopSettings, PromptError, StopReason, TurnError, TurnEvent, TurnResult,
+    Engine, EngineBuilder, LoopSettings, PromptError, PromptOptions, RunToolError, StopReason,
+    TurnError, TurnEvent, TurnResult,
 };
 /// System prompt assembly (§15); its parts are in [`prompt_parts`].
 pub use prompts::SystemPrompts;
+pub use skills::{Skill, Skills};
 
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.

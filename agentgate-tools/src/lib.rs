@@ -94,6 +94,7 @@ mod limits;
 mod sandbox;
 mod search;
 mod shell;
+mod skill;
 mod spill;
 mod todo;
 mod web;
@@ -102,6 +103,9 @@ mod web;
 pub use files::paths;
 pub use shell::bash_scan;
 pub use web::html;
+
+// The `skill` tool: a project's SKILL.md files loaded on demand.
+pub use skill::{SkillArgs, SkillTool};
 
 // Every built-in tool in one registry.
 pub use builtin::builtin;

@@ -270,6 +270,7 @@ impl CodingAgentBuilder {
         let config = workspace.config().clone();
         let agent = inner
             .loaded_config(loader, config)
+            .skills(workspace.skills().clone())
             .app(self.app)
             .model(model)
             .model_resolver(resolver)
@@ -377,6 +378,18 @@ impl CodingAgent {
         prompt: impl Into<String>,
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
         self.inner.stream(prompt)
+    }
+
+    /// Streams a turn of these user parts with this prompt's agent and
+    /// model (a prepared custom command's; see
+    /// [`Engine::prepare_command`]).
+    pub fn stream_parts(
+        &self,
+        parts: Vec<agentgate_core::Part>,
+        options: agentgate_core::PromptOptions,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.inner.stream_parts(parts, options, cancel)
     }
 
     /// [`stream`](Self::stream), cancelled when `cancel` is.

@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agentgate_core::{
-    AgentEnvironment, Config, ConfigErrors, ConfigLoader, LanguageModel, ModelResolver,
-    ToolRegistry,
+    AgentEnvironment, Commands, Config, ConfigErrors, ConfigLoader, LanguageModel, ModelResolver,
+    Skills, ToolRegistry,
 };
 use agentgate_permission::{JsonFileStore, PermissionGate};
 use agentgate_providers::{ConfigModelResolver, ProviderError, model_from_config};
-use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy};
+use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy, SkillTool};
 
 /// The model used when the configuration names none but a provider's key
 /// is in the environment, per key variable, first match wins.
@@ -87,6 +87,8 @@ pub struct Workspace {
     directory: PathBuf,
     loader: ConfigLoader,
     config: Config,
+    skills: Skills,
+    commands: Commands,
 }
 
 impl Workspace {
@@ -103,11 +105,18 @@ impl Workspace {
         directory: impl Into<PathBuf>,
         loader: ConfigLoader,
     ) -> Result<Self, WorkspaceError> {
-        let config = loader.load()?;
+        let mut config = loader.load()?;
+        let (skills, skill_warnings) = Skills::discover(&loader, &config);
+        let (mut commands, command_warnings) = Commands::from_config(&config);
+        commands.add_skills(&skills);
+        config.warnings.extend(skill_warnings);
+        config.warnings.extend(command_warnings);
         Ok(Workspace {
             directory: directory.into(),
             loader,
             config,
+            skills,
+            commands,
         })
     }
 
@@ -119,6 +128,19 @@ impl Workspace {
     /// The loaded configuration (its `warnings` say what was ignored).
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The skills found for the directory (`SKILL.md` files; see
+    /// [`Skills::discover`]): the `skill` tool loads them, the system
+    /// prompt lists them, agents read their folders without asking.
+    pub fn skills(&self) -> &Skills {
+        &self.skills
+    }
+
+    /// The custom commands (the config's `command` map, the markdown files
+    /// of `.opencode/command(s)/`, and each skill under its name).
+    pub fn commands(&self) -> &Commands {
+        &self.commands
     }
 
     /// The loader it was read with.
@@ -177,11 +199,15 @@ impl Workspace {
         }
     }
 
-    /// The built-in tools, with bash running under `policy`.
+    /// The built-in tools, with bash running under `policy`, and the
+    /// `skill` tool when there are skills.
     pub fn tools(&self, policy: SandboxPolicy) -> Result<ToolRegistry, WorkspaceError> {
         let mut tools =
             agentgate_tools::builtin().map_err(|e| WorkspaceError::Tools(e.to_string()))?;
         tools.register(BashTool::new().with_sandbox(Sandbox::new(policy)));
+        if !self.skills.is_empty() {
+            tools.register(SkillTool::new(self.skills.clone()));
+        }
         Ok(tools)
     }
 

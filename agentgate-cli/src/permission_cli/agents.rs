@@ -47,13 +47,19 @@ fn builtin_layer(name: String, source: &str, rules: Ruleset) -> NamedLayer {
 
 /// The environment the built-in rules mention, for the current directory:
 /// its worktree (the nearest folder above with `.git`, as `agent run` and
-/// the plan agent's rules see it), the data directory of `agent run`.
+/// the plan agent's rules see it), the data directory of `agent run`, and
+/// the skill folders agents may read.
 pub fn environment(dir: &std::path::Path, home: &str) -> AgentEnvironment {
-    let worktree = agentgate_core::ConfigLoader::new(dir)
-        .home(home)
-        .resolved_worktree();
+    let loader = agentgate_core::ConfigLoader::new(dir).home(home);
+    let worktree = loader.resolved_worktree();
     let mut env = AgentEnvironment::detect(APP, worktree.to_string_lossy());
     env.home = Some(home.to_string());
+    // The skill folders `agent run` lets agents read (a configuration that
+    // does not load has none here; the command reports its errors itself).
+    if let Ok(config) = loader.load() {
+        let (skills, _) = agentgate_core::Skills::discover(&loader, &config);
+        env.skill_dirs = skills.readable_dirs();
+    }
     env
 }
 

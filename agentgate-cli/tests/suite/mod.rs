@@ -5,6 +5,7 @@ mod agents_cli;
 mod chat_cli;
 mod check_equals_run;
 mod cli;
+mod commands_cli;
 mod config_cli;
 mod interrupt_cli;
 mod opencode_differential;

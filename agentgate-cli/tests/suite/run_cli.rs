@@ -120,14 +120,14 @@ pub async fn openai_server(first: ResponseTemplate, then: ResponseTemplate) -> M
     server
 }
 
-fn local_provider(sandbox: &Sandbox, server: &MockServer, extra: &str) {
+pub fn local_provider(sandbox: &Sandbox, server: &MockServer, extra: &str) {
     sandbox.config(&format!(
         r#"{{"model": "local/qwen3", "provider": {{"local": {{"options": {{"baseURL": "{}/v1"}}}}}}{extra}}}"#,
         server.uri()
     ));
 }
 
-async fn bodies(server: &MockServer) -> Vec<Value> {
+pub async fn bodies(server: &MockServer) -> Vec<Value> {
     server
         .received_requests()
         .await

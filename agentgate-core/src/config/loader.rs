@@ -134,6 +134,22 @@ impl ConfigLoader {
         self
     }
 
+    /// The directory configuration is loaded for.
+    pub fn directory(&self) -> &Path {
+        &self.directory
+    }
+
+    /// The home directory (`~`), as set or found.
+    pub fn home_dir(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
+    /// An environment variable, looked up the way this loader looks them
+    /// up (the process environment unless [`env`](Self::env) replaced it).
+    pub fn env_var(&self, name: &str) -> Option<String> {
+        (self.env)(name)
+    }
+
     /// The worktree: as set, else the nearest parent with `.git`, else the
     /// directory.
     pub fn resolved_worktree(&self) -> PathBuf {

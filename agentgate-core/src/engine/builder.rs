@@ -199,6 +199,7 @@ impl EngineBuilder {
         if let Some(environment) = &environment {
             config.truncator.spill_dir = environment.spill_dir();
         }
+        let kept = catalog.clone();
         let state = Arc::new_cyclic(|engine: &Weak<EngineState>| {
             if let Some(settings) = task {
                 tools.register(TaskTool::new(engine.clone(), catalog, settings));
@@ -212,6 +213,7 @@ impl EngineBuilder {
                 worktree,
                 prompts,
                 agents,
+                catalog: kept,
                 store: store.unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
                 resolver,
                 busy: Mutex::new(HashSet::new()),

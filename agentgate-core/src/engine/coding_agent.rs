@@ -27,6 +27,7 @@ use crate::message::Part;
 use crate::model::{LanguageModel, ModelRef, ModelResolver};
 use crate::prompts::SystemPrompts;
 use crate::sessions::{Session, SessionStore};
+use crate::skills::Skills;
 use crate::tool::Tool;
 use crate::tool_registry::ToolRegistry;
 
@@ -82,9 +83,19 @@ pub struct CodingAgentBuilder {
     preset: PermissionPreset,
     retry: Option<RetryPolicy>,
     max_turn_time: Option<std::time::Duration>,
+    skills: Option<Skills>,
 }
 
 impl CodingAgentBuilder {
+    /// The skills to offer (listed in the system prompt, their folders
+    /// readable without an ask); default: those [`Skills::discover`] finds
+    /// for the directory. The `skill` tool that loads them is the
+    /// caller's (agentgate-tools' `SkillTool`).
+    pub fn skills(mut self, skills: Skills) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     /// Loads configuration with this loader (default:
     /// [`ConfigLoader::new`] for the directory).
     pub fn config(mut self, loader: ConfigLoader) -> Self {
@@ -252,9 +263,13 @@ impl CodingAgentBuilder {
             }
         };
         let worktree = loader.resolved_worktree();
+        let skills = self
+            .skills
+            .unwrap_or_else(|| discovered_skills(&loader, &config));
         let environment = self
             .environment
             .unwrap_or_else(|| AgentEnvironment::detect(&self.app, worktree.to_string_lossy()));
+        let environment = with_skill_dirs(environment, &skills);
         let permission = config.permission.clone().unwrap_or_default();
         let mut agents = Agents::from_config(
             &environment,
@@ -274,13 +289,7 @@ impl CodingAgentBuilder {
             Some(model) => model,
             None => configured_model(self.model_name, &config, self.resolver.as_ref())?,
         };
-        let mut prompts = SystemPrompts::default().with_instructions(config.instructions.clone());
-        for section in self.sections {
-            prompts = prompts.with_section(section);
-        }
-        if let Some(global) = loader.resolved_global_dir() {
-            prompts = prompts.with_global_dir(global);
-        }
+        let prompts = system_prompts(&config, &loader, skills, self.sections);
         let settings = loop_settings(self.retry, self.max_turn_time, &config)?;
         let mut builder = Engine::builder(model)
             .config(settings)
@@ -317,6 +326,45 @@ impl CodingAgentBuilder {
             config,
         })
     }
+}
+
+/// The skills found for the loaded directory, warnings logged.
+fn discovered_skills(loader: &ConfigLoader, config: &Config) -> Skills {
+    let (skills, warnings) = Skills::discover(loader, config);
+    for warning in &warnings {
+        tracing::warn!("{warning}");
+    }
+    skills
+}
+
+/// How the agent's system prompts are assembled: the configuration's
+/// instructions, the global folder, the skills and the host's sections.
+fn system_prompts(
+    config: &Config,
+    loader: &ConfigLoader,
+    skills: Skills,
+    sections: Vec<String>,
+) -> SystemPrompts {
+    let mut prompts = SystemPrompts::default()
+        .with_instructions(config.instructions.clone())
+        .with_skills(skills);
+    for section in sections {
+        prompts = prompts.with_section(section);
+    }
+    if let Some(global) = loader.resolved_global_dir() {
+        prompts = prompts.with_global_dir(global);
+    }
+    prompts
+}
+
+/// `environment` with the folders of `skills` readable without an ask.
+fn with_skill_dirs(mut environment: AgentEnvironment, skills: &Skills) -> AgentEnvironment {
+    for dir in skills.readable_dirs() {
+        if !environment.skill_dirs.contains(&dir) {
+            environment.skill_dirs.push(dir);
+        }
+    }
+    environment
 }
 
 /// The loop settings: the builder's retry policy, else the configuration's
@@ -418,6 +466,7 @@ impl CodingAgent {
             preset: PermissionPreset::default(),
             retry: None,
             max_turn_time: None,
+            skills: None,
         }
     }
 
@@ -459,5 +508,17 @@ impl CodingAgent {
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
         self.engine
             .prompt_stream(&self.session.id, vec![Part::text(prompt)], cancel)
+    }
+
+    /// Streams a turn of these user parts with this prompt's agent and
+    /// model (a custom command's; see [`Engine::prompt_with_options`]).
+    pub fn stream_parts(
+        &self,
+        parts: Vec<Part>,
+        options: super::facade::PromptOptions,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.engine
+            .prompt_stream_with(&self.session.id, parts, options, cancel)
     }
 }

@@ -23,6 +23,31 @@ use crate::model::{LanguageModel, ModelRef};
 use crate::sessions::{Session, SessionStore};
 use crate::tool_registry::ToolRegistry;
 
+/// Which agent and model one prompt runs with instead of the session's
+/// (see [`Engine::prompt_with_options`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PromptOptions {
+    /// The agent (by name).
+    pub agent: Option<String>,
+    /// The model.
+    pub model: Option<ModelRef>,
+}
+
+impl PromptOptions {
+    /// Runs the prompt with agent `name`.
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(name.into());
+        self
+    }
+
+    /// Runs the prompt on `model`.
+    pub fn model(mut self, model: ModelRef) -> Self {
+        self.model = Some(model);
+        self
+    }
+}
+
 /// Runs sessions: the step loop around the stream processor. Cheap to clone.
 ///
 /// One prompt per session runs at a time; different sessions run
@@ -53,6 +78,11 @@ impl Engine {
         state.upgrade().map(|state| Engine { state })
     }
 
+    /// The shared state, for the engine's other files.
+    pub(super) fn state(&self) -> &EngineState {
+        &self.state
+    }
+
     /// The loop settings.
     pub fn config(&self) -> &LoopSettings {
         &self.state.config
@@ -62,6 +92,12 @@ impl Engine {
     /// concatenated), model, steps and prompt. `None` for an unknown name.
     pub fn agent(&self, name: &str) -> Option<&AgentSpec> {
         self.state.agents.get(name).map(AsRef::as_ref)
+    }
+
+    /// The full agent definitions (modes, descriptions), when the engine
+    /// was built with [`EngineBuilder::agents`](crate::EngineBuilder::agents).
+    pub fn agents(&self) -> Option<&crate::agents::Agents> {
+        self.state.catalog.as_ref()
     }
 
     /// The model `session` runs on: the session's own model, else its
@@ -130,7 +166,7 @@ impl Engine {
 
     /// Starts forwarding the gate's events to the bus (once, and only
     /// inside a tokio runtime).
-    fn forward_permission_events(&self) {
+    pub(super) fn forward_permission_events(&self) {
         if tokio::runtime::Handle::try_current().is_err()
             || self.state.forwarding.swap(true, Ordering::AcqRel)
         {
@@ -187,15 +223,26 @@ impl Engine {
         parts: Vec<Part>,
         cancel: CancellationToken,
     ) -> Result<TurnResult, PromptError> {
+        self.prompt_with_options(session_id, parts, PromptOptions::default(), cancel)
+            .await
+    }
+
+    /// [`prompt_with`](Self::prompt_with) with this prompt's agent and
+    /// model instead of the session's (a custom command's `agent` and
+    /// `model`): the user message records the agent; the session keeps its
+    /// own for the next prompt. Without a model, an agent given here runs
+    /// on its configured model, else the session's.
+    pub async fn prompt_with_options(
+        &self,
+        session_id: &str,
+        parts: Vec<Part>,
+        options: PromptOptions,
+        cancel: CancellationToken,
+    ) -> Result<TurnResult, PromptError> {
         self.forward_permission_events();
         let state = &*self.state;
         let session = state.store.session(session_id).await?;
-        let agent = state
-            .agents
-            .get(&session.agent)
-            .cloned()
-            .ok_or_else(|| PromptError::UnknownAgent(session.agent.clone()))?;
-        let model = self.model_for(&session)?;
+        let (agent, model) = self.agent_and_model(&session, &options)?;
         if !state
             .busy
             .lock()
@@ -260,6 +307,27 @@ impl Engine {
                 Ok(result)
             }
         }
+    }
+
+    /// The agent and model a prompt of `session` runs with under `options`.
+    fn agent_and_model(
+        &self,
+        session: &Session,
+        options: &PromptOptions,
+    ) -> Result<(Arc<AgentSpec>, Arc<dyn LanguageModel>), PromptError> {
+        let name = options.agent.as_deref().unwrap_or(&session.agent);
+        let agent = self
+            .state
+            .agents
+            .get(name)
+            .cloned()
+            .ok_or_else(|| PromptError::UnknownAgent(name.to_string()))?;
+        let model = match (&options.model, &options.agent) {
+            (Some(wanted), _) => self.model_named(Some(wanted))?,
+            (None, Some(_)) => self.model_named(agent.model.as_ref().or(session.model.as_ref()))?,
+            (None, None) => self.model_for(session)?,
+        };
+        Ok((agent, model))
     }
 
     /// The stop of a turn that ran past `limit`, announced to subscribers.

@@ -16,10 +16,13 @@
 //! - `non_interactive.rs`: the approver of an engine without a gate;
 //! - `coding_agent.rs`: a whole coding agent for a directory in one call;
 //! - `permission_preset.rs`: the named permission defaults it can layer in;
-//! - `task_tool.rs`: sub-agents (§10).
+//! - `task_tool.rs`: sub-agents (§10);
+//! - `user_tool.rs`: a tool run on the user's behalf under the same gate;
+//! - `command_run.rs`: a custom command expanded through those tools.
 
 mod builder;
 mod coding_agent;
+mod command_run;
 pub(crate) mod doom_loop;
 mod facade;
 mod model_family;
@@ -40,10 +43,12 @@ mod turn_compaction;
 mod turn_context;
 pub(crate) mod turn_rules;
 mod turn_stream;
+mod user_tool;
 
 pub use builder::EngineBuilder;
 pub use coding_agent::{CodingAgent, CodingAgentBuilder, CodingAgentError};
-pub use facade::Engine;
+pub use command_run::{CommandError, PreparedCommand, SubtaskPlan};
+pub use facade::{Engine, PromptOptions};
 pub use non_interactive::NonInteractive;
 pub use outcome::{PromptError, StopReason, TurnError, TurnResult};
 pub use permission_preset::PermissionPreset;
@@ -56,3 +61,4 @@ pub use task_tool::{TaskArgs, TaskError, TaskSettings};
 pub use tool_calls::STEP_LIMIT_ERROR;
 pub use turn_compaction::COMPACTION_AGENT;
 pub use turn_stream::TurnEvent;
+pub use user_tool::RunToolError;

@@ -10,6 +10,7 @@ use agentgate_permission::PermissionGate;
 
 use super::settings::LoopSettings;
 use crate::agent_spec::AgentSpec;
+use crate::agents::Agents;
 use crate::event::{Event, EventBus, SessionStatus};
 use crate::message::Message;
 use crate::model::{LanguageModel, ModelResolver};
@@ -28,6 +29,8 @@ pub(crate) struct EngineState {
     pub worktree: Option<PathBuf>,
     pub prompts: SystemPrompts,
     pub agents: HashMap<String, Arc<AgentSpec>>,
+    /// The full agent definitions, when the builder was given them.
+    pub catalog: Option<Agents>,
     pub store: Arc<dyn SessionStore>,
     pub resolver: Option<Arc<dyn ModelResolver>>,
     pub busy: Mutex<HashSet<String>>,

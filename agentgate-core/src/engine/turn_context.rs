@@ -67,9 +67,15 @@ impl<'a> TurnContext<'a> {
             .worktree
             .clone()
             .unwrap_or_else(|| session.directory.clone());
-        let system = engine
-            .prompts
-            .assemble(&agent.system, info, &session.directory, &worktree);
+        // Skills are listed only to an agent that has the tool to load them.
+        let offers_skills = tools.iter().any(|spec| spec.name == crate::skills::SKILL);
+        let system = engine.prompts.assemble(
+            &agent.system,
+            offers_skills.then_some(&agent.permission),
+            info,
+            &session.directory,
+            &worktree,
+        );
         let options = provider_options(info, &agent.options, agent.variant.as_deref());
         TurnContext {
             engine,

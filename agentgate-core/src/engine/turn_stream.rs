@@ -8,7 +8,7 @@ use futures::channel::mpsc;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::facade::Engine;
+use super::facade::{Engine, PromptOptions};
 use super::outcome::{PromptError, TurnResult};
 use crate::event::Event;
 use crate::message::Part;
@@ -43,6 +43,18 @@ impl Engine {
         parts: Vec<Part>,
         cancel: CancellationToken,
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.prompt_stream_with(session_id, parts, PromptOptions::default(), cancel)
+    }
+
+    /// [`prompt_stream`](Self::prompt_stream) with this prompt's agent and
+    /// model (see [`prompt_with_options`](Self::prompt_with_options)).
+    pub fn prompt_stream_with(
+        &self,
+        session_id: &str,
+        parts: Vec<Part>,
+        options: PromptOptions,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
         let (sender, receiver) = mpsc::unbounded();
         // Subscribe before the turn starts, so its first event is seen.
         let mut events = self.subscribe();
@@ -50,7 +62,7 @@ impl Engine {
         let root = session_id.to_string();
         tokio::spawn(async move {
             let mut filter = SessionFilter::new(root.clone());
-            let turn = engine.prompt_with(&root, parts, cancel);
+            let turn = engine.prompt_with_options(&root, parts, options, cancel);
             tokio::pin!(turn);
             let result = loop {
                 tokio::select! {

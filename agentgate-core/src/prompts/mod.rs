@@ -13,7 +13,10 @@ pub use environment::{environment_block, is_git_repository, today};
 pub use instructions::{PROJECT_FILES, instruction_files, read_instructions};
 pub use provider::{PromptFamily, family_prompt};
 
+use agentgate_permission::Ruleset;
+
 use crate::model::ModelInfo;
+use crate::skills::{Skills, skills_section};
 
 /// How an engine assembles the system prompt of each turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +34,9 @@ pub struct SystemPrompts {
     /// Host sections appended to the second system part, after the
     /// instruction files (MCP servers' `<mcp_instructions>` block, §15).
     pub sections: Vec<String>,
+    /// The skills listed (to the agents whose rules leave the `skill`
+    /// tool on) after the host sections.
+    pub skills: Skills,
 }
 
 impl Default for SystemPrompts {
@@ -47,6 +53,7 @@ impl Default for SystemPrompts {
             home,
             instructions: Vec::new(),
             sections: Vec::new(),
+            skills: Skills::new(),
         }
     }
 }
@@ -60,6 +67,7 @@ impl SystemPrompts {
             home: None,
             instructions: Vec::new(),
             sections: Vec::new(),
+            skills: Skills::new(),
         }
     }
 
@@ -88,13 +96,23 @@ impl SystemPrompts {
         self
     }
 
+    /// Sets the skills listed in the prompt.
+    pub fn with_skills(mut self, skills: Skills) -> Self {
+        self.skills = skills;
+        self
+    }
+
     /// The system parts for a turn of an agent whose own sections are
     /// `agent_system`, on `model`, in `directory` under `worktree`: the head
     /// (the agent's sections joined, else the family prompt), then one part
-    /// with the environment block and the instruction files.
+    /// with the environment block, the instruction files, the host sections
+    /// and the skills an agent with rules `skills_for` may load (none when
+    /// `None`, as for an agent without the `skill` tool, or when the rules
+    /// disable it).
     pub fn assemble(
         &self,
         agent_system: &[String],
+        skills_for: Option<&Ruleset>,
         model: &ModelInfo,
         directory: &Path,
         worktree: &Path,
@@ -117,6 +135,9 @@ impl SystemPrompts {
         );
         rest.extend(read_instructions(&files));
         rest.extend(self.sections.iter().cloned());
+        if let Some(permission) = skills_for {
+            rest.extend(skills_section(&self.skills, permission));
+        }
         vec![head, rest.join("\n\n")]
     }
 }

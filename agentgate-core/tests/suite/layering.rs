@@ -31,11 +31,13 @@ const CONTRACTS: &[&str] = &[
 /// Modules that form the engine.
 const ENGINE: &[&str] = &[
     "agents",
+    "commands",
     "compaction",
     "config",
     "engine",
     "prompts",
     "sessions",
+    "skills",
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

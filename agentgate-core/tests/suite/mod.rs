@@ -2,6 +2,7 @@
 
 mod call_writer;
 mod coding_agent;
+mod commands_skills;
 mod common;
 mod compaction;
 mod config_loading;

@@ -120,7 +120,7 @@ fn host_sections_follow_the_environment_in_the_second_part() {
     let prompts = agentgate_core::SystemPrompts::default()
         .with_instructions(Vec::new())
         .with_section("<mcp_instructions>\n  <server name=\"docs\">\n    Search first.\n  </server>\n</mcp_instructions>");
-    let parts = prompts.assemble(&[], &ModelInfo::new("openai", "gpt-4.1"), &dir, &dir);
+    let parts = prompts.assemble(&[], None, &ModelInfo::new("openai", "gpt-4.1"), &dir, &dir);
     assert_eq!(parts.len(), 2);
     assert!(!parts[0].contains("mcp_instructions"));
     let env_at = parts[1].find("<env>").unwrap_or(0);
