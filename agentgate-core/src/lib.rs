@@ -107,6 +107,8 @@ mod bounded_read;
 mod compaction;
 mod config;
 mod engine;
+// Hooks: code run at the loop's fixed points (the `hooks` config key).
+mod hooks;
 mod prompts;
 mod sessions;
 
@@ -150,7 +152,8 @@ pub use agents::{Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Ag
 // --- Configuration: opencode-format files as a library.
 /// Loading configuration (§3.3): discovery, precedence, substitution.
 pub use config::{
-    Config, ConfigError, ConfigErrors, ConfigLoader, ConfigWarning, ProviderConfig, ProviderModel,
+    Config, ConfigError, ConfigErrors, ConfigLoader, ConfigWarning, HookConfig, ProviderConfig,
+    ProviderModel,
 };
 
 // --- The engine: running turns.
@@ -174,6 +177,13 @@ pub use prompts::SystemPrompts;
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.
 pub use event::{DeltaField, Event, EventBus, SessionStatus};
+
+// --- Hooks.
+/// Hooks at the loop's fixed points (`docs/hooks.md`).
+pub use hooks::{
+    DEFAULT_HOOK_TIMEOUT, HOOK_OUTPUT_LIMIT, Hook, HookDecision, HookError, HookEvent,
+    HookEventName, HookOutcome, ShellHook, ToolMatcher,
+};
 /// Sessions and their stores.
 pub use sessions::{
     FileSessionStore, MemorySessionStore, Session, SessionStore, SessionStoreError,

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use agentgate_permission::PermissionGate;
 
+use crate::hooks::Hook;
 use super::facade::Engine;
 use super::non_interactive::NonInteractive;
 use super::settings::LoopSettings;
@@ -47,6 +48,7 @@ pub struct EngineBuilder {
     resolver: Option<Arc<dyn ModelResolver>>,
     environment: Option<AgentEnvironment>,
     prompts: SystemPrompts,
+    hooks: Vec<Arc<dyn Hook>>,
 }
 
 impl EngineBuilder {
@@ -66,7 +68,16 @@ impl EngineBuilder {
             resolver: None,
             environment: None,
             prompts: SystemPrompts::default(),
+            hooks: Vec::new(),
         }
+    }
+
+    /// Adds a hook (`crate::hooks`): it runs at every hook point of every
+    /// session of the engine, sub-agents' included, after the hooks added
+    /// before it. Hooks can only make a call stricter (see `docs/hooks.md`).
+    pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
+        self.hooks.push(hook);
+        self
     }
 
     /// Sets the tools.
@@ -194,6 +205,7 @@ impl EngineBuilder {
             resolver,
             environment,
             prompts,
+            hooks,
         } = self;
         let mut config = config;
         if let Some(environment) = &environment {
@@ -216,6 +228,7 @@ impl EngineBuilder {
                 resolver,
                 busy: Mutex::new(HashSet::new()),
                 forwarding: AtomicBool::new(false),
+                hooks,
             }
         });
         Engine::from_state(state)

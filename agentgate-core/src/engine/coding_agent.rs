@@ -82,6 +82,7 @@ pub struct CodingAgentBuilder {
     preset: PermissionPreset,
     retry: Option<RetryPolicy>,
     max_turn_time: Option<std::time::Duration>,
+    hooks: Vec<Arc<dyn crate::hooks::Hook>>,
 }
 
 impl CodingAgentBuilder {
@@ -235,8 +236,16 @@ impl CodingAgentBuilder {
         self
     }
 
+    /// Adds a hook ([`EngineBuilder::hook`](crate::EngineBuilder::hook));
+    /// it runs after the configuration's `hooks` commands.
+    pub fn hook(mut self, hook: Arc<dyn crate::hooks::Hook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
     /// Loads the configuration, assembles the engine and creates a session
-    /// (or loads the one to [`resume`](Self::resume)).
+    /// (or loads the one to [`resume`](Self::resume)). The configuration's
+    /// `hooks` commands become [`ShellHook`](crate::ShellHook)s.
     pub async fn build(self) -> Result<CodingAgent, CodingAgentError> {
         let loader = self
             .loader
@@ -291,6 +300,12 @@ impl CodingAgentBuilder {
             .system_prompts(prompts);
         if let Some(resolver) = self.resolver {
             builder = builder.model_resolver(resolver);
+        }
+        for hook in &config.hooks {
+            builder = builder.hook(Arc::new(hook.to_hook()));
+        }
+        for hook in self.hooks {
+            builder = builder.hook(hook);
         }
         if let Some(store) = self.store {
             builder = builder.store(store);
@@ -418,6 +433,7 @@ impl CodingAgent {
             preset: PermissionPreset::default(),
             retry: None,
             max_turn_time: None,
+            hooks: Vec::new(),
         }
     }
 

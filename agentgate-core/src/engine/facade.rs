@@ -9,6 +9,8 @@ use agentgate_permission::PermissionGate;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::hook_calls::run_hooks;
+use crate::hooks::{HookDecision, HookEvent, HookEventName};
 use super::outcome::{PromptError, StopReason, TurnError, TurnResult};
 use super::reminders::model_history;
 use super::settings::LoopSettings;
@@ -213,6 +215,7 @@ impl Engine {
             status: SessionStatus::Busy,
         });
 
+        let parts = self.user_prompt_hooks(&session, &agent.name, parts).await?;
         let mut user = Message::new(session.id.as_str(), Role::User);
         user.agent = agent.name.clone();
         user.parts = parts;
@@ -233,7 +236,7 @@ impl Engine {
                     && is_overflow(&m.usage, &model.info().limits, &state.config.compaction)
             });
         drop(history);
-        match state.config.max_turn_time {
+        let result = match state.config.max_turn_time {
             None => {
                 let ctx = TurnContext::new(state, model, &agent, &session, &cancel);
                 run_turn(&ctx, full, model_messages).await
@@ -259,7 +262,61 @@ impl Engine {
                 }
                 Ok(result)
             }
+        };
+        if let Ok(turn) = &result
+            && matches!(turn.stop, StopReason::Done { .. })
+            && !state.hooks.is_empty()
+        {
+            let mut event = HookEvent::new(
+                HookEventName::Stop,
+                session.id.as_str(),
+                session.directory.as_path(),
+                agent.name.as_str(),
+            );
+            event.last_assistant_message = Some(turn.text());
+            // A notification: failures are announced, answers change nothing.
+            run_hooks(state, &state.hooks, &event).await;
         }
+        result
+    }
+
+    /// The prompt's parts after the `UserPromptSubmit` hooks: refused (a
+    /// denial, or a hook that failed), or with their context added.
+    async fn user_prompt_hooks(
+        &self,
+        session: &Session,
+        agent: &str,
+        mut parts: Vec<Part>,
+    ) -> Result<Vec<Part>, PromptError> {
+        let state = &*self.state;
+        if state.hooks.is_empty() {
+            return Ok(parts);
+        }
+        let prompt: Vec<&str> = parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut event = HookEvent::new(
+            HookEventName::UserPromptSubmit,
+            session.id.as_str(),
+            session.directory.as_path(),
+            agent,
+        );
+        event.prompt = Some(prompt.join("\n"));
+        let combined = run_hooks(state, &state.hooks, &event).await;
+        if combined.decision == HookDecision::Deny {
+            return Err(PromptError::HookRefused(combined.reason()));
+        }
+        for context in combined.context {
+            parts.push(Part::text(format!(
+                "<hook_context>\n{}\n</hook_context>",
+                context.trim()
+            )));
+        }
+        Ok(parts)
     }
 
     /// The stop of a turn that ran past `limit`, announced to subscribers.

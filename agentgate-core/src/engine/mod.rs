@@ -15,6 +15,7 @@
 //! - `turn_stream.rs`: a turn as a stream of events ending with its result;
 //! - `non_interactive.rs`: the approver of an engine without a gate;
 //! - `coding_agent.rs`: a whole coding agent for a directory in one call;
+//! - `hook_calls.rs`: running the engine's hooks and combining answers;
 //! - `permission_preset.rs`: the named permission defaults it can layer in;
 //! - `task_tool.rs`: sub-agents (§10).
 
@@ -22,6 +23,7 @@ mod builder;
 mod coding_agent;
 pub(crate) mod doom_loop;
 mod facade;
+pub(crate) mod hook_calls;
 mod model_family;
 mod model_options;
 mod non_interactive;
