@@ -249,9 +249,10 @@ fn parse_entry(
                 ));
             }
         }
-        let Some(Value::String(text)) = command.get("command").filter(|c| {
-            c.as_str().is_some_and(|c| !c.trim().is_empty())
-        }) else {
+        let Some(Value::String(text)) = command
+            .get("command")
+            .filter(|c| c.as_str().is_some_and(|c| !c.trim().is_empty()))
+        else {
             errors.push(ConfigError::new(
                 file,
                 format!("{path}.command"),

@@ -217,7 +217,10 @@ impl ConfigLoader {
         for dir in &config_dirs {
             if Some(dir) != global.as_ref() {
                 state.project = walk.iter().any(|w| dir.starts_with(w))
-                    && self.home.as_ref().is_none_or(|home| dir != &home.join(".opencode"));
+                    && self
+                        .home
+                        .as_ref()
+                        .is_none_or(|home| dir != &home.join(".opencode"));
                 for name in ["opencode.json", "opencode.jsonc"] {
                     self.file_layer(&dir.join(name), &mut state);
                 }
@@ -368,8 +371,7 @@ impl Merge {
         );
         check_layer(&layer, file, &mut self.warnings, &mut self.errors);
         if let Some(hooks) = layer.remove("hooks") {
-            self.hooks
-                .add(&hooks, file, self.project, &mut self.errors);
+            self.hooks.add(&hooks, file, self.project, &mut self.errors);
         }
         for (key, forced_primary) in [("agent", false), ("mode", true)] {
             match layer.remove(key) {

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex, Weak};
 
 use agentgate_permission::PermissionGate;
 
-use crate::hooks::Hook;
 use super::facade::Engine;
 use super::non_interactive::NonInteractive;
 use super::settings::LoopSettings;
@@ -17,6 +16,7 @@ use super::task_tool::{TaskSettings, TaskTool};
 use crate::agent_spec::AgentSpec;
 use crate::agents::{AgentEnvironment, Agents};
 use crate::event::EventBus;
+use crate::hooks::Hook;
 use crate::model::{LanguageModel, ModelResolver};
 use crate::prompts::SystemPrompts;
 use crate::sessions::{MemorySessionStore, SessionStore};

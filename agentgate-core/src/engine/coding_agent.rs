@@ -298,18 +298,7 @@ impl CodingAgentBuilder {
             .tools(self.tools)
             .worktree(worktree)
             .system_prompts(prompts);
-        if let Some(resolver) = self.resolver {
-            builder = builder.model_resolver(resolver);
-        }
-        for hook in &config.hooks {
-            builder = builder.hook(Arc::new(hook.to_hook()));
-        }
-        for hook in self.hooks {
-            builder = builder.hook(hook);
-        }
-        if let Some(store) = self.store {
-            builder = builder.store(store);
-        }
+        builder = with_extras(builder, self.resolver, self.store, &config, self.hooks);
         if let Some(permissions) = gate(self.permissions, self.approver) {
             builder = builder.permissions(permissions);
         }
@@ -332,6 +321,30 @@ impl CodingAgentBuilder {
             config,
         })
     }
+}
+
+/// `builder` with the model resolver and store given, and the hooks: the
+/// configuration's `hooks` commands, then the embedder's.
+fn with_extras(
+    mut builder: crate::EngineBuilder,
+    resolver: Option<Arc<dyn ModelResolver>>,
+    store: Option<Arc<dyn SessionStore>>,
+    config: &Config,
+    hooks: Vec<Arc<dyn crate::hooks::Hook>>,
+) -> crate::EngineBuilder {
+    if let Some(resolver) = resolver {
+        builder = builder.model_resolver(resolver);
+    }
+    if let Some(store) = store {
+        builder = builder.store(store);
+    }
+    for hook in &config.hooks {
+        builder = builder.hook(Arc::new(hook.to_hook()));
+    }
+    for hook in hooks {
+        builder = builder.hook(hook);
+    }
+    builder
 }
 
 /// The loop settings: the builder's retry policy, else the configuration's

@@ -10,7 +10,6 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::hook_calls::run_hooks;
-use crate::hooks::{HookDecision, HookEvent, HookEventName};
 use super::outcome::{PromptError, StopReason, TurnError, TurnResult};
 use super::reminders::model_history;
 use super::settings::LoopSettings;
@@ -20,6 +19,7 @@ use super::turn_context::TurnContext;
 use crate::agent_spec::AgentSpec;
 use crate::compaction::is_overflow;
 use crate::event::{Event, SessionStatus};
+use crate::hooks::{HookDecision, HookEvent, HookEventName};
 use crate::message::{Message, MessageError, Part, Role};
 use crate::model::{LanguageModel, ModelRef};
 use crate::sessions::{Session, SessionStore};
@@ -198,23 +198,7 @@ impl Engine {
             .cloned()
             .ok_or_else(|| PromptError::UnknownAgent(session.agent.clone()))?;
         let model = self.model_for(&session)?;
-        if !state
-            .busy
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(session.id.clone())
-        {
-            return Err(PromptError::Busy(session.id.clone()));
-        }
-        let _guard = BusyGuard {
-            state,
-            session_id: session.id.clone(),
-        };
-        state.events.emit(|| Event::SessionStatus {
-            session_id: session.id.clone(),
-            status: SessionStatus::Busy,
-        });
-
+        let _guard = self.mark_busy(&session.id)?;
         let parts = self.user_prompt_hooks(&session, &agent.name, parts).await?;
         let mut user = Message::new(session.id.as_str(), Role::User);
         user.agent = agent.name.clone();
@@ -263,21 +247,48 @@ impl Engine {
                 Ok(result)
             }
         };
-        if let Ok(turn) = &result
-            && matches!(turn.stop, StopReason::Done { .. })
-            && !state.hooks.is_empty()
-        {
-            let mut event = HookEvent::new(
-                HookEventName::Stop,
-                session.id.as_str(),
-                session.directory.as_path(),
-                agent.name.as_str(),
-            );
-            event.last_assistant_message = Some(turn.text());
-            // A notification: failures are announced, answers change nothing.
-            run_hooks(state, &state.hooks, &event).await;
+        if let Ok(turn) = &result {
+            self.stop_hooks(&session, &agent.name, turn).await;
         }
         result
+    }
+
+    /// Marks `session_id` busy until the guard drops; fails when it is.
+    fn mark_busy(&self, session_id: &str) -> Result<BusyGuard<'_>, PromptError> {
+        let state = &*self.state;
+        if !state
+            .busy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(session_id.to_string())
+        {
+            return Err(PromptError::Busy(session_id.to_string()));
+        }
+        state.events.emit(|| Event::SessionStatus {
+            session_id: session_id.to_string(),
+            status: SessionStatus::Busy,
+        });
+        Ok(BusyGuard {
+            state,
+            session_id: session_id.to_string(),
+        })
+    }
+
+    /// The `Stop` hooks of a turn that ended with an answer: a
+    /// notification (failures are announced, answers change nothing).
+    async fn stop_hooks(&self, session: &Session, agent: &str, turn: &TurnResult) {
+        let state = &*self.state;
+        if state.hooks.is_empty() || !matches!(turn.stop, StopReason::Done { .. }) {
+            return;
+        }
+        let mut event = HookEvent::new(
+            HookEventName::Stop,
+            session.id.as_str(),
+            session.directory.as_path(),
+            agent,
+        );
+        event.last_assistant_message = Some(turn.text());
+        run_hooks(state, &state.hooks, &event).await;
     }
 
     /// The prompt's parts after the `UserPromptSubmit` hooks: refused (a

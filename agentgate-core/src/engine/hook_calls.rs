@@ -68,8 +68,8 @@ pub(crate) async fn run_hooks(
             reason,
             additional_context,
         } = outcome;
-        let stricter = crate::hooks::strictness(decision)
-            > crate::hooks::strictness(combined.decision);
+        let stricter =
+            crate::hooks::strictness(decision) > crate::hooks::strictness(combined.decision);
         if decision != HookDecision::Continue {
             if stricter {
                 combined.decision = decision;

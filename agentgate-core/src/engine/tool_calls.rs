@@ -460,7 +460,11 @@ async fn pre_tool_hooks(
             let error = ToolError::Permission(error);
             let stops = error.stops_loop();
             report(Err(error));
-            Some(if stops { CallEnd::Blocked } else { CallEnd::Done })
+            Some(if stops {
+                CallEnd::Blocked
+            } else {
+                CallEnd::Done
+            })
         }
     }
 }

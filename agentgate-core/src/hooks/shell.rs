@@ -367,11 +367,17 @@ mod tests {
             Err(HookError::BadAnswer(_))
         ));
         assert!(matches!(
-            parse_answer(pre, r#"{"hookSpecificOutput":{"permissionDecision":"yes"}}"#),
+            parse_answer(
+                pre,
+                r#"{"hookSpecificOutput":{"permissionDecision":"yes"}}"#
+            ),
             Err(HookError::BadAnswer(_))
         ));
         let context = parse_answer(HookEventName::UserPromptSubmit, "today is Monday").unwrap();
-        assert_eq!(context.additional_context.as_deref(), Some("today is Monday"));
+        assert_eq!(
+            context.additional_context.as_deref(),
+            Some("today is Monday")
+        );
         let post = parse_answer(
             HookEventName::PostToolUse,
             r#"{"hookSpecificOutput":{"additionalContext":"lint: 2 warnings"}}"#,

@@ -9,6 +9,7 @@ mod conformance;
 mod engine_loop;
 mod faults;
 mod function_length;
+mod hooks;
 mod layering;
 mod mode_reminders;
 mod permission_preset;
