@@ -109,8 +109,10 @@ mod config;
 mod engine;
 // Hooks: code run at the loop's fixed points (the `hooks` config key).
 mod hooks;
+// Final answers checked against a JSON schema.
 mod prompts;
 mod sessions;
+mod structured;
 
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -177,6 +179,13 @@ pub use prompts::SystemPrompts;
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.
 pub use event::{DeltaField, Event, EventBus, SessionStatus};
+
+// --- Structured output.
+/// Final answers that must match a JSON schema (`agent run --output-schema`).
+pub use structured::{
+    DEFAULT_STRUCTURED_RETRIES, OutputSchema, SUPPORTED_KEYWORDS, SchemaError, StructuredAnswer,
+    StructuredError,
+};
 
 // --- Hooks.
 /// Hooks at the loop's fixed points (`docs/hooks.md`).

@@ -471,6 +471,46 @@ impl CodingAgent {
         self.engine.run(&self.session.id, prompt).await
     }
 
+    /// Runs a prompt whose final answer must be JSON valid against
+    /// `schema`, retried with what failed (see [`Engine::run_structured`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: agentgate_core::CodingAgent) -> Result<(), Box<dyn std::error::Error>> {
+    /// let schema = agentgate_core::OutputSchema::new(serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"todo": {"type": "array", "items": {"type": "string"}}},
+    ///     "required": ["todo"]
+    /// }))?;
+    /// let answer = agent.run_structured("List the TODOs of src/", &schema).await?;
+    /// println!("{}", answer.value["todo"]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn run_structured(
+        &self,
+        prompt: impl Into<String>,
+        schema: &crate::OutputSchema,
+    ) -> Result<crate::StructuredAnswer, crate::StructuredError> {
+        self.engine
+            .run_structured(&self.session.id, prompt, schema)
+            .await
+    }
+
+    /// [`run_structured`](Self::run_structured) with the schema `schemars`
+    /// derives for `T`, the answer decoded into `T`.
+    pub async fn run_as<T>(&self, prompt: impl Into<String>) -> Result<T, crate::StructuredError>
+    where
+        T: schemars::JsonSchema + serde::de::DeserializeOwned,
+    {
+        let schema = crate::OutputSchema::of::<T>()
+            .map_err(|e| crate::StructuredError::Schema(e.to_string()))?;
+        let answer = self.run_structured(prompt, &schema).await?;
+        serde_json::from_value(answer.value.clone()).map_err(|e| crate::StructuredError::Invalid {
+            message: format!("the answer does not decode: {e}"),
+            retries: answer.retries,
+            answer: answer.value.to_string(),
+        })
+    }
+
     /// Streams a prompt's turn (see [`Engine::prompt_stream`]).
     pub fn stream(
         &self,

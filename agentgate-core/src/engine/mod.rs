@@ -14,6 +14,7 @@
 //! - `retry.rs`, `doom_loop.rs`: the policies steps apply;
 //! - `turn_stream.rs`: a turn as a stream of events ending with its result;
 //! - `non_interactive.rs`: the approver of an engine without a gate;
+//! - `structured_run.rs`: a prompt whose answer must match a JSON schema;
 //! - `coding_agent.rs`: a whole coding agent for a directory in one call;
 //! - `hook_calls.rs`: running the engine's hooks and combining answers;
 //! - `permission_preset.rs`: the named permission defaults it can layer in;
@@ -35,6 +36,7 @@ pub(crate) mod retry;
 mod settings;
 mod state;
 mod step_size;
+mod structured_run;
 pub(crate) mod task_tool;
 mod tool_calls;
 mod turn;

@@ -15,6 +15,7 @@ mod mode_reminders;
 mod permission_preset;
 mod session_file;
 mod step_size;
+mod structured;
 mod system_prompt;
 mod task;
 mod turn_deadline;
