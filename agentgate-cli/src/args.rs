@@ -140,6 +140,15 @@ pub(crate) struct RunArgs {
     /// config's `retry.max_retries`); 0 never retries.
     #[arg(long, value_name = "N")]
     pub(crate) max_retries: Option<u32>,
+    /// The final answer must be JSON valid against the JSON schema in
+    /// FILE: the model is told the schema, an answer that breaks it is sent
+    /// back with what failed (twice at most), and the validated JSON is
+    /// printed on stdout; exit 1 if no answer validates.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) output_schema: Option<std::path::PathBuf>,
+    /// Write the final assistant message to FILE.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(crate) output_last_message: Option<std::path::PathBuf>,
     /// The prompt; read from stdin when absent (or `-`).
     pub(crate) prompt: Vec<String>,
 }
@@ -304,6 +313,8 @@ impl RunArgs {
             directory: None,
             max_time: self.max_time,
             max_retries: self.max_retries,
+            output_schema: self.output_schema,
+            output_last_message: self.output_last_message,
         }
     }
 }

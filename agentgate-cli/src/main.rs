@@ -51,6 +51,7 @@ mod permission_cli;
 mod progress;
 mod render;
 mod run_cli;
+mod run_output;
 mod sessions_cli;
 mod spinner;
 mod workspace;
