@@ -1,6 +1,8 @@
 //! `agent run` with hooks from the configuration and with structured
 //! output (`--output-schema`, `-o`), against a loopback model.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
@@ -79,7 +81,10 @@ async fn a_hook_saying_allow_does_not_answer_the_rules_ask() {
     );
     let out = sandbox.agent(&["run", "make a file"], &[]).await;
     let stderr = text(&out.stderr);
-    assert!(sandbox.project.join("hook-ran").exists(), "the hook ran first: {stderr}");
+    assert!(
+        sandbox.project.join("hook-ran").exists(),
+        "the hook ran first: {stderr}"
+    );
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("permission requested: bash (touch made-by-agent); auto-rejecting"),

@@ -30,7 +30,10 @@ impl Hook for Refuse {
     async fn run(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
         self.seen.lock().unwrap().push(event.hook_event_name);
         if event.tool_name.as_deref() == Some(self.tool) {
-            return Ok(HookOutcome::deny("echo is switched off today"));
+            return Ok(HookOutcome::deny(format!(
+                "{} is switched off today",
+                self.tool
+            )));
         }
         Ok(HookOutcome::proceed())
     }
@@ -343,4 +346,58 @@ fn a_projects_hooks_run_only_when_the_user_config_trusts_them() {
     assert!(error.contains("hooks.PreToolCall"), "{error}");
     assert!(error.contains("PreToolUse"), "{error}");
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[tokio::test]
+async fn hooks_see_and_refuse_sub_agents_calls() {
+    use agentgate_core::permission::PermissionConfig;
+    use agentgate_core::{AgentEnvironment, Agents, Engine, Session, TaskSettings};
+
+    let model = model([
+        Script::calls([(
+            "t1",
+            "task",
+            json!({"description": "look around", "prompt": "list files", "subagent_type": "general"}),
+        )]),
+        // The child calls bash; the hook refuses it.
+        Script::calls([("b1", "bash", json!({"command": "ls"}))]),
+        Script::reply("the hook said no"),
+        Script::reply("done"),
+    ]);
+    let env = AgentEnvironment::new("/data/app", "/tmp/app", "/work/proj");
+    let user: PermissionConfig = serde_json::from_str(r#"{"*": "allow"}"#).unwrap();
+    let bash = Bash::default();
+    let refuse = Arc::new(Refuse {
+        tool: "bash",
+        seen: Default::default(),
+    });
+    let engine = Engine::builder(model.clone())
+        .agents(Agents::builtin(&env, &user))
+        .task_tool(TaskSettings::default())
+        .tool(bash.clone())
+        .hook(refuse.clone() as Arc<dyn Hook>)
+        .build();
+    let session = engine
+        .create_session(Session::new("build", std::env::temp_dir()))
+        .await
+        .unwrap();
+
+    let result = engine.prompt(&session.id, "go").await.unwrap();
+
+    assert_eq!(result.stop, done());
+    assert!(
+        bash.ran.lock().unwrap().is_empty(),
+        "the child's bash never ran"
+    );
+    let (_, output, is_error) = &results(&model.requests()[2])[0];
+    assert!(is_error);
+    assert!(output.contains("bash is switched off today"), "{output}");
+    let seen = refuse.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter()
+            .filter(|e| **e == HookEventName::PreToolUse)
+            .count(),
+        2,
+        "the parent's task call and the child's bash call: {seen:?}"
+    );
 }
