@@ -197,6 +197,15 @@ pub(crate) struct RunArgs {
     /// nothing is sent); an `@file` the read rules refuse is left out.
     #[arg(long, value_name = "NAME")]
     pub(crate) command: Option<String>,
+    /// The final answer must be JSON valid against the JSON schema in
+    /// FILE: the model is told the schema, an answer that breaks it is sent
+    /// back with what failed (twice at most), and the validated JSON is
+    /// printed on stdout; exit 1 if no answer validates.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) output_schema: Option<std::path::PathBuf>,
+    /// Write the final assistant message to FILE.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(crate) output_last_message: Option<std::path::PathBuf>,
     /// The prompt; read from stdin when absent (or `-`). With --command,
     /// the command's arguments.
     pub(crate) prompt: Vec<String>,
@@ -363,6 +372,8 @@ impl RunArgs {
             max_time: self.max_time,
             max_retries: self.max_retries,
             command: self.command,
+            output_schema: self.output_schema,
+            output_last_message: self.output_last_message,
         }
     }
 }

@@ -55,6 +55,7 @@ mod permission_cli;
 mod progress;
 mod render;
 mod run_cli;
+mod run_output;
 mod serve_cli;
 mod sessions_cli;
 mod spinner;

@@ -299,6 +299,15 @@ impl<O: Write, E: Write> Renderer<O, E> {
             Event::Error { error, .. } => {
                 self.note(&format!("{sub}error: {}", error.message));
             }
+            Event::HookFailed {
+                hook, event, error, ..
+            } => {
+                self.note(&format!(
+                    "{sub}agent: {event} hook `{}` failed: {}",
+                    one_line(hook, 80),
+                    one_line(error, 240)
+                ));
+            }
             _ => {}
         }
     }

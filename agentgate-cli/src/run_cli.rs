@@ -19,6 +19,7 @@ use crate::interrupt::{INTERRUPTED, WIND_DOWN, cancel_on_signals};
 use crate::model_choice::{DEMO_NOTICE, choose_model};
 use crate::progress::{SlowTools, announce_if_slow};
 use crate::render::{Format, Renderer, exit_status};
+use crate::run_output::{Checked, check_answer, load_schema, write_last_message};
 use crate::workspace::{latest_session, session_store};
 
 /// What `agent run` was asked to do.
@@ -49,6 +50,10 @@ pub struct RunOptions {
     pub max_retries: Option<u32>,
     /// `--command`: the custom command to run, `prompt` its arguments.
     pub command: Option<String>,
+    /// `--output-schema`: the JSON schema file the answer must match.
+    pub output_schema: Option<PathBuf>,
+    /// `-o/--output-last-message`: where to write the final message.
+    pub output_last_message: Option<PathBuf>,
 }
 
 /// The sandbox policy for bash: the config's `sandbox` key, as the library
@@ -218,6 +223,10 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         directory: Some(directory),
         ..options
     };
+    let schema = match &options.output_schema {
+        Some(path) => Some(load_schema(path)?),
+        None => None,
+    };
     // Dropping the build on a signal stops the MCP servers it started.
     let built = tokio::select! {
         biased;
@@ -234,50 +243,128 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         .model_for(agent.session())
         .ok()
         .and_then(|model| model.info().cost);
+    // With a schema, stdout is the validated JSON alone: the streamed
+    // answer is not printed (in text; JSON lines stay events).
+    let out: Box<dyn std::io::Write> = if schema.is_some() && options.format == Format::Text {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(std::io::stdout())
+    };
     let mut renderer = Renderer::new(
-        std::io::stdout(),
+        out,
         std::io::stderr(),
         options.format,
         agent.session().id.clone(),
     )
     .with_summary(cost);
-    let mut stream = match &options.command {
-        None => agent
-            .stream_with(options.prompt.clone(), cancel.clone())
-            .boxed(),
-        Some(name) => {
-            let prepared = crate::commands_cli::prepare(
-                agent,
-                &built.commands,
-                name,
-                &options.prompt,
-                cancel.clone(),
-            )
-            .await;
-            let prepared = match prepared {
-                Ok(prepared) => prepared,
-                Err(not_sent) => {
-                    eprintln!("agent: {}", not_sent.message);
-                    if not_sent.rejected && !options.auto {
-                        eprintln!(
-                            "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
-                        );
-                    }
-                    return Ok(1);
+    // A custom command: its expansion (or its sub-agent) is the first turn.
+    let mut command = None;
+    if let Some(name) = &options.command {
+        let prepared = crate::commands_cli::prepare(
+            agent,
+            &built.commands,
+            name,
+            &options.prompt,
+            cancel.clone(),
+        )
+        .await;
+        let mut prepared = match prepared {
+            Ok(prepared) => prepared,
+            Err(not_sent) => {
+                eprintln!("agent: {}", not_sent.message);
+                if not_sent.rejected && !options.auto {
+                    eprintln!(
+                        "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
+                    );
                 }
-            };
-            for note in &prepared.notes {
-                renderer.note(&format!("agent: {note}"));
+                return Ok(1);
             }
-            if let Some(plan) = &prepared.subtask {
-                return Ok(run_subtask(agent, plan, &options, cancel.clone()).await);
+        };
+        for note in &prepared.notes {
+            renderer.note(&format!("agent: {note}"));
+        }
+        if let Some(plan) = &prepared.subtask {
+            return Ok(run_subtask(agent, plan, &options, cancel.clone()).await);
+        }
+        if let Some(schema) = &schema {
+            prepared
+                .parts
+                .push(agentgate_core::Part::text(schema.instruction()));
+        }
+        command = Some((prepared.parts, prepared.options));
+    }
+    let mut prompt = match &schema {
+        Some(schema) => format!("{}\n\n{}", options.prompt, schema.instruction()),
+        None => options.prompt.clone(),
+    };
+    let mut retries = 0;
+    let status = loop {
+        let (status, finished) = match one_turn(
+            agent,
+            command.take(),
+            &prompt,
+            &options,
+            &mut renderer,
+            &cancel,
+        )
+        .await
+        {
+            Ok(turn) => turn,
+            Err(status) => return Ok(status),
+        };
+        let answer = finished.as_ref().map(|turn| turn.text());
+        if let Some(path) = &options.output_last_message {
+            write_last_message(path, answer.as_deref())?;
+        }
+        let (Some(schema), Some(answer), 0) = (&schema, answer, status) else {
+            break status;
+        };
+        match check_answer(schema, &answer, retries, options.format) {
+            Checked::Valid => break 0,
+            Checked::Invalid(message) => {
+                eprintln!("agent: {message}");
+                break 1;
             }
-            agent
-                .stream_parts(prepared.parts, prepared.options, cancel.clone())
-                .boxed()
+            Checked::Retry(problem) => {
+                retries += 1;
+                renderer.note(&format!(
+                    "agent: the answer does not match the output schema ({problem}); asking again ({retries}/{})",
+                    schema.retry_limit()
+                ));
+                prompt = schema.correction(&problem);
+            }
         }
     };
+    Ok(if cancel.is_cancelled() {
+        INTERRUPTED
+    } else {
+        status
+    })
+}
+
+/// Streams one turn of `prompt` (or of a custom command's expansion)
+/// through `renderer`: its exit status and
+/// its result when it finished with one; `Err(status)` when the run was
+/// interrupted and must end now.
+async fn one_turn(
+    agent: &CodingAgent,
+    command: Option<(Vec<agentgate_core::Part>, agentgate_core::PromptOptions)>,
+    prompt: &str,
+    options: &RunOptions,
+    renderer: &mut Renderer<Box<dyn std::io::Write>, std::io::Stderr>,
+    cancel: &agentgate_core::CancellationToken,
+) -> Result<(u8, Option<agentgate_core::TurnResult>), u8> {
+    let mut stream = match command {
+        // A command's expansion, with its agent and model.
+        Some((parts, prompt_options)) => agent
+            .stream_parts(parts, prompt_options, cancel.clone())
+            .boxed(),
+        None => agent
+            .stream_with(prompt.to_string(), cancel.clone())
+            .boxed(),
+    };
     let mut status = 1;
+    let mut finished = None;
     let mut slow = SlowTools::default();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     // The turn gets a moment to close its calls once the token fired; a
@@ -299,7 +386,7 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
                 }
                 continue;
             }
-            () = &mut wind_down => return Ok(interrupted("while the turn was winding down")),
+            () = &mut wind_down => return Err(interrupted("while the turn was winding down")),
         };
         slow.follow(&item);
         if (!options.auto || options.format == Format::Text)
@@ -327,12 +414,17 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
                     "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
                 );
             }
+            if let Ok(turn) = result
+                && matches!(turn.stop, agentgate_core::StopReason::Done { .. })
+            {
+                finished = Some(turn.clone());
+            }
         }
     }
     if cancel.is_cancelled() {
-        status = INTERRUPTED;
+        return Err(INTERRUPTED);
     }
-    Ok(status)
+    Ok((status, finished))
 }
 
 /// Runs a command's sub-agent (`subtask`) and prints its answer; the exit

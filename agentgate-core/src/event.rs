@@ -48,6 +48,20 @@ pub enum DeltaField {
 #[serde(tag = "type")]
 #[non_exhaustive]
 pub enum Event {
+    /// A hook failed (crashed, timed out, or gave an answer that is not
+    /// one). For `PreToolUse` and `UserPromptSubmit` what it guarded was
+    /// refused; for the other events nothing changed.
+    #[serde(rename = "hook.failed")]
+    HookFailed {
+        /// The session.
+        session_id: String,
+        /// The hook's name (a shell hook's command).
+        hook: String,
+        /// The event it ran for (`PreToolUse` ...).
+        event: String,
+        /// What went wrong.
+        error: String,
+    },
     /// A session's status changed.
     #[serde(rename = "session.status")]
     SessionStatus {
@@ -187,7 +201,8 @@ impl Event {
             | Event::StepFinished { session_id, .. }
             | Event::PermissionReplied { session_id, .. }
             | Event::RetryScheduled { session_id, .. }
-            | Event::Error { session_id, .. } => session_id,
+            | Event::Error { session_id, .. }
+            | Event::HookFailed { session_id, .. } => session_id,
             Event::PermissionAsked { request } => &request.session_id,
         }
     }

@@ -109,10 +109,14 @@ pub mod commands;
 mod compaction;
 mod config;
 mod engine;
+// Hooks: code run at the loop's fixed points (the `hooks` config key).
+mod hooks;
+// Final answers checked against a JSON schema.
 mod prompts;
 mod sessions;
 /// Skills: `SKILL.md` discovery and the system prompt's section.
 pub mod skills;
+mod structured;
 
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -154,7 +158,8 @@ pub use agents::{Agent, AgentConfig, AgentEnvironment, AgentError, AgentMode, Ag
 // --- Configuration: opencode-format files as a library.
 /// Loading configuration (§3.3): discovery, precedence, substitution.
 pub use config::{
-    Config, ConfigError, ConfigErrors, ConfigLoader, ConfigWarning, ProviderConfig, ProviderModel,
+    Config, ConfigError, ConfigErrors, ConfigLoader, ConfigWarning, HookConfig, ProviderConfig,
+    ProviderModel,
 };
 
 // --- The engine: running turns.
@@ -184,6 +189,20 @@ pub use skills::{Skill, Skills};
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.
 pub use event::{DeltaField, Event, EventBus, SessionStatus};
+
+// --- Structured output.
+/// Final answers that must match a JSON schema (`agent run --output-schema`).
+pub use structured::{
+    DEFAULT_STRUCTURED_RETRIES, OutputSchema, SUPPORTED_KEYWORDS, SchemaError, StructuredAnswer,
+    StructuredError,
+};
+
+// --- Hooks.
+/// Hooks at the loop's fixed points (`docs/hooks.md`).
+pub use hooks::{
+    DEFAULT_HOOK_TIMEOUT, HOOK_OUTPUT_LIMIT, Hook, HookDecision, HookError, HookEvent,
+    HookEventName, HookOutcome, ShellHook, ToolMatcher,
+};
 /// Sessions and their stores.
 pub use sessions::{
     FileSessionStore, MemorySessionStore, Session, SessionStore, SessionStoreError,

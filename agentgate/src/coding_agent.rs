@@ -191,6 +191,13 @@ impl CodingAgentBuilder {
         self
     }
 
+    /// Adds a hook (see [`agentgate_core::CodingAgentBuilder::hook`]); it
+    /// runs after the configuration's `hooks` commands.
+    pub fn hook(mut self, hook: Arc<dyn agentgate_core::Hook>) -> Self {
+        self.inner = self.inner.hook(hook);
+        self
+    }
+
     /// Loads the configuration, assembles the model, tools, MCP servers and
     /// gate, and creates the session.
     ///
@@ -370,6 +377,28 @@ impl CodingAgent {
     /// [`Engine::run`]).
     pub async fn run(&self, prompt: impl Into<String>) -> Result<TurnResult, TurnError> {
         self.inner.run(prompt).await
+    }
+
+    /// Runs a prompt whose final answer must be JSON valid against
+    /// `schema` (see [`agentgate_core::CodingAgent::run_structured`]).
+    pub async fn run_structured(
+        &self,
+        prompt: impl Into<String>,
+        schema: &agentgate_core::OutputSchema,
+    ) -> Result<agentgate_core::StructuredAnswer, agentgate_core::StructuredError> {
+        self.inner.run_structured(prompt, schema).await
+    }
+
+    /// The answer decoded into `T`, checked against the schema `schemars`
+    /// derives for it (see [`agentgate_core::CodingAgent::run_as`]).
+    pub async fn run_as<T>(
+        &self,
+        prompt: impl Into<String>,
+    ) -> Result<T, agentgate_core::StructuredError>
+    where
+        T: agentgate_core::schemars::JsonSchema + serde::de::DeserializeOwned,
+    {
+        self.inner.run_as(prompt).await
     }
 
     /// Streams a prompt's turn (see [`Engine::prompt_stream`]).

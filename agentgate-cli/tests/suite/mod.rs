@@ -11,5 +11,6 @@ mod interrupt_cli;
 mod opencode_differential;
 mod run_cli;
 mod run_faults;
+mod run_hooks_output;
 mod serve_browser;
 mod serve_cli;

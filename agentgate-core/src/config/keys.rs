@@ -21,6 +21,9 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "enterprise",
     "experimental",
     "formatter",
+    // Not opencode's: this SDK's shell-command hooks in Claude Code's layout
+    // (config/hooks.rs, docs/hooks.md).
+    "hooks",
     "instructions",
     "keybinds",
     "layout",

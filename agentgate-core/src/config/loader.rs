@@ -36,6 +36,7 @@ use serde_json::{Map, Value};
 
 use super::checks::{check_layer, check_permission, parse_agent};
 use super::error::{ConfigError, ConfigErrors, ConfigWarning};
+use super::hooks::{HookConfig, LayeredHooks};
 use super::jsonc::strip_jsonc;
 use super::keys::{TOP_LEVEL_KEYS, unknown_keys};
 use super::native_agents::lower_native_agents;
@@ -94,6 +95,9 @@ pub struct Config {
     pub providers: IndexMap<String, ProviderConfig>,
     /// What was ignored, with hints.
     pub warnings: Vec<ConfigWarning>,
+    /// The `hooks` key's commands, every layer's that may set them
+    /// (`config/hooks.rs`: a project's only when the user trusts them).
+    pub hooks: Vec<HookConfig>,
 }
 
 impl ConfigLoader {
@@ -208,11 +212,14 @@ impl ConfigLoader {
             .take_while(|dir| dir.starts_with(&worktree))
             .map(Path::to_path_buf)
             .collect();
+        // A project's files: a cloned repository controls them.
+        state.project = true;
         for dir in walk.iter().rev() {
             for name in ["opencode.json", "opencode.jsonc"] {
                 self.file_layer(&dir.join(name), &mut state);
             }
         }
+        state.project = false;
         let mut candidates: Vec<PathBuf> = Vec::new();
         candidates.extend(global.clone());
         candidates.extend(walk.iter().map(|dir| dir.join(".opencode")));
@@ -225,9 +232,15 @@ impl ConfigLoader {
         }
         for dir in &config_dirs {
             if Some(dir) != global.as_ref() {
+                state.project = walk.iter().any(|w| dir.starts_with(w))
+                    && self
+                        .home
+                        .as_ref()
+                        .is_none_or(|home| dir != &home.join(".opencode"));
                 for name in ["opencode.json", "opencode.jsonc"] {
                     self.file_layer(&dir.join(name), &mut state);
                 }
+                state.project = false;
             }
             let (found, errors) = scan_markdown_agents(dir);
             state.warnings.extend(errors.iter().map(markdown_warning));
@@ -354,6 +367,10 @@ struct Merge {
     warnings: Vec<ConfigWarning>,
     /// Every error found so far, in load order.
     errors: Vec<ConfigError>,
+    /// The layer being applied is a project's (for `hooks`).
+    project: bool,
+    /// Every layer's `hooks`.
+    hooks: LayeredHooks,
 }
 
 impl Merge {
@@ -369,6 +386,9 @@ impl Merge {
                 .filter(|w| w.path != "permissions"),
         );
         check_layer(&layer, file, &mut self.warnings, &mut self.errors);
+        if let Some(hooks) = layer.remove("hooks") {
+            self.hooks.add(&hooks, file, self.project, &mut self.errors);
+        }
         for (key, forced_primary) in [("agent", false), ("mode", true)] {
             match layer.remove(key) {
                 None | Some(Value::Null) => {}
@@ -502,6 +522,7 @@ impl Merge {
         }
         self.value
             .insert("agent".into(), Value::Object(agents_value));
+        let hooks = std::mem::take(&mut self.hooks).finish(&mut self.warnings);
         Ok(Config {
             value: self.value,
             files: self.files,
@@ -514,6 +535,7 @@ impl Merge {
             instructions: self.instructions,
             providers,
             warnings: self.warnings,
+            hooks,
         })
     }
 }

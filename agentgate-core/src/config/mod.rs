@@ -7,11 +7,13 @@
 //! (`{env:}`, `{file:}`), `keys.rs` (known keys, did-you-mean),
 //! `provider.rs` (`provider.<id>` entries), `native_agents.rs` (opencode's
 //! V2 `agents` map lowered to `agent`), `checks.rs` (type checks of one
-//! layer), `loader.rs` (the layers),
+//! layer), `hooks.rs` (the `hooks` key and which layers may set it),
+//! `loader.rs` (the layers),
 //! `error.rs` (errors and warnings naming file and key path).
 
 mod checks;
 mod error;
+mod hooks;
 mod jsonc;
 mod keys;
 mod loader;
@@ -20,6 +22,7 @@ mod provider;
 mod substitute;
 
 pub use error::{ConfigError, ConfigErrors, ConfigWarning};
+pub use hooks::HookConfig;
 pub use jsonc::{UnterminatedComment, strip_jsonc};
 pub use keys::{TOP_LEVEL_KEYS, did_you_mean};
 pub use loader::{Config, ConfigLoader, EnvLookup, parse_config_text};

@@ -16,6 +16,7 @@ use super::task_tool::{TaskSettings, TaskTool};
 use crate::agent_spec::AgentSpec;
 use crate::agents::{AgentEnvironment, Agents};
 use crate::event::EventBus;
+use crate::hooks::Hook;
 use crate::model::{LanguageModel, ModelResolver};
 use crate::prompts::SystemPrompts;
 use crate::sessions::{MemorySessionStore, SessionStore};
@@ -47,6 +48,7 @@ pub struct EngineBuilder {
     resolver: Option<Arc<dyn ModelResolver>>,
     environment: Option<AgentEnvironment>,
     prompts: SystemPrompts,
+    hooks: Vec<Arc<dyn Hook>>,
 }
 
 impl EngineBuilder {
@@ -66,7 +68,16 @@ impl EngineBuilder {
             resolver: None,
             environment: None,
             prompts: SystemPrompts::default(),
+            hooks: Vec::new(),
         }
+    }
+
+    /// Adds a hook (`crate::hooks`): it runs at every hook point of every
+    /// session of the engine, sub-agents' included, after the hooks added
+    /// before it. Hooks can only make a call stricter (see `docs/hooks.md`).
+    pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
+        self.hooks.push(hook);
+        self
     }
 
     /// Sets the tools.
@@ -194,6 +205,7 @@ impl EngineBuilder {
             resolver,
             environment,
             prompts,
+            hooks,
         } = self;
         let mut config = config;
         if let Some(environment) = &environment {
@@ -218,6 +230,7 @@ impl EngineBuilder {
                 resolver,
                 busy: Mutex::new(HashSet::new()),
                 forwarding: AtomicBool::new(false),
+                hooks,
             }
         });
         Engine::from_state(state)

@@ -84,6 +84,7 @@ pub struct CodingAgentBuilder {
     retry: Option<RetryPolicy>,
     max_turn_time: Option<std::time::Duration>,
     skills: Option<Skills>,
+    hooks: Vec<Arc<dyn crate::hooks::Hook>>,
 }
 
 impl CodingAgentBuilder {
@@ -246,8 +247,16 @@ impl CodingAgentBuilder {
         self
     }
 
+    /// Adds a hook ([`EngineBuilder::hook`](crate::EngineBuilder::hook));
+    /// it runs after the configuration's `hooks` commands.
+    pub fn hook(mut self, hook: Arc<dyn crate::hooks::Hook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
     /// Loads the configuration, assembles the engine and creates a session
-    /// (or loads the one to [`resume`](Self::resume)).
+    /// (or loads the one to [`resume`](Self::resume)). The configuration's
+    /// `hooks` commands become [`ShellHook`](crate::ShellHook)s.
     pub async fn build(self) -> Result<CodingAgent, CodingAgentError> {
         let loader = self
             .loader
@@ -298,12 +307,7 @@ impl CodingAgentBuilder {
             .tools(self.tools)
             .worktree(worktree)
             .system_prompts(prompts);
-        if let Some(resolver) = self.resolver {
-            builder = builder.model_resolver(resolver);
-        }
-        if let Some(store) = self.store {
-            builder = builder.store(store);
-        }
+        builder = with_extras(builder, self.resolver, self.store, &config, self.hooks);
         if let Some(permissions) = gate(self.permissions, self.approver) {
             builder = builder.permissions(permissions);
         }
@@ -365,6 +369,30 @@ fn with_skill_dirs(mut environment: AgentEnvironment, skills: &Skills) -> AgentE
         }
     }
     environment
+}
+
+/// `builder` with the model resolver and store given, and the hooks: the
+/// configuration's `hooks` commands, then the embedder's.
+fn with_extras(
+    mut builder: crate::EngineBuilder,
+    resolver: Option<Arc<dyn ModelResolver>>,
+    store: Option<Arc<dyn SessionStore>>,
+    config: &Config,
+    hooks: Vec<Arc<dyn crate::hooks::Hook>>,
+) -> crate::EngineBuilder {
+    if let Some(resolver) = resolver {
+        builder = builder.model_resolver(resolver);
+    }
+    if let Some(store) = store {
+        builder = builder.store(store);
+    }
+    for hook in &config.hooks {
+        builder = builder.hook(Arc::new(hook.to_hook()));
+    }
+    for hook in hooks {
+        builder = builder.hook(hook);
+    }
+    builder
 }
 
 /// The loop settings: the builder's retry policy, else the configuration's
@@ -467,6 +495,7 @@ impl CodingAgent {
             retry: None,
             max_turn_time: None,
             skills: None,
+            hooks: Vec::new(),
         }
     }
 
@@ -489,6 +518,46 @@ impl CodingAgent {
     /// [`Engine::run`]).
     pub async fn run(&self, prompt: impl Into<String>) -> Result<TurnResult, TurnError> {
         self.engine.run(&self.session.id, prompt).await
+    }
+
+    /// Runs a prompt whose final answer must be JSON valid against
+    /// `schema`, retried with what failed (see [`Engine::run_structured`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: agentgate_core::CodingAgent) -> Result<(), Box<dyn std::error::Error>> {
+    /// let schema = agentgate_core::OutputSchema::new(serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"todo": {"type": "array", "items": {"type": "string"}}},
+    ///     "required": ["todo"]
+    /// }))?;
+    /// let answer = agent.run_structured("List the TODOs of src/", &schema).await?;
+    /// println!("{}", answer.value["todo"]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn run_structured(
+        &self,
+        prompt: impl Into<String>,
+        schema: &crate::OutputSchema,
+    ) -> Result<crate::StructuredAnswer, crate::StructuredError> {
+        self.engine
+            .run_structured(&self.session.id, prompt, schema)
+            .await
+    }
+
+    /// [`run_structured`](Self::run_structured) with the schema `schemars`
+    /// derives for `T`, the answer decoded into `T`.
+    pub async fn run_as<T>(&self, prompt: impl Into<String>) -> Result<T, crate::StructuredError>
+    where
+        T: schemars::JsonSchema + serde::de::DeserializeOwned,
+    {
+        let schema = crate::OutputSchema::of::<T>()
+            .map_err(|e| crate::StructuredError::Schema(e.to_string()))?;
+        let answer = self.run_structured(prompt, &schema).await?;
+        serde_json::from_value(answer.value.clone()).map_err(|e| crate::StructuredError::Invalid {
+            message: format!("the answer does not decode: {e}"),
+            retries: answer.retries,
+            answer: answer.value.to_string(),
+        })
     }
 
     /// Streams a prompt's turn (see [`Engine::prompt_stream`]).

@@ -9,6 +9,7 @@ use agentgate_permission::PermissionGate;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::hook_calls::run_hooks;
 use super::outcome::{PromptError, StopReason, TurnError, TurnResult};
 use super::reminders::model_history;
 use super::settings::LoopSettings;
@@ -18,6 +19,7 @@ use super::turn_context::TurnContext;
 use crate::agent_spec::AgentSpec;
 use crate::compaction::is_overflow;
 use crate::event::{Event, SessionStatus};
+use crate::hooks::{HookDecision, HookEvent, HookEventName};
 use crate::message::{Message, MessageError, Part, Role};
 use crate::model::{LanguageModel, ModelRef};
 use crate::sessions::{Session, SessionStore};
@@ -243,23 +245,8 @@ impl Engine {
         let state = &*self.state;
         let session = state.store.session(session_id).await?;
         let (agent, model) = self.agent_and_model(&session, &options)?;
-        if !state
-            .busy
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(session.id.clone())
-        {
-            return Err(PromptError::Busy(session.id.clone()));
-        }
-        let _guard = BusyGuard {
-            state,
-            session_id: session.id.clone(),
-        };
-        state.events.emit(|| Event::SessionStatus {
-            session_id: session.id.clone(),
-            status: SessionStatus::Busy,
-        });
-
+        let _guard = self.mark_busy(&session.id)?;
+        let parts = self.user_prompt_hooks(&session, &agent.name, parts).await?;
         let mut user = Message::new(session.id.as_str(), Role::User);
         user.agent = agent.name.clone();
         user.parts = parts;
@@ -280,7 +267,7 @@ impl Engine {
                     && is_overflow(&m.usage, &model.info().limits, &state.config.compaction)
             });
         drop(history);
-        match state.config.max_turn_time {
+        let result = match state.config.max_turn_time {
             None => {
                 let ctx = TurnContext::new(state, model, &agent, &session, &cancel);
                 run_turn(&ctx, full, model_messages).await
@@ -306,7 +293,88 @@ impl Engine {
                 }
                 Ok(result)
             }
+        };
+        if let Ok(turn) = &result {
+            self.stop_hooks(&session, &agent.name, turn).await;
         }
+        result
+    }
+
+    /// Marks `session_id` busy until the guard drops; fails when it is.
+    fn mark_busy(&self, session_id: &str) -> Result<BusyGuard<'_>, PromptError> {
+        let state = &*self.state;
+        if !state
+            .busy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(session_id.to_string())
+        {
+            return Err(PromptError::Busy(session_id.to_string()));
+        }
+        state.events.emit(|| Event::SessionStatus {
+            session_id: session_id.to_string(),
+            status: SessionStatus::Busy,
+        });
+        Ok(BusyGuard {
+            state,
+            session_id: session_id.to_string(),
+        })
+    }
+
+    /// The `Stop` hooks of a turn that ended with an answer: a
+    /// notification (failures are announced, answers change nothing).
+    async fn stop_hooks(&self, session: &Session, agent: &str, turn: &TurnResult) {
+        let state = &*self.state;
+        if state.hooks.is_empty() || !matches!(turn.stop, StopReason::Done { .. }) {
+            return;
+        }
+        let mut event = HookEvent::new(
+            HookEventName::Stop,
+            session.id.as_str(),
+            session.directory.as_path(),
+            agent,
+        );
+        event.last_assistant_message = Some(turn.text());
+        run_hooks(state, &state.hooks, &event).await;
+    }
+
+    /// The prompt's parts after the `UserPromptSubmit` hooks: refused (a
+    /// denial, or a hook that failed), or with their context added.
+    async fn user_prompt_hooks(
+        &self,
+        session: &Session,
+        agent: &str,
+        mut parts: Vec<Part>,
+    ) -> Result<Vec<Part>, PromptError> {
+        let state = &*self.state;
+        if state.hooks.is_empty() {
+            return Ok(parts);
+        }
+        let prompt: Vec<&str> = parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut event = HookEvent::new(
+            HookEventName::UserPromptSubmit,
+            session.id.as_str(),
+            session.directory.as_path(),
+            agent,
+        );
+        event.prompt = Some(prompt.join("\n"));
+        let combined = run_hooks(state, &state.hooks, &event).await;
+        if combined.decision == HookDecision::Deny {
+            return Err(PromptError::HookRefused(combined.reason()));
+        }
+        for context in combined.context {
+            parts.push(Part::text(format!(
+                "<hook_context>\n{}\n</hook_context>",
+                context.trim()
+            )));
+        }
+        Ok(parts)
     }
 
     /// The agent and model a prompt of `session` runs with under `options`.

@@ -134,6 +134,10 @@ pub enum PromptError {
         "model {0:?} is not available: register a ModelResolver with EngineBuilder::model_resolver that serves it"
     )]
     UnknownModel(String),
+    /// A `UserPromptSubmit` hook refused the prompt (or failed, which
+    /// refuses it too); it was not stored or sent.
+    #[error("a UserPromptSubmit hook refused the prompt: {0}")]
+    HookRefused(String),
 }
 
 /// The error recorded for a model call that failed for good.

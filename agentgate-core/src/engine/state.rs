@@ -35,6 +35,8 @@ pub(crate) struct EngineState {
     pub resolver: Option<Arc<dyn ModelResolver>>,
     pub busy: Mutex<HashSet<String>>,
     pub forwarding: AtomicBool,
+    /// The hooks, in registration order (`crate::hooks`).
+    pub hooks: Vec<Arc<dyn crate::hooks::Hook>>,
 }
 
 /// Removes a session from the busy set when the prompt ends, however it ends.

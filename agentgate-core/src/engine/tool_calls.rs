@@ -6,15 +6,17 @@
 
 use std::sync::Arc;
 
-use agentgate_permission::PermissionError;
+use agentgate_permission::{Action, AskRequest, PermissionError, Rule, Ruleset};
 use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::doom_loop;
+use super::hook_calls::{run_hooks, tool_response, with_context};
 use super::state::EngineState;
 use super::turn_context::TurnContext;
 use crate::event::Event;
+use crate::hooks::{HookDecision, HookEvent, HookEventName};
 use crate::ids::now_ms;
 use crate::message::{Message, Part, Timing, ToolPart, ToolState, interrupted_state};
 use crate::tool::{Tool, ToolError, ToolOutput};
@@ -371,8 +373,12 @@ async fn run_call(
         ))));
         return CallEnd::Done;
     };
+    if let Some(end) = pre_tool_hooks(ctx, message_id, &call, &report).await {
+        return end;
+    }
     let tool_ctx = tool_context(ctx, message_id, &call_id, updates.clone());
     let CallSpec { name, args, .. } = call;
+    let hook_input = (!engine.hooks.is_empty()).then(|| args.clone());
     tracing::debug!(session_id = %ctx.session_id(), tool = %name, call_id = %call_id, "running tool");
     let Some(result) = execute(ctx, &*tool, &name, args, &tool_ctx).await else {
         // Cancelled: closed as interrupted by the step (close_open_calls).
@@ -386,12 +392,106 @@ async fn run_call(
         }
         other => other,
     };
+    let result = match (result, hook_input) {
+        (Ok(out), Some(input)) => Ok(post_tool_hooks(ctx, &name, input, &call_id, out).await),
+        (other, _) => other,
+    };
     report(result);
     if stops {
         CallEnd::Blocked
     } else {
         CallEnd::Done
     }
+}
+
+/// The `PreToolUse` hooks of a call: `None` when it may run (its own
+/// permission asks still to come), else how it ended (its error
+/// reported). A hook can only make the call stricter: a denial (or a hook
+/// that failed) refuses it, an `ask` asks the user under the `hook`
+/// permission whatever the rules allow (a rule denying `hook` denies),
+/// and anything else leaves the decision to the rules.
+async fn pre_tool_hooks(
+    ctx: &TurnContext<'_>,
+    message_id: &str,
+    call: &CallSpec,
+    report: &impl Fn(Result<ToolOutput, ToolError>),
+) -> Option<CallEnd> {
+    let engine = ctx.engine;
+    if engine.hooks.is_empty() {
+        return None;
+    }
+    let event = HookEvent::new(
+        HookEventName::PreToolUse,
+        ctx.session_id(),
+        ctx.directory(),
+        ctx.agent.name.as_str(),
+    )
+    .with_tool(call.name.as_str(), call.args.clone(), call.call_id.as_str());
+    let combined = tokio::select! {
+        combined = run_hooks(engine, &engine.hooks, &event) => combined,
+        () = ctx.cancel.cancelled() => return Some(CallEnd::Done),
+    };
+    match combined.decision {
+        HookDecision::Continue => None,
+        HookDecision::Deny => {
+            report(Err(ToolError::failed(format!(
+                "A hook refused this call, so it did not run: {}",
+                combined.reason()
+            ))));
+            Some(CallEnd::Done)
+        }
+        HookDecision::Ask => {
+            let mut ceilings = (*ctx.ceilings).clone();
+            ceilings.push(Ruleset::from(vec![Rule::new("hook", "*", Action::Ask)]));
+            let request = AskRequest::new(ctx.session_id(), "hook", [call.name.as_str()])
+                .metadata(serde_json::json!({
+                    "tool": call.name,
+                    "input": call.args,
+                    "reason": combined.reason(),
+                }))
+                .ruleset((*ctx.ruleset).clone())
+                .ceilings(ceilings)
+                .tool(message_id, call.call_id.as_str());
+            let asked = tokio::select! {
+                result = engine.permissions.ask(request) => result,
+                () = ctx.cancel.cancelled() => return Some(CallEnd::Done),
+            };
+            let error = asked.err()?;
+            let error = ToolError::Permission(error);
+            let stops = error.stops_loop();
+            report(Err(error));
+            Some(if stops {
+                CallEnd::Blocked
+            } else {
+                CallEnd::Done
+            })
+        }
+    }
+}
+
+/// `out` with what the `PostToolUse` hooks add for the model.
+async fn post_tool_hooks(
+    ctx: &TurnContext<'_>,
+    name: &str,
+    input: Value,
+    call_id: &str,
+    mut out: ToolOutput,
+) -> ToolOutput {
+    let mut event = HookEvent::new(
+        HookEventName::PostToolUse,
+        ctx.session_id(),
+        ctx.directory(),
+        ctx.agent.name.as_str(),
+    )
+    .with_tool(name, input, call_id);
+    event.tool_response = Some(tool_response(&out.title, &out.output, &out.metadata));
+    let combined = run_hooks(ctx.engine, &ctx.engine.hooks, &event).await;
+    // A `block` after the fact cannot undo the call: its reason is
+    // context for the model, as Claude Code gives it.
+    let mut context = combined.reasons;
+    context.extend(combined.context);
+    out.output = with_context(out.output, &context);
+    out
 }
 
 /// The doom-loop ask of a flagged call: `None` when the call may run,
