@@ -10,3 +10,4 @@ mod interrupt_cli;
 mod opencode_differential;
 mod run_cli;
 mod run_faults;
+mod store_cli;
