@@ -33,7 +33,10 @@ async fn run(store: &dyn SessionStore, sessions: usize, messages: usize) -> Timi
     let started = Instant::now();
     for s in 0..sessions {
         let session = Session::new("build", "/work/project").with_title(format!("session {s}"));
-        store.put_session(&session).await.unwrap_or_else(|e| panic!("{e}"));
+        store
+            .put_session(&session)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         for m in 0..messages {
             // About the size of a short step: a sentence and a file path.
             let text = format!(
@@ -52,7 +55,14 @@ async fn run(store: &dyn SessionStore, sessions: usize, messages: usize) -> Timi
         let read = store.messages(id).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(read.len(), messages, "a transcript came back short");
     }
-    assert_eq!(store.sessions().await.unwrap_or_else(|e| panic!("{e}")).len(), sessions);
+    assert_eq!(
+        store
+            .sessions()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .len(),
+        sessions
+    );
     Timing {
         write,
         read: started.elapsed(),
@@ -77,10 +87,13 @@ fn main() {
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     let (sqlite, file) = runtime.block_on(async {
         fresh(&root.join("sqlite"));
-        let store = SqliteStore::open(root.join("sqlite/agentgate.db")).unwrap_or_else(|e| panic!("{e}"));
+        let store =
+            SqliteStore::open(root.join("sqlite/agentgate.db")).unwrap_or_else(|e| panic!("{e}"));
         let sqlite = run(&store, sessions, messages).await;
         fresh(&root.join("files"));
-        let store = FileSessionStore::open(root.join("files")).await.unwrap_or_else(|e| panic!("{e}"));
+        let store = FileSessionStore::open(root.join("files"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let file = run(&store, sessions, messages).await;
         (sqlite, file)
     });
@@ -89,7 +102,9 @@ fn main() {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let n = (sessions * messages) as f64;
     let us_per = |d: Duration| d.as_secs_f64() * 1e6 / n;
-    println!("store: {sessions} sessions x {messages} messages, one put per message, then every transcript read back");
+    println!(
+        "store: {sessions} sessions x {messages} messages, one put per message, then every transcript read back"
+    );
     for (name, t) in [("SqliteStore", &sqlite), ("FileSessionStore", &file)] {
         println!(
             "  {name:<16} write {:>9.1} ms ({:>6.1} µs/message)   read {:>8.1} ms ({:>5.1} µs/message)",
