@@ -10,7 +10,9 @@
 #   4. grep and glob on a generated tree of 10,000 files vs the `rg` binary
 #      (installed with apt-get when missing);
 #   5. the agent loop's overhead per step (bench `loop_overhead`) and the
-#      load run (bench `load`: 1,000 concurrent sessions).
+#      load run (bench `load`: 1,000 concurrent sessions);
+#   6. session stores: 1,000 sessions x 20 messages through SqliteStore vs
+#      FileSessionStore (bench `store`).
 #
 # Usage: nice -n 19 benches/run-all.sh [SECONDS]   (measurement time per
 # criterion benchmark and per JS fixture, default 3)
@@ -74,6 +76,9 @@ cargo bench --quiet -p agentgate-benches --bench loop_overhead -- \
 cargo bench --quiet -p agentgate-benches --bench load -- --json | tee "$work/load.txt" >&2
 cargo bench --quiet -p agentgate-benches --bench load -- --json --tool-yields | tee -a "$work/load.txt" >&2
 
+echo "== 6. session stores: SQLite vs files" >&2
+cargo bench --quiet -p agentgate-benches --bench store -- --json | tee "$work/store.txt" >&2
+
 stamp="$(date -u +%Y-%m-%dT%H%MZ)"
 out="benches/results/run-all-$stamp.md"
 node - "$crit" "$target/bench-js.json" "$target/bench-fixtures.json" "$work" "$seconds" > "$out" <<'JS'
@@ -131,6 +136,13 @@ for (const l of load) {
   rows.push([`load ${l.sessions} sessions x ${l.steps} steps (${tag}): throughput`, `${f(l.steps_per_s)} steps/s`, "", ""]);
   rows.push([`load (${tag}): step time p50 / p99`, `${f(l.p50_us)} / ${f(l.p99_us)} µs`, "", ""]);
   rows.push([`load (${tag}): peak heap per session; no starvation`, `${f(l.peak_kib_per_session, 1)} KiB; ${l.no_starvation}`, "", ""]);
+}
+const store = fs.readFileSync(`${work}/store.txt`, "utf8").split("\n")
+  .filter((l) => l.startsWith("{\"store\"")).map((l) => JSON.parse(l).store);
+for (const s of store) {
+  const tag = `${s.sessions} sessions x ${s.messages} messages`;
+  rows.push([`store ${tag}: write, SqliteStore vs FileSessionStore`, `${f(s.sqlite_write_ms)} ms`, `${f(s.file_write_ms)} ms`, `${f(s.file_write_ms / s.sqlite_write_ms, 2)}x`]);
+  rows.push([`store ${tag}: read back, SqliteStore vs FileSessionStore`, `${f(s.sqlite_read_ms)} ms`, `${f(s.file_read_ms)} ms`, `${f(s.file_read_ms / s.sqlite_read_ms, 2)}x`]);
 }
 const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
 const line = (r) => "| " + r.map((cell, c) => cell.padEnd(widths[c])).join(" | ") + " |";

@@ -10,8 +10,9 @@
 use std::sync::Arc;
 
 use agentgate::acp::{AcpServer, AgentFactory, FactoryError, SessionSetup};
+use agentgate::store::SqliteStore;
 use agentgate::{CodingAgent, Workspace};
-use agentgate_core::{ConfigLoader, FileSessionStore};
+use agentgate_core::ConfigLoader;
 use agentgate_permission::{Action, PermissionGate, Rule, Ruleset};
 use agentgate_tools::SandboxMode;
 use agentgate_tools::mcp::McpStatus;
@@ -34,7 +35,7 @@ pub struct AcpOptions {
 /// Builds each ACP session's agent for the directory the client names.
 struct CliAgents {
     options: AcpOptions,
-    store: Arc<FileSessionStore>,
+    store: Arc<SqliteStore>,
 }
 
 #[agentgate::async_trait]
@@ -56,8 +57,7 @@ impl AgentFactory for CliAgents {
             eprintln!("{DEMO_NOTICE}");
         }
         let policy = sandbox_policy(self.options.sandbox, &workspace.config().value)?;
-        let permissions =
-            PermissionGate::with_store(Arc::new(approval_store()), dir.display().to_string())?;
+        let permissions = PermissionGate::with_store(approval_store()?, dir.display().to_string())?;
         let mut builder = CodingAgent::builder(&dir)
             .model(choice.model)
             .sandbox(policy)

@@ -292,7 +292,7 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
     };
     options.directory = Some(directory.clone());
     let permissions =
-        PermissionGate::with_store(Arc::new(approval_store()), directory.display().to_string())
+        PermissionGate::with_store(approval_store()?, directory.display().to_string())
             .map_err(|e| e.to_string())?;
     let (approver, mut asks) = ChannelApprover::new(8);
     let approver = Arc::new(approver);

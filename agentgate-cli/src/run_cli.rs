@@ -215,7 +215,7 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
     let permissions = agentgate_permission::PermissionGate::with_store(
-        Arc::new(crate::workspace::approval_store()),
+        crate::workspace::approval_store()?,
         directory.display().to_string(),
     )
     .map_err(|e| e.to_string())?;

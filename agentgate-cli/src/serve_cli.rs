@@ -137,7 +137,7 @@ pub async fn serve(options: ServeOptions) -> Result<(), String> {
     };
     let mut builder = Server::builder(Arc::new(factory), &dir)
         .store(session_store().await?)
-        .approvals(Arc::new(approval_store()))
+        .approvals(approval_store()?)
         .config(workspace.config().clone())
         .address(address)
         .auth(auth);

@@ -111,7 +111,7 @@ pub async fn export(id: &str) -> Result<String, String> {
 
 /// `agent approvals list`: the remembered rules of `directory`.
 pub fn approvals(directory: &Path) -> Result<String, String> {
-    let rules = approval_store()
+    let rules = approval_store()?
         .list(&directory.display().to_string())
         .map_err(|e| e.to_string())?;
     if rules.0.is_empty() {
@@ -126,7 +126,7 @@ pub fn approvals(directory: &Path) -> Result<String, String> {
 
 /// `agent approvals revoke PERMISSION PATTERN`: forgets an approval.
 pub fn revoke(directory: &Path, permission: &str, pattern: &str) -> Result<bool, String> {
-    approval_store()
+    approval_store()?
         .revoke(
             &directory.display().to_string(),
             &Rule::new(permission, pattern, Action::Allow),

@@ -1,12 +1,14 @@
 //! Where the CLI keeps things: the data directory (`$XDG_DATA_HOME/agent-sdk`,
-//! else `~/.local/share/agent-sdk`), its session store and its store of
-//! "always" approvals.
+//! else `~/.local/share/agent-sdk`) and in it the SQLite database
+//! `agentgate.db` holding sessions, messages and "always" approvals. The
+//! file stores of earlier versions (`sessions/`, `approvals/`) are imported
+//! into it the first time it is opened, and left in place.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentgate_core::{FileSessionStore, Session, SessionStore};
-use agentgate_permission::JsonFileStore;
+use agentgate::store::SqliteStore;
+use agentgate_core::{Session, SessionStore};
 
 /// The application name of the data directory (the library's default).
 pub const APP: &str = agentgate::DEFAULT_APP;
@@ -16,18 +18,33 @@ pub fn data_dir() -> PathBuf {
     agentgate::Workspace::data_dir(APP)
 }
 
-/// Opens the file session store under the data directory.
-pub async fn session_store() -> Result<Arc<FileSessionStore>, String> {
-    let dir = data_dir().join("sessions");
-    FileSessionStore::open(&dir)
-        .await
-        .map(Arc::new)
-        .map_err(|e| format!("cannot open the session store {}: {e}", dir.display()))
+/// Opens the database under the data directory (importing the file stores
+/// of earlier versions the first time).
+fn database() -> Result<SqliteStore, String> {
+    agentgate::Workspace::database(APP).map_err(|e| {
+        format!(
+            "cannot open the store {}: {e}",
+            agentgate::Workspace::database_path(APP).display()
+        )
+    })
 }
 
-/// The store of remembered "always" approvals.
-pub fn approval_store() -> JsonFileStore {
-    JsonFileStore::new(data_dir().join("approvals"))
+/// The session store: the database under the data directory, with the
+/// sessions of the file store an earlier version kept in `sessions/`
+/// imported the first time.
+pub async fn session_store() -> Result<Arc<SqliteStore>, String> {
+    let store = database()?;
+    let dir = data_dir().join("sessions");
+    store
+        .import_file_sessions_once(&dir)
+        .await
+        .map_err(|e| format!("cannot import the sessions of {}: {e}", dir.display()))?;
+    Ok(Arc::new(store))
+}
+
+/// The store of remembered "always" approvals (the same database).
+pub fn approval_store() -> Result<Arc<SqliteStore>, String> {
+    database().map(Arc::new)
 }
 
 /// The most recent top-level session for `directory` (ids ascend with

@@ -20,6 +20,14 @@
 //!   Agent Client Protocol (`agent acp`).
 //! - `server` (feature `server`): serves coding agents over HTTP with
 //!   the routes and JSON shapes of opencode's server (`agent serve`).
+//! - `store` (feature `store`; `sqlite`, on by default, and `postgres` add
+//!   its backends): what the processes of a host share — `SqliteStore`
+//!   (sessions, messages and remembered approvals in one SQLite file; with
+//!   it, `Workspace` keeps approvals in `<data dir>/agentgate.db`, as the
+//!   `agent` CLI does), `PostgresStore` and `PostgresRelay` (several
+//!   servers on one database; asks answered in any of them), the
+//!   `AskRelay` trait and the import from the file stores
+//!   (`agentgate-store`; guide: `docs/stores.md`).
 //! - `demo` (feature `demo`): `DemoModel`, an offline scripted model;
 //!   `testing` (feature `test-util`): `ScriptedModel` for tests.
 //!
@@ -106,6 +114,11 @@ pub use agentgate_tools as tools;
 // The provider clients.
 #[cfg(feature = "providers")]
 pub use agentgate_providers as providers;
+
+/// Stores shared between the processes of a host (`agentgate-store`):
+/// features `store`, `sqlite` (on by default) and `postgres`.
+#[cfg(feature = "store")]
+pub use agentgate_store as store;
 
 /// The OS sandbox under the commands the bash tool spawns: Landlock and
 /// namespaces on Linux, the environment filter, and the `sandbox` policy

@@ -15,7 +15,7 @@ use agentgate_core::{
     AgentEnvironment, Commands, Config, ConfigErrors, ConfigLoader, LanguageModel, ModelResolver,
     Skills, ToolRegistry,
 };
-use agentgate_permission::{JsonFileStore, PermissionGate};
+use agentgate_permission::{ApprovalStore, PermissionGate};
 use agentgate_providers::{ConfigModelResolver, ProviderError, model_from_config};
 use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy, SkillTool};
 
@@ -231,12 +231,50 @@ impl Workspace {
         PathBuf::from(AgentEnvironment::detect(app, ".").data_dir)
     }
 
+    /// The SQLite database of `app`'s data directory,
+    /// `<data dir>/agentgate.db` (the `agent` CLI's sessions and approvals).
+    pub fn database_path(app: &str) -> PathBuf {
+        Self::data_dir(app).join("agentgate.db")
+    }
+
+    /// Opens [`database_path`](Self::database_path), creating it if needed;
+    /// the first time, the approvals an earlier version kept as JSON files
+    /// in `approvals/` are imported (the files are left in place).
+    #[cfg(feature = "sqlite")]
+    pub fn database(app: &str) -> Result<agentgate_store::SqliteStore, WorkspaceError> {
+        let store = agentgate_store::SqliteStore::open(Self::database_path(app))
+            .map_err(|e| WorkspaceError::Approvals(e.to_string()))?;
+        store
+            .import_json_approvals_once(&Self::data_dir(app).join("approvals"))
+            .map_err(|e| WorkspaceError::Approvals(e.to_string()))?;
+        Ok(store)
+    }
+
+    /// Where `app` remembers "always" approvals: with feature `sqlite` (on
+    /// by default) the SQLite [`database`](Self::database); without it,
+    /// JSON files in `<data dir>/approvals/`.
+    pub fn approval_store(app: &str) -> Result<Arc<dyn ApprovalStore>, WorkspaceError> {
+        #[cfg(feature = "sqlite")]
+        {
+            Ok(Arc::new(Self::database(app)?))
+        }
+        #[cfg(not(feature = "sqlite"))]
+        {
+            Ok(Arc::new(agentgate_permission::JsonFileStore::new(
+                Self::data_dir(app).join("approvals"),
+            )))
+        }
+    }
+
     /// A permission gate with the "always" approvals remembered for this
-    /// directory in `app`'s data directory (`approvals/`): they count for
-    /// what the rules leave to ask, and an "always" answer is added there.
+    /// directory in `app`'s [`approval_store`](Self::approval_store): they
+    /// count for what the rules leave to ask, and an "always" answer is
+    /// added there.
     pub fn approvals(&self, app: &str) -> Result<PermissionGate, WorkspaceError> {
-        let store = JsonFileStore::new(Self::data_dir(app).join("approvals"));
-        PermissionGate::with_store(Arc::new(store), self.directory.display().to_string())
-            .map_err(|e| WorkspaceError::Approvals(e.to_string()))
+        PermissionGate::with_store(
+            Self::approval_store(app)?,
+            self.directory.display().to_string(),
+        )
+        .map_err(|e| WorkspaceError::Approvals(e.to_string()))
     }
 }

@@ -24,6 +24,9 @@ pub mod docs {
     /// `docs/providers.md`.
     #[doc = include_str!("../../docs/providers.md")]
     pub struct Providers;
+    /// `docs/stores.md`.
+    #[doc = include_str!("../../docs/stores.md")]
+    pub struct Stores;
     /// `docs/writing-a-tool.md`.
     #[doc = include_str!("../../docs/writing-a-tool.md")]
     pub struct WritingATool;

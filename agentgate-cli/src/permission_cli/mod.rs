@@ -93,6 +93,7 @@ pub fn check(
     let layered = layers(project, Some(agent))?;
     let directory = project.ctx.dir.display().to_string();
     let approved = crate::workspace::approval_store()
+        .map_err(CliError)?
         .list(&directory)
         .map_err(|e| CliError(format!("cannot read the remembered approvals: {e}")))?;
     let approved_layer = (

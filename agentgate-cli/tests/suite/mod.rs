@@ -14,3 +14,4 @@ mod run_faults;
 mod run_hooks_output;
 mod serve_browser;
 mod serve_cli;
+mod store_cli;

@@ -1,0 +1,209 @@
+//! [`PostgresRelay`]: the [`AskRelay`] of several servers on one database.
+//!
+//! - `pending_asks` holds every published ask (one row per request id);
+//!   [`pending`](AskRelay::pending) lists it, oldest first.
+//! - [`answer`](AskRelay::answer) checks the ask is pending, stores the
+//!   reply in `ask_replies` and, in the same transaction, sends
+//!   `NOTIFY agentgate_asks_<schema>, '<reply row>'`; every relay
+//!   `LISTEN`s on that channel and forwards the reply it reads to its
+//!   [`replies`](AskRelay::replies) receivers. The reply travels through a
+//!   table because a notification's payload is limited to 8000 bytes and a
+//!   rejection's feedback may be longer.
+//! - [`withdraw`](AskRelay::withdraw) deletes the ask and its replies.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentgate_permission::{PermissionRequest, Reply};
+use async_trait::async_trait;
+use sqlx::postgres::{PgListener, PgPool};
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+
+use super::{PostgresError, PostgresOptions};
+use crate::relay::{AskRelay, RelayError, RelayedReply};
+
+/// Permission asks shared by every server connected to one database (and
+/// schema): publish and answer from any of them, the answer reaches the
+/// server whose gate waits.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use agentgate_store::{AskRelay, PostgresOptions, PostgresRelay};
+/// let url = "postgres://agent:secret@127.0.0.1:5432/agentgate";
+/// let relay = PostgresRelay::connect(PostgresOptions::new(url)).await?;
+/// let mut replies = relay.replies();
+/// // ... publish the asks of this server's gate; apply what arrives:
+/// while let Ok(answer) = replies.recv().await {
+///     println!("{} answered {:?}", answer.request_id, answer.reply);
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// A notification sent while the listening connection is being re-made
+/// (after a network failure) is lost; the ask stays pending and can be
+/// answered again.
+#[derive(Debug, Clone)]
+pub struct PostgresRelay {
+    pool: PgPool,
+    channel: String,
+    replies: broadcast::Sender<RelayedReply>,
+    _listener: Arc<Listening>,
+}
+
+/// Stops the listening task when the last clone of the relay goes.
+#[derive(Debug)]
+struct Listening(JoinHandle<()>);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn backend(error: impl std::fmt::Display) -> RelayError {
+    RelayError::Backend(format!("PostgreSQL: {error}"))
+}
+
+impl PostgresRelay {
+    /// Connects, creates the tables if needed and starts listening (on
+    /// the current tokio runtime) before it returns, so an answer sent
+    /// after this returns is received.
+    pub async fn connect(options: PostgresOptions) -> Result<Self, PostgresError> {
+        let pool = options.pool(options.max_connections).await?;
+        let channel = options.channel();
+        let mut listener = PgListener::connect_with(&pool).await?;
+        listener.listen(&channel).await?;
+        let (replies, _) = broadcast::channel(256);
+        let task = tokio::spawn(forward(listener, pool.clone(), replies.clone()));
+        Ok(PostgresRelay {
+            pool,
+            channel,
+            replies,
+            _listener: Arc::new(Listening(task)),
+        })
+    }
+}
+
+/// Reads each notified reply row and broadcasts it.
+async fn forward(mut listener: PgListener, pool: PgPool, replies: broadcast::Sender<RelayedReply>) {
+    loop {
+        let notification = match listener.recv().await {
+            Ok(notification) => notification,
+            Err(error) => {
+                // `recv` re-connects on its next call; wait a little so a
+                // server that is down is not hammered.
+                tracing::warn!(%error, "ask relay: the PostgreSQL listener failed; reconnecting");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let Ok(seq) = notification.payload().parse::<i64>() else {
+            continue;
+        };
+        let body: Result<Option<String>, sqlx::Error> =
+            sqlx::query_scalar("SELECT body FROM ask_replies WHERE seq = $1")
+                .bind(seq)
+                .fetch_optional(&pool)
+                .await;
+        match body {
+            Ok(Some(body)) => match serde_json::from_str::<RelayedReply>(&body) {
+                // No receiver is fine: nobody in this process waits.
+                Ok(reply) => {
+                    let _ = replies.send(reply);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, seq, "ask relay: a stored reply does not decode")
+                }
+            },
+            // Withdrawn meanwhile: its owner no longer waits.
+            Ok(None) => {}
+            Err(error) => tracing::warn!(%error, seq, "ask relay: cannot read a reply"),
+        }
+    }
+}
+
+#[async_trait]
+impl AskRelay for PostgresRelay {
+    async fn publish(&self, request: &PermissionRequest) -> Result<(), RelayError> {
+        let body = serde_json::to_string(request).map_err(backend)?;
+        sqlx::query(
+            "INSERT INTO pending_asks (id, body) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&request.id)
+        .bind(body)
+        .execute(&self.pool)
+        .await
+        .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn withdraw(&self, request_id: &str) -> Result<(), RelayError> {
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        for statement in [
+            "DELETE FROM pending_asks WHERE id = $1",
+            "DELETE FROM ask_replies WHERE request_id = $1",
+        ] {
+            sqlx::query(statement)
+                .bind(request_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+        }
+        tx.commit().await.map_err(backend)
+    }
+
+    async fn pending(&self) -> Result<Vec<PermissionRequest>, RelayError> {
+        let rows: Vec<String> = sqlx::query_scalar("SELECT body FROM pending_asks ORDER BY seq")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(backend)?;
+        rows.iter()
+            .map(|body| {
+                serde_json::from_str(body)
+                    .map_err(|e| backend(format!("a pending ask does not decode: {e}")))
+            })
+            .collect()
+    }
+
+    async fn answer(&self, request_id: &str, reply: &Reply) -> Result<bool, RelayError> {
+        let body = serde_json::to_string(&RelayedReply {
+            request_id: request_id.to_string(),
+            reply: reply.clone(),
+        })
+        .map_err(backend)?;
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        // Locks the ask's row: a withdraw racing this answer waits for it,
+        // then removes the reply too.
+        let pending: Option<i64> =
+            sqlx::query_scalar("SELECT seq FROM pending_asks WHERE id = $1 FOR SHARE")
+                .bind(request_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(backend)?;
+        if pending.is_none() {
+            return Ok(false);
+        }
+        let seq: i64 = sqlx::query_scalar(
+            "INSERT INTO ask_replies (request_id, body) VALUES ($1, $2) RETURNING seq",
+        )
+        .bind(request_id)
+        .bind(body)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(backend)?;
+        // Delivered when the transaction commits, to every listener.
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(&self.channel)
+            .bind(seq.to_string())
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        Ok(true)
+    }
+
+    fn replies(&self) -> broadcast::Receiver<RelayedReply> {
+        self.replies.subscribe()
+    }
+}

@@ -1,0 +1,6 @@
+mod approvals;
+mod fixtures;
+mod import;
+mod postgres_relay;
+mod session_contract;
+mod sqlite;
