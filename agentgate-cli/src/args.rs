@@ -108,6 +108,16 @@ pub(crate) struct ServeArgs {
     /// Run bash commands in a sandbox (see `agent run --help`).
     #[arg(long, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
+    /// Keep sessions, approvals and pending asks in this PostgreSQL
+    /// database (postgres://user:password@host:port/database), shared by
+    /// every `agent serve` given the same one: a session created on one is
+    /// prompted on another, an ask raised on one is answered on another.
+    /// Default: the data directory's SQLite database, asks in this process.
+    #[arg(long, value_name = "URL", env = "AGENT_DATABASE_URL")]
+    pub(crate) database: Option<String>,
+    /// The PostgreSQL schema for the tables (default `public`).
+    #[arg(long, value_name = "NAME", requires = "database")]
+    pub(crate) database_schema: Option<String>,
 }
 
 impl From<ServeArgs> for crate::serve_cli::ServeOptions {
@@ -118,6 +128,8 @@ impl From<ServeArgs> for crate::serve_cli::ServeOptions {
             cors: args.cors,
             model: args.model,
             sandbox: args.sandbox,
+            database: args.database,
+            database_schema: args.database_schema,
         }
     }
 }

@@ -32,6 +32,55 @@ pub struct ServeOptions {
     pub model: Option<String>,
     /// The sandbox bash commands run in.
     pub sandbox: Option<SandboxMode>,
+    /// A PostgreSQL URL: sessions, approvals and pending asks shared with
+    /// every `agent serve` on the same database (default: this machine's
+    /// SQLite database, asks in this process).
+    pub database: Option<String>,
+    /// The PostgreSQL schema the tables live in (default `public`).
+    pub database_schema: Option<String>,
+}
+
+/// Where a server keeps its sessions and approvals, and how its asks are
+/// seen by other processes.
+struct Backing {
+    store: Arc<dyn agentgate::SessionStore>,
+    approvals: Arc<dyn agentgate_permission::ApprovalStore>,
+    relay: Option<Arc<dyn agentgate::store::AskRelay>>,
+}
+
+/// The stores `options` name: PostgreSQL (with its relay) for a
+/// `postgres://` URL, else the data directory's SQLite database.
+async fn backing(options: &ServeOptions) -> Result<Backing, String> {
+    let Some(url) = &options.database else {
+        return Ok(Backing {
+            store: session_store().await?,
+            approvals: approval_store()?,
+            relay: None,
+        });
+    };
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(format!(
+            "--database takes a PostgreSQL URL (postgres://user:password@host:port/database); without it sessions are kept in {}",
+            agentgate::Workspace::database_path(crate::workspace::APP).display()
+        ));
+    }
+    let mut pg = agentgate::store::PostgresOptions::new(url.clone());
+    if let Some(schema) = &options.database_schema {
+        pg = pg.schema(schema.clone());
+    }
+    let host = url.rsplit('@').next().unwrap_or(url.as_str());
+    let store = agentgate::store::PostgresStore::connect(pg.clone())
+        .await
+        .map_err(|e| format!("cannot use the PostgreSQL database at {host}: {e}"))?;
+    let relay = agentgate::store::PostgresRelay::connect(pg)
+        .await
+        .map_err(|e| format!("cannot listen on the PostgreSQL database at {host}: {e}"))?;
+    let store = Arc::new(store);
+    Ok(Backing {
+        store: store.clone(),
+        approvals: store,
+        relay: Some(Arc::new(relay)),
+    })
 }
 
 /// Builds each session's agent as `agent run` would in the directory.
@@ -132,15 +181,19 @@ pub async fn serve(options: ServeOptions) -> Result<(), String> {
     let address = address(&options.hostname, options.port).await?;
     let auth = auth(&address, |v| std::env::var(v).ok())?;
     let factory = CliAgents {
-        model: options.model,
+        model: options.model.clone(),
         sandbox: options.sandbox,
     };
+    let backing = backing(&options).await?;
     let mut builder = Server::builder(Arc::new(factory), &dir)
-        .store(session_store().await?)
-        .approvals(approval_store()?)
+        .store(backing.store)
+        .approvals(backing.approvals)
         .config(workspace.config().clone())
         .address(address)
         .auth(auth);
+    if let Some(relay) = backing.relay {
+        builder = builder.relay(relay);
+    }
     for origin in options.cors {
         builder = builder.cors(origin);
     }

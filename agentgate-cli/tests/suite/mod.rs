@@ -14,4 +14,5 @@ mod run_faults;
 mod run_hooks_output;
 mod serve_browser;
 mod serve_cli;
+mod serve_postgres;
 mod store_cli;

@@ -1,0 +1,193 @@
+//! Two `agent serve` processes on one PostgreSQL database
+//! (`--database`): a session created through one is prompted through the
+//! other, the ask its turn raises in that process is listed by the first
+//! and answered there, and the answer reaches the waiting turn (through
+//! the database's LISTEN/NOTIFY relay); nothing runs before the answer.
+//!
+//! Runs when `AGENTGATE_TEST_POSTGRES` names a database (`.ci/run` starts
+//! a throwaway PostgreSQL server and sets it); says so and passes
+//! otherwise.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use super::run_cli::{Sandbox, local_provider, openai_answer, openai_call, openai_server};
+
+/// A running `agent serve` and its base URL.
+struct Served {
+    _child: tokio::process::Child,
+    base: String,
+}
+
+async fn serve(sandbox: &Sandbox, database: &str, schema: &str) -> Served {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", sandbox.root.join("home"))
+        .env("XDG_DATA_HOME", sandbox.root.join("data"))
+        .env("XDG_CONFIG_HOME", sandbox.root.join("config"))
+        .args(["serve", "--port", "0", "--database", database])
+        .args(["--database-schema", schema])
+        .current_dir(&sandbox.project)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+        .await
+        .expect("agent serve printed no URL within 60 s")
+        .unwrap()
+        .expect("agent serve exited before listening");
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    Served {
+        _child: child,
+        base,
+    }
+}
+
+async fn get(url: String) -> Value {
+    let response = reqwest::get(&url).await.unwrap();
+    assert!(
+        response.status().is_success(),
+        "GET {url}: {}",
+        response.status()
+    );
+    response.json().await.unwrap()
+}
+
+async fn post(url: String, body: Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(&url)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Polls `probe` every 100 ms for up to 30 s.
+async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..300 {
+        if let Some(found) = probe().await {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{what}: not within 30 s");
+}
+
+#[tokio::test]
+async fn a_session_and_its_ask_cross_two_servers_on_one_postgres_database() {
+    let Ok(database) = std::env::var("AGENTGATE_TEST_POSTGRES") else {
+        eprintln!(
+            "two-server PostgreSQL test skipped: AGENTGATE_TEST_POSTGRES is unset (.ci/run starts a PostgreSQL server and sets it)"
+        );
+        return;
+    };
+    let sandbox = Sandbox::new("serve-postgres");
+    let marker = sandbox.project.join("marker.txt");
+    let model = openai_server(
+        openai_call(
+            "bash",
+            &json!({"command": format!("touch {}", marker.display()), "description": "Create a marker"}),
+        ),
+        openai_answer("The marker is there."),
+    )
+    .await;
+    local_provider(&sandbox, &model, r#", "permission": {"bash": "ask"}"#);
+    let schema = format!("serve_two_{}", std::process::id());
+    let one = serve(&sandbox, &database, &schema).await;
+    let two = serve(&sandbox, &database, &schema).await;
+
+    // Created through the first server…
+    let created = post(format!("{}/session", one.base), json!({})).await;
+    assert!(created.status().is_success(), "{}", created.status());
+    let session = created.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // …prompted through the second, whose agent is built from the shared
+    // store.
+    let prompted = post(
+        format!("{}/session/{session}/prompt_async", two.base),
+        json!({"parts": [{"type": "text", "text": "make the marker"}]}),
+    )
+    .await;
+    assert!(prompted.status().is_success(), "{}", prompted.status());
+
+    // The ask raised by the second server's turn is listed by the first.
+    let ask = eventually("the ask listed by the other server", || {
+        let url = format!("{}/permission", one.base);
+        let session = session.clone();
+        async move {
+            get(url)
+                .await
+                .as_array()?
+                .iter()
+                .find(|a| a["sessionID"] == session.as_str())
+                .cloned()
+        }
+    })
+    .await;
+    assert_eq!(ask["permission"], "bash");
+    assert!(
+        !marker.exists(),
+        "the command ran before its ask was answered"
+    );
+
+    // Answered through the first server, it reaches the second's turn.
+    let id = ask["id"].as_str().unwrap();
+    let replied = post(
+        format!("{}/permission/{id}/reply", one.base),
+        json!({"reply": "once"}),
+    )
+    .await;
+    assert!(replied.status().is_success(), "{}", replied.status());
+    eventually("the command run after the answer", || {
+        let exists = marker.exists();
+        async move { exists.then_some(()) }
+    })
+    .await;
+
+    // The transcript is one: both servers read the same messages.
+    let answer = eventually("the answer stored", || {
+        let url = format!("{}/session/{session}/message", one.base);
+        async move {
+            let messages = get(url).await;
+            let text: String = messages
+                .as_array()?
+                .iter()
+                .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+                .filter(|p| p["type"] == "text")
+                .filter_map(|p| p["text"].as_str().map(str::to_string))
+                .collect();
+            text.contains("The marker is there.").then_some(text)
+        }
+    })
+    .await;
+    assert!(answer.contains("make the marker"), "{answer}");
+    let from_two = get(format!("{}/session/{session}/message", two.base)).await;
+    let from_one = get(format!("{}/session/{session}/message", one.base)).await;
+    assert_eq!(
+        from_one.as_array().unwrap().len(),
+        from_two.as_array().unwrap().len()
+    );
+    // Nothing is left pending anywhere.
+    for base in [&one.base, &two.base] {
+        let pending = get(format!("{base}/permission")).await;
+        assert!(pending.as_array().unwrap().is_empty(), "{pending}");
+    }
+}
