@@ -191,6 +191,10 @@ pub(crate) struct RunArgs {
     /// text: the answer on stdout; json: one JSON event per line.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+    /// Also show each command's output and each edit's diff on stderr
+    /// (the last 40 lines of each), as `opencode run` does.
+    #[arg(long, short = 'v')]
+    pub(crate) verbose: bool,
     /// The OS sandbox bash commands run in: read-only, workspace-write
     /// (the default, or the config's `sandbox` key) or danger-full-access.
     #[arg(long, value_name = "MODE")]
@@ -378,6 +382,7 @@ impl RunArgs {
             continue_last: self.continue_last,
             session: self.session,
             format: self.format,
+            verbose: self.verbose,
             sandbox: self.sandbox,
             prompt,
             directory: None,

@@ -33,6 +33,8 @@ pub struct Renderer<O: Write, E: Write> {
     summary: bool,
     /// The model's prices, for that line.
     cost: Option<ModelCost>,
+    /// Show command output and edit diffs under finished calls.
+    verbose: bool,
 }
 
 impl<O: Write, E: Write> std::fmt::Debug for Renderer<O, E> {
@@ -164,7 +166,16 @@ impl<O: Write, E: Write> Renderer<O, E> {
             tools: HashMap::new(),
             summary: false,
             cost: None,
+            verbose: false,
         }
+    }
+
+    /// With `true`, a finished call also shows what it did: a command's
+    /// output, an edit's diff (the last [`VERBOSE_LINES`] lines of each,
+    /// indented), as `opencode run` does.
+    pub fn verbose(mut self, verbose: bool) -> Self {
+        self.verbose = verbose;
+        self
     }
 
     /// Ends each turn with a line of its steps, tokens and (with `cost`,
@@ -268,10 +279,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
                         self.note(&format!("{sub}→ {} {}", tool.tool, input_summary(input)));
                     }
                     ToolState::Completed {
-                        title, metadata, ..
+                        title,
+                        metadata,
+                        output,
+                        ..
                     } => {
                         for line in completed_lines(sub, &tool.tool, title, metadata) {
                             self.note(&line);
+                        }
+                        if self.verbose {
+                            for line in detail_lines(sub, &tool.tool, output, metadata) {
+                                self.note(&line);
+                            }
                         }
                     }
                     ToolState::Error { error, .. } => {
@@ -334,6 +353,52 @@ fn summary_line(steps: u32, usage: &Usage, cost: Option<&ModelCost>) -> String {
     line
 }
 
+/// How many lines of a call's output or diff `--verbose` shows.
+pub const VERBOSE_LINES: usize = 40;
+
+/// What `--verbose` adds under a finished call: the diff of an edit
+/// (edit, write, apply_patch: their `diff` metadata), else the output of
+/// a command; its last [`VERBOSE_LINES`] lines, each cut to 240
+/// characters, indented, with a line saying how many were left out.
+fn detail_lines(sub: &str, tool: &str, output: &str, metadata: &Value) -> Vec<String> {
+    let text = match metadata.get("diff").and_then(Value::as_str) {
+        Some(diff) if !diff.is_empty() => diff,
+        _ if tool == "bash" => output,
+        _ => return Vec::new(),
+    };
+    let all: Vec<&str> = text.lines().collect();
+    let skipped = all.len().saturating_sub(VERBOSE_LINES);
+    let mut lines = Vec::with_capacity(VERBOSE_LINES + 1);
+    if skipped > 0 {
+        lines.push(format!("{sub}    … {skipped} earlier lines"));
+    }
+    for line in &all[skipped..] {
+        lines.push(format!("{sub}    │ {}", shown(line, 240)));
+    }
+    lines
+}
+
+/// `line` as the terminal may show it: control characters (escape
+/// sequences a command or file could use to rewrite the screen) replaced
+/// by `�`, tabs kept, cut to `max` characters.
+fn shown(line: &str, max: usize) -> String {
+    let mut out: String = line
+        .chars()
+        .take(max)
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if line.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
 /// The lines a finished call prints: `✓ tool title`, or for a command
 /// that failed `✗ bash title (exit N)`, then one line per thing the
 /// sandbox blocked (from the bash tool's metadata).
@@ -386,6 +451,32 @@ mod tests {
             summary_line(2, &usage, Some(&cost)),
             "agent: 2 steps · 1000000 tokens in, 2000 out, 500 cached · $3.0300"
         );
+    }
+
+    #[test]
+    fn verbose_shows_the_last_lines_of_a_diff_or_a_commands_output_as_text() {
+        let diff = json!({"diff": "--- a\n+++ a\n@@ -1 +1 @@\n-old\n+new\n  kept"});
+        assert_eq!(
+            detail_lines("", "edit", "Edit applied.", &diff),
+            [
+                "    │ --- a",
+                "    │ +++ a",
+                "    │ @@ -1 +1 @@",
+                "    │ -old",
+                "    │ +new",
+                "    │   kept"
+            ]
+        );
+        let many: String = (1..=45).map(|n| format!("line {n}\n")).collect();
+        let lines = detail_lines("", "bash", &many, &json!({"exit": 0}));
+        assert_eq!(lines.len(), VERBOSE_LINES + 1);
+        assert_eq!(lines[0], "    … 5 earlier lines");
+        assert_eq!(lines[1], "    │ line 6");
+        // An escape sequence in a command's output is shown, not obeyed.
+        let hostile = detail_lines("", "bash", "ok\u{1b}[2J\u{1b}]0;pwned\u{7}", &json!({}));
+        assert_eq!(hostile, ["    │ ok\u{fffd}[2J\u{fffd}]0;pwned\u{fffd}"]);
+        // Tools without a diff or command output add nothing.
+        assert!(detail_lines("", "read", "contents", &json!({})).is_empty());
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub struct RunOptions {
     pub session: Option<String>,
     /// How to print.
     pub format: Format,
+    /// `--verbose`: show command output and edit diffs too.
+    pub verbose: bool,
     /// Run bash commands in this sandbox.
     pub sandbox: Option<SandboxMode>,
     /// The prompt.
@@ -256,7 +258,8 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         options.format,
         agent.session().id.clone(),
     )
-    .with_summary(cost);
+    .with_summary(cost)
+    .verbose(options.verbose);
     // A custom command: its expansion (or its sub-agent) is the first turn.
     let mut command = None;
     if let Some(name) = &options.command {

@@ -548,3 +548,40 @@ async fn auto_approvals_never_widen_the_sandbox() {
     assert!(result.contains("does not keep it"), "{result}");
     let _ = std::fs::remove_dir_all(&outside);
 }
+
+#[tokio::test]
+async fn verbose_shows_a_commands_output_and_an_edits_diff() {
+    let sandbox = Sandbox::new("verbose");
+    let server = openai_server(
+        openai_call(
+            "bash",
+            &serde_json::json!({"command": "echo hello-from-the-command", "description": "say hello"}),
+        ),
+        openai_answer("Said."),
+    )
+    .await;
+    local_provider(&sandbox, &server, "");
+    let out = sandbox.agent(&["run", "--verbose", "say hello"], &[]).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("│ hello-from-the-command"), "{stderr}");
+    // Without --verbose the output stays off the screen.
+    let quiet = sandbox.agent(&["run", "say hello"], &[]).await;
+    assert!(!text(&quiet.stderr).contains("│ hello-from-the-command"));
+
+    let sandbox = Sandbox::new("verbose-edit");
+    let server = openai_server(
+        openai_call(
+            "edit",
+            &serde_json::json!({"filePath": "notes.txt", "oldString": "1234", "newString": "5678"}),
+        ),
+        openai_answer("Changed."),
+    )
+    .await;
+    local_provider(&sandbox, &server, "");
+    let out = sandbox.agent(&["run", "-v", "change the code"], &[]).await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("│ -the launch code is 1234"), "{stderr}");
+    assert!(stderr.contains("│ +the launch code is 5678"), "{stderr}");
+}
