@@ -32,19 +32,31 @@ fn project(config: Option<PathBuf>) -> Result<Project, String> {
     Ok(project)
 }
 
-/// The prompt from the arguments, else from stdin.
+/// The prompt: the arguments, followed by piped stdin when there is some
+/// (as `opencode run` joins them: `git diff | agent run "review this"`);
+/// with no arguments (or `-`), stdin alone.
 fn prompt(words: Vec<String>) -> Result<String, String> {
+    use std::io::IsTerminal;
     let joined = words.join(" ");
-    if !joined.trim().is_empty() && joined != "-" {
-        return Ok(joined);
+    let stdin = std::io::stdin();
+    let from_args = !joined.trim().is_empty() && joined != "-";
+    if stdin.is_terminal() {
+        if from_args {
+            return Ok(joined);
+        }
+        eprintln!(
+            "agent: reading the prompt from stdin (end it with Ctrl-D, or pass it as an argument)"
+        );
     }
     let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+    std::io::Read::read_to_string(&mut stdin.lock(), &mut text)
         .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
-    if text.trim().is_empty() {
-        return Err("no prompt: pass one as an argument or on stdin".into());
+    match (from_args, text.trim().is_empty()) {
+        (true, true) => Ok(joined),
+        (true, false) => Ok(format!("{joined}\n{text}")),
+        (false, false) => Ok(text),
+        (false, true) => Err("no prompt: pass one as an argument or on stdin".into()),
     }
-    Ok(text)
 }
 
 fn current_dir() -> Result<PathBuf, String> {

@@ -585,3 +585,36 @@ async fn verbose_shows_a_commands_output_and_an_edits_diff() {
     assert!(stderr.contains("│ -the launch code is 1234"), "{stderr}");
     assert!(stderr.contains("│ +the launch code is 5678"), "{stderr}");
 }
+
+/// A prompt argument and piped stdin are sent together, as `opencode run`
+/// joins them (`git diff | agent run "review this"`).
+#[tokio::test]
+async fn a_prompt_argument_and_piped_stdin_are_sent_together() {
+    let sandbox = Sandbox::new("stdin-and-arg");
+    let server = openai_server(openai_answer("Reviewed."), openai_answer("Reviewed.")).await;
+    local_provider(&sandbox, &server, "");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", sandbox.root.join("home"))
+        .env("XDG_DATA_HOME", sandbox.root.join("data"))
+        .env("XDG_CONFIG_HOME", sandbox.root.join("config"))
+        .args(["run", "review this diff"])
+        .current_dir(&sandbox.project)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"-old line\n+new line\n").await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sent = bodies(&server).await[0].to_string();
+    assert!(
+        sent.contains("review this diff\\n-old line\\n+new line"),
+        "{sent}"
+    );
+}
