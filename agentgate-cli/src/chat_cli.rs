@@ -369,8 +369,25 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                 }
                 continue;
             }
-            "/agent" | "/model" if argument.is_empty() => {
-                eprintln!("usage: {command} NAME");
+            "/model" if argument.is_empty() => {
+                match built.agent.engine().model_for(built.agent.session()) {
+                    Ok(model) => {
+                        let info = model.info();
+                        eprintln!(
+                            "model {}/{} (/model PROVIDER/MODEL switches)",
+                            info.provider, info.id
+                        );
+                    }
+                    Err(e) => eprintln!("agent: no model: {e}"),
+                }
+                continue;
+            }
+            "/agent" if argument.is_empty() => {
+                eprintln!(
+                    "agent {} (/agent NAME switches to one of {})",
+                    built.agent.session().agent,
+                    built.agents.join(", ")
+                );
                 continue;
             }
             "/agent" | "/model" => {

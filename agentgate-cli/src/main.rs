@@ -41,6 +41,7 @@
 //! - `mcp_cli`: `agent mcp list`.
 
 mod acp_cli;
+mod agent_choice;
 mod agents_cli;
 mod args;
 mod chat_cli;

@@ -83,6 +83,8 @@ pub struct Built {
     pub agent: CodingAgent,
     /// The directory's custom commands.
     pub commands: agentgate_core::Commands,
+    /// The agents a user may choose (`/agent` in chat lists them).
+    pub agents: Vec<String>,
 }
 
 /// After how long the servers still starting are named.
@@ -133,6 +135,10 @@ pub async fn build_agent(
     for warning in &workspace.config().warnings {
         eprintln!("agent: warning: {warning}");
     }
+    let chosen = match &options.agent {
+        Some(name) => crate::agent_choice::choose(&workspace, name)?,
+        None => None,
+    };
     let choice = choose_model(options.model.as_deref(), &workspace, |v| {
         std::env::var(v).ok()
     })?;
@@ -165,6 +171,7 @@ pub async fn build_agent(
         }
     };
     let commands = workspace.commands().clone();
+    let agents = crate::agent_choice::choices(&workspace);
     let mcp = start_mcp(&workspace).await;
     let mut builder = CodingAgent::builder(&directory)
         .workspace(workspace)
@@ -183,7 +190,7 @@ pub async fn build_agent(
     if let Some(permissions) = permissions {
         builder = builder.permissions(permissions);
     }
-    if let Some(agent) = &options.agent {
+    if let Some(agent) = chosen {
         builder = builder.agent(agent);
     }
     if let Some(id) = resume {
@@ -196,7 +203,11 @@ pub async fn build_agent(
         builder = builder.retry(retry);
     }
     let agent = builder.build().await.map_err(|e| e.to_string())?;
-    Ok(Built { agent, commands })
+    Ok(Built {
+        agent,
+        commands,
+        agents,
+    })
 }
 
 /// Runs `agent run`; returns the exit status.

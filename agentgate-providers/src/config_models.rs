@@ -28,7 +28,17 @@ pub fn model_from_config(
     providers: &IndexMap<String, ProviderConfig>,
 ) -> Result<Arc<dyn LanguageModel>, ProviderError> {
     let Some(entry) = providers.get(&name.provider_id) else {
-        return model_for_ref(name);
+        return model_for_ref(name).map_err(|error| match error {
+            // The configuration's own providers are choices too.
+            ProviderError::UnknownProvider { provider, known } if !providers.is_empty() => {
+                let configured: Vec<&str> = providers.keys().map(String::as_str).collect();
+                ProviderError::UnknownProvider {
+                    provider,
+                    known: format!("{} (configured), {known}", configured.join(", ")),
+                }
+            }
+            other => other,
+        });
     };
     let model = name.model_id.clone();
     // `provider.<id>.models.<model>.limit`: what compaction and the output
@@ -150,7 +160,15 @@ mod tests {
         let entries = providers(r#"{"local": {"options": {"baseURL": "http://127.0.0.1:9/v1"}}}"#);
         let model = model_from_config(&ModelRef::parse("local/qwen3").unwrap(), &entries).unwrap();
         assert_eq!(model.info().full_id(), "local/qwen3");
-        assert!(model_from_config(&ModelRef::parse("other/x").unwrap(), &entries).is_err());
+        let Err(unknown) = model_from_config(&ModelRef::parse("other/x").unwrap(), &entries) else {
+            panic!("other/x resolved");
+        };
+        // The configured providers are named first, then the built-in ones.
+        let message = unknown.to_string();
+        assert!(
+            message.contains("known providers are local (configured), anthropic"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -222,8 +222,9 @@ async fn within<F: std::future::Future>(
 fn send_error(error: reqwest::Error, target: &str) -> ModelError {
     if error.is_connect() && !error.is_timeout() {
         return ModelError::unreachable(format!(
-            "could not connect to {target}: {}; check the base URL (`with_base_url` or the \
-             provider's base URL variable) and that the server is running",
+            "could not connect to {target}: {}; check that the server is running and the \
+             provider's base URL (`provider.<id>.options.baseURL` in opencode.json, or the \
+             provider's base URL variable such as OPENAI_BASE_URL)",
             error_chain(&error)
         ));
     }

@@ -618,3 +618,42 @@ async fn a_prompt_argument_and_piped_stdin_are_sent_together() {
         "{sent}"
     );
 }
+
+/// `--agent` naming a sub-agent or a hidden agent warns and runs the
+/// default agent, as `opencode run` does; an unknown name lists the
+/// choices.
+#[tokio::test]
+async fn agent_flag_falls_back_from_sub_agents_and_lists_choices_for_unknown_names() {
+    let sandbox = Sandbox::new("agent-choice");
+    let server = openai_server(openai_answer("Fine."), openai_answer("Fine.")).await;
+    local_provider(&sandbox, &server, "");
+    for (name, why) in [
+        ("general", "is a sub-agent"),
+        ("title", "is a hidden agent"),
+    ] {
+        let out = sandbox.agent(&["run", "--agent", name, "hello"], &[]).await;
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains(why), "{stderr}");
+        assert!(
+            stderr.contains("falling back to the default agent"),
+            "{stderr}"
+        );
+    }
+    // The turns ran as the default agent.
+    let sessions = sandbox.agent(&["sessions", "list"], &[]).await;
+    assert!(
+        !text(&sessions.stdout).contains("general"),
+        "{}",
+        text(&sessions.stdout)
+    );
+    let out = sandbox
+        .agent(&["run", "--agent", "nope", "hello"], &[])
+        .await;
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no agent \"nope\": choose one of build, plan"),
+        "{stderr}"
+    );
+}
