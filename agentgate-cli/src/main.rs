@@ -43,6 +43,7 @@
 mod acp_cli;
 mod agents_cli;
 mod args;
+mod attach_cli;
 mod chat_cli;
 mod commands_cli;
 mod debug_cli;
