@@ -85,6 +85,29 @@ pub(crate) enum Command {
     /// asks wait for an HTTP reply. Loopback only unless --hostname says
     /// otherwise, and then with a password.
     Serve(ServeArgs),
+    /// Run one prompt in a session of an `agent serve` (or `opencode
+    /// serve`) server and answer its asks here: at the terminal, allowed
+    /// once with --auto, otherwise rejected with a warning. Prints as
+    /// `agent run` does; same exit status. The password comes from
+    /// OPENCODE_SERVER_PASSWORD or AGENT_SERVER_PASSWORD.
+    Attach(AttachArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AttachArgs {
+    /// The server's URL, e.g. http://127.0.0.1:4096.
+    pub(crate) url: String,
+    /// Continue this session (default: a new one).
+    #[arg(long, short, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Allow every ask once (deny rules on the server still deny).
+    #[arg(long)]
+    pub(crate) auto: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+    /// The prompt (read from stdin when absent or `-`).
+    pub(crate) prompt: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -63,13 +63,18 @@ pub fn describe_ask(request: &agentgate_permission::PermissionRequest) -> String
     text
 }
 
-async fn answer(reader: &LineReader, request: &ApprovalRequest) -> Reply {
+/// Reads the answer to `request` at the terminal (`agent chat`, and the
+/// asks `agent attach` answers).
+pub async fn answer(
+    reader: &LineReader,
+    request: &agentgate_permission::PermissionRequest,
+) -> Reply {
     loop {
         match reader.read("choice> ", false).await {
             Line::Text(t) => match t.trim() {
                 "o" | "once" | "y" => return Reply::Once,
-                "g" | "grant" if request.request.offers_grant() => return Reply::Grant,
-                "a" | "always" if !request.request.always.is_empty() => return Reply::Always,
+                "g" | "grant" if request.offers_grant() => return Reply::Grant,
+                "a" | "always" if !request.always.is_empty() => return Reply::Always,
                 "r" | "reject" | "n" => return Reply::reject(),
                 "f" | "feedback" => {
                     return match reader.read("feedback> ", false).await {
@@ -106,7 +111,7 @@ async fn with_asks<T>(
             done = &mut work => return Some(done),
             Some(request) = asks.recv() => {
                 eprintln!("{}", describe_ask(&request.request));
-                let reply = answer(reader, &request).await;
+                let reply = answer(reader, &request.request).await;
                 request.respond(reply);
             }
             Some(()) = interrupts.recv() => {
@@ -256,7 +261,7 @@ async fn turn(
             Some(request) = asks.recv() => {
                 spinner.clear();
                 renderer.note(&describe_ask(&request.request));
-                let reply = answer(reader, &request).await;
+                let reply = answer(reader, &request.request).await;
                 request.respond(reply);
             }
             Some(()) = interrupts.recv() => {

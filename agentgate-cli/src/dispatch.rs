@@ -111,6 +111,19 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             served?;
             return Ok(ExitCode::SUCCESS);
         }
+        Command::Attach(args) => {
+            let options = crate::attach_cli::AttachOptions {
+                url: args.url,
+                session: args.session,
+                auto: args.auto,
+                format: args.format,
+                prompt: prompt(args.prompt)?,
+            };
+            let runtime = runtime()?;
+            let status = runtime.block_on(crate::attach_cli::attach(options));
+            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+            return Ok(ExitCode::from(status?));
+        }
         Command::Permission(command) => command,
         Command::Agents { config, json } => {
             let project = project(config.config)?;

@@ -44,6 +44,7 @@ mod acp_cli;
 mod agent_choice;
 mod agents_cli;
 mod args;
+mod attach_cli;
 mod chat_cli;
 mod commands_cli;
 mod debug_cli;

@@ -97,6 +97,10 @@ pub mod acp;
 #[cfg(feature = "server")]
 pub mod server;
 
+// Running prompts on a server (`agent serve`) and answering its asks.
+#[cfg(feature = "remote")]
+pub mod remote;
+
 // The permission rules and the approval gate.
 pub use agentgate_permission as permission;
 

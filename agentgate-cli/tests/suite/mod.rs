@@ -2,6 +2,7 @@
 
 mod acp_cli;
 mod agents_cli;
+mod attach_cli;
 mod chat_cli;
 mod check_equals_run;
 mod cli;

@@ -1,0 +1,389 @@
+//! `agent attach URL`: one prompt run in a session of an `agent serve`
+//! (or `opencode serve`) server, printed as `agent run` prints its turn,
+//! with the session's asks answered here — at the terminal (once / always
+//! / reject / reject with feedback), allowed once with `--auto`, otherwise
+//! rejected with opencode's auto-reject warning.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use agentgate::permission::{
+    AllowAll, Approver, PermissionRequest, RejectAll, Reply, auto_reject_line,
+};
+use agentgate::remote::{RemoteAgent, RemoteEvent, RemoteStop, RemoteTurn};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::chat_cli::{answer, describe_ask};
+use crate::interrupt::{INTERRUPTED, cancel_on_signals};
+use crate::line_reader::LineReader;
+use crate::render::{Format, input_summary, one_line};
+
+/// What `agent attach` was given.
+#[derive(Debug, Clone)]
+pub struct AttachOptions {
+    /// The server's URL.
+    pub url: String,
+    /// The session to continue (default: a new one).
+    pub session: Option<String>,
+    /// Allow every ask once.
+    pub auto: bool,
+    /// How to print.
+    pub format: Format,
+    /// The prompt.
+    pub prompt: String,
+}
+
+/// How the asks are answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asks {
+    Auto,
+    Terminal,
+    Reject,
+}
+
+/// Answers at the terminal, one ask at a time.
+struct TerminalApprover {
+    reader: LineReader,
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+#[agentgate::async_trait]
+impl Approver for TerminalApprover {
+    async fn approve(&self, request: &PermissionRequest) -> Reply {
+        let _turn = self.one_at_a_time.lock().await;
+        eprintln!("\n{}", describe_ask(request));
+        answer(&self.reader, request).await
+    }
+}
+
+/// Prints a remote turn's events: the answer on stdout, activity on
+/// stderr (text), or one JSON object per line on stdout (json).
+struct RemoteRenderer<O: Write, E: Write> {
+    out: O,
+    err: E,
+    format: Format,
+    asks: Asks,
+    at_line_start: bool,
+    tools: HashMap<String, String>,
+}
+
+impl<O: Write, E: Write> RemoteRenderer<O, E> {
+    fn note(&mut self, line: &str) {
+        if !self.at_line_start {
+            let _ = writeln!(self.out);
+            let _ = self.out.flush();
+            self.at_line_start = true;
+        }
+        let _ = writeln!(self.err, "{line}");
+        let _ = self.err.flush();
+    }
+
+    fn json(&mut self, value: Value) {
+        let _ = writeln!(self.out, "{value}");
+        let _ = self.out.flush();
+    }
+
+    fn event(&mut self, event: &RemoteEvent) {
+        // opencode's warning, in either format, before the rejection.
+        if let (RemoteEvent::Asked(request), Asks::Reject) = (event, self.asks) {
+            self.note(&auto_reject_line(request));
+        }
+        match self.format {
+            Format::Json => {
+                if let Some(value) = event_json(event) {
+                    self.json(value);
+                }
+            }
+            Format::Text => self.text(event),
+        }
+    }
+
+    fn text(&mut self, event: &RemoteEvent) {
+        match event {
+            RemoteEvent::TextDelta { delta, .. } => {
+                let _ = self.out.write_all(delta.as_bytes());
+                let _ = self.out.flush();
+                self.at_line_start = delta.ends_with('\n');
+            }
+            RemoteEvent::Tool(call) => {
+                if self.tools.get(&call.part_id) == Some(&call.status) {
+                    return;
+                }
+                self.tools.insert(call.part_id.clone(), call.status.clone());
+                match call.status.as_str() {
+                    "running" => {
+                        self.note(&format!("→ {} {}", call.tool, input_summary(&call.input)));
+                    }
+                    "completed" => {
+                        let title = one_line(call.title.as_deref().unwrap_or(""), 100);
+                        self.note(&format!("  ✓ {} {title}", call.tool));
+                    }
+                    "error" => {
+                        let error = one_line(call.error.as_deref().unwrap_or(""), 160);
+                        self.note(&format!("  ✗ {}: {error}", call.tool));
+                    }
+                    _ => {}
+                }
+            }
+            RemoteEvent::Retry { attempt, message } => {
+                self.note(&format!(
+                    "retrying (attempt {attempt}): {}",
+                    one_line(message, 160)
+                ));
+            }
+            RemoteEvent::Error { message, .. } => {
+                self.note(&format!("error: {}", one_line(message, 300)));
+            }
+            RemoteEvent::Finished(turn) => {
+                if !self.at_line_start {
+                    let _ = writeln!(self.out);
+                    self.at_line_start = true;
+                }
+                let _ = self.out.flush();
+                if let Some(message) = stop_message(turn) {
+                    self.note(&format!("agent: {message}"));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn stop_name(stop: RemoteStop) -> &'static str {
+    match stop {
+        RemoteStop::Done => "done",
+        RemoteStop::Rejected => "rejected",
+        RemoteStop::Cancelled => "cancelled",
+        _ => "error",
+    }
+}
+
+/// Why a turn did not finish, as `agent run` says it.
+fn stop_message(turn: &RemoteTurn) -> Option<String> {
+    match turn.stop {
+        RemoteStop::Done => None,
+        RemoteStop::Rejected => Some("the turn stopped: a permission was rejected".into()),
+        RemoteStop::Cancelled => Some("the turn was cancelled".into()),
+        _ => Some(format!(
+            "the turn failed: {}",
+            turn.error
+                .as_deref()
+                .unwrap_or("the server reported an error")
+        )),
+    }
+}
+
+/// The exit status `agent run` gives the same ending.
+fn exit_status(turn: &RemoteTurn) -> u8 {
+    match turn.stop {
+        RemoteStop::Done => 0,
+        RemoteStop::Cancelled => INTERRUPTED,
+        _ => 1,
+    }
+}
+
+fn reply_word(reply: &Reply) -> Value {
+    match reply {
+        Reply::Always => json!({"reply": "always"}),
+        Reply::Reject { feedback } => json!({"reply": "reject", "message": feedback}),
+        _ => json!({"reply": "once"}),
+    }
+}
+
+/// One JSON line for `--format json`.
+fn event_json(event: &RemoteEvent) -> Option<Value> {
+    Some(match event {
+        RemoteEvent::TextDelta { part_id, delta } => {
+            json!({"type": "text.delta", "part_id": part_id, "delta": delta})
+        }
+        RemoteEvent::ReasoningDelta { part_id, delta } => {
+            json!({"type": "reasoning.delta", "part_id": part_id, "delta": delta})
+        }
+        RemoteEvent::Tool(call) => json!({
+            "type": "tool",
+            "part_id": call.part_id,
+            "call_id": call.call_id,
+            "tool": call.tool,
+            "status": call.status,
+            "input": call.input,
+            "title": call.title,
+            "output": call.output,
+            "error": call.error,
+        }),
+        RemoteEvent::Asked(request) => json!({"type": "permission.asked", "request": request}),
+        RemoteEvent::Replied { request_id, reply } => {
+            json!({"type": "permission.replied", "request_id": request_id, "answer": reply_word(reply)})
+        }
+        RemoteEvent::Retry { attempt, message } => {
+            json!({"type": "retry", "attempt": attempt, "message": message})
+        }
+        RemoteEvent::Error { name, message } => {
+            json!({"type": "error", "name": name, "message": message})
+        }
+        RemoteEvent::Finished(turn) => json!({
+            "type": "turn.finished",
+            "session_id": turn.session_id,
+            "stop": stop_name(turn.stop),
+            "error": turn.error,
+            "text": turn.text,
+            "message": turn.message,
+        }),
+        _ => return None,
+    })
+}
+
+/// Runs `agent attach`; returns the exit status.
+pub async fn attach(options: AttachOptions) -> Result<u8, String> {
+    let cancel = cancel_on_signals()?;
+    let asks = if options.auto {
+        Asks::Auto
+    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Asks::Terminal
+    } else {
+        Asks::Reject
+    };
+    let approver: Arc<dyn Approver> = match asks {
+        Asks::Auto => Arc::new(AllowAll),
+        Asks::Terminal => Arc::new(TerminalApprover {
+            reader: LineReader::start()?,
+            one_at_a_time: tokio::sync::Mutex::new(()),
+        }),
+        // The renderer prints the warning at a line start.
+        Asks::Reject => Arc::new(RejectAll::new(std::io::sink())),
+    };
+    let mut renderer = RemoteRenderer {
+        out: std::io::stdout(),
+        err: std::io::stderr(),
+        format: options.format,
+        asks,
+        at_line_start: true,
+        tools: HashMap::new(),
+    };
+    let started = async {
+        let agent = RemoteAgent::builder(&options.url)
+            .credentials_from_env()
+            .approver(approver)
+            .connect()
+            .await?;
+        let session = match &options.session {
+            Some(id) => agent.session(id).await?,
+            None => agent.new_session().await?,
+        };
+        if options.format == Format::Text {
+            eprintln!("agent: session {} at {}", session.id(), agent.url());
+        }
+        session.stream(options.prompt.clone()).await
+    };
+    let mut stream = tokio::select! {
+        biased;
+        () = cancel.cancelled() => {
+            eprintln!("agent: interrupted before the prompt was sent");
+            return Ok(INTERRUPTED);
+        }
+        started = started => match started {
+            Ok(stream) => stream,
+            Err(error) => {
+                eprintln!("agent: {error}");
+                return Ok(1);
+            }
+        },
+    };
+    let mut cancelling = false;
+    loop {
+        let item = tokio::select! {
+            () = cancel.cancelled(), if !cancelling => {
+                cancelling = true;
+                stream.cancel();
+                continue;
+            }
+            item = stream.next() => item,
+        };
+        match item {
+            Some(Ok(event)) => {
+                renderer.event(&event);
+                if let RemoteEvent::Finished(turn) = &event {
+                    return Ok(exit_status(turn));
+                }
+            }
+            Some(Err(error)) => {
+                renderer.note(&format!("agent: {error}"));
+                return Ok(1);
+            }
+            None => {
+                renderer.note("agent: the turn's stream ended without its end");
+                return Ok(1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn renderer(format: Format, asks: Asks) -> RemoteRenderer<Vec<u8>, Vec<u8>> {
+        RemoteRenderer {
+            out: Vec::new(),
+            err: Vec::new(),
+            format,
+            asks,
+            at_line_start: true,
+            tools: HashMap::new(),
+        }
+    }
+
+    fn request() -> PermissionRequest {
+        serde_json::from_value(json!({
+            "id": "per_1", "session_id": "ses_1", "permission": "bash",
+            "patterns": ["rm -rf build"], "always": [], "metadata": {}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn text_goes_to_stdout_and_activity_to_stderr() {
+        let mut r = renderer(Format::Text, Asks::Reject);
+        r.event(&RemoteEvent::TextDelta {
+            part_id: "p".into(),
+            delta: "Hello".into(),
+        });
+        r.event(&RemoteEvent::Asked(request()));
+        r.event(&RemoteEvent::Error {
+            name: "UnknownError".into(),
+            message: "boom\nmore".into(),
+        });
+        assert_eq!(String::from_utf8(r.out).unwrap(), "Hello\n");
+        assert_eq!(
+            String::from_utf8(r.err).unwrap(),
+            "permission requested: bash (rm -rf build); auto-rejecting\nerror: boom\n"
+        );
+    }
+
+    #[test]
+    fn json_lines_carry_every_event_and_the_warning_stays_on_stderr() {
+        let mut r = renderer(Format::Json, Asks::Reject);
+        r.event(&RemoteEvent::Asked(request()));
+        r.event(&RemoteEvent::Replied {
+            request_id: "per_1".into(),
+            reply: Reply::correct("no"),
+        });
+        let out = String::from_utf8(r.out).unwrap();
+        let lines: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["type"], "permission.asked");
+        assert_eq!(lines[0]["request"]["patterns"], json!(["rm -rf build"]));
+        assert_eq!(
+            lines[1]["answer"],
+            json!({"reply": "reject", "message": "no"})
+        );
+        assert!(String::from_utf8(r.err).unwrap().contains("auto-rejecting"));
+        let mut auto = renderer(Format::Text, Asks::Auto);
+        auto.event(&RemoteEvent::Asked(request()));
+        assert!(auto.err.is_empty(), "--auto allows without a warning");
+    }
+}

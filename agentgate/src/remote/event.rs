@@ -1,0 +1,395 @@
+//! The typed events of a remote turn, and how the server's JSON events
+//! become them: only the events of the client's own session, and nothing a
+//! malformed event could turn into a panic.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::permission::ToolCallRef;
+use crate::permission::{PermissionRequest, Reply};
+
+/// One tool call's state as the server reported it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RemoteToolCall {
+    /// The part's id (stable across the call's updates).
+    pub part_id: String,
+    /// The provider's id of the call.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// `pending`, `running`, `completed` or `error`.
+    pub status: String,
+    /// The call's arguments.
+    pub input: Value,
+    /// The tool's title for the call, once it has one.
+    pub title: Option<String>,
+    /// The output of a completed call.
+    pub output: Option<String>,
+    /// The error of a failed call.
+    pub error: Option<String>,
+}
+
+/// How a remote turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RemoteStop {
+    /// The model finished.
+    Done,
+    /// A permission was rejected (without feedback), which ends a turn.
+    Rejected,
+    /// The turn was aborted (by this client or another).
+    Cancelled,
+    /// The turn failed (see [`RemoteTurn::error`]).
+    Error,
+}
+
+/// The end of a remote turn.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RemoteTurn {
+    /// The session.
+    pub session_id: String,
+    /// How it ended.
+    pub stop: RemoteStop,
+    /// The answer's text, as streamed.
+    pub text: String,
+    /// The last assistant message's info (opencode's `AssistantMessage`:
+    /// `id`, `finish`, `tokens`, `error`, …), when one was reported.
+    pub message: Option<Value>,
+    /// What failed, for [`RemoteStop::Error`].
+    pub error: Option<String>,
+}
+
+/// One item of a remote turn's stream.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RemoteEvent {
+    /// Streamed answer text.
+    TextDelta {
+        /// The part the text belongs to.
+        part_id: String,
+        /// The new text.
+        delta: String,
+    },
+    /// Streamed reasoning text.
+    ReasoningDelta {
+        /// The part the text belongs to.
+        part_id: String,
+        /// The new text.
+        delta: String,
+    },
+    /// A tool call was added or changed state.
+    Tool(RemoteToolCall),
+    /// The server asks permission; the client's approver answers it.
+    Asked(PermissionRequest),
+    /// The client's approver answered an ask (and the answer was sent).
+    Replied {
+        /// The request.
+        request_id: String,
+        /// The answer.
+        reply: Reply,
+    },
+    /// The provider failed and the server retries.
+    Retry {
+        /// Which attempt comes next.
+        attempt: u64,
+        /// Why.
+        message: String,
+    },
+    /// The server reported an error for the session.
+    Error {
+        /// opencode's error name (`UnknownError`, `MessageAbortedError`, …).
+        name: String,
+        /// What it says.
+        message: String,
+    },
+    /// The turn ended; the last item of the stream.
+    Finished(RemoteTurn),
+}
+
+/// What one server event means to the client's turn.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Seen {
+    /// Nothing for this client (another session, a kind not followed, a
+    /// malformed event).
+    Nothing,
+    /// An event to hand on.
+    Event(RemoteEvent),
+    /// An ask of this session for the approver.
+    Ask(PermissionRequest),
+    /// Someone answered request `id` (perhaps another client).
+    Answered(String),
+    /// The session went idle: the turn ended.
+    Idle,
+}
+
+/// opencode's `PermissionRequest` as the server sends it.
+#[derive(Deserialize)]
+struct WireRequest {
+    id: String,
+    #[serde(rename = "sessionID")]
+    session_id: String,
+    permission: String,
+    #[serde(default)]
+    patterns: Vec<String>,
+    #[serde(default)]
+    always: Vec<String>,
+    #[serde(default)]
+    metadata: Value,
+    #[serde(default)]
+    tool: Option<WireTool>,
+}
+
+#[derive(Deserialize)]
+struct WireTool {
+    #[serde(rename = "messageID")]
+    message_id: String,
+    #[serde(rename = "callID")]
+    call_id: String,
+}
+
+/// Whether `id` can go into a URL path as it is: what server ids are made
+/// of (`ses_…`, `per_…`), nothing that could change the path.
+pub(crate) fn is_safe_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// Follows the events of one session's turn.
+#[derive(Debug)]
+pub(crate) struct TurnState {
+    session_id: String,
+    /// Parts known to be reasoning (their deltas say `field: "text"` too).
+    reasoning: HashSet<String>,
+    /// The streamed answer.
+    pub(crate) text: String,
+    /// The last assistant message's info.
+    pub(crate) message: Option<Value>,
+    /// The last error the server reported, by name and message.
+    pub(crate) error: Option<(String, String)>,
+}
+
+impl TurnState {
+    pub(crate) fn new(session_id: &str) -> Self {
+        TurnState {
+            session_id: session_id.to_string(),
+            reasoning: HashSet::new(),
+            text: String::new(),
+            message: None,
+            error: None,
+        }
+    }
+
+    /// What the event `data` (one server-sent event's JSON) means.
+    pub(crate) fn read(&mut self, data: &str) -> Seen {
+        let Ok(event) = serde_json::from_str::<Value>(data) else {
+            tracing::debug!("skipping an event that is not JSON");
+            return Seen::Nothing;
+        };
+        let kind = event.get("type").and_then(Value::as_str).unwrap_or("");
+        let Some(properties) = event.get("properties") else {
+            return Seen::Nothing;
+        };
+        let session = properties.get("sessionID").and_then(Value::as_str);
+        if session != Some(self.session_id.as_str()) {
+            return Seen::Nothing;
+        }
+        match kind {
+            "message.part.delta" => {
+                let (Some(part_id), Some(delta)) =
+                    (text(properties, "partID"), text(properties, "delta"))
+                else {
+                    return Seen::Nothing;
+                };
+                if self.reasoning.contains(&part_id) {
+                    Seen::Event(RemoteEvent::ReasoningDelta { part_id, delta })
+                } else {
+                    self.text.push_str(&delta);
+                    Seen::Event(RemoteEvent::TextDelta { part_id, delta })
+                }
+            }
+            "message.part.updated" => self.part(properties.get("part").unwrap_or(&Value::Null)),
+            "message.updated" => {
+                if let Some(info) = properties.get("info")
+                    && info.get("role").and_then(Value::as_str) == Some("assistant")
+                {
+                    self.message = Some(info.clone());
+                }
+                Seen::Nothing
+            }
+            "session.error" => {
+                let error = properties.get("error").unwrap_or(&Value::Null);
+                let name = text(error, "name").unwrap_or_else(|| "UnknownError".into());
+                let message = error
+                    .get("data")
+                    .and_then(|d| text(d, "message"))
+                    .unwrap_or_else(|| name.clone());
+                self.error = Some((name.clone(), message.clone()));
+                Seen::Event(RemoteEvent::Error { name, message })
+            }
+            "session.status" => {
+                let status = properties.get("status").unwrap_or(&Value::Null);
+                match status.get("type").and_then(Value::as_str) {
+                    Some("retry") => Seen::Event(RemoteEvent::Retry {
+                        attempt: status.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+                        message: text(status, "message").unwrap_or_default(),
+                    }),
+                    _ => Seen::Nothing,
+                }
+            }
+            "session.idle" => Seen::Idle,
+            "permission.asked" => match serde_json::from_value::<WireRequest>(properties.clone()) {
+                Ok(request) if is_safe_id(&request.id) => Seen::Ask(PermissionRequest {
+                    id: request.id,
+                    session_id: request.session_id,
+                    permission: request.permission,
+                    patterns: request.patterns,
+                    always: request.always,
+                    metadata: request.metadata,
+                    tool: request.tool.map(|t| ToolCallRef {
+                        message_id: t.message_id,
+                        call_id: t.call_id,
+                    }),
+                }),
+                _ => {
+                    tracing::warn!("skipping a permission request this client cannot answer");
+                    Seen::Nothing
+                }
+            },
+            "permission.replied" => match text(properties, "requestID") {
+                Some(id) => Seen::Answered(id),
+                None => Seen::Nothing,
+            },
+            _ => Seen::Nothing,
+        }
+    }
+
+    fn part(&mut self, part: &Value) -> Seen {
+        let Some(part_id) = text(part, "id") else {
+            return Seen::Nothing;
+        };
+        match part.get("type").and_then(Value::as_str) {
+            Some("reasoning") => {
+                self.reasoning.insert(part_id);
+                Seen::Nothing
+            }
+            Some("tool") => {
+                let state = part.get("state").unwrap_or(&Value::Null);
+                Seen::Event(RemoteEvent::Tool(RemoteToolCall {
+                    part_id,
+                    call_id: text(part, "callID").unwrap_or_default(),
+                    tool: text(part, "tool").unwrap_or_default(),
+                    status: text(state, "status").unwrap_or_default(),
+                    input: state.get("input").cloned().unwrap_or(Value::Null),
+                    title: text(state, "title"),
+                    output: text(state, "output"),
+                    error: text(state, "error"),
+                }))
+            }
+            _ => Seen::Nothing,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn read(state: &mut TurnState, event: Value) -> Seen {
+        state.read(&event.to_string())
+    }
+
+    #[test]
+    fn only_the_sessions_own_well_formed_events_count() {
+        let mut state = TurnState::new("ses_a");
+        assert_eq!(state.read("{not json"), Seen::Nothing);
+        assert_eq!(state.read("[1,2]"), Seen::Nothing);
+        assert_eq!(
+            read(
+                &mut state,
+                json!({"type": "session.idle", "properties": {"sessionID": "ses_b"}})
+            ),
+            Seen::Nothing
+        );
+        assert_eq!(
+            read(
+                &mut state,
+                json!({"type": "permission.asked", "properties": {"id": "per_1", "sessionID": "ses_b", "permission": "bash"}})
+            ),
+            Seen::Nothing
+        );
+        // An id that would change the reply's path is not answered.
+        assert_eq!(
+            read(
+                &mut state,
+                json!({"type": "permission.asked", "properties": {"id": "../abort", "sessionID": "ses_a", "permission": "bash"}})
+            ),
+            Seen::Nothing
+        );
+        let Seen::Ask(request) = read(
+            &mut state,
+            json!({"type": "permission.asked", "properties": {"id": "per_1", "sessionID": "ses_a", "permission": "bash", "patterns": ["ls"], "metadata": {"command": "ls"}, "always": ["ls *"], "tool": {"messageID": "msg_1", "callID": "c1"}}}),
+        ) else {
+            panic!("an ask of the session")
+        };
+        assert_eq!(request.patterns, vec!["ls"]);
+        assert_eq!(request.tool.unwrap().call_id, "c1");
+        assert_eq!(
+            read(
+                &mut state,
+                json!({"type": "session.idle", "properties": {"sessionID": "ses_a"}})
+            ),
+            Seen::Idle
+        );
+    }
+
+    #[test]
+    fn reasoning_deltas_are_told_from_text_and_tools_are_typed() {
+        let mut state = TurnState::new("ses_a");
+        read(
+            &mut state,
+            json!({"type": "message.part.updated", "properties": {"sessionID": "ses_a", "part": {"id": "prt_r", "type": "reasoning", "text": ""}}}),
+        );
+        assert!(matches!(
+            read(
+                &mut state,
+                json!({"type": "message.part.delta", "properties": {"sessionID": "ses_a", "partID": "prt_r", "field": "text", "delta": "hmm"}})
+            ),
+            Seen::Event(RemoteEvent::ReasoningDelta { .. })
+        ));
+        read(
+            &mut state,
+            json!({"type": "message.part.delta", "properties": {"sessionID": "ses_a", "partID": "prt_t", "field": "text", "delta": "Hi"}}),
+        );
+        assert_eq!(state.text, "Hi");
+        let Seen::Event(RemoteEvent::Tool(call)) = read(
+            &mut state,
+            json!({"type": "message.part.updated", "properties": {"sessionID": "ses_a", "part": {"id": "prt_1", "type": "tool", "callID": "c1", "tool": "bash", "state": {"status": "completed", "input": {"command": "ls"}, "title": "ls", "output": "a\n"}}}}),
+        ) else {
+            panic!("a tool update")
+        };
+        assert_eq!(
+            (call.status.as_str(), call.output.as_deref()),
+            ("completed", Some("a\n"))
+        );
+        let Seen::Event(RemoteEvent::Error { name, message }) = read(
+            &mut state,
+            json!({"type": "session.error", "properties": {"sessionID": "ses_a", "error": {"name": "UnknownError", "data": {"message": "boom"}}}}),
+        ) else {
+            panic!("an error")
+        };
+        assert_eq!((name.as_str(), message.as_str()), ("UnknownError", "boom"));
+    }
+}

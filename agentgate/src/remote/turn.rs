@@ -1,0 +1,245 @@
+//! One remote turn: the event stream opened before the prompt is sent,
+//! read with an idle timeout, filtered to the session; asks handed to the
+//! approver on tasks of their own (so events keep flowing while a person
+//! decides), answers posted back; an abort posted on cancel or drop.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::{Stream, StreamExt};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::client::RemoteAgent;
+use super::error::RemoteError;
+use super::event::{RemoteEvent, RemoteStop, RemoteTurn, Seen, TurnState};
+use super::sse::{SseBuffer, SseError};
+use crate::permission::Reply;
+
+/// The most asks of one turn waiting on the approver at once; a server
+/// sending more has the extra ones left unanswered (it waits for them).
+const MAX_PENDING_ASKS: usize = 64;
+
+/// The first non-blank line of `text`, cut to `max` characters.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    line.chars().take(max).collect()
+}
+
+/// The events of one remote turn ([`RemoteSession::stream`](super::RemoteSession::stream)):
+/// a [`Stream`] of [`RemoteEvent`]s ending with
+/// [`RemoteEvent::Finished`], or with an `Err` when the server cannot be
+/// followed to the turn's end. Dropping it before the end aborts the turn
+/// on the server.
+#[derive(Debug)]
+pub struct RemoteStream {
+    events: mpsc::Receiver<Result<RemoteEvent, RemoteError>>,
+    cancel: CancellationToken,
+}
+
+impl RemoteStream {
+    /// Aborts the turn on the server (`POST /session/{id}/abort`); the
+    /// stream then ends with [`RemoteStop::Cancelled`].
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// A token that [cancels](Self::cancel) the turn, for another task
+    /// (a Ctrl-C handler).
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+impl Stream for RemoteStream {
+    type Item = Result<RemoteEvent, RemoteError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.events.poll_recv(cx)
+    }
+}
+
+impl Drop for RemoteStream {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// Subscribes, sends the prompt, and starts following the turn.
+pub(crate) async fn start(
+    agent: RemoteAgent,
+    session_id: String,
+    prompt: String,
+) -> Result<RemoteStream, RemoteError> {
+    // The subscription first: the server publishes to the clients it has
+    // when the event happens, so nothing of the turn is missed.
+    let events = agent
+        .send(agent.request(reqwest::Method::GET, "/event"), false)
+        .await?;
+    agent
+        .post(
+            &format!("/session/{session_id}/prompt_async"),
+            &json!({"parts": [{"type": "text", "text": prompt}]}),
+        )
+        .await?;
+    let (sender, receiver) = mpsc::channel(256);
+    let cancel = CancellationToken::new();
+    tokio::spawn(follow(agent, session_id, events, sender, cancel.clone()));
+    Ok(RemoteStream {
+        events: receiver,
+        cancel,
+    })
+}
+
+/// What an ask's task reports.
+enum Answer {
+    Decided(String, Reply),
+    NotSent(String, RemoteError),
+}
+
+/// Follows the turn until the session goes idle, the stream fails, or the
+/// consumer goes away.
+async fn follow(
+    agent: RemoteAgent,
+    session_id: String,
+    response: reqwest::Response,
+    sender: mpsc::Sender<Result<RemoteEvent, RemoteError>>,
+    cancel: CancellationToken,
+) {
+    let url = agent.url().to_string();
+    let idle = agent.inner.idle_timeout;
+    let mut body = response.bytes_stream();
+    let mut sse = SseBuffer::new(agent.inner.max_event);
+    let mut state = TurnState::new(&session_id);
+    let (answers_tx, mut answers) = mpsc::unbounded_channel::<Answer>();
+    let mut pending: HashMap<String, AbortHandle> = HashMap::new();
+    let mut rejected = false;
+    let mut aborted = false;
+    let outcome: Result<(), RemoteError> = 'turn: loop {
+        tokio::select! {
+            // Answers first: an answer this client sent is recorded before
+            // the server's `permission.replied` for it is read.
+            biased;
+            Some(answer) = answers.recv() => match answer {
+                Answer::Decided(request_id, reply) => {
+                    pending.remove(&request_id);
+                    if reply == Reply::reject() {
+                        rejected = true;
+                    }
+                    let event = RemoteEvent::Replied { request_id, reply };
+                    if sender.send(Ok(event)).await.is_err() {
+                        cancel.cancel();
+                    }
+                }
+                Answer::NotSent(request_id, error) => {
+                    tracing::warn!(%request_id, %error, "the answer to an ask was not accepted");
+                }
+            },
+            () = cancel.cancelled(), if !aborted => {
+                aborted = true;
+                if let Err(error) = agent.post(&format!("/session/{session_id}/abort"), &json!({})).await {
+                    tracing::warn!(%error, "could not abort the remote turn");
+                }
+                if sender.is_closed() {
+                    break 'turn Ok(());
+                }
+            }
+            chunk = tokio::time::timeout(idle, body.next()) => {
+                let bytes = match chunk {
+                    Err(_) => break 'turn Err(RemoteError::Idle { url, seconds: idle.as_secs() }),
+                    Ok(None | Some(Err(_))) => break 'turn Err(RemoteError::Disconnected { url }),
+                    Ok(Some(Ok(bytes))) => bytes,
+                };
+                let datas = match sse.push(&bytes) {
+                    Ok(datas) => datas,
+                    Err(SseError::TooLarge(limit)) => break 'turn Err(RemoteError::Protocol {
+                        url,
+                        reason: format!("an event larger than {limit} bytes"),
+                    }),
+                };
+                for data in datas {
+                    match state.read(&data) {
+                        Seen::Nothing => {}
+                        Seen::Event(event) => {
+                            if sender.send(Ok(event)).await.is_err() {
+                                cancel.cancel();
+                            }
+                        }
+                        Seen::Ask(request) => {
+                            if pending.len() >= MAX_PENDING_ASKS || pending.contains_key(&request.id) {
+                                tracing::warn!(id = %request.id, "leaving an ask unanswered: too many pending");
+                                continue;
+                            }
+                            if sender.send(Ok(RemoteEvent::Asked(request.clone()))).await.is_err() {
+                                cancel.cancel();
+                                continue;
+                            }
+                            let id = request.id.clone();
+                            let approver = agent.inner.approver.clone();
+                            let client = agent.clone();
+                            let report = answers_tx.clone();
+                            let task = tokio::spawn(async move {
+                                let reply = approver.approve(&request).await;
+                                let _ = report.send(Answer::Decided(request.id.clone(), reply.clone()));
+                                if let Err(error) = client.reply(&request.id, &reply).await {
+                                    let _ = report.send(Answer::NotSent(request.id, error));
+                                }
+                            });
+                            pending.insert(id, task.abort_handle());
+                        }
+                        // Answered elsewhere (the web page, another client):
+                        // the approver's question is moot.
+                        Seen::Answered(id) => {
+                            if let Some(task) = pending.remove(&id) {
+                                task.abort();
+                            }
+                        }
+                        Seen::Idle => break 'turn Ok(()),
+                    }
+                }
+            }
+        }
+    };
+    for task in pending.values() {
+        task.abort();
+    }
+    let item = outcome.map(|()| {
+        let error = state.error.clone();
+        let message_error = state
+            .message
+            .as_ref()
+            .and_then(|m| m.pointer("/error/data/message"))
+            .and_then(|m| m.as_str())
+            .map(str::to_string);
+        let aborted_error = error
+            .as_ref()
+            .is_some_and(|(name, _)| name == "MessageAbortedError");
+        let stop = if aborted || aborted_error {
+            RemoteStop::Cancelled
+        } else if rejected {
+            RemoteStop::Rejected
+        } else if error.is_some() || message_error.is_some() {
+            RemoteStop::Error
+        } else {
+            RemoteStop::Done
+        };
+        RemoteEvent::Finished(RemoteTurn {
+            session_id,
+            stop,
+            text: std::mem::take(&mut state.text),
+            message: state.message.take(),
+            error: match stop {
+                RemoteStop::Error => error.map(|(_, message)| message).or(message_error),
+                _ => None,
+            },
+        })
+    });
+    let _ = sender.send(item).await;
+}
