@@ -581,3 +581,28 @@ async fn the_approval_page_is_served_with_a_policy_that_runs_only_its_own_script
     let routes = body["data"]["routes"].as_array().unwrap();
     assert!(routes.contains(&json!("GET / (the approval page)")));
 }
+
+#[tokio::test]
+async fn an_async_prompt_refused_before_its_turn_still_ends_for_event_clients() {
+    let server = start("refused", vec![Script::reply("unused")], |b| b).await;
+    let id = new_session(&server.base).await;
+    let mut events = Events::open(&server.base).await;
+    assert_eq!(events.next().await["type"], "server.connected");
+    // Accepted (204), then refused when it runs: no such agent.
+    let accepted = post(
+        &format!("{}/session/{id}/prompt_async", server.base),
+        json!({"parts": [{"type": "text", "text": "go"}], "agent": "no-such-agent"}),
+    )
+    .await;
+    assert_eq!(accepted.status(), 204);
+    let error = events.until("session.error").await;
+    assert_eq!(error["properties"]["sessionID"], id.as_str());
+    let message = error["properties"]["error"]["data"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("no-such-agent"), "{message}");
+    // …and the session goes idle, so a client waiting on it ends.
+    let idle = events.until("session.idle").await;
+    assert_eq!(idle["properties"]["sessionID"], id.as_str());
+}

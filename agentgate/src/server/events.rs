@@ -99,6 +99,16 @@ impl Bus {
         self.publish("session.idle", json!({"sessionID": session_id}));
     }
 
+    /// A prompt refused before its turn started: `session.error` with
+    /// `message`, then idle, so a client following the session ends.
+    pub(crate) fn refused(&self, session_id: &str, message: &str) {
+        self.publish(
+            "session.error",
+            json!({"sessionID": session_id, "error": {"name": "UnknownError", "data": {"message": message}}}),
+        );
+        self.idle(session_id);
+    }
+
     /// An SSE response: `server.connected` first, then every event. Ends
     /// when the client lags behind the bus capacity or the bus closes.
     pub(crate) fn sse(

@@ -31,6 +31,18 @@ pub(crate) enum Failure {
     Internal(String),
 }
 
+impl Failure {
+    /// What went wrong, as the error answer says it.
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            Failure::BadRequest(m)
+            | Failure::NotFound(m)
+            | Failure::Aborted(m)
+            | Failure::Internal(m) => m,
+        }
+    }
+}
+
 impl From<SessionStoreError> for Failure {
     fn from(error: SessionStoreError) -> Self {
         match error {
@@ -230,6 +242,51 @@ impl Shared {
         let epoch = served.epoch();
         let _turn = served.turn.lock().await;
         let id = served.agent.session().id.clone();
+        // A prompt refused before its turn starts (aborted while queued, a
+        // bad agent or model, a store failure) still ends for those who
+        // follow the session's events: `session.error`, then idle.
+        let setup = self.turn_setup(&served, &epoch, agent, model).await;
+        let mut translator = match setup {
+            Ok(translator) => translator,
+            Err(failure) => {
+                self.bus.refused(&id, failure.message());
+                return Err(failure);
+            }
+        };
+        let engine = served.agent.engine();
+        self.bus.busy(&id);
+        let mut stream = Box::pin(engine.prompt_stream(&id, parts, epoch.child_token()));
+        let mut finished = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                TurnEvent::Event(event) => translator.publish(&event, &self.bus),
+                TurnEvent::Finished(result) => finished = Some(result),
+                _ => {}
+            }
+        }
+        self.bus.idle(&id);
+        self.withdraw_resolved().await;
+        match finished {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(PromptError::UnknownAgent(agent))) => {
+                Err(Failure::BadRequest(format!("unknown agent {agent:?}")))
+            }
+            Some(Err(error)) => Err(Failure::Internal(error.to_string())),
+            None => Err(Failure::Internal("the turn ended without a result".into())),
+        }
+    }
+
+    /// The checks and the session update before a turn: not aborted, the
+    /// prompt's agent and model usable (and stored on the session); the
+    /// translator of the turn's events.
+    async fn turn_setup(
+        &self,
+        served: &Served,
+        epoch: &tokio_util::sync::CancellationToken,
+        agent: Option<String>,
+        model: Option<ModelRef>,
+    ) -> Result<TurnTranslator, Failure> {
+        let id = served.agent.session().id.clone();
         if epoch.is_cancelled() {
             return Err(Failure::Aborted(format!(
                 "session {id} was aborted before this prompt ran"
@@ -258,32 +315,12 @@ impl Shared {
             .model_for(&session)
             .map_err(|e| Failure::BadRequest(e.to_string()))?;
         let info = info.info();
-        let mut translator = TurnTranslator::new(
+        Ok(TurnTranslator::new(
             session.directory.clone(),
             info.provider.clone(),
             info.id.clone(),
             session.agent.clone(),
-        );
-        self.bus.busy(&id);
-        let mut stream = Box::pin(engine.prompt_stream(&id, parts, epoch.child_token()));
-        let mut finished = None;
-        while let Some(item) = stream.next().await {
-            match item {
-                TurnEvent::Event(event) => translator.publish(&event, &self.bus),
-                TurnEvent::Finished(result) => finished = Some(result),
-                _ => {}
-            }
-        }
-        self.bus.idle(&id);
-        self.withdraw_resolved().await;
-        match finished {
-            Some(Ok(result)) => Ok(result),
-            Some(Err(PromptError::UnknownAgent(agent))) => {
-                Err(Failure::BadRequest(format!("unknown agent {agent:?}")))
-            }
-            Some(Err(error)) => Err(Failure::Internal(error.to_string())),
-            None => Err(Failure::Internal("the turn ended without a result".into())),
-        }
+        ))
     }
 
     /// Answers request `id`: through the gate when this process holds it,
