@@ -76,7 +76,7 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
             let _ = self.out.flush();
             self.at_line_start = true;
         }
-        let _ = writeln!(self.err, "{line}");
+        let _ = writeln!(self.err, "{}", crate::terminal_text::terminal_safe(line));
         let _ = self.err.flush();
     }
 

@@ -30,20 +30,21 @@ use crate::workspace::{approval_store, session_store};
 /// How an ask is shown: the request, its patterns, the diff or command,
 /// and the answers on offer.
 pub fn describe_ask(request: &agentgate_permission::PermissionRequest) -> String {
+    use crate::terminal_text::terminal_safe as safe;
     let mut text = format!(
         "permission requested: {}\n  patterns: {}\n",
-        request.permission,
-        request.patterns.join(", ")
+        safe(&request.permission),
+        safe(&request.patterns.join(", "))
     );
     let meta = &request.metadata;
     if let Some(command) = meta.get("command").and_then(|v| v.as_str()) {
-        text.push_str(&format!("  command: {command}\n"));
+        text.push_str(&format!("  command: {}\n", safe(command)));
     }
     if let Some(path) = meta.get("filepath").and_then(|v| v.as_str()) {
-        text.push_str(&format!("  file: {path}\n"));
+        text.push_str(&format!("  file: {}\n", safe(path)));
     }
     if let Some(diff) = meta.get("diff").and_then(|v| v.as_str()) {
-        text.push_str(diff.trim_end());
+        text.push_str(&safe(diff.trim_end()));
         text.push('\n');
     }
     text.push_str("  [o] once");
@@ -57,7 +58,7 @@ pub fn describe_ask(request: &agentgate_permission::PermissionRequest) -> String
             .iter()
             .map(|r| format!("{} {:?} allow", r.permission, r.pattern))
             .collect();
-        text.push_str(&format!("  [a] always (adds: {})", rules.join("; ")));
+        text.push_str(&format!("  [a] always (adds: {})", safe(&rules.join("; "))));
     }
     text.push_str("  [r] reject  [f] reject with feedback");
     text

@@ -61,6 +61,7 @@ mod run_output;
 mod serve_cli;
 mod sessions_cli;
 mod spinner;
+mod terminal_text;
 mod workspace;
 
 use std::process::ExitCode;

@@ -188,14 +188,17 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     /// Writes a line of activity to the error writer (after ending the
-    /// answer's current line, so the two do not run together).
+    /// answer's current line, so the two do not run together), made
+    /// terminal-safe.
     pub fn note(&mut self, line: &str) {
         if !self.at_line_start {
             let _ = writeln!(self.out);
             let _ = self.out.flush();
             self.at_line_start = true;
         }
-        let _ = writeln!(self.err, "{line}");
+        // Every activity line may carry the model's or the project's text
+        // (a command, a path, an error): none of it may redraw the screen.
+        let _ = writeln!(self.err, "{}", crate::terminal_text::terminal_safe(line));
         let _ = self.err.flush();
     }
 
@@ -359,7 +362,8 @@ pub const VERBOSE_LINES: usize = 40;
 /// What `--verbose` adds under a finished call: the diff of an edit
 /// (edit, write, apply_patch: their `diff` metadata), else the output of
 /// a command; its last [`VERBOSE_LINES`] lines, each cut to 240
-/// characters, indented, with a line saying how many were left out.
+/// characters and made terminal-safe, indented, with a line saying how
+/// many were left out.
 fn detail_lines(sub: &str, tool: &str, output: &str, metadata: &Value) -> Vec<String> {
     let text = match metadata.get("diff").and_then(Value::as_str) {
         Some(diff) if !diff.is_empty() => diff,
@@ -378,21 +382,10 @@ fn detail_lines(sub: &str, tool: &str, output: &str, metadata: &Value) -> Vec<St
     lines
 }
 
-/// `line` as the terminal may show it: control characters (escape
-/// sequences a command or file could use to rewrite the screen) replaced
-/// by `�`, tabs kept, cut to `max` characters.
+/// `line` as the terminal may show it ([`terminal_safe`](crate::terminal_text::terminal_safe)),
+/// cut to `max` characters.
 fn shown(line: &str, max: usize) -> String {
-    let mut out: String = line
-        .chars()
-        .take(max)
-        .map(|c| {
-            if c.is_control() && c != '\t' {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect();
+    let mut out = crate::terminal_text::terminal_safe(&line.chars().take(max).collect::<String>());
     if line.chars().count() > max {
         out.push('…');
     }
@@ -474,7 +467,7 @@ mod tests {
         assert_eq!(lines[1], "    │ line 6");
         // An escape sequence in a command's output is shown, not obeyed.
         let hostile = detail_lines("", "bash", "ok\u{1b}[2J\u{1b}]0;pwned\u{7}", &json!({}));
-        assert_eq!(hostile, ["    │ ok\u{fffd}[2J\u{fffd}]0;pwned\u{fffd}"]);
+        assert_eq!(hostile, ["    │ ok\\u{1b}[2J\\u{1b}]0;pwned\\u{7}"]);
         // Tools without a diff or command output add nothing.
         assert!(detail_lines("", "read", "contents", &json!({})).is_empty());
     }

@@ -408,8 +408,8 @@ async fn one_turn(
         {
             renderer.note(&format!(
                 "permission requested: {} ({}); {}",
-                request.permission,
-                request.patterns.join(", "),
+                crate::terminal_text::terminal_safe(&request.permission),
+                crate::terminal_text::terminal_safe(&request.patterns.join(", ")),
                 if options.auto {
                     "allowed once (--auto)"
                 } else {

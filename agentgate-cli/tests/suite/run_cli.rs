@@ -657,3 +657,35 @@ async fn agent_flag_falls_back_from_sub_agents_and_lists_choices_for_unknown_nam
         "{stderr}"
     );
 }
+
+/// A command whose text would redraw the terminal (a carriage return
+/// that writes a harmless command over the real one, an escape sequence)
+/// is shown with those characters written out, so the line about the ask
+/// names the real command.
+#[tokio::test]
+async fn an_asks_command_cannot_redraw_the_line_that_shows_it() {
+    let sandbox = Sandbox::new("ask-redraw");
+    let spoof = "touch pwned\r\u{1b}[2Kls -la";
+    let server = openai_server(
+        openai_call(
+            "bash",
+            &serde_json::json!({"command": spoof, "description": "list"}),
+        ),
+        openai_answer("Done."),
+    )
+    .await;
+    local_provider(&sandbox, &server, r#", "permission": {"bash": "ask"}"#);
+    let out = sandbox.agent(&["run", "list the files"], &[]).await;
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "permission requested: bash (touch pwned\\u{d}\\u{1b}[2Kls -la); auto-rejecting"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\r') && !stderr.contains('\u{1b}'),
+        "{stderr:?}"
+    );
+    assert!(!sandbox.project.join("pwned").exists());
+}
