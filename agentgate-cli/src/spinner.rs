@@ -26,11 +26,14 @@ impl Spinner {
 
     /// Sets what is happening (`None`: nothing to show, e.g. text is
     /// streaming).
+    /// The status may hold the model's text (a command being run): it is
+    /// shown on one line, terminal-safe, so it cannot redraw the screen.
     pub fn set(&mut self, status: Option<String>) {
         if status.is_none() {
             self.clear();
         }
-        self.status = status;
+        self.status =
+            status.map(|s| crate::terminal_text::terminal_safe(&s.replace(['\n', '\t'], " ")));
     }
 
     /// Draws the next frame.
@@ -53,5 +56,22 @@ impl Spinner {
             let _ = err.flush();
             self.shown = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_from_the_model_stays_on_one_line_and_cannot_redraw_it() {
+        let mut spinner = Spinner::new(false);
+        spinner.set(Some("running bash ls\r\u{1b}[2Kok\nrm -rf x".into()));
+        assert_eq!(
+            spinner.status.as_deref(),
+            Some("running bash ls\\u{d}\\u{1b}[2Kok rm -rf x")
+        );
+        spinner.set(None);
+        assert_eq!(spinner.status, None);
     }
 }
