@@ -56,20 +56,26 @@ impl Engine {
         cancel: CancellationToken,
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
         let (sender, receiver) = mpsc::unbounded();
-        // Subscribe before the turn starts, so its first event is seen.
+        // Subscribe before the turn starts, so its first event is seen. The
+        // gate's asks and replies are taken from the gate itself, not as
+        // the engine's forwarding task relays them: an ask that is answered
+        // at once (a rejecting approver) would otherwise reach the engine's
+        // channel after the turn ended, and be missing from the stream.
         let mut events = self.subscribe();
+        let mut gate = self.state().permissions.subscribe();
         let engine = self.clone();
         let root = session_id.to_string();
         tokio::spawn(async move {
             let mut filter = SessionFilter::new(root.clone());
             let turn = engine.prompt_with_options(&root, parts, options, cancel);
             tokio::pin!(turn);
+            let mut gate_open = true;
             let result = loop {
                 tokio::select! {
                     biased;
                     received = events.recv() => match received {
                         Ok(event) => {
-                            if filter.wants(engine.store().as_ref(), &event).await {
+                            if !from_gate(&event) && filter.wants(engine.store().as_ref(), &event).await {
                                 let _ = sender.unbounded_send(TurnEvent::Event(event));
                             }
                         }
@@ -78,12 +84,33 @@ impl Engine {
                         }
                         Err(broadcast::error::RecvError::Closed) => {}
                     },
+                    received = gate.recv(), if gate_open => match received {
+                        Ok(event) => {
+                            if let Ok(event) = Event::try_from(event)
+                                && filter.wants(engine.store().as_ref(), &event).await
+                            {
+                                let _ = sender.unbounded_send(TurnEvent::Event(event));
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Lagged(missed)) => {
+                            tracing::warn!(session_id = %root, missed, "prompt_stream fell behind the gate; asks were lost");
+                        }
+                        Err(broadcast::error::RecvError::Closed) => gate_open = false,
+                    },
                     result = &mut turn => break result,
                 }
             };
-            // Every event of the turn was sent before it returned.
+            // Every event of the turn, the gate's included, was sent before
+            // it returned.
             while let Ok(event) = events.try_recv() {
-                if filter.wants(engine.store().as_ref(), &event).await {
+                if !from_gate(&event) && filter.wants(engine.store().as_ref(), &event).await {
+                    let _ = sender.unbounded_send(TurnEvent::Event(event));
+                }
+            }
+            while let Ok(event) = gate.try_recv() {
+                if let Ok(event) = Event::try_from(event)
+                    && filter.wants(engine.store().as_ref(), &event).await
+                {
                     let _ = sender.unbounded_send(TurnEvent::Event(event));
                 }
             }
@@ -91,6 +118,15 @@ impl Engine {
         });
         receiver
     }
+}
+
+/// Whether `event` is one the engine relays from the permission gate (the
+/// stream takes those from the gate directly).
+fn from_gate(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::PermissionAsked { .. } | Event::PermissionReplied { .. }
+    )
 }
 
 /// Which sessions belong to the streamed turn: the root and its

@@ -159,3 +159,47 @@ async fn prompt_stream_yields_every_delta_in_order_then_the_result() {
         "the idle status is the last event before the result"
     );
 }
+
+/// An ask that is rejected at once still reaches the turn's stream, before
+/// the result: the stream takes the gate's events from the gate, so the
+/// ask cannot arrive after the turn ended (as it could when it came only
+/// through the engine's relaying task). Many turns on a multi-thread
+/// runtime, where that task and the turn race.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_rejected_at_once_is_in_the_stream_every_time() {
+    for round in 0..40 {
+        let model = model([Script::calls([(
+            "c1",
+            "bash",
+            json!({"command": format!("rm -rf build{round}")}),
+        )])]);
+        let (engine, session) = setup(model, |b| b.tool(Bash::default())).await;
+        let items: Vec<TurnEvent> = engine
+            .prompt_stream(
+                &session.id,
+                vec![Part::text("clean")],
+                CancellationToken::new(),
+            )
+            .collect()
+            .await;
+        let asked = items
+            .iter()
+            .position(|i| matches!(i, TurnEvent::Event(Event::PermissionAsked { .. })));
+        let finished = items
+            .iter()
+            .position(|i| matches!(i, TurnEvent::Finished(_)));
+        assert!(
+            asked.is_some(),
+            "round {round}: the ask is missing: {items:?}"
+        );
+        assert!(
+            asked < finished,
+            "round {round}: the ask came after the result"
+        );
+        let asks = items
+            .iter()
+            .filter(|i| matches!(i, TurnEvent::Event(Event::PermissionAsked { .. })))
+            .count();
+        assert_eq!(asks, 1, "round {round}: the ask appears once");
+    }
+}
