@@ -42,9 +42,14 @@ pub enum Verdict {
     Differs(String),
     /// The answer is wrong by the SDK's own rules: no deviation excuses it.
     Fails(String),
-    /// The case passes only under this named deviation, which the crate
-    /// recognised itself (counted as a deviation, printed without a reason).
-    Deviates(&'static str),
+    /// The case passes only under a deviation the crate recognised itself
+    /// (counted as a deviation, printed with its reason).
+    Deviates {
+        /// The deviation's name (as in docs/deviations.md).
+        name: &'static str,
+        /// Why the SDK answers differently, in one sentence.
+        reason: &'static str,
+    },
 }
 
 /// The counts of one run and the lines it prints.
@@ -121,11 +126,11 @@ pub fn tally(
                 tally.passed += 1;
                 continue;
             }
-            Verdict::Deviates(name) => {
+            Verdict::Deviates { name, reason } => {
                 tally.deviations += 1;
                 tally
                     .deviation_lines
-                    .push(format!("deviation {name} (case {i})"));
+                    .push(format!("deviation {name} (case {i}): {reason}"));
                 continue;
             }
             Verdict::Fails(why) => why,
@@ -215,7 +220,10 @@ mod tests {
             Some(1) => Some(Verdict::Differs("one".into())),
             Some(2) => Some(Verdict::Differs("two".into())),
             Some(3) => Some(Verdict::Fails("three".into())),
-            Some(4) => Some(Verdict::Deviates("own")),
+            Some(4) => Some(Verdict::Deviates {
+                name: "own",
+                reason: "found by the crate",
+            }),
             _ => Some(Verdict::Pass),
         });
         assert_eq!(tally.passed, 1);
@@ -224,7 +232,7 @@ mod tests {
             tally.deviation_lines,
             [
                 "deviation odd (case 1): odd numbers differ",
-                "deviation own (case 4)"
+                "deviation own (case 4): found by the crate"
             ]
         );
         // A difference no deviation explains fails, and so does a failure

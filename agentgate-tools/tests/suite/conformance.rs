@@ -214,9 +214,12 @@ fn opencode_conformance() {
     conformance::run("agentgate-tools", DEVIATIONS, |case| {
         Some(match run_case(case)? {
             // A bash case that passes only under its named deviation.
-            Ok(()) => {
-                bash_cases::bash_case_deviation(case).map_or(Verdict::Pass, Verdict::Deviates)
-            }
+            Ok(()) => bash_cases::bash_case_deviation(case).map_or(Verdict::Pass, |name| {
+                Verdict::Deviates {
+                    name,
+                    reason: bash_cases::bash_deviation_reason(name),
+                }
+            }),
             Err(why) => Verdict::Differs(why),
         })
     });

@@ -51,6 +51,23 @@ pub fn bash_case_deviation(case: &Value) -> Option<&'static str> {
     }
 }
 
+/// The one-sentence reason printed for each deviation
+/// [`bash_case_deviation`] names (docs/deviations.md, "agentgate-tools: bash").
+pub fn bash_deviation_reason(name: &str) -> &'static str {
+    match name {
+        "deviation_shell_c" => {
+            "the script of `bash -c`/`sh -c` (and eval, heredocs fed to a shell) is parsed too, so its commands add patterns after opencode's `bash *`"
+        }
+        "deviation_syntax_error" => {
+            "a command line with a syntax error also asks for its whole text"
+        }
+        "deviation_seen_through" => {
+            "each command is also asked for as bash runs it (quotes removed, assignments dropped, program base name, wrapped commands), after opencode's patterns"
+        }
+        _ => "see docs/deviations.md",
+    }
+}
+
 fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
