@@ -35,6 +35,9 @@ pub struct Renderer<O: Write, E: Write> {
     cost: Option<ModelCost>,
     /// Show command output and edit diffs under finished calls.
     verbose: bool,
+    /// The root session's error messages already printed, so the turn's
+    /// last line does not print the same error a second time.
+    shown_errors: Vec<String>,
 }
 
 impl<O: Write, E: Write> std::fmt::Debug for Renderer<O, E> {
@@ -167,6 +170,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             summary: false,
             cost: None,
             verbose: false,
+            shown_errors: Vec::new(),
         }
     }
 
@@ -214,7 +218,17 @@ impl<O: Write, E: Write> Renderer<O, E> {
                         self.at_line_start = true;
                     }
                     let _ = self.out.flush();
-                    if let Some(message) = stop_message(result) {
+                    let message = match result {
+                        Ok(TurnResult {
+                            stop: StopReason::Error { error },
+                            ..
+                        }) if self.shown_errors.contains(&error.message) => {
+                            Some("the turn failed (the error above)".to_string())
+                        }
+                        _ => stop_message(result),
+                    };
+                    self.shown_errors.clear();
+                    if let Some(message) = message {
                         self.note(&format!("agent: {message}"));
                     }
                     if let (true, Ok(turn)) = (self.summary, result) {
@@ -320,6 +334,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             Event::Error { error, .. } => {
                 self.note(&format!("{sub}error: {}", error.message));
+                if sub.is_empty() {
+                    self.shown_errors.push(error.message.clone());
+                }
             }
             Event::HookFailed {
                 hook, event, error, ..

@@ -148,7 +148,15 @@ pub async fn build_agent(
     }
     let store = session_store().await?;
     let resume = match (&options.session, options.continue_last) {
-        (Some(id), _) => Some(id.clone()),
+        (Some(id), _) => match agentgate_core::SessionStore::session(store.as_ref(), id).await {
+            Ok(_) => Some(id.clone()),
+            Err(agentgate_core::SessionStoreError::NotFound(_)) => {
+                return Err(format!(
+                    "--session {id}: no such session; `agent sessions list` shows this directory's sessions"
+                ));
+            }
+            Err(error) => return Err(error.to_string()),
+        },
         (None, true) => latest_session(store.as_ref(), &directory)
             .await?
             .map(|s| s.id)

@@ -416,4 +416,17 @@ pub trait ModelResolver: Send + Sync {
     /// The model for `model`, or `None` when the host does not serve it
     /// (the prompt then fails with [`PromptError::UnknownModel`](crate::PromptError::UnknownModel)).
     fn resolve(&self, model: &ModelRef) -> Option<Arc<dyn LanguageModel>>;
+
+    /// The model for `model`, or why it cannot be served, in words a user
+    /// can act on (the prompt then fails with
+    /// [`PromptError::ModelUnavailable`](crate::PromptError::ModelUnavailable)
+    /// carrying it). The default calls [`resolve`](Self::resolve) and gives
+    /// no reason; resolvers that know why (an unknown provider, a missing
+    /// key) say so.
+    fn resolve_or_explain(&self, model: &ModelRef) -> Result<Arc<dyn LanguageModel>, String> {
+        self.resolve(model).ok_or_else(|| {
+            "no configured provider serves it: add a `provider` entry for it in opencode.json"
+                .to_string()
+        })
+    }
 }

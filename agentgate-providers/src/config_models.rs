@@ -139,6 +139,10 @@ impl ModelResolver for ConfigModelResolver {
     fn resolve(&self, model: &ModelRef) -> Option<Arc<dyn LanguageModel>> {
         model_from_config(model, &self.providers).ok()
     }
+
+    fn resolve_or_explain(&self, model: &ModelRef) -> Result<Arc<dyn LanguageModel>, String> {
+        model_from_config(model, &self.providers).map_err(|error| error.to_string())
+    }
 }
 
 #[cfg(test)]

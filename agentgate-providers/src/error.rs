@@ -8,7 +8,7 @@
 pub enum ProviderError {
     /// The API key variable is not set (or empty).
     #[error(
-        "no API key for {provider}: set the {variable} environment variable (or pass a key to the client builder)"
+        "no API key for {provider}: set the {variable} environment variable, or `provider.{provider}.options.apiKey` in opencode.json"
     )]
     MissingApiKey {
         /// The provider that needs it.
@@ -53,7 +53,7 @@ mod tests {
         };
         assert_eq!(
             error.to_string(),
-            "no API key for anthropic: set the ANTHROPIC_API_KEY environment variable (or pass a key to the client builder)"
+            "no API key for anthropic: set the ANTHROPIC_API_KEY environment variable, or `provider.anthropic.options.apiKey` in opencode.json"
         );
     }
 }

@@ -173,3 +173,57 @@ async fn max_retries_bounds_the_attempts_and_each_retry_is_announced() {
     );
     assert!(stderr.contains("gave up after 2 attempts"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_failed_connection_is_reported_once_with_the_setting_to_check() {
+    let sandbox = Sandbox::new("refused-connection");
+    // A port nothing listens on: bind, note the address, close.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    config(
+        &sandbox,
+        &format!("http://{addr}/v1"),
+        r#", "timeout": 5000"#,
+    );
+    let out = sandbox
+        .agent(&["run", "--max-retries", "0", "say hi"], &[])
+        .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("could not connect").count(), 1, "{stderr}");
+    assert!(stderr.contains("provider.<id>.options.baseURL"), "{stderr}");
+    assert!(
+        stderr.contains("agent: the turn failed (the error above)"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn an_agents_unknown_model_is_explained_in_config_words() {
+    let sandbox = Sandbox::new("agent-model-unknown");
+    sandbox.config(r#"{"agent": {"build": {"model": "nope/x"}}}"#);
+    let out = sandbox.agent(&["run", "say hi"], &[]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(r#"model "nope/x" is not available: unknown provider "nope""#),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Builder"), "{stderr}");
+}
+
+#[tokio::test]
+async fn an_unknown_session_is_named_with_where_to_find_the_real_ones() {
+    let sandbox = Sandbox::new("unknown-session");
+    let out = sandbox
+        .agent(&["run", "--session", "ses_nope", "say hi"], &[])
+        .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--session ses_nope: no such session; `agent sessions list`"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("ses_nope").count(), 1, "{stderr}");
+}

@@ -126,11 +126,15 @@ impl Engine {
         if own.provider == wanted.provider_id && own.id == wanted.model_id {
             return Ok(Arc::clone(&self.state.model));
         }
-        self.state
-            .resolver
-            .as_ref()
-            .and_then(|resolver| resolver.resolve(wanted))
-            .ok_or_else(|| PromptError::UnknownModel(wanted.to_string()))
+        let Some(resolver) = self.state.resolver.as_ref() else {
+            return Err(PromptError::UnknownModel(wanted.to_string()));
+        };
+        resolver
+            .resolve_or_explain(wanted)
+            .map_err(|reason| PromptError::ModelUnavailable {
+                model: wanted.to_string(),
+                reason,
+            })
     }
 
     /// The permission gate.

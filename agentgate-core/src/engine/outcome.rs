@@ -127,13 +127,25 @@ pub enum PromptError {
     #[error("session {0:?} is busy with another prompt: wait for it or cancel it first")]
     Busy(String),
     /// The session names an agent the engine does not know.
-    #[error("unknown agent {0:?}: register it with EngineBuilder::agent")]
-    UnknownAgent(String),
-    /// The session names a model the engine cannot serve.
     #[error(
-        "model {0:?} is not available: register a ModelResolver with EngineBuilder::model_resolver that serves it"
+        "unknown agent {0:?}: define it under `agent` in opencode.json or as .opencode/agent/{0}.md (embedders: EngineBuilder::agent)"
+    )]
+    UnknownAgent(String),
+    /// The session names a model the engine cannot serve and no
+    /// [`ModelResolver`](crate::ModelResolver) is registered.
+    #[error(
+        "model {0:?} is not available: only the engine's own model can run (embedders: register a ModelResolver with EngineBuilder::model_resolver)"
     )]
     UnknownModel(String),
+    /// The session names a model the registered
+    /// [`ModelResolver`](crate::ModelResolver) cannot serve, with its reason.
+    #[error("model {model:?} is not available: {reason}")]
+    ModelUnavailable {
+        /// The `provider/model` asked for.
+        model: String,
+        /// Why, from [`ModelResolver::resolve_or_explain`](crate::ModelResolver::resolve_or_explain).
+        reason: String,
+    },
     /// A `UserPromptSubmit` hook refused the prompt (or failed, which
     /// refuses it too); it was not stored or sent.
     #[error("a UserPromptSubmit hook refused the prompt: {0}")]

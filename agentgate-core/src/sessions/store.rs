@@ -13,7 +13,9 @@ use crate::message::Message;
 #[non_exhaustive]
 pub enum SessionStoreError {
     /// No session with this id.
-    #[error("session {0:?} not found: create it with SessionStore::create first")]
+    #[error(
+        "session {0:?} not found: this store has no session with that id (never created here, or deleted)"
+    )]
     NotFound(String),
     /// The backing storage failed.
     #[error("session storage failed: {0}")]
