@@ -4,3 +4,4 @@ mod import;
 mod postgres_relay;
 mod session_contract;
 mod sqlite;
+mod sqlite_crash;
