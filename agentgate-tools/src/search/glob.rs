@@ -13,8 +13,45 @@ use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
 use crate::limits::SearchLimits;
-use crate::search::read_rules::ReadRules;
-use crate::search::walk::{PathGlob, sort_newest_first, walk_files};
+use crate::search::read_rules::{ReadRules, WalkedFolders};
+use crate::search::walk::{Found, PathGlob, Walked, sort_newest_first, walk_parallel};
+
+/// The files under `root` matching `glob` that the read rules allow,
+/// newest first (then by path), and how many matching files they do not
+/// allow. Walked on the walker's threads; only allowed matches are
+/// stat'ed for their modification time.
+fn find_files(
+    root: &Path,
+    glob: &PathGlob,
+    read_rules: &ReadRules,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> (Vec<Found>, usize) {
+    let start = || (WalkedFolders::default(), Vec::new(), 0usize);
+    let visit = |(folders, found, hidden): &mut (WalkedFolders, Vec<Found>, usize),
+                 file: &Walked<'_>| {
+        if !glob.is_match(file.relative) {
+            return;
+        }
+        if !read_rules.allows_walked(file.path, file.may_be_link(), folders) {
+            *hidden += 1;
+            return;
+        }
+        found.push(Found {
+            path: file.path.to_path_buf(),
+            relative: file.relative.to_path_buf(),
+            modified: file.modified(),
+        });
+    };
+    let (threads, _) = walk_parallel(root, cancelled, start, visit);
+    let mut found = Vec::new();
+    let mut hidden = 0;
+    for (_, files, denied) in threads {
+        found.extend(files);
+        hidden += denied;
+    }
+    sort_newest_first(&mut found);
+    (found, hidden)
+}
 
 /// Arguments of [`GlobTool`].
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -88,26 +125,17 @@ impl TypedTool for GlobTool {
         }
         let glob = PathGlob::new(&args.pattern)?;
         let cancel = ctx.cancel.clone();
+        // Only files the read rules allow are named.
+        let read_rules = ReadRules::of(ctx);
         let root = search.clone();
-        let walked = tokio::task::spawn_blocking(move || {
-            let (mut found, _) = walk_files(&root, std::sync::Arc::new(|_: &Path| true), &|| {
-                cancel.is_cancelled()
-            });
-            found.retain(|f| glob.is_match(&f.relative));
-            sort_newest_first(&mut found);
-            found
+        let (walked, hidden) = tokio::task::spawn_blocking(move || {
+            find_files(&root, &glob, &read_rules, &|| cancel.is_cancelled())
         })
         .await
         .map_err(|e| ToolError::failed(format!("The file search stopped unexpectedly: {e}")))?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        // Only files the read rules allow are named.
-        let read_rules = ReadRules::of(ctx);
-        let mut walked = walked;
-        let before = walked.len();
-        walked.retain(|f| read_rules.allows(&f.path));
-        let hidden = before - walked.len();
         let limit = self.limits.max_results;
         let truncated = walked.len() > limit;
         let shown: Vec<String> = walked

@@ -2,11 +2,12 @@
 //! file, files newest first.
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
 use grep_regex::RegexMatcher;
 use grep_searcher::sinks::UTF8;
-use grep_searcher::{BinaryDetection, SearcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -16,8 +17,8 @@ use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
 use crate::limits::SearchLimits;
-use crate::search::read_rules::ReadRules;
-use crate::search::walk::{PathGlob, sort_newest_first, walk_files};
+use crate::search::read_rules::{ReadRules, WalkedFolders};
+use crate::search::walk::{PathGlob, Walked, walk_parallel};
 
 /// Arguments of [`GrepTool`].
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -72,10 +73,89 @@ impl GrepTool {
     }
 }
 
-struct Match {
+/// The matching lines of one file.
+struct FileMatches {
     path: PathBuf,
-    line: u64,
-    text: String,
+    modified: SystemTime,
+    /// Line numbers and lines (without their line ending), in file order.
+    lines: Vec<(u64, String)>,
+}
+
+/// One walker thread's searcher and findings.
+struct Searching {
+    searcher: Searcher,
+    matcher: RegexMatcher,
+    folders: WalkedFolders,
+    found: Vec<FileMatches>,
+    hidden: usize,
+    errors: bool,
+}
+
+/// The files under `root` (or `root` itself) with lines matching
+/// `matcher`, files newest first (then by path); whether some paths could
+/// not be read; and how many files the read rules kept from being
+/// searched. Files are walked and searched on the walker's threads; a file
+/// the read rules do not allow is never opened, decided before searching
+/// so the answer never depends on its content. Only files with matches
+/// are stat'ed for their modification time.
+fn search_tree(
+    root: &Path,
+    matcher: &RegexMatcher,
+    include: Option<&PathGlob>,
+    read_rules: &ReadRules,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> (Vec<FileMatches>, bool, usize) {
+    let start = || Searching {
+        searcher: SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(0))
+            .line_number(true)
+            .build(),
+        matcher: matcher.clone(),
+        folders: WalkedFolders::default(),
+        found: Vec::new(),
+        hidden: 0,
+        errors: false,
+    };
+    let visit = |thread: &mut Searching, file: &Walked<'_>| {
+        if include.is_some_and(|include| !include.is_match(file.relative)) {
+            return;
+        }
+        if !read_rules.allows_walked(file.path, file.may_be_link(), &mut thread.folders) {
+            thread.hidden += 1;
+            return;
+        }
+        let mut lines = Vec::new();
+        let result = thread.searcher.search_path(
+            &thread.matcher,
+            file.path,
+            UTF8(|line, text| {
+                lines.push((line, text.trim_end_matches(['\n', '\r']).to_string()));
+                Ok(true)
+            }),
+        );
+        thread.errors |= result.is_err();
+        if !lines.is_empty() {
+            thread.found.push(FileMatches {
+                path: file.path.to_path_buf(),
+                modified: file.modified(),
+                lines,
+            });
+        }
+    };
+    let (threads, mut errors) = walk_parallel(root, cancelled, start, visit);
+    let mut found = Vec::new();
+    let mut hidden = 0;
+    for thread in threads {
+        found.extend(thread.found);
+        hidden += thread.hidden;
+        errors |= thread.errors;
+    }
+    found.sort_by(|a, b| {
+        b.modified
+            .cmp(&a.modified)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    (found, errors, hidden)
 }
 
 #[async_trait::async_trait]
@@ -113,46 +193,10 @@ impl TypedTool for GrepTool {
         let include = args.include.as_deref().map(PathGlob::new).transpose()?;
         let cancel = ctx.cancel.clone();
         let read_rules = ReadRules::of(ctx);
-        let (matches, errors, hidden) = tokio::task::spawn_blocking(move || {
-            let (mut files, mut errors) =
-                walk_files(&search, std::sync::Arc::new(|_: &Path| true), &|| {
-                    cancel.is_cancelled()
-                });
-            if let Some(include) = &include {
-                files.retain(|f| include.is_match(&f.relative));
-            }
-            // Only files the read rules allow are searched, decided before
-            // searching so the answer never depends on their content.
-            let before = files.len();
-            files.retain(|f| read_rules.allows(&f.path));
-            let hidden = before - files.len();
-            sort_newest_first(&mut files);
-            let mut searcher = SearcherBuilder::new()
-                .binary_detection(BinaryDetection::quit(0))
-                .line_number(true)
-                .build();
-            let mut matches = Vec::new();
-            for file in files {
-                if cancel.is_cancelled() {
-                    break;
-                }
-                let result = searcher.search_path(
-                    &matcher,
-                    &file.path,
-                    UTF8(|line, text| {
-                        matches.push(Match {
-                            path: file.path.clone(),
-                            line,
-                            text: text.trim_end_matches(['\n', '\r']).to_string(),
-                        });
-                        Ok(true)
-                    }),
-                );
-                if result.is_err() {
-                    errors = true;
-                }
-            }
-            (matches, errors, hidden)
+        let (found, errors, hidden) = tokio::task::spawn_blocking(move || {
+            search_tree(&search, &matcher, include.as_ref(), &read_rules, &|| {
+                cancel.is_cancelled()
+            })
         })
         .await
         .map_err(|e| ToolError::failed(format!("The search stopped unexpectedly: {e}")))?;
@@ -160,7 +204,8 @@ impl TypedTool for GrepTool {
             return Err(ToolError::Cancelled);
         }
         let title = args.pattern.clone();
-        if matches.is_empty() {
+        let total: usize = found.iter().map(|file| file.lines.len()).sum();
+        if total == 0 {
             let text = if hidden > 0 {
                 format!(
                     "No files found ({hidden} files in the search path were not searched: the read rules do not allow reading them)"
@@ -172,30 +217,30 @@ impl TypedTool for GrepTool {
                 .with_title(title)
                 .with_metadata(json!({"matches": 0, "truncated": false})));
         }
-        let total = matches.len();
         let mut body: Vec<String> = Vec::new();
         let mut bytes = 0;
         let mut shown = 0;
         let mut current: Option<&Path> = None;
-        for found in matches.iter().take(self.limits.max_results) {
+        let matches = found.iter().flat_map(|file| {
+            file.lines
+                .iter()
+                .map(move |(line, text)| (file.path.as_path(), *line, text))
+        });
+        for (path, line, text) in matches.take(self.limits.max_results) {
             let mut entry = Vec::new();
-            if current != Some(found.path.as_path()) {
+            if current != Some(path) {
                 if current.is_some() {
                     entry.push(String::new());
                 }
-                entry.push(format!("{}:", found.path.display()));
+                entry.push(format!("{}:", path.display()));
             }
-            let text = if found.text.chars().count() > self.limits.max_line_chars {
-                let cut: String = found
-                    .text
-                    .chars()
-                    .take(self.limits.max_line_chars)
-                    .collect();
+            let text = if text.chars().count() > self.limits.max_line_chars {
+                let cut: String = text.chars().take(self.limits.max_line_chars).collect();
                 format!("{cut}...")
             } else {
-                found.text.clone()
+                text.clone()
             };
-            entry.push(format!("  Line {}: {text}", found.line));
+            entry.push(format!("  Line {line}: {text}"));
             let size: usize = entry.iter().map(|l| l.len() + 1).sum();
             // Stay under the loop's output cap, which does not apply to
             // outputs that say whether they were truncated.
@@ -204,7 +249,7 @@ impl TypedTool for GrepTool {
             }
             bytes += size;
             shown += 1;
-            current = Some(found.path.as_path());
+            current = Some(path);
             body.extend(entry);
         }
         let truncated = shown < total;

@@ -10,6 +10,7 @@
 //! every such file on every search would be noise. The caller can still
 //! `read` such a file, which asks.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agentgate_core::ToolContext;
@@ -90,6 +91,61 @@ impl ReadRules {
                 find_last(READ, pattern, &rulesets).is_some_and(|rule| rule.action != Action::Allow)
             })
     }
+}
+
+impl ReadRules {
+    /// Whether the rules allow reading the file `path` (absolute) from a
+    /// walk: the same answer as [`ReadRules::allows`], with the project's
+    /// resolved location computed once and where each folder leads
+    /// remembered in `folders`, so a file that is not a symlink costs no
+    /// system call (`may_be_link` is false only for such files).
+    pub(crate) fn allows_walked(
+        &self,
+        path: &Path,
+        may_be_link: bool,
+        folders: &mut WalkedFolders,
+    ) -> bool {
+        let target = paths::normalize(path);
+        let real = match (may_be_link, target.parent(), target.file_name()) {
+            (false, Some(parent), Some(name)) => {
+                let parent_real = match folders.real.get(parent) {
+                    Some(real) => real,
+                    None => folders
+                        .real
+                        .entry(parent.to_path_buf())
+                        .or_insert_with(|| paths::real_path(parent)),
+                };
+                paths::normalize(&parent_real.join(name))
+            }
+            _ => paths::real_path(&target),
+        };
+        let lexical = paths::worktree_pattern(&self.worktree, &target);
+        if !self.allows_pattern(&lexical) {
+            return false;
+        }
+        if real == target {
+            return true;
+        }
+        let worktree = folders
+            .worktree
+            .get_or_insert_with(|| paths::real_path(&paths::normalize(&self.worktree)));
+        let resolved = paths::worktree_pattern(worktree, &real);
+        resolved == lexical || self.allows_pattern(&resolved)
+    }
+
+    /// Whether the last `read` rule (or approval) matching `pattern` allows.
+    fn allows_pattern(&self, pattern: &str) -> bool {
+        find_last(READ, pattern, &[&self.rules, &self.approved])
+            .is_some_and(|rule| rule.action == Action::Allow)
+    }
+}
+
+/// Where the folders of walked files lead, for
+/// [`ReadRules::allows_walked`]; one per walker thread.
+#[derive(Debug, Default)]
+pub(crate) struct WalkedFolders {
+    real: HashMap<PathBuf, PathBuf>,
+    worktree: Option<PathBuf>,
 }
 
 /// The `read` patterns of `file`: worktree-relative, as written and where

@@ -8,11 +8,12 @@
 //! ignore rules mean the same whether or not it has been `git init`ed.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
+use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
 use crate::files::error::FileError;
 
@@ -127,6 +128,170 @@ pub(crate) fn walk_files(
         });
     }
     (found, errors)
+}
+
+/// A regular file met by [`walk_parallel`].
+pub(crate) struct Walked<'a> {
+    /// Absolute path.
+    pub path: &'a Path,
+    /// Path relative to the walk root (the file name when the root is the
+    /// file).
+    pub relative: &'a Path,
+    entry: &'a ignore::DirEntry,
+}
+
+impl Walked<'_> {
+    /// The file's modification time (the epoch when unknown), as
+    /// [`walk_files`] reports it.
+    pub fn modified(&self) -> SystemTime {
+        self.entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .unwrap_or(SystemTime::UNIX_EPOCH)
+    }
+
+    /// Whether the path may lead elsewhere through a symlink in its last
+    /// component (the walk root, which may be a link, or a link itself):
+    /// for other files, where the path leads is where its folder leads.
+    pub fn may_be_link(&self) -> bool {
+        self.entry.depth() == 0 || self.entry.path_is_symlink()
+    }
+}
+
+/// The same files as [`walk_files`] (with no folder pruned), visited on
+/// ripgrep's parallel walker, in no particular order: each worker thread
+/// gets its own state from `start`, `visit` is called with it for every
+/// file, and the states are returned when the walk ends, with whether some
+/// entries could not be read. `cancelled` is polled between entries and
+/// stops the walk.
+pub(crate) fn walk_parallel<S, M, V>(
+    root: &Path,
+    cancelled: &(dyn Fn() -> bool + Sync),
+    start: M,
+    visit: V,
+) -> (Vec<S>, bool)
+where
+    S: Send,
+    M: Fn() -> S,
+    V: Fn(&mut S, &Walked<'_>) + Sync,
+{
+    let done = Mutex::new(Vec::new());
+    let errors = AtomicBool::new(false);
+    let mut builder = Workers {
+        root,
+        start: &start,
+        visit: &visit,
+        cancelled,
+        done: &done,
+        errors: &errors,
+    };
+    let mut walk = WalkBuilder::new(root);
+    walk.hidden(false).require_git(false).filter_entry(|entry| {
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        !(is_dir && entry.depth() > 0 && entry.file_name() == ".git")
+    });
+    if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
+        // The parallel walker does not follow a root that is a symlink;
+        // the sequential one does, as `walk_files`.
+        let mut worker = builder.build();
+        for entry in walk.build() {
+            if matches!(worker.visit(entry), WalkState::Quit) {
+                break;
+            }
+        }
+    } else {
+        walk.build_parallel().visit(&mut builder);
+    }
+    let states = done.into_inner().unwrap_or_else(PoisonError::into_inner);
+    (states, errors.into_inner())
+}
+
+/// Builds one [`Worker`] per walker thread.
+struct Workers<'s, S, M, V> {
+    root: &'s Path,
+    start: &'s M,
+    visit: &'s V,
+    cancelled: &'s (dyn Fn() -> bool + Sync),
+    done: &'s Mutex<Vec<S>>,
+    errors: &'s AtomicBool,
+}
+
+impl<'s, S, M, V> ParallelVisitorBuilder<'s> for Workers<'s, S, M, V>
+where
+    S: Send + 's,
+    M: Fn() -> S,
+    V: Fn(&mut S, &Walked<'_>) + Sync,
+{
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Worker {
+            root: self.root,
+            state: Some((self.start)()),
+            visit: self.visit,
+            cancelled: self.cancelled,
+            done: self.done,
+            errors: self.errors,
+        })
+    }
+}
+
+/// One walker thread's state; handed back when the thread is done.
+struct Worker<'s, S, V> {
+    root: &'s Path,
+    state: Option<S>,
+    visit: &'s V,
+    cancelled: &'s (dyn Fn() -> bool + Sync),
+    done: &'s Mutex<Vec<S>>,
+    errors: &'s AtomicBool,
+}
+
+impl<S, V> ParallelVisitor for Worker<'_, S, V>
+where
+    S: Send,
+    V: Fn(&mut S, &Walked<'_>) + Sync,
+{
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
+        if (self.cancelled)() {
+            return WalkState::Quit;
+        }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                self.errors.store(true, Ordering::Relaxed);
+                return WalkState::Continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            return WalkState::Continue;
+        }
+        let path = entry.path();
+        let relative = match path.strip_prefix(self.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel,
+            _ => Path::new(path.file_name().unwrap_or_default()),
+        };
+        if let Some(state) = self.state.as_mut() {
+            (self.visit)(
+                state,
+                &Walked {
+                    path,
+                    relative,
+                    entry: &entry,
+                },
+            );
+        }
+        WalkState::Continue
+    }
+}
+
+impl<S, V> Drop for Worker<'_, S, V> {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            self.done
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(state);
+        }
+    }
 }
 
 /// Sorts newest first, then by path, so results are deterministic.

@@ -22,6 +22,7 @@ mod sandbox;
 mod sandbox_kernel;
 mod sandbox_nested;
 mod sandbox_roots;
+mod search_differential;
 mod search_tools;
 mod spill_read;
 mod support;
