@@ -65,7 +65,7 @@ impl Cell {
         median(
             self.ok
                 .iter()
-                .filter_map(|m| m.record.requests.iter().filter(|r| r.main).last())
+                .filter_map(|m| m.record.requests.iter().rfind(|r| r.main))
                 .map(|r| r.body_bytes as f64 / (1 << 20) as f64)
                 .collect(),
         )
