@@ -12,7 +12,11 @@
 #   5. the agent loop's overhead per step (bench `loop_overhead`) and the
 #      load run (bench `load`: 1,000 concurrent sessions);
 #   6. session stores: 1,000 sessions x 20 messages through SqliteStore vs
-#      FileSessionStore (bench `store`).
+#      FileSessionStore (bench `store`);
+#   7. the peers (benches/peers/run.sh): the agent, opencode and codex from
+#      the npm registry on the same mock model, in a results file of its own
+#      (benches/results/peers-<UTC date>.md); skipped with a note when npm
+#      is missing. PEERS_ROUNDS sets its rounds (default 3).
 #
 # Usage: nice -n 19 benches/run-all.sh [SECONDS]   (measurement time per
 # criterion benchmark and per JS fixture, default 3)
@@ -78,6 +82,18 @@ cargo bench --quiet -p agentgate-benches --bench load -- --json --tool-yields | 
 
 echo "== 6. session stores: SQLite vs files" >&2
 cargo bench --quiet -p agentgate-benches --bench store -- --json | tee "$work/store.txt" >&2
+
+echo "== 7. peers: agent vs opencode and codex (benches/peers/run.sh)" >&2
+if command -v npm >/dev/null; then
+  if peers_file="$(benches/peers/run.sh "${PEERS_ROUNDS:-3}" | tail -n 1)"; then
+    peers_note="Peers (benches/peers/run.sh, same run): $peers_file"
+  else
+    peers_note="Peers: benches/peers/run.sh failed (its error is above in this run's output)."
+  fi
+else
+  peers_note="Peers: skipped, npm is not installed (benches/peers/run.sh needs it to install opencode and codex)."
+  echo "run-all: $peers_note" >&2
+fi
 
 stamp="$(date -u +%Y-%m-%dT%H%MZ)"
 out="benches/results/run-all-$stamp.md"
@@ -160,6 +176,8 @@ console.log("\nPermission table of the same run (benches/run-comparison.sh):\n")
 console.log(fs.readFileSync(`${work}/permission.md`, "utf8"));
 JS
 {
+  echo
+  echo "$peers_note"
   echo
   echo "Machine: $(nproc) CPUs"
   echo '```'

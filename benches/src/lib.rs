@@ -13,6 +13,10 @@
 //! assert_eq!(rules, agentgate_benches::synthetic_rules(100));
 //! ```
 
+mod mock_model;
+
+pub use mock_model::{MockModel, RequestRecord, RunRecord, Script, process_cpu_ns};
+
 use agentgate_core::{AgentEnvironment, Agents};
 use agentgate_permission::{Action, PermissionConfig, Rule, Ruleset};
 use serde::Serialize;
