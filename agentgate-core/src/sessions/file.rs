@@ -242,7 +242,12 @@ impl SessionStore for FileSessionStore {
             .await
             .map_err(|e| io_error("create directory", &dir, e))?;
         let path = dir.join(format!("{}.json", checked(&message.id)?));
-        write_atomic(&path, message).await
+        write_atomic(&path, message).await?;
+        // The session's `time.updated` follows (a second write: the files
+        // are separate, so a crash between them leaves it a step behind).
+        let mut session = self.session(&message.session_id).await?;
+        session.time.touch(crate::ids::now_ms());
+        write_atomic(&self.session_path(&session.id)?, &session).await
     }
 
     async fn delete_session(&self, id: &str) -> Result<(), SessionStoreError> {
