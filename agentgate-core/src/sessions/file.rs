@@ -50,7 +50,7 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 ///
 /// // Later, in another process: the same directory, the same sessions.
 /// let reopened = FileSessionStore::open(&dir).await.unwrap();
-/// assert_eq!(reopened.session(&session.id).await.unwrap(), session);
+/// assert_eq!(reopened.session(&session.id).await.unwrap().agent, session.agent);
 /// assert_eq!(reopened.messages(&session.id).await.unwrap()[0].text(), "hi");
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # });

@@ -109,3 +109,21 @@ impl Session {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn sessions_stored_before_times_existed_still_load() {
+        let old = r#"{"id":"ses_1","title":"t","agent":"build","directory":"/w"}"#;
+        let session: Session = serde_json::from_str(old).unwrap();
+        assert_eq!(session.time, SessionTime::default());
+        let mut time = SessionTime::at(5);
+        time.touch(3);
+        assert_eq!(time.updated, 5);
+        time.touch(9);
+        assert_eq!((time.created, time.updated), (5, 9));
+    }
+}
