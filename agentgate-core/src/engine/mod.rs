@@ -42,7 +42,7 @@ mod state;
 mod step_size;
 mod structured_run;
 pub(crate) mod task_tool;
-mod titles;
+pub(crate) mod titles;
 mod tool_calls;
 mod turn;
 mod turn_compaction;
