@@ -647,7 +647,7 @@ async fn sessions_are_renamed_and_forked_with_times_and_the_answering_model() {
         .unwrap();
     let messages = messages.as_array().unwrap();
     assert_eq!(messages.len(), 4);
-    let info = server.model.info();
+    let info = agentgate_core::LanguageModel::info(server.model.as_ref());
     for message in messages.iter().filter(|m| m["info"]["role"] == "assistant") {
         assert_eq!(message["info"]["providerID"], info.provider.as_str());
         assert_eq!(message["info"]["modelID"], info.id.as_str());
