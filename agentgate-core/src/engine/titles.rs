@@ -179,9 +179,8 @@ async fn ask_title(
         .map_err(|e| e.to_string())?;
     let mut text = String::new();
     while let Some(event) = stream.next().await {
-        match event.map_err(|e| e.to_string())? {
-            StreamEvent::TextDelta { delta, .. } => text.push_str(&delta),
-            _ => {}
+        if let StreamEvent::TextDelta { delta, .. } = event.map_err(|e| e.to_string())? {
+            text.push_str(&delta);
         }
     }
     Ok(clean_title(&text))
