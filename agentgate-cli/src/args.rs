@@ -245,6 +245,10 @@ pub(crate) struct RunArgs {
     /// Write the final assistant message to FILE.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output_last_message: Option<std::path::PathBuf>,
+    /// Title the new session TITLE (with no value: the prompt's first 50
+    /// characters); a session given a title gets no generated one.
+    #[arg(long, value_name = "TITLE", num_args = 0..=1, default_missing_value = "")]
+    pub(crate) title: Option<String>,
     /// The prompt; read from stdin when absent (or `-`). With --command,
     /// the command's arguments.
     pub(crate) prompt: Vec<String>,
@@ -271,7 +275,9 @@ pub(crate) struct ChatArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum SessionsCommand {
-    /// id, agent, message count and first prompt of each session.
+    /// id, last update (local time), message count and title of each
+    /// session, the most recently updated first (the first prompt stands
+    /// for a missing title).
     List,
     /// A session's transcript.
     Show {
@@ -282,6 +288,30 @@ pub(crate) enum SessionsCommand {
     Export {
         /// The session id.
         id: String,
+    },
+    /// Delete a session and its messages.
+    Delete {
+        /// The session id.
+        id: String,
+    },
+    /// Give a session a new title.
+    Rename {
+        /// The session id.
+        id: String,
+        /// The new title (the words are joined).
+        #[arg(required = true, num_args = 1..)]
+        title: Vec<String>,
+    },
+    /// Copy a session into a new one (printed), as opencode's fork: the
+    /// messages before --message, or all of them; the title gets
+    /// "(fork #N)".
+    Fork {
+        /// The session id.
+        id: String,
+        /// Copy only the messages before this one (see `agent sessions show`
+        /// or `export` for message ids).
+        #[arg(long, value_name = "MSG_ID")]
+        message: Option<String>,
     },
 }
 
@@ -414,6 +444,7 @@ impl RunArgs {
             command: self.command,
             output_schema: self.output_schema,
             output_last_message: self.output_last_message,
+            title: self.title,
         }
     }
 }

@@ -475,6 +475,12 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
             return Ok(INTERRUPTED);
         }
     }
+    // A session title still being written lands before the chat ends.
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        built.agent.engine().wait_for_titles(),
+    )
+    .await;
     Ok(0)
 }
 

@@ -141,6 +141,13 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                     SessionsCommand::List => sessions_cli::list(&dir).await,
                     SessionsCommand::Show { id } => sessions_cli::show(&id).await,
                     SessionsCommand::Export { id } => sessions_cli::export(&id).await,
+                    SessionsCommand::Delete { id } => sessions_cli::delete(&id).await,
+                    SessionsCommand::Rename { id, title } => {
+                        sessions_cli::rename(&id, &title.join(" ")).await
+                    }
+                    SessionsCommand::Fork { id, message } => {
+                        sessions_cli::fork(&id, message.as_deref()).await
+                    }
                 }
             })?;
             print(&text)?;

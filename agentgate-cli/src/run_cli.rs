@@ -56,7 +56,26 @@ pub struct RunOptions {
     pub output_schema: Option<PathBuf>,
     /// `-o/--output-last-message`: where to write the final message.
     pub output_last_message: Option<PathBuf>,
+    /// `--title`: the new session's title (empty: the prompt's start).
+    pub title: Option<String>,
 }
+
+/// The title `--title` gives a new session: the value, or with none the
+/// prompt's first 50 characters (`...` when cut), as `opencode run` does.
+fn given_title(title: &str, prompt: &str) -> String {
+    if !title.is_empty() {
+        return title.to_string();
+    }
+    let start: String = prompt.chars().take(50).collect();
+    if prompt.chars().count() > 50 {
+        format!("{start}...")
+    } else {
+        start
+    }
+}
+
+/// How long a finished run waits for a session title still being written.
+const TITLE_GRACE: Duration = Duration::from_secs(10);
 
 /// The sandbox policy for bash: the config's `sandbox` key, as the library
 /// reads it ([`Workspace::sandbox_policy_of`]: each field changes only what
@@ -200,6 +219,9 @@ pub async fn build_agent(
     }
     if let Some(agent) = chosen {
         builder = builder.agent(agent);
+    }
+    if let Some(title) = &options.title {
+        builder = builder.title(given_title(title, &options.prompt));
     }
     if let Some(id) = resume {
         builder = builder.resume(id);
@@ -357,11 +379,13 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
             }
         }
     };
-    Ok(if cancel.is_cancelled() {
-        INTERRUPTED
-    } else {
-        status
-    })
+    if cancel.is_cancelled() {
+        return Ok(INTERRUPTED);
+    }
+    // A title still being written lands before the process ends (the
+    // answer is already out; a title model that hangs is given up on).
+    let _ = tokio::time::timeout(TITLE_GRACE, agent.engine().wait_for_titles()).await;
+    Ok(status)
 }
 
 /// Streams one turn of `prompt` (or of a custom command's expansion)

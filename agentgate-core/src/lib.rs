@@ -182,6 +182,8 @@ pub use engine::{
     Engine, EngineBuilder, LoopSettings, PromptError, PromptOptions, RunToolError, StopReason,
     TurnError, TurnEvent, TurnResult,
 };
+/// Session titles from the hidden `title` agent.
+pub use engine::{SessionTitles, TITLE_AGENT};
 /// System prompt assembly (§15); its parts are in [`prompt_parts`].
 pub use prompts::SystemPrompts;
 pub use skills::{Skill, Skills};
@@ -205,7 +207,8 @@ pub use hooks::{
 };
 /// Sessions and their stores.
 pub use sessions::{
-    FileSessionStore, MemorySessionStore, Session, SessionStore, SessionStoreError,
+    FileSessionStore, MemorySessionStore, Session, SessionStore, SessionStoreError, SessionTime,
+    forked_title,
 };
 
 // --- Namespaces: the parts behind the root types, for hosts and tools that

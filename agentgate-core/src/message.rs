@@ -292,6 +292,10 @@ pub struct Message {
     /// sent (see compaction in the engine).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub summary: bool,
+    /// The model that answered (assistant messages; opencode's
+    /// `providerID`/`modelID`), set by the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<crate::model::ModelRef>,
 }
 
 impl Message {
@@ -312,6 +316,7 @@ impl Message {
             error: None,
             provider_metadata: None,
             summary: false,
+            model: None,
         }
     }
 

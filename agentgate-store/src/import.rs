@@ -55,10 +55,26 @@ pub async fn import_file_store(
     for session in source.sessions().await? {
         target.put_session(&session).await?;
         report.sessions += 1;
-        for message in source.messages(&session.id).await? {
-            target.put_message(&message).await?;
+        let messages = source.messages(&session.id).await?;
+        for message in &messages {
+            target.put_message(message).await?;
             report.messages += 1;
         }
+        // Storing the messages moved `time.updated` to now: the session
+        // keeps its own times instead, taken from its messages when it was
+        // stored before sessions had times.
+        let mut session = session;
+        if session.time.created == 0
+            && let Some(first) = messages.first()
+        {
+            session.time.created = first.time.start;
+        }
+        for message in &messages {
+            session
+                .time
+                .touch(message.time.end.unwrap_or(message.time.start));
+        }
+        target.put_session(&session).await?;
     }
     Ok(report)
 }

@@ -191,6 +191,23 @@ impl CodingAgentBuilder {
         self
     }
 
+    /// Whether (and with which model) new sessions get titles from the
+    /// hidden `title` agent (see
+    /// [`agentgate_core::CodingAgentBuilder::session_titles`]; default: on
+    /// when the configuration's `small_model` or the `title` agent's
+    /// `model` is set).
+    pub fn session_titles(mut self, titles: agentgate_core::SessionTitles) -> Self {
+        self.inner = self.inner.session_titles(titles);
+        self
+    }
+
+    /// The title of the session it creates; such a session gets no
+    /// generated title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.inner = self.inner.title(title);
+        self
+    }
+
     /// Adds a hook (see [`agentgate_core::CodingAgentBuilder::hook`]); it
     /// runs after the configuration's `hooks` commands.
     pub fn hook(mut self, hook: Arc<dyn agentgate_core::Hook>) -> Self {

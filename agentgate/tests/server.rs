@@ -606,3 +606,111 @@ async fn an_async_prompt_refused_before_its_turn_still_ends_for_event_clients() 
     let idle = events.until("session.idle").await;
     assert_eq!(idle["properties"]["sessionID"], id.as_str());
 }
+
+#[tokio::test]
+async fn sessions_are_renamed_and_forked_with_times_and_the_answering_model() {
+    let server = start(
+        "rename-fork",
+        vec![Script::reply("one"), Script::reply("two")],
+        |b| b,
+    )
+    .await;
+    let id = new_session(&server.base).await;
+    let client = reqwest::Client::new();
+    for text in ["first", "second"] {
+        let answer = post(
+            &format!("{}/session/{id}/message", server.base),
+            json!({"parts": [{"type": "text", "text": text}]}),
+        )
+        .await;
+        assert_eq!(answer.status(), 200);
+    }
+    let session: Value = reqwest::get(format!("{}/session/{id}", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let created = session["time"]["created"].as_u64().unwrap();
+    let updated = session["time"]["updated"].as_u64().unwrap();
+    assert!(
+        created > 1_700_000_000_000 && updated >= created,
+        "{session}"
+    );
+
+    // Assistant messages name the model that answered.
+    let messages: Value = reqwest::get(format!("{}/session/{id}/message", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let messages = messages.as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    let info = agentgate_core::LanguageModel::info(server.model.as_ref());
+    for message in messages.iter().filter(|m| m["info"]["role"] == "assistant") {
+        assert_eq!(message["info"]["providerID"], info.provider.as_str());
+        assert_eq!(message["info"]["modelID"], info.id.as_str());
+    }
+
+    // PATCH sets the title.
+    let renamed: Value = client
+        .patch(format!("{}/session/{id}", server.base))
+        .json(&json!({"title": "Renamed"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(renamed["title"], "Renamed");
+    assert!(renamed["time"]["updated"].as_u64().unwrap() >= updated);
+    let missing = client
+        .patch(format!("{}/session/ses_missing", server.base))
+        .json(&json!({"title": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+
+    // Fork before the second user message: the first exchange.
+    let second = messages[2]["info"]["id"].as_str().unwrap();
+    let fork: Value = post(
+        &format!("{}/session/{id}/fork", server.base),
+        json!({"messageID": second}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(fork["title"], "Renamed (fork #1)");
+    let fork_id = fork["id"].as_str().unwrap();
+    assert_ne!(fork_id, id);
+    let copied: Value = reqwest::get(format!("{}/session/{fork_id}/message", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(copied.as_array().unwrap().len(), 2);
+    assert_eq!(copied[0]["info"]["sessionID"], fork_id);
+    let whole: Value = post(&format!("{}/session/{id}/fork", server.base), json!({}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let whole_id = whole["id"].as_str().unwrap();
+    let all: Value = reqwest::get(format!("{}/session/{whole_id}/message", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(all.as_array().unwrap().len(), 4);
+    let unknown = post(
+        &format!("{}/session/{id}/fork", server.base),
+        json!({"messageID": "msg_nope"}),
+    )
+    .await;
+    assert_eq!(unknown.status(), 404);
+}

@@ -16,4 +16,5 @@ mod run_hooks_output;
 mod serve_browser;
 mod serve_cli;
 mod serve_postgres;
+mod sessions_cli;
 mod store_cli;

@@ -13,6 +13,7 @@ use super::non_interactive::NonInteractive;
 use super::settings::LoopSettings;
 use super::state::EngineState;
 use super::task_tool::{TaskSettings, TaskTool};
+use super::titles::SessionTitles;
 use crate::agent_spec::AgentSpec;
 use crate::agents::{AgentEnvironment, Agents};
 use crate::event::EventBus;
@@ -49,6 +50,7 @@ pub struct EngineBuilder {
     environment: Option<AgentEnvironment>,
     prompts: SystemPrompts,
     hooks: Vec<Arc<dyn Hook>>,
+    titles: SessionTitles,
 }
 
 impl EngineBuilder {
@@ -69,7 +71,17 @@ impl EngineBuilder {
             environment: None,
             prompts: SystemPrompts::default(),
             hooks: Vec::new(),
+            titles: SessionTitles::Off,
         }
+    }
+
+    /// Titles new sessions with the hidden `title` agent after their first
+    /// user message, in the background (see [`SessionTitles`]; default
+    /// [`SessionTitles::Off`]). The title call never delays or fails a
+    /// turn; [`Engine::wait_for_titles`] waits for those still running.
+    pub fn session_titles(mut self, titles: SessionTitles) -> Self {
+        self.titles = titles;
+        self
     }
 
     /// Adds a hook (`crate::hooks`): it runs at every hook point of every
@@ -206,6 +218,7 @@ impl EngineBuilder {
             environment,
             prompts,
             hooks,
+            titles,
         } = self;
         let mut config = config;
         if let Some(environment) = &environment {
@@ -231,6 +244,8 @@ impl EngineBuilder {
                 busy: Mutex::new(HashSet::new()),
                 forwarding: AtomicBool::new(false),
                 hooks,
+                titles,
+                title_tasks: Mutex::new(Vec::new()),
             }
         });
         Engine::from_state(state)

@@ -20,6 +20,7 @@ use super::permission_preset::PermissionPreset;
 use super::retry::RetryPolicy;
 use super::settings::LoopSettings;
 use super::task_tool::TaskSettings;
+use super::titles::SessionTitles;
 use super::turn_stream::TurnEvent;
 use crate::agents::{AgentEnvironment, AgentError, Agents};
 use crate::config::{Config, ConfigErrors, ConfigLoader};
@@ -85,9 +86,29 @@ pub struct CodingAgentBuilder {
     max_turn_time: Option<std::time::Duration>,
     skills: Option<Skills>,
     hooks: Vec<Arc<dyn crate::hooks::Hook>>,
+    titles: Option<SessionTitles>,
+    title: Option<String>,
 }
 
 impl CodingAgentBuilder {
+    /// Whether (and with which model) new sessions get titles from the
+    /// hidden `title` agent ([`SessionTitles`]). Default: on when the
+    /// configuration names a model for them — `small_model`, or the
+    /// `title` agent's own `model` — that the resolver serves; off
+    /// otherwise, and off when the configuration disables the `title`
+    /// agent (`"agent": {"title": {"disable": true}}`).
+    pub fn session_titles(mut self, titles: SessionTitles) -> Self {
+        self.titles = Some(titles);
+        self
+    }
+
+    /// The title of the session it creates (opencode's `run --title`); a
+    /// session with a title gets no generated one.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
     /// The skills to offer (listed in the system prompt, their folders
     /// readable without an ask); default: those [`Skills::discover`] finds
     /// for the directory. The `skill` tool that loads them is the
@@ -298,6 +319,10 @@ impl CodingAgentBuilder {
             Some(model) => model,
             None => configured_model(self.model_name, &config, self.resolver.as_ref())?,
         };
+        let titles = match self.titles {
+            Some(titles) => titles,
+            None => configured_titles(&config, &agents, self.resolver.as_ref()),
+        };
         let prompts = system_prompts(&config, &loader, skills, self.sections);
         let settings = loop_settings(self.retry, self.max_turn_time, &config)?;
         let mut builder = Engine::builder(model)
@@ -306,7 +331,8 @@ impl CodingAgentBuilder {
             .task_tool(TaskSettings::default())
             .tools(self.tools)
             .worktree(worktree)
-            .system_prompts(prompts);
+            .system_prompts(prompts)
+            .session_titles(titles);
         builder = with_extras(builder, self.resolver, self.store, &config, self.hooks);
         if let Some(permissions) = gate(self.permissions, self.approver) {
             builder = builder.permissions(permissions);
@@ -321,6 +347,9 @@ impl CodingAgentBuilder {
             None => {
                 let mut session = Session::new(agent, self.directory);
                 session.permission = self.session_rules;
+                if let Some(title) = self.title {
+                    session.title = title;
+                }
                 engine.create_session(session).await?
             }
         };
@@ -393,6 +422,30 @@ fn with_extras(
         builder = builder.hook(hook);
     }
     builder
+}
+
+/// The titles of a builder that was not told: on with the configuration's
+/// `small_model` (or with the prompt's model when only the `title` agent's
+/// own `model` is configured, which the engine prefers), when the resolver
+/// serves it; off without either, or without a `title` agent.
+fn configured_titles(
+    config: &Config,
+    agents: &Agents,
+    resolver: Option<&Arc<dyn ModelResolver>>,
+) -> SessionTitles {
+    let Some(title_agent) = agents.get(crate::engine::titles::TITLE_AGENT) else {
+        return SessionTitles::Off;
+    };
+    let small = config
+        .small_model
+        .as_deref()
+        .and_then(ModelRef::parse)
+        .and_then(|reference| resolver.and_then(|r| r.resolve(&reference)));
+    match small {
+        Some(model) => SessionTitles::Model(model),
+        None if title_agent.model.is_some() => SessionTitles::SessionModel,
+        None => SessionTitles::Off,
+    }
 }
 
 /// The loop settings: the builder's retry policy, else the configuration's
@@ -496,6 +549,8 @@ impl CodingAgent {
             max_turn_time: None,
             skills: None,
             hooks: Vec::new(),
+            titles: None,
+            title: None,
         }
     }
 

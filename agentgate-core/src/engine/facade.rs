@@ -115,7 +115,7 @@ impl Engine {
     }
 
     /// The model `wanted` names (`None`: the engine's own).
-    fn model_named(
+    pub(super) fn model_named(
         &self,
         wanted: Option<&ModelRef>,
     ) -> Result<Arc<dyn LanguageModel>, PromptError> {
@@ -163,6 +163,53 @@ impl Engine {
     pub async fn create_session(&self, session: Session) -> Result<Session, PromptError> {
         self.state.store.put_session(&session).await?;
         Ok(session)
+    }
+
+    /// Waits until the session titles being written in the background
+    /// (see [`EngineBuilder::session_titles`](crate::EngineBuilder::session_titles))
+    /// are stored or have failed: a host about to exit calls it so that a
+    /// title still on its way is not lost.
+    pub async fn wait_for_titles(&self) {
+        let tasks = std::mem::take(
+            &mut *self
+                .state
+                .title_tasks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+
+    /// Renames a session (see [`SessionStore::rename_session`]).
+    pub async fn rename_session(&self, id: &str, title: &str) -> Result<Session, PromptError> {
+        Ok(self.state.store.rename_session(id, title).await?)
+    }
+
+    /// Forks a session: a new one with the messages before `before` (all
+    /// when `None`), see [`SessionStore::fork_session`].
+    pub async fn fork_session(
+        &self,
+        id: &str,
+        before: Option<&str>,
+    ) -> Result<Session, PromptError> {
+        Ok(self.state.store.fork_session(id, before).await?)
+    }
+
+    /// Deletes a session and its messages; refused while a prompt of it
+    /// runs ([`PromptError::Busy`]).
+    pub async fn delete_session(&self, id: &str) -> Result<(), PromptError> {
+        if self
+            .state
+            .busy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(id)
+        {
+            return Err(PromptError::Busy(id.to_string()));
+        }
+        Ok(self.state.store.delete_session(id).await?)
     }
 
     /// A session's transcript.
@@ -259,6 +306,7 @@ impl Engine {
         emit_message(state, &user);
 
         let history = state.store.messages(&session.id).await?;
+        super::titles::start(self, &session, &history, &model);
         let model_messages = Arc::new(model_history(&agent.name, &history));
         // §12 step 5: the previous answer already filled the context.
         let full = history

@@ -37,6 +37,10 @@ pub(crate) struct EngineState {
     pub forwarding: AtomicBool,
     /// The hooks, in registration order (`crate::hooks`).
     pub hooks: Vec<Arc<dyn crate::hooks::Hook>>,
+    /// Whether and how new sessions get titles (`titles.rs`).
+    pub titles: super::titles::SessionTitles,
+    /// The title tasks that may still run.
+    pub title_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// Removes a session from the busy set when the prompt ends, however it ends.

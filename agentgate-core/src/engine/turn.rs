@@ -154,6 +154,10 @@ async fn step(
     let request = prepare(ctx, turn, mode);
     let mut message = Message::new(ctx.session_id(), Role::Assistant);
     message.agent = ctx.agent.name.clone();
+    message.model = Some(crate::model::ModelRef {
+        provider_id: ctx.model.info().provider.clone(),
+        model_id: ctx.model.info().id.clone(),
+    });
     message.parts.push(Part::StepStart {
         id: ascending("prt"),
     });

@@ -78,6 +78,10 @@ async fn summarise(
     request.tool_choice = ToolChoice::None;
     let mut message = Message::new(ctx.session_id(), Role::Assistant);
     message.agent = agent.name.clone();
+    message.model = Some(crate::model::ModelRef {
+        provider_id: summary.model.info().provider.clone(),
+        model_id: summary.model.info().id.clone(),
+    });
     message.summary = true;
     message.parts.push(Part::StepStart {
         id: ascending("prt"),

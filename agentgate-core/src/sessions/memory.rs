@@ -86,8 +86,9 @@ impl SessionStore for MemorySessionStore {
 
     async fn put_message(&self, message: &Message) -> Result<(), SessionStoreError> {
         let mut memory = self.lock();
-        if !memory.sessions.contains_key(&message.session_id) {
-            return Err(SessionStoreError::NotFound(message.session_id.clone()));
+        match memory.sessions.get_mut(&message.session_id) {
+            Some(session) => session.time.touch(crate::ids::now_ms()),
+            None => return Err(SessionStoreError::NotFound(message.session_id.clone())),
         }
         let list = memory
             .messages

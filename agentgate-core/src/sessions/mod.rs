@@ -3,11 +3,13 @@
 //! [`FileSessionStore`], so sessions resume after a restart.
 
 mod file;
+mod fork;
 mod memory;
 mod session;
 mod store;
 
 pub use file::FileSessionStore;
+pub use fork::forked_title;
 pub use memory::MemorySessionStore;
-pub use session::Session;
+pub use session::{Session, SessionTime};
 pub use store::{SessionStore, SessionStoreError};

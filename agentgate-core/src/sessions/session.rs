@@ -39,6 +39,40 @@ pub struct Session {
     /// difference from opencode, which passes only session denies down).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ceilings: Vec<Ruleset>,
+    /// When the session was created and last updated (ms since the Unix
+    /// epoch; `0` in sessions stored before the field existed). Stores move
+    /// `updated` forward whenever a message is stored
+    /// ([`SessionStore::put_message`](super::SessionStore::put_message)).
+    #[serde(default)]
+    pub time: SessionTime,
+}
+
+/// When a session was created and last changed, in ms since the Unix epoch
+/// (opencode's `time.created` / `time.updated`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionTime {
+    /// When the session was created.
+    #[serde(default)]
+    pub created: u64,
+    /// When a message of it was last stored (or it was renamed).
+    #[serde(default)]
+    pub updated: u64,
+}
+
+impl SessionTime {
+    /// Created and updated at `ms`.
+    pub fn at(ms: u64) -> Self {
+        SessionTime {
+            created: ms,
+            updated: ms,
+        }
+    }
+
+    /// Moves `updated` forward to `ms` (never backwards).
+    pub fn touch(&mut self, ms: u64) {
+        self.updated = self.updated.max(ms);
+    }
 }
 
 impl Session {
@@ -53,6 +87,7 @@ impl Session {
             directory: directory.into(),
             model: None,
             ceilings: Vec::new(),
+            time: SessionTime::at(crate::ids::now_ms()),
         }
     }
 
@@ -72,5 +107,23 @@ impl Session {
     pub fn with_model(mut self, model: ModelRef) -> Self {
         self.model = Some(model);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn sessions_stored_before_times_existed_still_load() {
+        let old = r#"{"id":"ses_1","title":"t","agent":"build","directory":"/w"}"#;
+        let session: Session = serde_json::from_str(old).unwrap();
+        assert_eq!(session.time, SessionTime::default());
+        let mut time = SessionTime::at(5);
+        time.touch(3);
+        assert_eq!(time.updated, 5);
+        time.touch(9);
+        assert_eq!((time.created, time.updated), (5, 9));
     }
 }

@@ -37,6 +37,14 @@ pub enum SessionStoreError {
         "id {0:?} cannot be stored: use ids of ASCII letters, digits, '_' and '-' (as the engine's own ids are)"
     )]
     InvalidId(String),
+    /// The session has no message with this id.
+    #[error("session {session:?} has no message {message:?}")]
+    MessageNotFound {
+        /// The session.
+        session: String,
+        /// The message id asked for.
+        message: String,
+    },
 }
 
 /// Where sessions and their transcripts live.
@@ -50,7 +58,10 @@ pub trait SessionStore: Send + Sync {
     async fn sessions(&self) -> Result<Vec<Session>, SessionStoreError>;
     /// A session's messages, oldest first.
     async fn messages(&self, session_id: &str) -> Result<Vec<Message>, SessionStoreError>;
-    /// Adds a message, or replaces the one with the same id.
+    /// Adds a message, or replaces the one with the same id, and moves the
+    /// session's [`time.updated`](super::SessionTime::updated) forward to
+    /// now (every store of this SDK does; a custom store should too, as
+    /// `agent sessions list` sorts by it).
     async fn put_message(&self, message: &Message) -> Result<(), SessionStoreError>;
     /// Removes a session and its messages (`DELETE /session/{id}` of the
     /// server). The default refuses: a store that can delete says so by
@@ -59,5 +70,44 @@ pub trait SessionStore: Send + Sync {
         Err(SessionStoreError::Io(format!(
             "this session store cannot delete sessions (session {id} is kept)"
         )))
+    }
+
+    /// Sets a session's title (`PATCH /session/{id}` of the server, `agent
+    /// sessions rename`) and moves its `time.updated` to now; returns the
+    /// session as stored. The default reads the session and stores it
+    /// again, so every store supports it.
+    async fn rename_session(&self, id: &str, title: &str) -> Result<Session, SessionStoreError> {
+        let mut session = self.session(id).await?;
+        session.title = title.to_string();
+        session.time.touch(crate::ids::now_ms());
+        self.put_session(&session).await?;
+        Ok(session)
+    }
+
+    /// Copies session `id` into a new session as opencode's fork does
+    /// (`POST /session/{id}/fork`, `agent sessions fork`): the messages
+    /// before `before` (all of them when `None`), each with new message and
+    /// part ids; the title gets a fork marker (`T (fork #1)`, then
+    /// `T (fork #2)` for a fork of that fork). The copy keeps the agent,
+    /// directory, model and rules, and is a top-level session. The default
+    /// is built from the other methods, so every store supports it.
+    ///
+    /// # Errors
+    /// [`SessionStoreError::NotFound`] for an unknown session,
+    /// [`SessionStoreError::MessageNotFound`] when `before` is not one of
+    /// its messages.
+    async fn fork_session(
+        &self,
+        id: &str,
+        before: Option<&str>,
+    ) -> Result<Session, SessionStoreError> {
+        let original = self.session(id).await?;
+        let messages = self.messages(id).await?;
+        let (session, copies) = super::fork::fork(&original, &messages, before)?;
+        self.put_session(&session).await?;
+        for message in &copies {
+            self.put_message(message).await?;
+        }
+        Ok(session)
     }
 }

@@ -15,6 +15,7 @@ mod layering;
 mod mode_reminders;
 mod permission_preset;
 mod session_file;
+mod session_titles;
 mod step_size;
 mod structured;
 mod system_prompt;

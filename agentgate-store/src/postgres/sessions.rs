@@ -139,15 +139,36 @@ impl SessionStore for PostgresStore {
         let body = serde_json::to_string(message)
             .map_err(|e| SessionStoreError::Io(format!("cannot encode message: {e}")))?;
         // One statement, so one transaction: inserted only when the session
-        // exists.
+        // exists, and the session's `time.updated` moved forward to now
+        // (never backwards) with it.
+        let now = i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0),
+        )
+        .unwrap_or(i64::MAX);
         let written = sqlx::query(
-            "INSERT INTO messages (session_id, id, body)
-             SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $1)
+            "WITH touched AS (
+                UPDATE sessions SET body = jsonb_set(
+                    body::jsonb,
+                    '{time}',
+                    COALESCE(body::jsonb -> 'time', '{}'::jsonb) || jsonb_build_object(
+                        'updated',
+                        GREATEST(COALESCE((body::jsonb #>> '{time,updated}')::bigint, 0), $4)
+                    )
+                )::text
+                WHERE id = $1
+                RETURNING id
+             )
+             INSERT INTO messages (session_id, id, body)
+             SELECT $1, $2, $3 FROM touched
              ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
         )
         .bind(&message.session_id)
         .bind(&message.id)
         .bind(body)
+        .bind(now)
         .execute(&self.pool)
         .await
         .map_err(sql)?;

@@ -101,7 +101,7 @@ pub enum SqliteError {
 ///
 /// // Another connection (as another process would open it) sees both.
 /// let other = SqliteStore::open(dir.join("agentgate.db")).unwrap();
-/// assert_eq!(other.session(&session.id).await.unwrap(), session);
+/// assert_eq!(other.session(&session.id).await.unwrap().id, session.id);
 /// assert_eq!(other.messages(&session.id).await.unwrap()[0].text(), "hi");
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # });

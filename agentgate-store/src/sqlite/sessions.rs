@@ -47,6 +47,31 @@ fn session_exists(conn: &Connection, id: &str) -> Result<bool, rusqlite::Error> 
         .map(|row| row.is_some())
 }
 
+/// Moves the `time.updated` of session `id` to now, in the caller's
+/// transaction (the session body is JSON, decoded and written back).
+fn touch_session(store: &SqliteStore, conn: &Connection, id: &str) -> Result<(), SqliteError> {
+    let body: String = conn
+        .query_row("SELECT body FROM sessions WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .map_err(|e| store.sql(e))?;
+    let mut session: Session = store.decode(&format!("session {id:?}"), &body)?;
+    session.time.touch(now_ms());
+    let body = serde_json::to_string(&session)
+        .map_err(|e| store.corrupt(format!("session {id:?} does not encode: {e}")))?;
+    conn.execute("UPDATE sessions SET body = ?2 WHERE id = ?1", [id, &body])
+        .map_err(|e| store.sql(e))?;
+    Ok(())
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
 #[async_trait]
 impl SessionStore for SqliteStore {
     async fn put_session(&self, session: &Session) -> Result<(), SessionStoreError> {
@@ -162,6 +187,7 @@ impl SessionStore for SqliteStore {
                     rusqlite::params![session_id, id, body],
                 )
                 .map_err(|e| store.sql(e))?;
+                touch_session(store, &tx, &session_id)?;
                 tx.commit().map_err(|e| store.sql(e))?;
                 Ok(true)
             })

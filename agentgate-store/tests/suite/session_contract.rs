@@ -121,6 +121,58 @@ async fn contract(store: &dyn SessionStore) {
     // A session created again under the id starts with no messages.
     store.put_session(&unicode).await.unwrap();
     assert!(store.messages(&unicode.id).await.unwrap().is_empty());
+
+    times_rename_and_fork(store).await;
+}
+
+/// Storing a message moves `time.updated` forward; rename and fork (the
+/// trait's provided methods, or a store's own) keep everything else.
+async fn times_rename_and_fork(store: &dyn SessionStore) {
+    let mut session = Session::new("build", "/work/times").with_title("Times");
+    session.time.created = 1_000;
+    session.time.updated = 1_000;
+    store.put_session(&session).await.unwrap();
+    assert_eq!(
+        store.session(&session.id).await.unwrap().time.updated,
+        1_000
+    );
+    let question = Message::user(&session.id, "question");
+    store.put_message(&question).await.unwrap();
+    let stored = store.session(&session.id).await.unwrap();
+    assert_eq!(stored.time.created, 1_000);
+    assert!(stored.time.updated > 1_000_000, "{:?}", stored.time);
+    let answer = Message::user(&session.id, "answer");
+    store.put_message(&answer).await.unwrap();
+    let later = store.session(&session.id).await.unwrap();
+    assert!(later.time.updated >= stored.time.updated);
+    assert_eq!(later.title, "Times");
+
+    let renamed = store
+        .rename_session(&session.id, "Renamed ✓")
+        .await
+        .unwrap();
+    assert_eq!(renamed.title, "Renamed ✓");
+    assert_eq!(store.session(&session.id).await.unwrap(), renamed);
+    assert!(matches!(
+        store.rename_session("ses_missing", "x").await,
+        Err(SessionStoreError::NotFound(_))
+    ));
+
+    let fork = store
+        .fork_session(&session.id, Some(&answer.id))
+        .await
+        .unwrap();
+    assert_eq!(fork.title, "Renamed ✓ (fork #1)");
+    assert_eq!(store.session(&fork.id).await.unwrap().title, fork.title);
+    let copied = store.messages(&fork.id).await.unwrap();
+    assert_eq!(copied.len(), 1);
+    assert_eq!(copied[0].text(), "question");
+    assert_ne!(copied[0].id, question.id);
+    assert_eq!(store.messages(&session.id).await.unwrap().len(), 2);
+    assert!(matches!(
+        store.fork_session(&session.id, Some("msg_missing")).await,
+        Err(SessionStoreError::MessageNotFound { .. })
+    ));
 }
 
 #[tokio::test]

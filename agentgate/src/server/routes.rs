@@ -13,8 +13,8 @@ use utoipa::OpenApi;
 
 use super::state::{Failure, Shared, answer_of, parts_of};
 use super::wire::{
-    CreateSession, ErrorBody, ErrorData, Health, MessageContext, MessageWithParts, PermissionInfo,
-    PromptBody, ReplyBody, RespondBody, SessionInfo, with_parts,
+    CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageContext, MessageWithParts,
+    PermissionInfo, PromptBody, ReplyBody, RespondBody, SessionInfo, UpdateSession, with_parts,
 };
 use crate::{AgentEnvironment, Agents, DEFAULT_APP, Message, ModelRef, Role};
 
@@ -26,6 +26,8 @@ pub(crate) const ROUTES: &[&str] = &[
     "POST /session",
     "GET /session/{sessionID}",
     "DELETE /session/{sessionID}",
+    "PATCH /session/{sessionID}",
+    "POST /session/{sessionID}/fork",
     "GET /session/{sessionID}/message",
     "POST /session/{sessionID}/message",
     "POST /session/{sessionID}/prompt_async",
@@ -97,8 +99,11 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/session", get(list_sessions).post(create_session))
         .route(
             "/session/{session_id}",
-            get(get_session).delete(delete_session),
+            get(get_session)
+                .delete(delete_session)
+                .patch(update_session),
         )
+        .route("/session/{session_id}/fork", post(fork_session))
         .route(
             "/session/{session_id}/message",
             get(list_messages).post(prompt),
@@ -155,6 +160,9 @@ async fn events(State(shared): Shared_) -> Response {
 }
 
 async fn session_info(shared: &Shared, session: &crate::Session) -> SessionInfo {
+    if session.time.updated > 0 {
+        return SessionInfo::of(session, None);
+    }
     let updated = shared
         .store
         .messages(&session.id)
@@ -224,6 +232,58 @@ async fn delete_session(
         json!({"sessionID": session_id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
     );
     Ok(Json(true))
+}
+
+/// Sets the session's title (the other fields of opencode's body are
+/// accepted and left alone).
+#[utoipa::path(patch, path = "/session/{sessionID}", params(("sessionID" = String, Path)), request_body = UpdateSession, responses((status = 200, body = SessionInfo), (status = 404, body = ErrorBody)))]
+async fn update_session(
+    State(shared): Shared_,
+    Path(session_id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<SessionInfo>, Failure> {
+    let body: UpdateSession = if body.iter().all(u8::is_ascii_whitespace) {
+        UpdateSession::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| Failure::BadRequest(format!("the body is not a session update: {e}")))?
+    };
+    let session = match body.title {
+        Some(title) => shared.store.rename_session(&session_id, &title).await?,
+        None => shared.store.session(&session_id).await?,
+    };
+    let info = session_info(&shared, &session).await;
+    shared.bus.publish(
+        "session.updated",
+        json!({"sessionID": info.id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
+    );
+    Ok(Json(info))
+}
+
+/// A new session with the messages before `messageID` (all without it),
+/// as opencode's fork.
+#[utoipa::path(post, path = "/session/{sessionID}/fork", params(("sessionID" = String, Path)), request_body = ForkSession, responses((status = 200, body = SessionInfo), (status = 404, body = ErrorBody)))]
+async fn fork_session(
+    State(shared): Shared_,
+    Path(session_id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<SessionInfo>, Failure> {
+    let body: ForkSession = if body.iter().all(u8::is_ascii_whitespace) {
+        ForkSession::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| Failure::BadRequest(format!("the body is not a fork request: {e}")))?
+    };
+    let session = shared
+        .store
+        .fork_session(&session_id, body.message_id.as_deref())
+        .await?;
+    let info = session_info(&shared, &session).await;
+    shared.bus.publish(
+        "session.created",
+        json!({"sessionID": info.id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
+    );
+    Ok(Json(info))
 }
 
 /// The model the session's messages are shown with.
@@ -518,6 +578,8 @@ async fn doc() -> Json<utoipa::openapi::OpenApi> {
         create_session,
         get_session,
         delete_session,
+        update_session,
+        fork_session,
         list_messages,
         prompt,
         prompt_async,

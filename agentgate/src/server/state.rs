@@ -47,6 +47,9 @@ impl From<SessionStoreError> for Failure {
     fn from(error: SessionStoreError) -> Self {
         match error {
             SessionStoreError::NotFound(id) => Failure::NotFound(format!("session {id} not found")),
+            SessionStoreError::MessageNotFound { session, message } => {
+                Failure::NotFound(format!("session {session} has no message {message}"))
+            }
             other => Failure::Internal(other.to_string()),
         }
     }

@@ -66,7 +66,15 @@ pub(crate) fn id_time(id: &str) -> u64 {
 
 impl SessionInfo {
     pub(crate) fn of(session: &Session, updated: Option<u64>) -> Self {
-        let created = id_time(&session.id);
+        // The session's own times; for one stored before sessions had
+        // times, the time its id carries and its last message's.
+        let created = if session.time.created > 0 {
+            session.time.created
+        } else {
+            id_time(&session.id)
+        };
+        let updated = updated.unwrap_or(0).max(session.time.updated);
+        let updated = (updated > 0).then_some(updated);
         SessionInfo {
             id: session.id.clone(),
             slug: session.id.clone(),
@@ -95,6 +103,24 @@ pub(crate) struct ModelChoice {
     pub(crate) provider_id: String,
     #[serde(rename = "modelID")]
     pub(crate) model_id: String,
+}
+
+/// The body of `PATCH /session/{id}`: only `title` changes anything here
+/// (opencode's `metadata`, `permission` and `time.archived` are accepted
+/// and left alone).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub(crate) struct UpdateSession {
+    /// The new title.
+    #[serde(default)]
+    pub(crate) title: Option<String>,
+}
+
+/// The body of `POST /session/{id}/fork`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub(crate) struct ForkSession {
+    /// Copy the messages before this one (default: all).
+    #[serde(default, rename = "messageID")]
+    pub(crate) message_id: Option<String>,
 }
 
 /// The body of `POST /session`.
@@ -302,14 +328,20 @@ pub(crate) fn message_info(message: &Message, ctx: &MessageContext<'_>) -> Value
             "model": model,
         }),
         Role::Assistant => {
+            // The model that answered, as recorded; the session's for a
+            // message stored before messages recorded it.
+            let (provider_id, model_id) = match &message.model {
+                Some(model) => (model.provider_id.as_str(), model.model_id.as_str()),
+                None => (ctx.provider_id, ctx.model_id),
+            };
             let mut info = json!({
                 "id": message.id,
                 "sessionID": message.session_id,
                 "role": "assistant",
                 "time": {"created": message.time.start},
                 "parentID": ctx.parent_id.unwrap_or_default(),
-                "modelID": ctx.model_id,
-                "providerID": ctx.provider_id,
+                "modelID": model_id,
+                "providerID": provider_id,
                 "mode": message.agent,
                 "agent": message.agent,
                 "path": {"cwd": ctx.directory.display().to_string(), "root": ctx.directory.display().to_string()},
