@@ -291,7 +291,7 @@ async fn run_once(dir: &Path, steps: usize, output: usize, round: usize) -> Resu
         .map_err(|e| e.to_string())?
         .iter()
         .flat_map(|m| m.tool_parts())
-        .map(|t| agentgate_core::tool_result(&t.state).0.len())
+        .map(|t| agentgate_core::transcript::tool_result(&t.state).0.len())
         .sum();
     Ok(Run {
         first: mean_ms(&cpu[..ten]),
