@@ -384,6 +384,71 @@ pub(crate) fn parse_arguments(text: &str) -> Value {
 /// a request body, overriding what the client set: objects are merged key
 /// by key (so `{"generationConfig": {"thinkingConfig": …}}` keeps the
 /// client's `maxOutputTokens`), anything else replaces.
+/// The request body of `typed` as a JSON value, the pass-through options
+/// of `options[key]` merged over it (what a client's `request_body`
+/// returns).
+pub(crate) fn body_value<T: serde::Serialize>(
+    typed: &T,
+    options: &serde_json::Map<String, Value>,
+    key: &str,
+) -> Value {
+    let mut body = serde_json::to_value(typed).unwrap_or(Value::Null);
+    merge_options(&mut body, options, key);
+    body
+}
+
+/// The bytes a client sends for `typed` with `options[key]` merged over
+/// it: the same bytes as [`body_value`] serialised (serde_json keeps the
+/// fields' order), but without building the JSON tree of the whole
+/// history first when there is nothing to merge, which is the common case.
+/// The buffer is sized from `size_hint` (the previous body's size), so
+/// a large history is not copied again at each doubling of the buffer.
+pub(crate) fn body_bytes<T: serde::Serialize>(
+    typed: &T,
+    options: &serde_json::Map<String, Value>,
+    key: &str,
+    size_hint: &SizeHint,
+) -> Vec<u8> {
+    use std::sync::atomic::Ordering;
+    let hint = size_hint.0.load(Ordering::Relaxed);
+    let mut bytes = Vec::with_capacity(hint.saturating_add(hint / 8).max(1024));
+    let written = match options.get(key) {
+        Some(Value::Object(extra)) if !extra.is_empty() => {
+            serde_json::to_writer(&mut bytes, &body_value(typed, options, key))
+        }
+        _ => serde_json::to_writer(&mut bytes, typed),
+    };
+    if written.is_err() {
+        bytes.clear();
+        bytes.extend_from_slice(b"null");
+    }
+    size_hint.0.store(bytes.len(), Ordering::Relaxed);
+    bytes
+}
+
+/// The size of the last request body a client sent: the next body's
+/// buffer starts that large (the history only grows between steps).
+#[derive(Debug, Default)]
+pub(crate) struct SizeHint(std::sync::atomic::AtomicUsize);
+
+impl Clone for SizeHint {
+    fn clone(&self) -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        SizeHint(AtomicUsize::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+/// Sets `bytes` as the JSON body of `builder` (as `RequestBuilder::json`
+/// does for a value).
+pub(crate) fn json_body(
+    builder: reqwest::RequestBuilder,
+    bytes: Vec<u8>,
+) -> reqwest::RequestBuilder {
+    builder
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(bytes)
+}
+
 pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, Value>, key: &str) {
     if let Some(extra @ Value::Object(_)) = options.get(key) {
         deep_merge(body, extra);

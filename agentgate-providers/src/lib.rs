@@ -81,6 +81,8 @@ mod openai_chat;
 mod prompt;
 mod providers;
 mod registry;
+#[cfg(test)]
+mod request_bytes_tests;
 mod responses;
 mod sampling;
 mod sse;

@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use super::doom_loop::DOOM_LOOP_THRESHOLD;
 use super::outcome::{PromptError, StopReason, TurnResult, error_of};
 use super::processor::{StepEnd, StepInput, run_step};
 use super::state::{complete_message, emit_message};
@@ -20,7 +21,9 @@ use crate::compaction::is_overflow;
 use crate::error::ModelError;
 use crate::event::Event;
 use crate::ids::{ascending, now_ms};
-use crate::message::{Message, MessageError, Part, Role, ToolPart, append_model_messages};
+use crate::message::{
+    Message, MessageError, Part, Role, ToolPart, ToolState, append_model_messages,
+};
 use crate::model::{ModelMessage, ModelRequest, ToolChoice};
 use crate::stream::FinishReason;
 use crate::usage::Usage;
@@ -31,7 +34,8 @@ struct Progress {
     model_messages: Arc<Vec<ModelMessage>>,
     /// The turn's assistant messages.
     messages: Vec<Message>,
-    /// Every tool call of the turn (the doom-loop check reads them).
+    /// The turn's last tool calls, without their outputs: all the
+    /// doom-loop check reads (see [`remember_calls`]).
     calls: Vec<ToolPart>,
     usage: Usage,
     /// Steps begun (the one beyond the limit included).
@@ -182,7 +186,7 @@ async fn step(
     turn.usage.accumulate(&message.usage);
     complete_message(ctx.engine, &message).await?;
     append_model_messages(&message, Arc::make_mut(&mut turn.model_messages));
-    turn.calls.extend(message.tool_parts().cloned());
+    remember_calls(&mut turn.calls, &message);
     let engine = ctx.engine;
     let facts = StepFacts {
         end,
@@ -197,6 +201,54 @@ async fn step(
     };
     turn.messages.push(message);
     Ok(facts)
+}
+
+/// Adds the tool calls of `message` to the turn's `calls`, keeping only
+/// what the doom-loop check reads: the last [`DOOM_LOOP_THRESHOLD`] calls
+/// (it looks no further back), each with its tool, input and status but
+/// not its output or metadata, so the turn does not hold a second copy of
+/// every output of its history.
+fn remember_calls(calls: &mut Vec<ToolPart>, message: &Message) {
+    calls.extend(message.tool_parts().map(|call| ToolPart {
+        id: call.id.clone(),
+        call_id: call.call_id.clone(),
+        tool: call.tool.clone(),
+        state: without_output(&call.state),
+        provider_metadata: None,
+    }));
+    let old = calls.len().saturating_sub(DOOM_LOOP_THRESHOLD);
+    calls.drain(..old);
+}
+
+/// `state` with its input and status only.
+fn without_output(state: &ToolState) -> ToolState {
+    let input = state.input().clone();
+    match state {
+        ToolState::Pending { .. } => ToolState::Pending {
+            input,
+            raw: String::new(),
+        },
+        ToolState::Running { time, .. } => ToolState::Running {
+            input,
+            title: None,
+            metadata: serde_json::Value::Null,
+            time: *time,
+        },
+        ToolState::Completed { time, .. } => ToolState::Completed {
+            input,
+            output: String::new(),
+            title: String::new(),
+            metadata: serde_json::Value::Null,
+            time: *time,
+            compacted: false,
+        },
+        ToolState::Error { time, .. } => ToolState::Error {
+            input,
+            error: String::new(),
+            metadata: serde_json::Value::Null,
+            time: *time,
+        },
+    }
 }
 
 /// After a step: stop, compact, or take another step.

@@ -101,6 +101,27 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> M
 /// and cannot be combined with a forced tool choice (thinking is dropped,
 /// the caller's tool choice kept).
 pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
+    let (typed, options) = typed_body(request, settings);
+    crate::http::body_value(&typed, &options, PROVIDER)
+}
+
+/// The bytes of [`request_body`], serialised without the JSON tree (see
+/// [`crate::http::body_bytes`]).
+pub(crate) fn request_bytes(
+    request: &ModelRequest,
+    settings: &EncodeSettings<'_>,
+    size_hint: &crate::http::SizeHint,
+) -> Vec<u8> {
+    let (typed, options) = typed_body(request, settings);
+    crate::http::body_bytes(&typed, &options, PROVIDER, size_hint)
+}
+
+/// The typed request with the thinking rules applied, and the options to
+/// merge over it.
+fn typed_body<'a>(
+    request: &'a ModelRequest,
+    settings: &EncodeSettings<'_>,
+) -> (MessagesRequest, std::borrow::Cow<'a, Map<String, Value>>) {
     let mut typed = encode(request, settings);
     let thinking = request
         .options
@@ -130,17 +151,15 @@ pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>
             }
         }
     }
-    let mut body = serde_json::to_value(&typed).unwrap_or(Value::Null);
     if drop_thinking {
         let mut options = request.options.clone();
         if let Some(Value::Object(ours)) = options.get_mut(PROVIDER) {
             ours.remove("thinking");
         }
-        crate::http::merge_options(&mut body, &options, PROVIDER);
+        (typed, std::borrow::Cow::Owned(options))
     } else {
-        crate::http::merge_options(&mut body, &request.options, PROVIDER);
+        (typed, std::borrow::Cow::Borrowed(&request.options))
     }
-    body
 }
 
 /// Puts a cache breakpoint on the last block that may carry one (thinking

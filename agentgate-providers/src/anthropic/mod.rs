@@ -61,6 +61,8 @@ pub struct Anthropic {
     prompt_caching: bool,
     http: reqwest::Client,
     timeouts: crate::Timeouts,
+    /// The last request body's size (the next one's buffer starts so big).
+    body_size: http::SizeHint,
 }
 
 crate::http::client_builders!(Anthropic);
@@ -76,6 +78,7 @@ impl Anthropic {
             prompt_caching: true,
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
+            body_size: http::SizeHint::default(),
         }
     }
 
@@ -101,19 +104,28 @@ impl Anthropic {
 
     /// The JSON body this client sends for `request`.
     pub fn request_body(&self, request: &ModelRequest) -> Value {
+        encode::request_body(request, &self.encode_settings())
+    }
+
+    /// The bytes this client sends for `request`: the
+    /// [`request_body`](Self::request_body) serialised, without building
+    /// that JSON tree first.
+    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
+        encode::request_bytes(request, &self.encode_settings(), &self.body_size)
+    }
+
+    /// What the encoder needs of this client.
+    fn encode_settings(&self) -> encode::EncodeSettings<'_> {
         let default_max_tokens = match u32::try_from(self.info.limits.output) {
             Ok(0) | Err(_) => DEFAULT_MAX_TOKENS,
             Ok(n) => n.min(DEFAULT_MAX_TOKENS),
         };
-        encode::request_body(
-            request,
-            &encode::EncodeSettings {
-                model: &self.info.id,
-                prompt_caching: self.prompt_caching,
-                default_max_tokens,
-                output_limit: self.info.limits.output,
-            },
-        )
+        encode::EncodeSettings {
+            model: &self.info.id,
+            prompt_caching: self.prompt_caching,
+            default_max_tokens,
+            output_limit: self.info.limits.output,
+        }
     }
 }
 
@@ -146,16 +158,16 @@ impl LanguageModel for Anthropic {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_body(&request);
+        let body = self.request_bytes(&request);
         drop(request);
         let url = self.messages_url();
-        let mut builder = self
+        let builder = self
             .http
             .post(&url)
             .header("x-api-key", &self.api_key)
             .header("anthropic-version", ANTHROPIC_VERSION)
-            .header("accept", "text/event-stream")
-            .json(&body);
+            .header("accept", "text/event-stream");
+        let mut builder = http::json_body(builder, body);
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }

@@ -80,9 +80,13 @@ pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest {
 /// The request body: the typed request with the pass-through options of
 /// `request.options["google"]` merged over it.
 pub(crate) fn request_body(request: &ModelRequest) -> Value {
-    let mut body = serde_json::to_value(encode(request)).unwrap_or(Value::Null);
-    crate::http::merge_options(&mut body, &request.options, PROVIDER);
-    body
+    crate::http::body_value(&encode(request), &request.options, PROVIDER)
+}
+
+/// The bytes of [`request_body`], serialised without the JSON tree (see
+/// [`crate::http::body_bytes`]).
+pub(crate) fn request_bytes(request: &ModelRequest, size_hint: &crate::http::SizeHint) -> Vec<u8> {
+    crate::http::body_bytes(&encode(request), &request.options, PROVIDER, size_hint)
 }
 
 fn signature(metadata: Option<&ProviderMetadata>) -> Option<String> {

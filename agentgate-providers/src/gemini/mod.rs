@@ -38,6 +38,8 @@ pub struct Gemini {
     headers: Vec<(String, String)>,
     http: reqwest::Client,
     timeouts: crate::Timeouts,
+    /// The last request body's size (the next one's buffer starts so big).
+    body_size: http::SizeHint,
 }
 
 crate::http::client_builders!(Gemini);
@@ -52,6 +54,7 @@ impl Gemini {
             headers: Vec::new(),
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
+            body_size: http::SizeHint::default(),
         }
     }
 
@@ -66,6 +69,13 @@ impl Gemini {
     /// The JSON body this client sends for `request`.
     pub fn request_body(&self, request: &ModelRequest) -> Value {
         encode::request_body(request)
+    }
+
+    /// The bytes this client sends for `request`: the
+    /// [`request_body`](Self::request_body) serialised, without building
+    /// that JSON tree first.
+    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
+        encode::request_bytes(request, &self.body_size)
     }
 }
 
@@ -117,17 +127,17 @@ impl LanguageModel for Gemini {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_body(&request);
+        let body = self.request_bytes(&request);
         drop(request);
-        let mut builder = self
+        let builder = self
             .http
             .post(format!(
                 "{}/models/{}:streamGenerateContent?alt=sse",
                 self.base_url, self.info.id
             ))
             .header("x-goog-api-key", &self.api_key)
-            .header("accept", "text/event-stream")
-            .json(&body);
+            .header("accept", "text/event-stream");
+        let mut builder = http::json_body(builder, body);
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }

@@ -1,5 +1,7 @@
 //! [`ModelRequest`] → Chat Completions request body.
 
+use std::borrow::Cow;
+
 use agentgate_core::{ContentPart, ModelMessage, ModelRequest, ModelRole, ToolChoice};
 use serde_json::Value;
 
@@ -20,12 +22,17 @@ pub(crate) struct EncodeSettings<'a> {
 }
 
 /// The typed request for `request`.
-pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> ChatRequest {
-    let mut messages: Vec<Message> = request
+pub(crate) fn encode<'a>(
+    request: &'a ModelRequest,
+    settings: &EncodeSettings<'_>,
+) -> ChatRequest<'a> {
+    let mut messages: Vec<Message<'a>> = request
         .system
         .iter()
         .filter(|s| !s.is_empty())
-        .map(|s| Message::System { content: s.clone() })
+        .map(|s| Message::System {
+            content: Cow::Borrowed(s.as_str()),
+        })
         .collect();
     let echo_reasoning = settings.family.reasoning == Reasoning::ReasoningContentEcho;
     for message in request.messages.iter() {
@@ -86,16 +93,37 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> C
 /// The request body: the typed request with the pass-through options of
 /// `request.options[provider]` merged over it.
 pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
-    let mut body = serde_json::to_value(encode(request, settings)).unwrap_or(Value::Null);
-    crate::http::merge_options(&mut body, &request.options, settings.provider);
-    body
+    crate::http::body_value(
+        &encode(request, settings),
+        &request.options,
+        settings.provider,
+    )
+}
+
+/// The bytes of [`request_body`], serialised without the JSON tree (see
+/// [`crate::http::body_bytes`]).
+pub(crate) fn request_bytes(
+    request: &ModelRequest,
+    settings: &EncodeSettings<'_>,
+    size_hint: &crate::http::SizeHint,
+) -> Vec<u8> {
+    crate::http::body_bytes(
+        &encode(request, settings),
+        &request.options,
+        settings.provider,
+        size_hint,
+    )
 }
 
 /// Appends the wire messages of `message`. With `echo_reasoning` (DeepSeek
 /// thinking mode), an assistant turn that called tools carries its
 /// reasoning back in `reasoning_content`, which that API requires; other
 /// turns never do (the same API rejects it there).
-pub(crate) fn encode_message(message: &ModelMessage, echo_reasoning: bool, out: &mut Vec<Message>) {
+pub(crate) fn encode_message<'a>(
+    message: &'a ModelMessage,
+    echo_reasoning: bool,
+    out: &mut Vec<Message<'a>>,
+) {
     match message.role {
         ModelRole::User => {
             let simple = message
@@ -144,7 +172,7 @@ pub(crate) fn encode_message(message: &ModelMessage, echo_reasoning: bool, out: 
                 .then_some(reasoning)
                 .filter(|r| !r.is_empty());
             out.push(Message::Assistant {
-                content: (!text.is_empty()).then_some(text),
+                content: (!text.is_empty()).then(|| text.into_owned()),
                 tool_calls,
                 reasoning_content,
             });
@@ -155,11 +183,11 @@ pub(crate) fn encode_message(message: &ModelMessage, echo_reasoning: bool, out: 
                     ContentPart::ToolResult {
                         call_id, output, ..
                     } => out.push(Message::Tool {
-                        tool_call_id: call_id.clone(),
-                        content: output.clone(),
+                        tool_call_id: Cow::Borrowed(call_id.as_str()),
+                        content: Cow::Borrowed(output.as_str()),
                     }),
                     ContentPart::Text { text, .. } if !text.is_empty() => out.push(Message::User {
-                        content: UserContent::Text(text.clone()),
+                        content: UserContent::Text(Cow::Borrowed(text.as_str())),
                     }),
                     _ => {}
                 }
@@ -168,15 +196,24 @@ pub(crate) fn encode_message(message: &ModelMessage, echo_reasoning: bool, out: 
     }
 }
 
-fn joined_text(parts: &[ContentPart]) -> String {
-    parts
-        .iter()
-        .filter_map(|p| match p {
-            ContentPart::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("")
+/// The text parts of `parts`, joined (borrowed when there is one).
+fn joined_text(parts: &[ContentPart]) -> Cow<'_, str> {
+    let mut texts = parts.iter().filter_map(|p| match p {
+        ContentPart::Text { text, .. } => Some(text.as_str()),
+        _ => None,
+    });
+    let Some(first) = texts.next() else {
+        return Cow::Borrowed("");
+    };
+    match texts.next() {
+        None => Cow::Borrowed(first),
+        Some(second) => {
+            let mut joined = String::from(first);
+            joined.push_str(second);
+            texts.for_each(|text| joined.push_str(text));
+            Cow::Owned(joined)
+        }
+    }
 }
 
 fn user_part(part: &ContentPart) -> Option<UserPart> {
@@ -222,18 +259,15 @@ mod tests {
 
     #[test]
     fn reasoning_only_assistant_turns_are_left_out() {
+        let message = ModelMessage {
+            role: ModelRole::Assistant,
+            content: vec![ContentPart::Reasoning {
+                text: "thinking".into(),
+                provider_metadata: None,
+            }],
+        };
         let mut out = Vec::new();
-        encode_message(
-            &ModelMessage {
-                role: ModelRole::Assistant,
-                content: vec![ContentPart::Reasoning {
-                    text: "thinking".into(),
-                    provider_metadata: None,
-                }],
-            },
-            true,
-            &mut out,
-        );
+        encode_message(&message, true, &mut out);
         assert!(out.is_empty());
     }
 }

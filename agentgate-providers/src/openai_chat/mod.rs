@@ -41,6 +41,8 @@ pub struct OpenAiCompatible {
     family: &'static ModelFamily,
     http: reqwest::Client,
     timeouts: crate::Timeouts,
+    /// The last request body's size (the next one's buffer starts so big).
+    body_size: http::SizeHint,
 }
 
 crate::http::client_builders!(OpenAiCompatible);
@@ -63,6 +65,7 @@ impl OpenAiCompatible {
             max_tokens_field: None,
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
+            body_size: http::SizeHint::default(),
         }
     }
 
@@ -136,17 +139,27 @@ impl OpenAiCompatible {
         self
     }
 
-    /// The JSON body this client sends for `request`.
+    /// The JSON body this client sends for `request` (the bytes it sends
+    /// are this value serialised).
     pub fn request_body(&self, request: &ModelRequest) -> Value {
-        encode::request_body(
-            request,
-            &encode::EncodeSettings {
-                model: &self.info.id,
-                provider: &self.info.provider,
-                family: self.family,
-                max_tokens_field: self.max_tokens_field.unwrap_or(self.family.token_field),
-            },
-        )
+        encode::request_body(request, &self.encode_settings())
+    }
+
+    /// The bytes this client sends for `request`: the
+    /// [`request_body`](Self::request_body) serialised, without building
+    /// that JSON tree first.
+    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
+        encode::request_bytes(request, &self.encode_settings(), &self.body_size)
+    }
+
+    /// What the encoder needs of this client.
+    fn encode_settings(&self) -> encode::EncodeSettings<'_> {
+        encode::EncodeSettings {
+            model: &self.info.id,
+            provider: &self.info.provider,
+            family: self.family,
+            max_tokens_field: self.max_tokens_field.unwrap_or(self.family.token_field),
+        }
     }
 }
 
@@ -172,13 +185,13 @@ impl LanguageModel for OpenAiCompatible {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_body(&request);
+        let body = self.request_bytes(&request);
         drop(request);
-        let mut builder = self
+        let builder = self
             .http
             .post(format!("{}/chat/completions", self.base_url))
-            .header("accept", "text/event-stream")
-            .json(&body);
+            .header("accept", "text/event-stream");
+        let mut builder = http::json_body(builder, body);
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key);
         }

@@ -1,6 +1,8 @@
 //! Chat Completions on the wire: the request body and the stream chunks,
 //! as typed serde structs.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -8,11 +10,12 @@ use crate::error_body::ErrorField;
 
 // ---- request ----------------------------------------------------------
 
-/// `POST /chat/completions` body.
+/// `POST /chat/completions` body. It borrows the history's texts (tool
+/// outputs above all) from the request instead of copying them.
 #[derive(Debug, Serialize)]
-pub(crate) struct ChatRequest {
+pub(crate) struct ChatRequest<'a> {
     pub model: String,
-    pub messages: Vec<Message>,
+    pub messages: Vec<Message<'a>>,
     pub stream: bool,
     pub stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -38,12 +41,12 @@ pub(crate) struct StreamOptions {
 /// A message, tagged by `role`.
 #[derive(Debug, Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
-pub(crate) enum Message {
+pub(crate) enum Message<'a> {
     System {
-        content: String,
+        content: Cow<'a, str>,
     },
     User {
-        content: UserContent,
+        content: UserContent<'a>,
     },
     Assistant {
         /// `null` when the turn only called tools.
@@ -55,16 +58,16 @@ pub(crate) enum Message {
         reasoning_content: Option<String>,
     },
     Tool {
-        tool_call_id: String,
-        content: String,
+        tool_call_id: Cow<'a, str>,
+        content: Cow<'a, str>,
     },
 }
 
 /// A user message's content: plain text, or parts when files are attached.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub(crate) enum UserContent {
-    Text(String),
+pub(crate) enum UserContent<'a> {
+    Text(Cow<'a, str>),
     Parts(Vec<UserPart>),
 }
 

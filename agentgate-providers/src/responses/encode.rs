@@ -88,9 +88,22 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> R
 /// The request body: the typed request with the pass-through options of
 /// `request.options["openai"]` merged over it.
 pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
-    let mut body = serde_json::to_value(encode(request, settings)).unwrap_or(Value::Null);
-    crate::http::merge_options(&mut body, &request.options, PROVIDER);
-    body
+    crate::http::body_value(&encode(request, settings), &request.options, PROVIDER)
+}
+
+/// The bytes of [`request_body`], serialised without the JSON tree (see
+/// [`crate::http::body_bytes`]).
+pub(crate) fn request_bytes(
+    request: &ModelRequest,
+    settings: &EncodeSettings<'_>,
+    size_hint: &crate::http::SizeHint,
+) -> Vec<u8> {
+    crate::http::body_bytes(
+        &encode(request, settings),
+        &request.options,
+        PROVIDER,
+        size_hint,
+    )
 }
 
 fn user_part(part: &ContentPart) -> Option<WirePart> {

@@ -38,6 +38,8 @@ pub struct OpenAiResponses {
     headers: Vec<(String, String)>,
     http: reqwest::Client,
     timeouts: crate::Timeouts,
+    /// The last request body's size (the next one's buffer starts so big).
+    body_size: http::SizeHint,
 }
 
 crate::http::client_builders!(OpenAiResponses);
@@ -53,6 +55,7 @@ impl OpenAiResponses {
             headers: Vec::new(),
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
+            body_size: http::SizeHint::default(),
         }
     }
 
@@ -66,13 +69,22 @@ impl OpenAiResponses {
 
     /// The JSON body this client sends for `request`.
     pub fn request_body(&self, request: &ModelRequest) -> Value {
-        encode::request_body(
-            request,
-            &encode::EncodeSettings {
-                model: &self.info.id,
-                family: crate::families::model_family(PROVIDER, &self.info.id),
-            },
-        )
+        encode::request_body(request, &self.encode_settings())
+    }
+
+    /// The bytes this client sends for `request`: the
+    /// [`request_body`](Self::request_body) serialised, without building
+    /// that JSON tree first.
+    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
+        encode::request_bytes(request, &self.encode_settings(), &self.body_size)
+    }
+
+    /// What the encoder needs of this client.
+    fn encode_settings(&self) -> encode::EncodeSettings<'_> {
+        encode::EncodeSettings {
+            model: &self.info.id,
+            family: crate::families::model_family(PROVIDER, &self.info.id),
+        }
     }
 }
 
@@ -87,14 +99,14 @@ impl LanguageModel for OpenAiResponses {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_body(&request);
+        let body = self.request_bytes(&request);
         drop(request);
-        let mut builder = self
+        let builder = self
             .http
             .post(format!("{}/responses", self.base_url))
             .bearer_auth(&self.api_key)
-            .header("accept", "text/event-stream")
-            .json(&body);
+            .header("accept", "text/event-stream");
+        let mut builder = http::json_body(builder, body);
         for (name, value) in &self.headers {
             builder = builder.header(name, value);
         }

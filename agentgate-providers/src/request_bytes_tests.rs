@@ -1,0 +1,254 @@
+//! Differential test of the request bytes: what each client sends
+//! (`request_bytes`, the typed request serialised straight to bytes) is
+//! byte for byte its `request_body` value serialised (what clients sent
+//! before), over random transcripts: texts with escapes and non-ASCII,
+//! reasoning with provider metadata, tool calls and results (errors too),
+//! files, system sections, tools, tool choices, sampling, and provider
+//! options (merged, or for another provider).
+
+use agentgate_core::{
+    ContentPart, ModelMessage, ModelRequest, ModelRole, ProviderMetadata, ToolChoice, ToolSpec,
+};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use crate::anthropic::Anthropic;
+use crate::gemini::Gemini;
+use crate::openai_chat::OpenAiCompatible;
+use crate::responses::OpenAiResponses;
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        "[a-z ]{0,12}",
+        "\\PC{0,24}",
+        // Control characters, quotes and backslashes (escaped on the wire).
+        proptest::collection::vec(
+            prop_oneof![
+                Just('"'),
+                Just('\\'),
+                Just('\n'),
+                Just('\u{1}'),
+                Just('é'),
+                Just('😀'),
+                Just('x')
+            ],
+            0..16
+        )
+        .prop_map(|chars| chars.into_iter().collect()),
+    ]
+}
+
+fn metadata() -> impl Strategy<Value = Option<ProviderMetadata>> {
+    prop_oneof![
+        Just(None),
+        text().prop_map(|signature| {
+            let mut metadata = ProviderMetadata::new();
+            metadata.insert("anthropic".into(), json!({"signature": signature}));
+            metadata.insert(
+                "google".into(),
+                json!({"thoughtSignature": signature.clone()}),
+            );
+            metadata.insert(
+                "openai".into(),
+                json!({"itemId": "rs_1", "reasoningEncryptedContent": signature}),
+            );
+            Some(metadata)
+        }),
+    ]
+}
+
+fn input() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!({})),
+        text().prop_map(|command| json!({"command": command, "timeout": 5})),
+        (text(), 0i64..1000).prop_map(|(path, n)| json!({"path": path, "n": n, "z": [1.5, null]})),
+    ]
+}
+
+fn part(role: ModelRole) -> BoxedStrategy<ContentPart> {
+    let text_part = (text(), metadata()).prop_map(|(text, provider_metadata)| ContentPart::Text {
+        text,
+        provider_metadata,
+    });
+    let file = (
+        prop_oneof![
+            Just("image/png"),
+            Just("application/pdf"),
+            Just("text/plain")
+        ],
+        prop_oneof![
+            Just("data:image/png;base64,AAAA"),
+            Just("https://example.com/a.png")
+        ],
+        proptest::option::of("[a-z]{1,6}\\.(png|pdf|txt)"),
+    )
+        .prop_map(|(media_type, url, filename)| ContentPart::File {
+            media_type: media_type.into(),
+            url: url.into(),
+            filename,
+        });
+    match role {
+        ModelRole::User => prop_oneof![4 => text_part, 1 => file].boxed(),
+        ModelRole::Assistant => prop_oneof![
+            text_part,
+            (text(), metadata()).prop_map(|(text, provider_metadata)| ContentPart::Reasoning {
+                text,
+                provider_metadata
+            }),
+            ("call_[a-z0-9]{1,6}", "[a-z_]{1,8}", input(), metadata()).prop_map(
+                |(id, name, input, provider_metadata)| ContentPart::ToolCall {
+                    id,
+                    name,
+                    input,
+                    provider_metadata,
+                }
+            ),
+        ]
+        .boxed(),
+        ModelRole::Tool => prop_oneof![
+            4 => ("call_[a-z0-9]{1,6}", "[a-z_]{1,8}", text(), any::<bool>()).prop_map(
+                |(call_id, name, output, is_error)| ContentPart::ToolResult {
+                    call_id,
+                    name,
+                    output,
+                    is_error,
+                }
+            ),
+            1 => text_part,
+        ]
+        .boxed(),
+    }
+}
+
+fn message() -> impl Strategy<Value = ModelMessage> {
+    prop_oneof![
+        Just(ModelRole::User),
+        Just(ModelRole::Assistant),
+        Just(ModelRole::Tool)
+    ]
+    .prop_flat_map(|role| {
+        proptest::collection::vec(part(role), 0..4)
+            .prop_map(move |content| ModelMessage { role, content })
+    })
+}
+
+fn request() -> impl Strategy<Value = ModelRequest> {
+    (
+        proptest::collection::vec(message(), 0..8),
+        proptest::collection::vec(text(), 0..3),
+        any::<bool>(),
+        0..4usize,
+        proptest::option::of(0.0f32..2.0),
+        proptest::option::of(0.0f32..1.0),
+        proptest::option::of(1u32..100_000),
+        0..5usize,
+    )
+        .prop_map(
+            |(messages, system, tools, choice, temperature, top_p, max_output, options)| {
+                let mut request = ModelRequest::new(messages).with_system(system);
+                if tools {
+                    request = request.with_tools(vec![ToolSpec {
+                        name: "bash".into(),
+                        description: "Runs a command.".into(),
+                        parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+                    }]);
+                }
+                request.tool_choice = match choice {
+                    0 => ToolChoice::Auto,
+                    1 => ToolChoice::None,
+                    2 => ToolChoice::Required,
+                    _ => ToolChoice::Tool("bash".into()),
+                };
+                request.temperature = temperature;
+                request.top_p = top_p;
+                request.max_output_tokens = max_output;
+                match options {
+                    // Nothing to merge: the bytes are written straight.
+                    0 => {}
+                    1 => {
+                        request = request.with_options("openai", json!({"reasoning_effort": "high", "store": false}));
+                    }
+                    2 => {
+                        request = request.with_options(
+                            "anthropic",
+                            json!({"thinking": {"type": "enabled", "budget_tokens": 2048}}),
+                        );
+                    }
+                    3 => {
+                        request = request.with_options(
+                            "google",
+                            json!({"generationConfig": {"thinkingConfig": {"thinkingBudget": 512}}}),
+                        );
+                    }
+                    // Options of another provider, and an empty object.
+                    _ => {
+                        request = request
+                            .with_options("elsewhere", json!({"x": 1}))
+                            .with_options("openai", json!({}));
+                    }
+                }
+                request
+            },
+        )
+}
+
+/// `value` as `RequestBuilder::json` wrote it.
+fn bytes_of(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn each_client_sends_its_request_body_byte_for_byte(request in request()) {
+        let chat = OpenAiCompatible::new("openai", "gpt-4.1", "http://127.0.0.1:9/v1");
+        prop_assert_eq!(chat.request_bytes(&request), bytes_of(&chat.request_body(&request)));
+        let deepseek = OpenAiCompatible::new("deepseek", "deepseek-reasoner", "http://127.0.0.1:9/v1");
+        prop_assert_eq!(
+            deepseek.request_bytes(&request),
+            bytes_of(&deepseek.request_body(&request))
+        );
+        let anthropic = Anthropic::new("claude-sonnet-4-5", "k");
+        prop_assert_eq!(
+            anthropic.request_bytes(&request),
+            bytes_of(&anthropic.request_body(&request))
+        );
+        let uncached = Anthropic::new("claude-sonnet-4-5", "k").with_prompt_caching(false);
+        prop_assert_eq!(
+            uncached.request_bytes(&request),
+            bytes_of(&uncached.request_body(&request))
+        );
+        let responses = OpenAiResponses::new("gpt-5", "k");
+        prop_assert_eq!(
+            responses.request_bytes(&request),
+            bytes_of(&responses.request_body(&request))
+        );
+        let gemini = Gemini::new("gemini-2.5-pro", "k");
+        prop_assert_eq!(gemini.request_bytes(&request), bytes_of(&gemini.request_body(&request)));
+    }
+}
+
+/// A client that sent a large body sizes the next one's buffer from it,
+/// and still sends the exact body of a smaller request after it.
+#[test]
+fn a_smaller_request_after_a_large_one_is_sent_exactly() {
+    let chat = OpenAiCompatible::new("openai", "gpt-4.1", "http://127.0.0.1:9/v1");
+    let large = ModelRequest::new(vec![ModelMessage {
+        role: ModelRole::Tool,
+        content: vec![ContentPart::ToolResult {
+            call_id: "call_1".into(),
+            name: "bash".into(),
+            output: "x\"\n".repeat(20_000),
+            is_error: false,
+        }],
+    }]);
+    let small = ModelRequest::new(vec![ModelMessage::user("hi")]);
+    let first = chat.request_bytes(&large);
+    assert_eq!(first, bytes_of(&chat.request_body(&large)));
+    assert!(first.len() > 60_000);
+    let second = chat.request_bytes(&small);
+    assert_eq!(second, bytes_of(&chat.request_body(&small)));
+    assert!(second.len() < 1_000);
+}
