@@ -150,19 +150,43 @@ pub(crate) fn encode_message(message: &ModelMessage, echo_reasoning: bool, out: 
             });
         }
         ModelRole::Tool => {
+            // A tool message cannot hold images: the files tools returned
+            // (each follows its result) go in one user message after the
+            // results, each introduced by the call it came from.
+            let mut files = Vec::new();
+            let mut last_call = None;
             for part in &message.content {
                 match part {
                     ContentPart::ToolResult {
-                        call_id, output, ..
-                    } => out.push(Message::Tool {
-                        tool_call_id: call_id.clone(),
-                        content: output.clone(),
-                    }),
+                        call_id,
+                        name,
+                        output,
+                        ..
+                    } => {
+                        last_call = Some((name, call_id));
+                        out.push(Message::Tool {
+                            tool_call_id: call_id.clone(),
+                            content: output.clone(),
+                        });
+                    }
                     ContentPart::Text { text, .. } if !text.is_empty() => out.push(Message::User {
                         content: UserContent::Text(text.clone()),
                     }),
+                    ContentPart::File { .. } => {
+                        if let Some((name, call_id)) = last_call.take() {
+                            files.push(UserPart::Text {
+                                text: format!("Attached by the {name} tool call {call_id}:"),
+                            });
+                        }
+                        files.extend(user_part(part));
+                    }
                     _ => {}
                 }
+            }
+            if !files.is_empty() {
+                out.push(Message::User {
+                    content: UserContent::Parts(files),
+                });
             }
         }
     }
