@@ -245,6 +245,11 @@ pub(crate) struct RunArgs {
     /// Write the final assistant message to FILE.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub(crate) output_last_message: Option<std::path::PathBuf>,
+    /// Attach FILE to the prompt (repeatable): a text file is sent as
+    /// text, a png, jpeg, gif or webp image as an image (for models that
+    /// accept images).
+    #[arg(long = "file", short = 'f', value_name = "FILE")]
+    pub(crate) files: Vec<std::path::PathBuf>,
     /// The prompt; read from stdin when absent (or `-`). With --command,
     /// the command's arguments.
     pub(crate) prompt: Vec<String>,
@@ -414,6 +419,7 @@ impl RunArgs {
             command: self.command,
             output_schema: self.output_schema,
             output_last_message: self.output_last_message,
+            files: self.files,
         }
     }
 }
