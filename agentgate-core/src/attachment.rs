@@ -136,10 +136,7 @@ pub fn attach_file(path: &Path) -> Result<Vec<Part>, AttachmentError> {
     }
     let mut file = std::fs::File::open(path).map_err(fail)?;
     let mut head = Vec::with_capacity(16);
-    (&mut file)
-        .take(16)
-        .read_to_end(&mut head)
-        .map_err(fail)?;
+    (&mut file).take(16).read_to_end(&mut head).map_err(fail)?;
     let image = image_mime(path, &head);
     let (limit, kind) = match image {
         Some(_) => (MAX_IMAGE_BYTES, "an image"),
@@ -179,8 +176,8 @@ pub fn attach_file(path: &Path) -> Result<Vec<Part>, AttachmentError> {
         .enumerate()
         .map(|(i, line)| format!("{}: {line}\n", i + 1))
         .collect();
-    let record = FilePart::new("text/plain", format!("file://{}", absolute.display()))
-        .with_filename(name);
+    let record =
+        FilePart::new("text/plain", format!("file://{}", absolute.display())).with_filename(name);
     Ok(vec![
         synthetic(format!(
             "Called the Read tool with the following input: {input}"
@@ -215,9 +212,18 @@ mod tests {
     fn images_are_found_by_content_then_extension() {
         let webp = b"RIFF\0\0\0\0WEBPVP8 ";
         assert_eq!(image_mime(Path::new("a.bin"), webp), Some("image/webp"));
-        assert_eq!(image_mime(Path::new("a.txt"), b"GIF89a.."), Some("image/gif"));
-        assert_eq!(image_mime(Path::new("a"), &[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
-        assert_eq!(image_mime(Path::new("photo.JPG"), b"\0\x01"), Some("image/jpeg"));
+        assert_eq!(
+            image_mime(Path::new("a.txt"), b"GIF89a.."),
+            Some("image/gif")
+        );
+        assert_eq!(
+            image_mime(Path::new("a"), &[0xFF, 0xD8, 0xFF, 0xE0]),
+            Some("image/jpeg")
+        );
+        assert_eq!(
+            image_mime(Path::new("photo.JPG"), b"\0\x01"),
+            Some("image/jpeg")
+        );
         assert_eq!(image_mime(Path::new("fake.png"), b"just text"), None);
         assert_eq!(image_mime(Path::new("a.svg"), b"<svg/>"), None);
     }
@@ -251,10 +257,16 @@ mod tests {
         assert!(error.to_string().contains("agentgate-no-such-file"));
 
         let binary = temp("blob", b"ab\0cd");
-        assert!(matches!(attach_file(&binary), Err(AttachmentError::Unsupported(_))));
+        assert!(matches!(
+            attach_file(&binary),
+            Err(AttachmentError::Unsupported(_))
+        ));
 
         let big = temp("big.txt", &vec![b'a'; MAX_TEXT_BYTES as usize + 1]);
         let error = attach_file(&big).unwrap_err();
-        assert!(error.to_string().contains("over the 262144-byte limit"), "{error}");
+        assert!(
+            error.to_string().contains("over the 262144-byte limit"),
+            "{error}"
+        );
     }
 }

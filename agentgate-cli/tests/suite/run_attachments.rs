@@ -70,7 +70,10 @@ async fn files_go_as_an_image_part_and_inlined_text_to_an_openai_model() {
     let messages = bodies[0]["messages"].as_array().unwrap();
     let user = messages.iter().rfind(|m| m["role"] == "user").unwrap();
     let content = user["content"].as_array().unwrap();
-    assert_eq!(content[0], json!({"type": "text", "text": "What is in these?"}));
+    assert_eq!(
+        content[0],
+        json!({"type": "text", "text": "What is in these?"})
+    );
     assert!(
         content.contains(&json!({"type": "image_url", "image_url": {"url": png_url()}})),
         "{user}"
@@ -94,7 +97,9 @@ async fn an_image_for_a_model_without_image_input_is_refused_before_any_request(
     let server = openai_server(openai_answer("unused"), openai_answer("unused")).await;
     local(&sandbox, &server, false);
     let shot = shot(&sandbox);
-    let out = sandbox.agent(&["run", "-f", &shot, "What is it?"], &[]).await;
+    let out = sandbox
+        .agent(&["run", "-f", &shot, "What is it?"], &[])
+        .await;
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(

@@ -109,10 +109,8 @@ impl ProviderConfig {
                         parsed.cost = Some(model_cost(cost, &format!("{at}.cost"))?);
                     }
                     if let Some(modalities) = model.get("modalities") {
-                        parsed.images = Some(accepts_images(
-                            modalities,
-                            &format!("{at}.modalities"),
-                        )?);
+                        parsed.images =
+                            Some(accepts_images(modalities, &format!("{at}.modalities"))?);
                     }
                     if let Some(Value::Object(options)) = model.get("options") {
                         parsed.options = options.clone();
@@ -241,7 +239,9 @@ mod tests {
         assert_eq!(config.models["unsaid"].images, None);
         let bad = json!({"models": {"m": {"modalities": {"input": "image"}}}});
         assert_eq!(
-            ProviderConfig::from_value(&bad, "provider.p").unwrap_err().0,
+            ProviderConfig::from_value(&bad, "provider.p")
+                .unwrap_err()
+                .0,
             "provider.p.models.m.modalities.input"
         );
     }

@@ -180,15 +180,16 @@ fn into_tool_results(blocks: impl Iterator<Item = ContentBlock>) -> Vec<ContentB
         );
         match out.last_mut() {
             Some(ContentBlock::ToolResult { content, .. }) if attached => {
-                let mut inner = match std::mem::replace(content, ToolResultContent::Blocks(Vec::new())) {
-                    // The API rejects empty text blocks.
-                    ToolResultContent::Text(text) if text.is_empty() => Vec::new(),
-                    ToolResultContent::Text(text) => vec![ContentBlock::Text {
-                        text,
-                        cache_control: None,
-                    }],
-                    ToolResultContent::Blocks(blocks) => blocks,
-                };
+                let mut inner =
+                    match std::mem::replace(content, ToolResultContent::Blocks(Vec::new())) {
+                        // The API rejects empty text blocks.
+                        ToolResultContent::Text(text) if text.is_empty() => Vec::new(),
+                        ToolResultContent::Text(text) => vec![ContentBlock::Text {
+                            text,
+                            cache_control: None,
+                        }],
+                        ToolResultContent::Blocks(blocks) => blocks,
+                    };
                 inner.push(block);
                 *content = ToolResultContent::Blocks(inner);
             }

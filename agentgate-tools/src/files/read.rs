@@ -144,7 +144,12 @@ impl TypedTool for ReadTool {
 
 /// An image for a model that accepts images: the text opencode returns
 /// and the image as an attachment, at most [`MAX_IMAGE_BYTES`].
-fn read_image(path: &Path, title: String, mime: &str, bytes: &[u8]) -> Result<ToolOutput, ToolError> {
+fn read_image(
+    path: &Path,
+    title: String,
+    mime: &str,
+    bytes: &[u8],
+) -> Result<ToolOutput, ToolError> {
     if bytes.len() as u64 > MAX_IMAGE_BYTES {
         return Err(FileError::TooLarge {
             path: path.to_path_buf(),

@@ -89,5 +89,8 @@ async fn an_image_over_the_limit_is_refused() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("big.png"), "{error}");
-    assert!(error.to_string().contains(&MAX_IMAGE_BYTES.to_string()), "{error}");
+    assert!(
+        error.to_string().contains(&MAX_IMAGE_BYTES.to_string()),
+        "{error}"
+    );
 }
