@@ -249,6 +249,11 @@ pub(crate) struct RunArgs {
     /// characters); a session given a title gets no generated one.
     #[arg(long, value_name = "TITLE", num_args = 0..=1, default_missing_value = "")]
     pub(crate) title: Option<String>,
+    /// Attach FILE to the prompt (repeatable): a text file is sent as
+    /// text, a png, jpeg, gif or webp image as an image (for models that
+    /// accept images).
+    #[arg(long = "file", short = 'f', value_name = "FILE")]
+    pub(crate) files: Vec<std::path::PathBuf>,
     /// The prompt; read from stdin when absent (or `-`). With --command,
     /// the command's arguments.
     pub(crate) prompt: Vec<String>,
@@ -445,6 +450,7 @@ impl RunArgs {
             output_schema: self.output_schema,
             output_last_message: self.output_last_message,
             title: self.title,
+            files: self.files,
         }
     }
 }

@@ -58,6 +58,8 @@ pub struct RunOptions {
     pub output_last_message: Option<PathBuf>,
     /// `--title`: the new session's title (empty: the prompt's start).
     pub title: Option<String>,
+    /// `-f/--file`: files attached to the prompt.
+    pub files: Vec<PathBuf>,
 }
 
 /// The title `--title` gives a new session: the value, or with none the
@@ -270,6 +272,7 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         Some(path) => Some(load_schema(path)?),
         None => None,
     };
+    let attached = attachments(&options.files)?;
     // Dropping the build on a signal stops the MCP servers it started.
     let built = tokio::select! {
         biased;
@@ -280,12 +283,12 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         return Ok(interrupted("before the prompt was sent"));
     }
     let agent = &built.agent;
+    let model = agent.engine().model_for(agent.session()).ok();
+    if let Some(model) = &model {
+        check_images(&attached, model.info(), &options.files)?;
+    }
     // The model's configured prices, for the final line.
-    let cost = agent
-        .engine()
-        .model_for(agent.session())
-        .ok()
-        .and_then(|model| model.info().cost);
+    let cost = model.and_then(|model| model.info().cost);
     // With a schema, stdout is the validated JSON alone: the streamed
     // answer is not printed (in text; JSON lines stay events).
     let out: Box<dyn std::io::Write> = if schema.is_some() && options.format == Format::Text {
@@ -335,7 +338,16 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
                 .parts
                 .push(agentgate_core::Part::text(schema.instruction()));
         }
+        prepared.parts.extend(attached);
         command = Some((prepared.parts, prepared.options));
+    } else if !attached.is_empty() {
+        // The prompt and its attachments: the first turn's parts.
+        let mut parts = vec![agentgate_core::Part::text(match &schema {
+            Some(schema) => format!("{}\n\n{}", options.prompt, schema.instruction()),
+            None => options.prompt.clone(),
+        })];
+        parts.extend(attached);
+        command = Some((parts, agentgate_core::PromptOptions::default()));
     }
     let mut prompt = match &schema {
         Some(schema) => format!("{}\n\n{}", options.prompt, schema.instruction()),
@@ -386,6 +398,49 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
     // answer is already out; a title model that hangs is given up on).
     let _ = tokio::time::timeout(TITLE_GRACE, agent.engine().wait_for_titles()).await;
     Ok(status)
+}
+
+/// The parts of the `-f` files, in order; a file that cannot be attached
+/// (missing, too large, neither text nor a supported image) is an error
+/// naming it.
+pub fn attachments(files: &[PathBuf]) -> Result<Vec<agentgate_core::Part>, String> {
+    let mut parts = Vec::new();
+    for file in files {
+        let attached = agentgate_core::attach_file(file).map_err(|e| format!("--file {e}"))?;
+        parts.extend(attached);
+    }
+    Ok(parts)
+}
+
+/// Refuses images for a model without image input, before anything is
+/// sent, saying what to change.
+pub fn check_images(
+    parts: &[agentgate_core::Part],
+    model: &agentgate_core::ModelInfo,
+    files: &[PathBuf],
+) -> Result<(), String> {
+    if model.capabilities.images || !agentgate_core::has_images(parts) {
+        return Ok(());
+    }
+    let images: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            std::fs::read(file)
+                .ok()
+                .and_then(|bytes| agentgate_core::image_mime(file, &bytes))
+                .is_some()
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    Err(format!(
+        "model {} does not accept images ({}); choose a model with image input with --model, \
+         or, if this one does take images, say so in the config: \
+         provider.{}.models.{}.modalities.input = [\"text\", \"image\"]",
+        model.full_id(),
+        images.join(", "),
+        model.provider,
+        model.id,
+    ))
 }
 
 /// Streams one turn of `prompt` (or of a custom command's expansion)

@@ -88,6 +88,7 @@ pub use tokio_util::sync::CancellationToken;
 
 // Contracts: what providers and tools implement against.
 mod agent_spec;
+mod attachment;
 mod error;
 mod event;
 mod ids;
@@ -125,8 +126,12 @@ pub mod testing;
 pub mod demo;
 
 // --- Messages: the transcript.
+/// Files and images attached to a prompt.
+pub use attachment::{
+    AttachmentError, MAX_IMAGE_BYTES, MAX_TEXT_BYTES, attach_file, has_images, image_mime,
+};
 /// Transcript types.
-pub use message::{Message, Part, Role, Timing, ToolPart, ToolState};
+pub use message::{FilePart, Message, Part, Role, Timing, ToolPart, ToolState};
 
 // --- Models: the provider-agnostic interface and what streams back.
 /// Why a model call failed.

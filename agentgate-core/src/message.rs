@@ -76,6 +76,10 @@ pub enum ToolState {
         /// [`CLEARED_RESULT`].
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         compacted: bool,
+        /// Files the tool returned (an image the `read` tool read for a
+        /// model that accepts images); sent after the result.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<FilePart>,
     },
     /// The call failed; `error` is the text the model sees.
     Error {
@@ -141,6 +145,81 @@ pub struct ToolPart {
     pub provider_metadata: Option<ProviderMetadata>,
 }
 
+/// A file attached to a message or returned by a tool (opencode's
+/// `FilePart`): an image sent to the model as an image, or a record of a
+/// text file whose content went into synthetic text parts. Build one with
+/// [`FilePart::new`] or [`FilePart::data`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilePart {
+    /// Part id.
+    pub id: String,
+    /// MIME type (`image/png`, `text/plain`, ...).
+    pub mime: String,
+    /// The file's name or path, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// Where the content is: a `data:` URL (`data:image/png;base64,…`),
+    /// `https:` or `file:`.
+    pub url: String,
+}
+
+impl FilePart {
+    /// A file part with a fresh id pointing at `url`.
+    pub fn new(mime: impl Into<String>, url: impl Into<String>) -> Self {
+        FilePart {
+            id: crate::ids::ascending("prt"),
+            mime: mime.into(),
+            filename: None,
+            url: url.into(),
+        }
+    }
+
+    /// A file part holding `bytes` as a base64 `data:` URL.
+    ///
+    /// ```
+    /// use agentgate_core::FilePart;
+    /// let part = FilePart::data("image/png", b"\x89PNG").with_filename("dot.png");
+    /// assert_eq!(part.url, "data:image/png;base64,iVBORw==");
+    /// assert!(part.is_image());
+    /// ```
+    pub fn data(mime: impl Into<String>, bytes: &[u8]) -> Self {
+        use base64::Engine as _;
+        let mime = mime.into();
+        let url = format!(
+            "data:{mime};base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        );
+        FilePart::new(mime, url)
+    }
+
+    /// Sets the file name.
+    pub fn with_filename(mut self, filename: impl Into<String>) -> Self {
+        self.filename = Some(filename.into());
+        self
+    }
+
+    /// Whether this is an image (`image/…`).
+    pub fn is_image(&self) -> bool {
+        self.mime.starts_with("image/")
+    }
+
+    /// Whether the model sees this part itself. Text files and
+    /// directories are only recorded: their content was sent as synthetic
+    /// text parts next to them (as opencode does).
+    pub fn is_sent(&self) -> bool {
+        self.mime != "text/plain" && self.mime != "application/x-directory"
+    }
+
+    /// The part as model input.
+    pub fn to_content(&self) -> ContentPart {
+        ContentPart::File {
+            media_type: self.mime.clone(),
+            url: self.url.clone(),
+            filename: self.filename.clone(),
+        }
+    }
+}
+
 /// One piece of a message.
 // Tool parts are the common case in agent transcripts; boxing them would
 // add an allocation per call for no gain.
@@ -175,6 +254,9 @@ pub enum Part {
     },
     /// A tool call and its result.
     Tool(ToolPart),
+    /// A file attached by the user (an image, or the record of a text
+    /// file whose content is in the synthetic text parts before it).
+    File(FilePart),
     /// A model call (one step) began.
     StepStart {
         /// Part id.
@@ -226,6 +308,7 @@ impl Part {
             | Part::Compaction { id, .. }
             | Part::Subtask { id, .. } => id,
             Part::Tool(tool) => &tool.id,
+            Part::File(file) => &file.id,
         }
     }
 
@@ -395,7 +478,8 @@ pub(crate) fn interrupted_state(state: &ToolState, now: u64) -> Option<ToolState
 /// shows, see [`history_for_model`](crate::transcript::history_for_model)):
 ///
 /// - user text parts become a user message; step, compaction and subtask
-///   parts are not sent;
+///   parts are not sent; file parts are sent as [`ContentPart::File`]
+///   except text files (their content is in synthetic text parts);
 /// - each assistant message becomes an assistant message (text, reasoning
 ///   with its provider metadata, tool calls) followed by one tool message
 ///   holding a result for **every** call in it;
@@ -403,7 +487,11 @@ pub(crate) fn interrupted_state(state: &ToolState, now: u64) -> Option<ToolState
 ///   an errored call gives its error text, except an interrupted one whose
 ///   metadata holds a string `output` (partial output), which is sent as a
 ///   successful result; a call still pending or running reads
-///   [`INTERRUPTED_RESULT`] (§11.3).
+///   [`INTERRUPTED_RESULT`] (§11.3);
+/// - a completed call's attachments (unless compacted) follow its result in
+///   the tool message as [`ContentPart::File`] parts; each provider sends
+///   them as its API allows (inside the tool result, or in a user message
+///   after the results).
 pub fn to_model_messages(messages: &[Message]) -> Vec<ModelMessage> {
     let mut out = Vec::with_capacity(messages.len() * 2);
     for message in messages {
@@ -428,6 +516,7 @@ pub fn append_model_messages(message: &Message, out: &mut Vec<ModelMessage>) {
                         text: text.clone(),
                         provider_metadata: provider_metadata.clone(),
                     }),
+                    Part::File(file) if file.is_sent() => Some(file.to_content()),
                     _ => None,
                 })
                 .collect();
@@ -473,6 +562,14 @@ pub fn append_model_messages(message: &Message, out: &mut Vec<ModelMessage>) {
                             output,
                             is_error,
                         });
+                        if let ToolState::Completed {
+                            attachments,
+                            compacted: false,
+                            ..
+                        } = &tool.state
+                        {
+                            results.extend(attachments.iter().map(FilePart::to_content));
+                        }
                     }
                     _ => {}
                 }

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::message::FilePart;
 use crate::tool_context::ToolContext;
 use agentgate_permission::{PermissionError, Ruleset};
 
@@ -20,6 +21,11 @@ pub struct ToolOutput {
     pub output: String,
     /// Tool-defined data for UIs (diffs, exit codes ...).
     pub metadata: Value,
+    /// Files the model sees after the text (the `read` tool's image for a
+    /// model that accepts images, see
+    /// [`ToolContext::accepts_images`](crate::ToolContext::accepts_images)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<FilePart>,
 }
 
 impl ToolOutput {
@@ -29,7 +35,14 @@ impl ToolOutput {
             title: String::new(),
             output: output.into(),
             metadata: Value::Object(Default::default()),
+            attachments: Vec::new(),
         }
+    }
+
+    /// Adds a file the model sees after the text.
+    pub fn with_attachment(mut self, file: FilePart) -> Self {
+        self.attachments.push(file);
+        self
     }
 
     /// Sets the title.

@@ -37,6 +37,7 @@ pub struct ToolContext {
     ceilings: Arc<Vec<Ruleset>>,
     on_metadata: Option<MetadataCallback>,
     truncator: Truncator,
+    accepts_images: bool,
 }
 
 impl fmt::Debug for ToolContext {
@@ -77,6 +78,7 @@ impl ToolContext {
             ceilings: Arc::new(Vec::new()),
             on_metadata: None,
             truncator: Truncator::default(),
+            accepts_images: false,
         }
     }
 
@@ -130,6 +132,20 @@ impl ToolContext {
     pub fn with_truncator(mut self, truncator: Truncator) -> Self {
         self.truncator = truncator;
         self
+    }
+
+    /// Sets whether the session's model accepts images (the engine sets
+    /// it from [`ModelCapabilities::images`](crate::ModelCapabilities)).
+    pub fn with_images(mut self, accepts_images: bool) -> Self {
+        self.accepts_images = accepts_images;
+        self
+    }
+
+    /// Whether the session's model accepts images: a tool may then return
+    /// them as [`ToolOutput::attachments`](crate::ToolOutput) (off unless
+    /// set with [`with_images`](Self::with_images)).
+    pub fn accepts_images(&self) -> bool {
+        self.accepts_images
     }
 
     /// How a tool that truncates its own output (and sets

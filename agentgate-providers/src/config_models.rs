@@ -103,7 +103,7 @@ pub fn model_from_config(
     })
 }
 
-/// `info` with the limits and prices a `provider.<id>.models.<model>`
+/// `info` with the limits, prices and image input a `provider.<id>.models.<model>`
 /// entry sets.
 fn with_limits(mut info: ModelInfo, model: Option<&ProviderModel>) -> ModelInfo {
     if let Some(model) = model {
@@ -115,6 +115,9 @@ fn with_limits(mut info: ModelInfo, model: Option<&ProviderModel>) -> ModelInfo 
         }
         if model.cost.is_some() {
             info.cost = model.cost;
+        }
+        if let Some(images) = model.images {
+            info.capabilities.images = images;
         }
     }
     info

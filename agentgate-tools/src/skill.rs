@@ -104,6 +104,7 @@ impl TypedTool for SkillTool {
             title: format!("Loaded skill: {}", skill.name),
             output,
             metadata: json!({"name": skill.name, "dir": skill.directory.display().to_string()}),
+            attachments: Vec::new(),
         })
     }
 }

@@ -396,6 +396,13 @@ impl CodingAgent {
         self.inner.run(prompt).await
     }
 
+    /// Runs a prompt made of parts: text and attached files or images
+    /// (see [`agentgate_core::CodingAgent::run_parts`] and
+    /// [`attach_file`](crate::attach_file)).
+    pub async fn run_parts(&self, parts: Vec<crate::Part>) -> Result<TurnResult, TurnError> {
+        self.inner.run_parts(parts).await
+    }
+
     /// Runs a prompt whose final answer must be JSON valid against
     /// `schema` (see [`agentgate_core::CodingAgent::run_structured`]).
     pub async fn run_structured(

@@ -45,7 +45,11 @@ pub fn preserve_budget(limits: &ModelLimits, config: &CompactionSettings) -> u64
         .unwrap_or_else(|| (usable(limits, config) / 4).clamp(2000, 8000))
 }
 
-/// Estimated tokens of model messages: characters ÷ 4, rounded up.
+/// What an image counts for in [`estimate_tokens`].
+const IMAGE_TOKENS: usize = 1_600;
+
+/// Estimated tokens of model messages: characters ÷ 4, rounded up; an
+/// image counts for 1,600 tokens.
 pub fn estimate_tokens(messages: &[ModelMessage]) -> u64 {
     let chars: usize = messages
         .iter()
@@ -56,6 +60,11 @@ pub fn estimate_tokens(messages: &[ModelMessage]) -> u64 {
             }
             ContentPart::ToolCall { name, input, .. } => name.len() + input.to_string().len(),
             ContentPart::ToolResult { output, .. } => output.chars().count(),
+            // Providers bill an image by its size in pixels (Anthropic:
+            // about 1,600 tokens at most), not by its base64 length.
+            ContentPart::File { media_type, .. } if media_type.starts_with("image/") => {
+                IMAGE_TOKENS * 4
+            }
             ContentPart::File { url, .. } => url.len(),
         })
         .sum();

@@ -37,6 +37,9 @@ pub struct ProviderModel {
     pub options: Map<String, Value>,
     /// `cost`: prices per million tokens.
     pub cost: Option<ModelCost>,
+    /// `modalities.input` (as opencode writes it: `["text", "image"]`):
+    /// whether the model accepts images; `None` when not written.
+    pub images: Option<bool>,
 }
 
 type FieldError = (String, String);
@@ -105,6 +108,10 @@ impl ProviderConfig {
                     if let Some(cost) = model.get("cost") {
                         parsed.cost = Some(model_cost(cost, &format!("{at}.cost"))?);
                     }
+                    if let Some(modalities) = model.get("modalities") {
+                        parsed.images =
+                            Some(accepts_images(modalities, &format!("{at}.modalities"))?);
+                    }
                     if let Some(Value::Object(options)) = model.get("options") {
                         parsed.options = options.clone();
                     }
@@ -154,6 +161,29 @@ fn model_cost(value: &Value, path: &str) -> Result<ModelCost, FieldError> {
     Ok(parsed)
 }
 
+/// Whether a `modalities` entry's `input` list names `image`.
+fn accepts_images(value: &Value, path: &str) -> Result<bool, FieldError> {
+    let form = r#"an object such as {"input": ["text", "image"]}"#;
+    let Value::Object(modalities) = value else {
+        return Err(expected(path, form, value));
+    };
+    match modalities.get("input") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Array(inputs)) => {
+            let mut images = false;
+            for input in inputs {
+                images |= string(input, &format!("{path}.input"))? == "image";
+            }
+            Ok(images)
+        }
+        Some(other) => Err(expected(
+            &format!("{path}.input"),
+            r#"a list such as ["text", "image"]"#,
+            other,
+        )),
+    }
+}
+
 fn count(value: Option<&Value>, path: &str) -> Result<Option<u64>, FieldError> {
     match value {
         None | Some(Value::Null) => Ok(None),
@@ -193,6 +223,26 @@ mod tests {
                 .unwrap_err()
                 .0,
             "provider.p.models.m.cost"
+        );
+    }
+
+    #[test]
+    fn modalities_say_whether_a_model_accepts_images() {
+        let entry = json!({"models": {
+            "vision": {"modalities": {"input": ["text", "image"], "output": ["text"]}},
+            "text": {"modalities": {"input": ["text"]}},
+            "unsaid": {}
+        }});
+        let config = ProviderConfig::from_value(&entry, "provider.p").unwrap();
+        assert_eq!(config.models["vision"].images, Some(true));
+        assert_eq!(config.models["text"].images, Some(false));
+        assert_eq!(config.models["unsaid"].images, None);
+        let bad = json!({"models": {"m": {"modalities": {"input": "image"}}}});
+        assert_eq!(
+            ProviderConfig::from_value(&bad, "provider.p")
+                .unwrap_err()
+                .0,
+            "provider.p.models.m.modalities.input"
         );
     }
 }

@@ -575,6 +575,30 @@ impl CodingAgent {
         self.engine.run(&self.session.id, prompt).await
     }
 
+    /// Runs a prompt made of parts: text and attached files (see
+    /// [`attach_file`](crate::attach_file) for a file on disk, or
+    /// [`FilePart::data`](crate::FilePart::data) for bytes in memory). A
+    /// prompt holding an image fails with
+    /// [`PromptError::ImagesNotAccepted`](crate::PromptError) on a model
+    /// whose [`ModelCapabilities::images`](crate::ModelCapabilities) is off.
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: agentgate_core::CodingAgent, png: Vec<u8>) -> Result<(), Box<dyn std::error::Error>> {
+    /// use agentgate_core::{attach_file, FilePart, Part};
+    /// let mut parts = vec![Part::text("Does the chart match the numbers in notes.md?")];
+    /// parts.push(Part::File(FilePart::data("image/png", &png).with_filename("chart.png")));
+    /// parts.extend(attach_file("notes.md".as_ref())?);
+    /// let turn = agent.run_parts(parts).await?;
+    /// println!("{}", turn.text());
+    /// # Ok(()) }
+    /// ```
+    pub async fn run_parts(&self, parts: Vec<Part>) -> Result<TurnResult, TurnError> {
+        self.engine
+            .prompt_with(&self.session.id, parts, CancellationToken::new())
+            .await?
+            .into_result()
+    }
+
     /// Runs a prompt whose final answer must be JSON valid against
     /// `schema`, retried with what failed (see [`Engine::run_structured`]).
     ///

@@ -296,6 +296,9 @@ impl Engine {
         let state = &*self.state;
         let session = state.store.session(session_id).await?;
         let (agent, model) = self.agent_and_model(&session, &options)?;
+        if !model.info().capabilities.images && crate::attachment::has_images(&parts) {
+            return Err(PromptError::ImagesNotAccepted(model.info().full_id()));
+        }
         let _guard = self.mark_busy(&session.id)?;
         let parts = self.user_prompt_hooks(&session, &agent.name, parts).await?;
         let mut user = Message::new(session.id.as_str(), Role::User);

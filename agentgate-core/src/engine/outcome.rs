@@ -150,6 +150,13 @@ pub enum PromptError {
     /// refuses it too); it was not stored or sent.
     #[error("a UserPromptSubmit hook refused the prompt: {0}")]
     HookRefused(String),
+    /// The prompt holds an image and the model does not accept images; it
+    /// was not stored or sent.
+    #[error(
+        "model {0} does not accept images: use a model with image input (--model), or declare \
+         it in the configuration as provider.<id>.models.<model>.modalities.input = [\"text\", \"image\"]"
+    )]
+    ImagesNotAccepted(String),
 }
 
 /// The error recorded for a model call that failed for good.

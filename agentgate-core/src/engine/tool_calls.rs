@@ -331,6 +331,7 @@ fn finished_state(state: &ToolState, result: Result<ToolOutput, ToolError>) -> T
                     end: Some(now_ms()),
                 },
                 compacted: false,
+                attachments: out.attachments,
             }
         }
         Err(error) => error_state(state, error.to_string()),
@@ -544,6 +545,7 @@ fn tool_context(
     .with_ruleset(Arc::clone(&ctx.ruleset))
     .with_ceilings(Arc::clone(&ctx.ceilings))
     .with_truncator(engine.config.truncator.clone())
+    .with_images(ctx.model.info().capabilities.images)
     .with_cancel(ctx.cancel.child_token())
     .on_metadata(Arc::new(move |title, metadata| {
         // Metadata after the step stopped listening is of a call already

@@ -241,6 +241,7 @@ fn without_output(state: &ToolState) -> ToolState {
             metadata: serde_json::Value::Null,
             time: *time,
             compacted: false,
+            attachments: Vec::new(),
         },
         ToolState::Error { time, .. } => ToolState::Error {
             input,

@@ -167,6 +167,7 @@ fn state(status: &str, input: Value, metadata: Value) -> ToolState {
             metadata,
             time,
             compacted: false,
+            attachments: Vec::new(),
         },
         "error" => ToolState::Error {
             input,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::PROVIDER;
 use super::wire::{
     CacheControl, ContentBlock, Message, MessagesRequest, Role, Source, ThinkingOption, Tool,
-    ToolChoice as WireToolChoice,
+    ToolChoice as WireToolChoice, ToolResultContent,
 };
 use crate::metadata::metadata_str;
 use serde::Deserialize;
@@ -178,8 +178,44 @@ pub(crate) fn encode_message(message: &ModelMessage) -> (Role, Vec<ContentBlock>
         ModelRole::Assistant => Role::Assistant,
         _ => Role::User,
     };
-    let blocks = message.content.iter().filter_map(encode_part).collect();
+    let blocks = message.content.iter().filter_map(encode_part);
+    let blocks = match message.role {
+        ModelRole::Tool => into_tool_results(blocks),
+        _ => blocks.collect(),
+    };
     (role, blocks)
+}
+
+/// A tool message's blocks with each image or document a tool returned
+/// (it follows its result, see `to_model_messages`) moved into that
+/// `tool_result`'s content: the API wants every `tool_result` before any
+/// other block of the message.
+fn into_tool_results(blocks: impl Iterator<Item = ContentBlock>) -> Vec<ContentBlock> {
+    let mut out: Vec<ContentBlock> = Vec::new();
+    for block in blocks {
+        let attached = matches!(
+            block,
+            ContentBlock::Image { .. } | ContentBlock::Document { .. }
+        );
+        match out.last_mut() {
+            Some(ContentBlock::ToolResult { content, .. }) if attached => {
+                let mut inner =
+                    match std::mem::replace(content, ToolResultContent::Blocks(Vec::new())) {
+                        // The API rejects empty text blocks.
+                        ToolResultContent::Text(text) if text.is_empty() => Vec::new(),
+                        ToolResultContent::Text(text) => vec![ContentBlock::Text {
+                            text,
+                            cache_control: None,
+                        }],
+                        ToolResultContent::Blocks(blocks) => blocks,
+                    };
+                inner.push(block);
+                *content = ToolResultContent::Blocks(inner);
+            }
+            _ => out.push(block),
+        }
+    }
+    out
 }
 
 fn encode_part(part: &ContentPart) -> Option<ContentBlock> {
@@ -235,7 +271,7 @@ fn encode_part(part: &ContentPart) -> Option<ContentBlock> {
             ..
         } => ContentBlock::ToolResult {
             tool_use_id: call_id.clone(),
-            content: output.clone(),
+            content: ToolResultContent::Text(output.clone()),
             is_error: is_error.then_some(true),
             cache_control: None,
         },

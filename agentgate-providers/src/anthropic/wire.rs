@@ -87,7 +87,7 @@ pub(crate) enum ContentBlock {
     },
     ToolResult {
         tool_use_id: String,
-        content: String,
+        content: ToolResultContent,
         #[serde(skip_serializing_if = "Option::is_none")]
         is_error: Option<bool>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,6 +111,15 @@ impl ContentBlock {
             ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => false,
         }
     }
+}
+
+/// A `tool_result`'s content: its text, or blocks when the tool returned
+/// images (text first, then the images).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum ToolResultContent {
+    Text(String),
+    Blocks(Vec<ContentBlock>),
 }
 
 /// Where an image or document comes from.

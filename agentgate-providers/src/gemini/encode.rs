@@ -98,7 +98,12 @@ fn encode_message(role: ModelRole, content: &[ContentPart]) -> (&'static str, Ve
         ModelRole::Assistant => "model",
         _ => "user",
     };
-    let parts = content.iter().filter_map(encode_part).collect();
+    let mut parts: Vec<Part> = content.iter().filter_map(encode_part).collect();
+    if role == ModelRole::Tool {
+        // The files tools returned (each follows its result) go after all
+        // the function responses, as inline data of the same content.
+        parts.sort_by_key(|part| part.function_response.is_none());
+    }
     (wire_role, parts)
 }
 

@@ -178,19 +178,43 @@ pub(crate) fn encode_message<'a>(
             });
         }
         ModelRole::Tool => {
+            // A tool message cannot hold images: the files tools returned
+            // (each follows its result) go in one user message after the
+            // results, each introduced by the call it came from.
+            let mut files = Vec::new();
+            let mut last_call = None;
             for part in &message.content {
                 match part {
                     ContentPart::ToolResult {
-                        call_id, output, ..
-                    } => out.push(Message::Tool {
-                        tool_call_id: Cow::Borrowed(call_id.as_str()),
-                        content: Cow::Borrowed(output.as_str()),
-                    }),
+                        call_id,
+                        name,
+                        output,
+                        ..
+                    } => {
+                        last_call = Some((name, call_id));
+                        out.push(Message::Tool {
+                            tool_call_id: Cow::Borrowed(call_id.as_str()),
+                            content: Cow::Borrowed(output.as_str()),
+                        });
+                    }
                     ContentPart::Text { text, .. } if !text.is_empty() => out.push(Message::User {
                         content: UserContent::Text(Cow::Borrowed(text.as_str())),
                     }),
+                    ContentPart::File { .. } => {
+                        if let Some((name, call_id)) = last_call.take() {
+                            files.push(UserPart::Text {
+                                text: format!("Attached by the {name} tool call {call_id}:"),
+                            });
+                        }
+                        files.extend(user_part(part));
+                    }
                     _ => {}
                 }
+            }
+            if !files.is_empty() {
+                out.push(Message::User {
+                    content: UserContent::Parts(files),
+                });
             }
         }
     }

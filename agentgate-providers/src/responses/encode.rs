@@ -199,16 +199,40 @@ fn encode_message(role: ModelRole, parts: &[ContentPart], out: &mut Vec<InputIte
             }
         }
         ModelRole::Tool => {
+            // Files tools returned (each follows its result) go in one user
+            // message after the outputs, each introduced by its call.
+            let mut files = Vec::new();
+            let mut last_call = None;
             for part in parts {
-                if let ContentPart::ToolResult {
-                    call_id, output, ..
-                } = part
-                {
-                    out.push(InputItem::Item(Item::FunctionCallOutput {
-                        call_id: call_id.clone(),
-                        output: output.clone(),
-                    }));
+                match part {
+                    ContentPart::ToolResult {
+                        call_id,
+                        name,
+                        output,
+                        ..
+                    } => {
+                        last_call = Some((name, call_id));
+                        out.push(InputItem::Item(Item::FunctionCallOutput {
+                            call_id: call_id.clone(),
+                            output: output.clone(),
+                        }));
+                    }
+                    ContentPart::File { .. } => {
+                        if let Some((name, call_id)) = last_call.take() {
+                            files.push(WirePart::InputText {
+                                text: format!("Attached by the {name} tool call {call_id}:"),
+                            });
+                        }
+                        files.extend(user_part(part));
+                    }
+                    _ => {}
                 }
+            }
+            if !files.is_empty() {
+                out.push(InputItem::Message {
+                    role: "user",
+                    content: files,
+                });
             }
         }
     }

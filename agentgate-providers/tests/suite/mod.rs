@@ -14,3 +14,4 @@ mod replay;
 mod responses;
 mod sse_split;
 mod stalled;
+mod tool_images;

@@ -1,4 +1,5 @@
 mod approvals;
+mod attachments;
 mod fixtures;
 mod import;
 mod postgres_relay;

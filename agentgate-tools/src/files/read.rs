@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use agentgate_core::{
+    FilePart, MAX_IMAGE_BYTES, ToolContext, ToolError, ToolOutput, TypedTool, image_mime,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -40,8 +42,11 @@ pub struct ReadArgs {
 /// Reads a text file with line numbers, or lists a directory (§19).
 ///
 /// Asks `external_directory` for paths outside the project, then `read`
-/// with the worktree-relative path and `always: ["*"]`. Binary files are
-/// refused; output is capped at 2000 lines, 2000 characters per line and
+/// with the worktree-relative path and `always: ["*"]`. A png, jpeg, gif
+/// or webp image (at most 5 MiB) is returned as an image attachment with
+/// the text `Image read successfully` when the model accepts images
+/// ([`ToolContext::accepts_images`]); binary files, and images for other
+/// models, are refused; output is capped at 2000 lines, 2000 characters per line and
 /// 50 KB, with a hint telling the model which `offset` continues. A
 /// directory's entries that the `read` rules do not allow are not named, as
 /// in glob, grep and list.
@@ -83,7 +88,7 @@ impl TypedTool for ReadTool {
     }
 
     fn description(&self) -> &str {
-        "Reads a file from the local filesystem, or lists a directory. filePath may be absolute or relative to the working directory. Returns up to 2000 lines as `N: line`; use offset (1-based) and limit to read other parts of long files. Binary files cannot be read."
+        "Reads a file from the local filesystem, or lists a directory. filePath may be absolute or relative to the working directory. Returns up to 2000 lines as `N: line`; use offset (1-based) and limit to read other parts of long files. Binary files cannot be read; images (png, jpeg, gif, webp) are returned as images when the model accepts them."
     }
 
     async fn run(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -112,6 +117,11 @@ impl TypedTool for ReadTool {
             read_dir(&path, offset, limit, &self.limits, &ReadRules::of(ctx)).await?
         } else {
             let bytes = read_bounded(&path, self.limits.max_file_bytes).await?;
+            if ctx.accepts_images()
+                && let Some(mime) = image_mime(&path, &bytes)
+            {
+                return read_image(&path, title, mime, &bytes);
+            }
             if is_binary(&path, &bytes) {
                 return Err(FileError::Binary(path).into());
             }
@@ -130,6 +140,28 @@ impl TypedTool for ReadTool {
                 "truncated": output.truncated,
             })))
     }
+}
+
+/// An image for a model that accepts images: the text opencode returns
+/// and the image as an attachment, at most [`MAX_IMAGE_BYTES`].
+fn read_image(
+    path: &Path,
+    title: String,
+    mime: &str,
+    bytes: &[u8],
+) -> Result<ToolOutput, ToolError> {
+    if bytes.len() as u64 > MAX_IMAGE_BYTES {
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_IMAGE_BYTES,
+        }
+        .into());
+    }
+    const READ: &str = "Image read successfully";
+    Ok(ToolOutput::text(READ)
+        .with_title(title)
+        .with_metadata(json!({"preview": READ, "truncated": false, "mime": mime}))
+        .with_attachment(FilePart::data(mime, bytes).with_filename(path.to_string_lossy())))
 }
 
 /// The content of the regular file at `path`, refusing other kinds of

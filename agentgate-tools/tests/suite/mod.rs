@@ -17,6 +17,7 @@ mod file_tools;
 mod file_tools_in_loop;
 mod listing_read_rules;
 mod ordinary_commands;
+mod read_images;
 mod replace_props;
 mod sandbox;
 mod sandbox_kernel;

@@ -241,6 +241,7 @@ mod tests {
             metadata: json!({}),
             time: Timing::default(),
             compacted: false,
+            attachments: Vec::new(),
         }
     }
 
