@@ -13,7 +13,7 @@ use super::non_interactive::NonInteractive;
 use super::settings::LoopSettings;
 use super::state::EngineState;
 use super::task_tool::{TaskSettings, TaskTool};
-use super::titles::SessionTitles;
+use super::title_setting::SessionTitles;
 use crate::agent_spec::AgentSpec;
 use crate::agents::{AgentEnvironment, Agents};
 use crate::event::EventBus;

@@ -20,7 +20,7 @@ use super::permission_preset::PermissionPreset;
 use super::retry::RetryPolicy;
 use super::settings::LoopSettings;
 use super::task_tool::TaskSettings;
-use super::titles::SessionTitles;
+use super::title_setting::SessionTitles;
 use super::turn_stream::TurnEvent;
 use crate::agents::{AgentEnvironment, AgentError, Agents};
 use crate::config::{Config, ConfigErrors, ConfigLoader};
@@ -319,10 +319,8 @@ impl CodingAgentBuilder {
             Some(model) => model,
             None => configured_model(self.model_name, &config, self.resolver.as_ref())?,
         };
-        let titles = match self.titles {
-            Some(titles) => titles,
-            None => configured_titles(&config, &agents, self.resolver.as_ref()),
-        };
+        let titles = (self.titles)
+            .unwrap_or_else(|| configured_titles(&config, &agents, self.resolver.as_ref()));
         let prompts = system_prompts(&config, &loader, skills, self.sections);
         let settings = loop_settings(self.retry, self.max_turn_time, &config)?;
         let mut builder = Engine::builder(model)
@@ -433,7 +431,7 @@ fn configured_titles(
     agents: &Agents,
     resolver: Option<&Arc<dyn ModelResolver>>,
 ) -> SessionTitles {
-    let Some(title_agent) = agents.get(crate::engine::titles::TITLE_AGENT) else {
+    let Some(title_agent) = agents.get(crate::engine::title_setting::TITLE_AGENT) else {
         return SessionTitles::Off;
     };
     let small = config

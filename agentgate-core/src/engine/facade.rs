@@ -309,7 +309,7 @@ impl Engine {
         emit_message(state, &user);
 
         let history = state.store.messages(&session.id).await?;
-        super::titles::start(self, &session, &history, &model);
+        self.start_title(&session, &history, &model);
         let model_messages = Arc::new(model_history(&agent.name, &history));
         // §12 step 5: the previous answer already filled the context.
         let full = history

@@ -19,7 +19,8 @@
 //! - `hook_calls.rs`: running the engine's hooks and combining answers;
 //! - `permission_preset.rs`: the named permission defaults it can layer in;
 //! - `task_tool.rs`: sub-agents (§10);
-//! - `titles.rs`: session titles from the hidden `title` agent;
+//! - `titles.rs`: session titles from the hidden `title` agent
+//!   (`title_setting.rs`: whether and with which model);
 //! - `user_tool.rs`: a tool run on the user's behalf under the same gate;
 //! - `command_run.rs`: a custom command expanded through those tools.
 
@@ -42,7 +43,8 @@ mod state;
 mod step_size;
 mod structured_run;
 pub(crate) mod task_tool;
-pub(crate) mod titles;
+mod title_setting;
+mod titles;
 mod tool_calls;
 mod turn;
 mod turn_compaction;
@@ -64,7 +66,7 @@ pub use retry::{
 };
 pub use settings::LoopSettings;
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
-pub use titles::{SessionTitles, TITLE_AGENT};
+pub use title_setting::{SessionTitles, TITLE_AGENT};
 pub use tool_calls::STEP_LIMIT_ERROR;
 pub use turn_compaction::COMPACTION_AGENT;
 pub use turn_stream::TurnEvent;

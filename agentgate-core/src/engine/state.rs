@@ -38,7 +38,7 @@ pub(crate) struct EngineState {
     /// The hooks, in registration order (`crate::hooks`).
     pub hooks: Vec<Arc<dyn crate::hooks::Hook>>,
     /// Whether and how new sessions get titles (`titles.rs`).
-    pub titles: super::titles::SessionTitles,
+    pub titles: super::title_setting::SessionTitles,
     /// The title tasks that may still run.
     pub title_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }

@@ -28,42 +28,7 @@ use crate::model::{LanguageModel, ModelMessage, ModelRequest, ToolChoice};
 use crate::sessions::Session;
 use crate::stream::StreamEvent;
 
-/// The name of the hidden agent that writes titles.
-pub const TITLE_AGENT: &str = "title";
-
-/// Whether an engine titles new sessions, and with which model
-/// ([`EngineBuilder::session_titles`](crate::EngineBuilder::session_titles)).
-/// The `title` agent's own configured `model` wins over both models.
-#[derive(Clone, Default)]
-#[non_exhaustive]
-pub enum SessionTitles {
-    /// No titles are written (the engine builder's default).
-    #[default]
-    Off,
-    /// Titles are written by this model (e.g. the configuration's
-    /// `small_model`).
-    Model(Arc<dyn LanguageModel>),
-    /// Titles are written by the model the prompt runs on (opencode's
-    /// fallback when no small model is configured).
-    SessionModel,
-}
-
-impl std::fmt::Debug for SessionTitles {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SessionTitles::Off => f.write_str("Off"),
-            SessionTitles::Model(model) => write!(f, "Model({})", model.info().full_id()),
-            SessionTitles::SessionModel => f.write_str("SessionModel"),
-        }
-    }
-}
-
-impl SessionTitles {
-    /// Whether titles are written at all.
-    pub fn is_on(&self) -> bool {
-        !matches!(self, SessionTitles::Off)
-    }
-}
+use super::title_setting::{SessionTitles, TITLE_AGENT};
 
 /// Whether a user message is the user's own (not wholly synthetic).
 fn is_real_user(message: &Message) -> bool {
@@ -79,60 +44,65 @@ fn is_real_user(message: &Message) -> bool {
         })
 }
 
-/// Starts writing the title of `session` in the background when it needs
-/// one (see the module documentation); `history` holds the prompt's user
-/// message, `model` is the model the prompt runs on.
-pub(super) fn start(
-    engine: &Engine,
-    session: &Session,
-    history: &[Message],
-    model: &Arc<dyn LanguageModel>,
-) {
-    let state = engine.state();
-    if !state.titles.is_on() || session.parent_id.is_some() || !session.title.is_empty() {
-        return;
-    }
-    let Some(first) = history.iter().position(is_real_user) else {
-        return;
-    };
-    if history.iter().filter(|m| is_real_user(m)).count() != 1 {
-        return;
-    }
-    let agent = state.agents.get(TITLE_AGENT).cloned().unwrap_or_else(|| {
-        let mut agent = AgentSpec::new(TITLE_AGENT);
-        agent.system = builtin_prompt(TITLE_AGENT)
-            .map(|p| vec![p.to_string()])
-            .unwrap_or_default();
-        agent.temperature = Some(0.5);
-        Arc::new(agent)
-    });
-    let title_model = agent
-        .model
-        .as_ref()
-        .and_then(|wanted| engine.model_named(Some(wanted)).ok())
-        .or_else(|| match &state.titles {
-            SessionTitles::Model(model) => Some(Arc::clone(model)),
-            SessionTitles::SessionModel => Some(Arc::clone(model)),
-            SessionTitles::Off => None,
-        });
-    let Some(title_model) = title_model else {
-        return;
-    };
-    let request = title_request(&agent, &history[..=first]);
-    let engine = engine.clone();
-    let session_id = session.id.clone();
-    let task = tokio::spawn(async move {
-        match ask_title(title_model.as_ref(), request).await {
-            Ok(Some(title)) => store_title(&engine, &session_id, title).await,
-            Ok(None) => tracing::debug!(session = %session_id, "the title model wrote no title"),
-            Err(error) => {
-                tracing::warn!(session = %session_id, %error, "failed to generate a session title")
-            }
+impl Engine {
+    /// Starts writing the title of `session` in the background when it needs
+    /// one (see the module documentation); `history` holds the prompt's user
+    /// message, `model` is the model the prompt runs on.
+    pub(super) fn start_title(
+        &self,
+        session: &Session,
+        history: &[Message],
+        model: &Arc<dyn LanguageModel>,
+    ) {
+        let engine = self;
+        let state = engine.state();
+        if !state.titles.is_on() || session.parent_id.is_some() || !session.title.is_empty() {
+            return;
         }
-    });
-    let mut tasks = state.title_tasks.lock().unwrap_or_else(|e| e.into_inner());
-    tasks.retain(|task| !task.is_finished());
-    tasks.push(task);
+        let Some(first) = history.iter().position(is_real_user) else {
+            return;
+        };
+        if history.iter().filter(|m| is_real_user(m)).count() != 1 {
+            return;
+        }
+        let agent = state.agents.get(TITLE_AGENT).cloned().unwrap_or_else(|| {
+            let mut agent = AgentSpec::new(TITLE_AGENT);
+            agent.system = builtin_prompt(TITLE_AGENT)
+                .map(|p| vec![p.to_string()])
+                .unwrap_or_default();
+            agent.temperature = Some(0.5);
+            Arc::new(agent)
+        });
+        let title_model = agent
+            .model
+            .as_ref()
+            .and_then(|wanted| engine.model_named(Some(wanted)).ok())
+            .or_else(|| match &state.titles {
+                SessionTitles::Model(model) => Some(Arc::clone(model)),
+                SessionTitles::SessionModel => Some(Arc::clone(model)),
+                SessionTitles::Off => None,
+            });
+        let Some(title_model) = title_model else {
+            return;
+        };
+        let request = title_request(&agent, &history[..=first]);
+        let engine = engine.clone();
+        let session_id = session.id.clone();
+        let task = tokio::spawn(async move {
+            match ask_title(title_model.as_ref(), request).await {
+                Ok(Some(title)) => store_title(&engine, &session_id, title).await,
+                Ok(None) => {
+                    tracing::debug!(session = %session_id, "the title model wrote no title")
+                }
+                Err(error) => {
+                    tracing::warn!(session = %session_id, %error, "failed to generate a session title")
+                }
+            }
+        });
+        let mut tasks = state.title_tasks.lock().unwrap_or_else(|e| e.into_inner());
+        tasks.retain(|task| !task.is_finished());
+        tasks.push(task);
+    }
 }
 
 /// The request for the title of the conversation `context` (which ends

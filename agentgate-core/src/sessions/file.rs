@@ -28,8 +28,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::io::AsyncWriteExt;
 
+use super::error::SessionStoreError;
 use super::session::Session;
-use super::store::{SessionStore, SessionStoreError};
+use super::store::SessionStore;
 use crate::message::Message;
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::error::SessionStoreError;
 use super::session::{Session, SessionTime};
-use super::store::SessionStoreError;
 use crate::ids::{ascending, now_ms};
 use crate::message::Message;
 

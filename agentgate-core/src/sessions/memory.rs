@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 
+use super::error::SessionStoreError;
 use super::session::Session;
-use super::store::{SessionStore, SessionStoreError};
+use super::store::SessionStore;
 use crate::message::Message;
 
 #[derive(Debug, Default)]

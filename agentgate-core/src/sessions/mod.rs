@@ -2,14 +2,16 @@
 //! trait, the in-memory default [`MemorySessionStore`] and the file-backed
 //! [`FileSessionStore`], so sessions resume after a restart.
 
+mod error;
 mod file;
 mod fork;
 mod memory;
 mod session;
 mod store;
 
+pub use error::SessionStoreError;
 pub use file::FileSessionStore;
 pub use fork::forked_title;
 pub use memory::MemorySessionStore;
 pub use session::{Session, SessionTime};
-pub use store::{SessionStore, SessionStoreError};
+pub use store::SessionStore;
