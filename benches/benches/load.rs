@@ -9,75 +9,33 @@
 //! small smoke run.
 
 #![allow(missing_docs)]
-#![allow(unsafe_code)] // a GlobalAlloc impl is unsafe by definition
 
 #[path = "load/workload.rs"]
 #[allow(dead_code)] // `LoadReport::config` is for the test
 mod workload;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use agentgate_benches::{CountingAllocator, usize_arg};
 
 use workload::{LoadConfig, run};
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = CURRENT.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size >= layout.size() {
-            grew(new_size - layout.size());
-        } else {
-            CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn arg(args: &[String], name: &str) -> Option<usize> {
-    let at = args.iter().position(|a| a == name)?;
-    args.get(at + 1)?.parse().ok()
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let full = args.iter().any(|a| a == "--bench");
     let config = LoadConfig {
-        sessions: arg(&args, "--sessions").unwrap_or(if full { 1000 } else { 50 }),
-        steps: arg(&args, "--steps").unwrap_or(if full { 20 } else { 5 }),
+        sessions: usize_arg(&args, "--sessions").unwrap_or(if full { 1000 } else { 50 }),
+        steps: usize_arg(&args, "--steps").unwrap_or(if full { 20 } else { 5 }),
         tool_yields: args.iter().any(|a| a == "--tool-yields"),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
-    let before = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = CountingAllocator::reset_peak();
     let report = runtime.block_on(run(config));
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let peak = CountingAllocator::peak() - before;
     let per_session = peak / config.sessions;
 
     let ok = report.finished.iter().all(|f| *f)

@@ -13,8 +13,10 @@
 //! assert_eq!(rules, agentgate_benches::synthetic_rules(100));
 //! ```
 
+mod counting_alloc;
 mod mock_model;
 
+pub use counting_alloc::{CountingAllocator, usize_arg};
 pub use mock_model::{MockModel, RequestRecord, RunRecord, Script, process_cpu_ns};
 
 use agentgate_core::{AgentEnvironment, Agents};

@@ -22,61 +22,20 @@
 //! `cargo run --release -p agentgate-benches --bin history-cost [-- --steps 80 --output 52000 --runs 3]`
 
 #![allow(missing_docs)]
-#![allow(unsafe_code)] // a GlobalAlloc impl is unsafe by definition
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agentgate_benches::{CountingAllocator, usize_arg};
 use agentgate_core::CodingAgent;
 use agentgate_providers::OpenAiCompatible;
 use agentgate_store::SqliteStore;
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = CURRENT.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size >= layout.size() {
-            grew(new_size - layout.size());
-        } else {
-            CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn arg(args: &[String], name: &str) -> Option<usize> {
-    let at = args.iter().position(|a| a == name)?;
-    args.get(at + 1)?.parse().ok()
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// This thread's id (`/proc/thread-self` → `<pid>/task/<tid>`).
 fn thread_id() -> Option<String> {
@@ -254,13 +213,12 @@ async fn run_once(dir: &Path, steps: usize, output: usize, round: usize) -> Resu
         .build()
         .await
         .map_err(|e| e.to_string())?;
-    PEAK.store(CURRENT.load(Ordering::Relaxed), Ordering::Relaxed);
-    let before = CURRENT.load(Ordering::Relaxed);
+    let before = CountingAllocator::reset_peak();
     let result = agent
         .run("Print big.txt again and again.")
         .await
         .map_err(|e| e.to_string())?;
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
+    let peak = CountingAllocator::peak().saturating_sub(before);
     if result.steps as usize != steps + 1 {
         return Err(format!(
             "the turn took {} steps, not {}",
@@ -309,9 +267,9 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    let steps = arg(&args, "--steps").unwrap_or(80);
-    let output = arg(&args, "--output").unwrap_or(52_000);
-    let runs = arg(&args, "--runs").unwrap_or(3);
+    let steps = usize_arg(&args, "--steps").unwrap_or(80);
+    let output = usize_arg(&args, "--output").unwrap_or(52_000);
+    let runs = usize_arg(&args, "--runs").unwrap_or(3);
     let dir: PathBuf = std::env::temp_dir().join(format!("history-cost-{}", std::process::id()));
     let project = dir.join("project");
     std::fs::create_dir_all(&project).map_err(|e| e.to_string())?;
