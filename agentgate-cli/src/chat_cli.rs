@@ -368,9 +368,12 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                     } else {
                         " "
                     };
+                    // Titles are written by a model: shown terminal-safe.
                     println!(
                         "{here} {}  {}  {}",
-                        session.id, session.agent, session.title
+                        session.id,
+                        session.agent,
+                        crate::terminal_text::terminal_safe(&session.title)
                     );
                 }
                 continue;

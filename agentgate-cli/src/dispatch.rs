@@ -14,6 +14,13 @@ use crate::permission_cli::{self, Context, Project, eval};
 use crate::run_cli::{self, RunOptions};
 use crate::{agents_cli, chat_cli, debug_cli, mcp_cli, sessions_cli};
 
+/// Prints text that holds what the model, the project or a server wrote
+/// (session titles and transcripts, remembered patterns), terminal-safe:
+/// see [`terminal_safe`](crate::terminal_text::terminal_safe).
+fn print_shown(text: &str) -> Result<(), String> {
+    print(&crate::terminal_text::terminal_safe(text))
+}
+
 fn print(text: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
@@ -136,6 +143,9 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::Sessions(command) => {
             let dir = current_dir()?;
+            // `export` is JSON (its strings already escape control
+            // characters); everything else is shown to a person.
+            let json = matches!(command, SessionsCommand::Export { .. });
             let text = runtime()?.block_on(async {
                 match command {
                     SessionsCommand::List => sessions_cli::list(&dir).await,
@@ -150,11 +160,15 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                     }
                 }
             })?;
-            print(&text)?;
+            if json {
+                print(&text)?
+            } else {
+                print_shown(&text)?
+            }
             return Ok(ExitCode::SUCCESS);
         }
         Command::Approvals(ApprovalsCommand::List) => {
-            print(&sessions_cli::approvals(&current_dir()?)?)?;
+            print_shown(&sessions_cli::approvals(&current_dir()?)?)?;
             return Ok(ExitCode::SUCCESS);
         }
         Command::Approvals(ApprovalsCommand::Revoke {

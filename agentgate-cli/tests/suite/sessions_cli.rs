@@ -244,3 +244,54 @@ async fn the_small_model_titles_a_new_session_unless_run_gives_a_title() {
     assert!(list.contains("Mine"), "{list}");
     assert!(list.contains("a prompt that names itself"), "{list}");
 }
+
+/// A title or transcript holds what a model (or a hostile project's
+/// prompt) wrote: `sessions list` and `show` print it terminal-safe, so an
+/// escape sequence in a title cannot clear the screen or redraw a line.
+#[tokio::test]
+async fn titles_and_transcripts_are_shown_terminal_safe() {
+    let sandbox = Sandbox::new("sessions-terminal-safe");
+    let out = sandbox
+        .agent(
+            &[
+                "run",
+                "--auto",
+                "--format",
+                "json",
+                "--title",
+                "fine\u{1b}[2J\u{1b}]0;pwned\u{7}",
+                "say \u{202e}olleh",
+            ],
+            &[],
+        )
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let id = session_id(&out);
+    let list = text(&sandbox.agent(&["sessions", "list"], &[]).await.stdout);
+    assert!(
+        !list.contains('\u{1b}') && !list.contains('\u{7}'),
+        "{list:?}"
+    );
+    assert!(
+        list.contains("fine\\u{1b}[2J\\u{1b}]0;pwned\\u{7}"),
+        "{list}"
+    );
+    let show = text(&sandbox.agent(&["sessions", "show", &id], &[]).await.stdout);
+    assert!(
+        !show.contains('\u{1b}') && !show.contains('\u{202e}'),
+        "{show:?}"
+    );
+    assert!(show.contains("say \\u{202e}olleh"), "{show}");
+    // The export stays JSON, byte for byte what was stored.
+    let export: Value = serde_json::from_slice(
+        &sandbox
+            .agent(&["sessions", "export", &id], &[])
+            .await
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        export["session"]["title"].as_str(),
+        Some("fine\u{1b}[2J\u{1b}]0;pwned\u{7}")
+    );
+}
