@@ -131,11 +131,12 @@ enum Move {
     Answer(String),
 }
 
-fn seen(messages: &[ModelMessage]) -> Seen {
+fn seen<M: std::borrow::Borrow<ModelMessage>>(messages: &[M]) -> Seen {
     // Only the current turn counts: start after the last user message that
     // carries text (tool results travel in their own messages).
     let start = messages
         .iter()
+        .map(M::borrow)
         .rposition(|m| {
             m.content
                 .iter()
@@ -145,7 +146,7 @@ fn seen(messages: &[ModelMessage]) -> Seen {
         .unwrap_or(0);
     let mut seen = Seen::default();
     let mut read_paths = std::collections::HashMap::new();
-    for message in &messages[start..] {
+    for message in messages[start..].iter().map(M::borrow) {
         for part in &message.content {
             match part {
                 ContentPart::ToolCall {

@@ -138,8 +138,9 @@ pub use message::{FilePart, Message, Part, Role, Timing, ToolPart, ToolState};
 pub use error::{ApiError, Headers, ModelError};
 /// The model interface, requests and model descriptions.
 pub use model::{
-    ContentPart, EventStream, LanguageModel, ModelCapabilities, ModelCost, ModelInfo, ModelLimits,
-    ModelMessage, ModelRef, ModelRequest, ModelResolver, ModelRole, ToolChoice, ToolSpec,
+    ContentPart, EventStream, History, LanguageModel, ModelCapabilities, ModelCost, ModelInfo,
+    ModelLimits, ModelMessage, ModelRef, ModelRequest, ModelResolver, ModelRole, ToolChoice,
+    ToolSpec, share_messages,
 };
 /// What a model stream yields.
 pub use stream::{FinishReason, ProviderMetadata, StreamEvent, ToolCall};

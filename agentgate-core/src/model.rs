@@ -282,6 +282,26 @@ impl ModelMessage {
     }
 }
 
+/// The conversation of a [`ModelRequest`]: a shared list of shared
+/// messages. A message behind an `Arc` cannot change while another holder
+/// keeps it (`Arc::make_mut` copies it first), so a provider that keeps
+/// the `Arc` of a message it has encoded may reuse that encoding whenever
+/// a later request holds the same `Arc` (`Arc::ptr_eq`): a step then
+/// encodes only the messages it adds.
+pub type History = Arc<Vec<Arc<ModelMessage>>>;
+
+/// `messages` as a [`History`].
+///
+/// ```
+/// use agentgate_core::{ModelMessage, share_messages};
+///
+/// let history = share_messages(vec![ModelMessage::user("hi")]);
+/// assert_eq!(history.len(), 1);
+/// ```
+pub fn share_messages(messages: Vec<ModelMessage>) -> History {
+    Arc::new(messages.into_iter().map(Arc::new).collect())
+}
+
 /// Everything a model call needs.
 ///
 /// New fields will be added; build one with [`ModelRequest::new`] and the
@@ -305,8 +325,10 @@ pub struct ModelRequest {
     /// The conversation. Every tool call has a result in the following
     /// tool message. Shared (`Arc`) so that a step does not copy the whole
     /// history: the loop appends to it in place once the provider has
-    /// dropped the request (`Arc::make_mut`).
-    pub messages: Arc<Vec<ModelMessage>>,
+    /// dropped the request (`Arc::make_mut`). Each message is shared and
+    /// immutable too: a provider may keep a message's wire encoding for
+    /// as long as it holds that `Arc` (see [`History`]).
+    pub messages: History,
     /// The tools the model may call (shared for the same reason).
     pub tools: Arc<Vec<ToolSpec>>,
     /// Whether the model may call them.
@@ -331,7 +353,7 @@ impl ModelRequest {
     /// provider's defaults for everything else.
     pub fn new(messages: Vec<ModelMessage>) -> Self {
         ModelRequest {
-            messages: Arc::new(messages),
+            messages: share_messages(messages),
             ..ModelRequest::default()
         }
     }

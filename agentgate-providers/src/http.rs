@@ -426,6 +426,54 @@ pub(crate) fn body_bytes<T: serde::Serialize>(
     bytes
 }
 
+/// The bytes of [`body_value`] for a request whose history is written
+/// apart: `typed` serialises field `field` as an empty array, and
+/// `history` is written in its place, so cached encodings
+/// ([`crate::encode_cache::Cached::Raw`]) go into the body as they are,
+/// never through a JSON tree. Only the fields around the history go
+/// through one (small: the model, the tools, the settings), to merge
+/// `options[key]` over them exactly as [`body_value`] does. `None` when
+/// the options replace the history field itself (the caller then encodes
+/// the whole body the plain way).
+pub(crate) fn body_bytes_with_history<T: serde::Serialize, H: serde::Serialize>(
+    typed: &T,
+    field: &str,
+    history: &H,
+    options: &serde_json::Map<String, Value>,
+    key: &str,
+    size_hint: &SizeHint,
+) -> Option<Vec<u8>> {
+    use std::sync::atomic::Ordering;
+    if let Some(Value::Object(extra)) = options.get(key)
+        && extra.contains_key(field)
+    {
+        return None;
+    }
+    let mut head = serde_json::to_value(typed).ok()?;
+    merge_options(&mut head, options, key);
+    let Value::Object(fields) = head else {
+        return None;
+    };
+    let hint = size_hint.0.load(Ordering::Relaxed);
+    let mut bytes = Vec::with_capacity(hint.saturating_add(hint / 8).max(1024));
+    bytes.push(b'{');
+    for (index, (name, value)) in fields.iter().enumerate() {
+        if index > 0 {
+            bytes.push(b',');
+        }
+        serde_json::to_writer(&mut bytes, name).ok()?;
+        bytes.push(b':');
+        if name == field {
+            serde_json::to_writer(&mut bytes, history).ok()?;
+        } else {
+            serde_json::to_writer(&mut bytes, value).ok()?;
+        }
+    }
+    bytes.push(b'}');
+    size_hint.0.store(bytes.len(), Ordering::Relaxed);
+    Some(bytes)
+}
+
 /// The size of the last request body a client sent: the next body's
 /// buffer starts that large (the history only grows between steps).
 #[derive(Debug, Default)]

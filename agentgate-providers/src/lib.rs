@@ -67,6 +67,7 @@
 // Modules are private: this list is the crate's public API.
 mod anthropic;
 mod config_models;
+mod encode_cache;
 mod endpoints;
 mod error;
 mod error_body;

@@ -4,7 +4,13 @@
 //! before), over random transcripts: texts with escapes and non-ASCII,
 //! reasoning with provider metadata, tool calls and results (errors too),
 //! files, system sections, tools, tool choices, sampling, and provider
-//! options (merged, or for another provider).
+//! options (merged, or for another provider). The second property runs a
+//! conversation through one client of each kind, step after step, as the
+//! engine does (messages appended, changed, dropped, a history rebuilt or
+//! forked): the bytes stay exact while the clients reuse the encodings of
+//! the messages they have sent before.
+
+use std::sync::Arc;
 
 use agentgate_core::{
     ContentPart, ModelMessage, ModelRequest, ModelRole, ProviderMetadata, ToolChoice, ToolSpec,
@@ -227,6 +233,118 @@ proptest! {
         );
         let gemini = Gemini::new("gemini-2.5-pro", "k");
         prop_assert_eq!(gemini.request_bytes(&request), bytes_of(&gemini.request_body(&request)));
+    }
+}
+
+/// What happens to the history between two steps.
+#[derive(Debug, Clone)]
+enum Edit {
+    /// A new message at the end (the usual step).
+    Push(ModelMessage),
+    /// A message changed in place (`Arc::make_mut`).
+    Change(usize, ModelMessage),
+    /// The history cut short (compaction keeps a part).
+    Truncate(usize),
+    /// The same contents in new `Arc`s (a history reloaded from the store).
+    Reload,
+    /// Another conversation's history sharing this one's `Arc`s (a fork),
+    /// sent in between.
+    Fork(ModelMessage),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        6 => message().prop_map(Edit::Push),
+        1 => (0..16usize, message()).prop_map(|(i, m)| Edit::Change(i, m)),
+        1 => (0..16usize).prop_map(Edit::Truncate),
+        1 => Just(Edit::Reload),
+        1 => message().prop_map(Edit::Fork),
+    ]
+}
+
+/// Checks what each client sends for `request` against its body.
+fn check_all(clients: &Clients, request: &ModelRequest) -> Result<(), TestCaseError> {
+    let (chat, deepseek, anthropic, uncached, responses, gemini) = clients;
+    prop_assert_eq!(
+        chat.request_bytes(request),
+        bytes_of(&chat.request_body(request))
+    );
+    prop_assert_eq!(
+        deepseek.request_bytes(request),
+        bytes_of(&deepseek.request_body(request))
+    );
+    prop_assert_eq!(
+        anthropic.request_bytes(request),
+        bytes_of(&anthropic.request_body(request))
+    );
+    prop_assert_eq!(
+        uncached.request_bytes(request),
+        bytes_of(&uncached.request_body(request))
+    );
+    prop_assert_eq!(
+        responses.request_bytes(request),
+        bytes_of(&responses.request_body(request))
+    );
+    prop_assert_eq!(
+        gemini.request_bytes(request),
+        bytes_of(&gemini.request_body(request))
+    );
+    Ok(())
+}
+
+type Clients = (
+    OpenAiCompatible,
+    OpenAiCompatible,
+    Anthropic,
+    Anthropic,
+    OpenAiResponses,
+    Gemini,
+);
+
+fn clients() -> Clients {
+    (
+        OpenAiCompatible::new("openai", "gpt-4.1", "http://127.0.0.1:9/v1"),
+        OpenAiCompatible::new("deepseek", "deepseek-reasoner", "http://127.0.0.1:9/v1"),
+        Anthropic::new("claude-sonnet-4-5", "k"),
+        Anthropic::new("claude-sonnet-4-5", "k").with_prompt_caching(false),
+        OpenAiResponses::new("gpt-5", "k"),
+        Gemini::new("gemini-2.5-pro", "k"),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn a_conversation_is_sent_exactly_at_every_step(
+        start in request(),
+        edits in proptest::collection::vec(edit(), 1..12),
+    ) {
+        let clients = clients();
+        let mut request = start;
+        check_all(&clients, &request)?;
+        for edit in edits {
+            let history = Arc::make_mut(&mut request.messages);
+            match edit {
+                Edit::Push(message) => history.push(Arc::new(message)),
+                Edit::Change(index, message) => {
+                    if !history.is_empty() {
+                        let at = index % history.len();
+                        *Arc::make_mut(&mut history[at]) = message;
+                    }
+                }
+                Edit::Truncate(keep) => history.truncate(keep),
+                Edit::Reload => {
+                    *history = history.iter().map(|m| Arc::new((**m).clone())).collect();
+                }
+                Edit::Fork(message) => {
+                    let mut fork = request.clone();
+                    Arc::make_mut(&mut fork.messages).push(Arc::new(message));
+                    check_all(&clients, &fork)?;
+                }
+            }
+            check_all(&clients, &request)?;
+        }
     }
 }
 

@@ -310,7 +310,7 @@ impl Engine {
 
         let history = state.store.messages(&session.id).await?;
         self.start_title(&session, &history, &model);
-        let model_messages = Arc::new(model_history(&agent.name, &history));
+        let model_messages = crate::model::share_messages(model_history(&agent.name, &history));
         // §12 step 5: the previous answer already filled the context.
         let full = history
             .iter()

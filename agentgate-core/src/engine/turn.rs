@@ -24,14 +24,14 @@ use crate::ids::{ascending, now_ms};
 use crate::message::{
     Message, MessageError, Part, Role, ToolPart, ToolState, append_model_messages,
 };
-use crate::model::{ModelMessage, ModelRequest, ToolChoice};
+use crate::model::{History, ModelMessage, ModelRequest, ToolChoice};
 use crate::stream::FinishReason;
 use crate::usage::Usage;
 
 /// What a turn has done so far.
 struct Progress {
     /// The history as the model sees it, grown by every step.
-    model_messages: Arc<Vec<ModelMessage>>,
+    model_messages: History,
     /// The turn's assistant messages.
     messages: Vec<Message>,
     /// The turn's last tool calls, without their outputs: all the
@@ -71,7 +71,7 @@ struct StepFacts {
 pub(super) async fn run_turn(
     ctx: &TurnContext<'_>,
     full: bool,
-    model_messages: Arc<Vec<ModelMessage>>,
+    model_messages: History,
 ) -> Result<TurnResult, PromptError> {
     let mut turn = Progress {
         model_messages,
@@ -144,7 +144,7 @@ fn prepare(ctx: &TurnContext<'_>, turn: &Progress, mode: StepMode) -> ModelReque
         // with tool calls otherwise) but may not be called, and any call is
         // refused.
         request.tool_choice = ToolChoice::None;
-        Arc::make_mut(&mut request.messages).push(ModelMessage::user(MAX_STEPS_PROMPT));
+        Arc::make_mut(&mut request.messages).push(Arc::new(ModelMessage::user(MAX_STEPS_PROMPT)));
     }
     request
 }
@@ -185,7 +185,9 @@ async fn step(
     }
     turn.usage.accumulate(&message.usage);
     complete_message(ctx.engine, &message).await?;
-    append_model_messages(&message, Arc::make_mut(&mut turn.model_messages));
+    let mut added = Vec::new();
+    append_model_messages(&message, &mut added);
+    Arc::make_mut(&mut turn.model_messages).extend(added.into_iter().map(Arc::new));
     remember_calls(&mut turn.calls, &message);
     let engine = ctx.engine;
     let facts = StepFacts {

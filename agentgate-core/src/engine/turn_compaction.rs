@@ -14,7 +14,7 @@ use crate::compaction::{self, CONTINUE_PROMPT, preserve_budget};
 use crate::event::Event;
 use crate::ids::{ascending, now_ms};
 use crate::message::{Message, MessageError, Part, Role};
-use crate::model::{ModelMessage, ToolChoice};
+use crate::model::{History, ModelMessage, ToolChoice, share_messages};
 use crate::usage::Usage;
 
 /// Runs one compaction (see [`crate::compaction`]): the summary call, then
@@ -25,7 +25,7 @@ pub(super) async fn compact(
     ctx: &TurnContext<'_>,
     step: u32,
     replay: bool,
-    model_messages: &mut Arc<Vec<ModelMessage>>,
+    model_messages: &mut History,
     usage: &mut Usage,
 ) -> Result<Result<(), StopReason>, PromptError> {
     let engine = ctx.engine;
@@ -55,7 +55,7 @@ pub(super) async fn compact(
     }
     continue_after(ctx, plan.replay).await?;
     let history = engine.store.messages(session_id).await?;
-    *model_messages = Arc::new(model_history(&ctx.agent.name, &history));
+    *model_messages = share_messages(model_history(&ctx.agent.name, &history));
     Ok(Ok(()))
 }
 
@@ -74,7 +74,7 @@ async fn summarise(
         .cloned()
         .unwrap_or_else(|| Arc::new(AgentSpec::new(COMPACTION_AGENT)));
     let summary = ctx.for_summary(&agent);
-    let mut request = summary.request(Arc::new(history));
+    let mut request = summary.request(share_messages(history));
     request.tool_choice = ToolChoice::None;
     let mut message = Message::new(ctx.session_id(), Role::Assistant);
     message.agent = agent.name.clone();

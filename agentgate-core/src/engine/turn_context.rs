@@ -14,7 +14,7 @@ use super::model_family::retain_for_model;
 use super::model_options::provider_options;
 use super::state::EngineState;
 use crate::agent_spec::AgentSpec;
-use crate::model::{LanguageModel, ModelMessage, ModelRequest, ToolChoice, ToolSpec};
+use crate::model::{History, LanguageModel, ModelRequest, ToolChoice, ToolSpec};
 use crate::sessions::Session;
 use crate::tool::CallingAgent;
 
@@ -125,7 +125,7 @@ impl<'a> TurnContext<'a> {
     }
 
     /// A request of this turn's fields over `messages`.
-    pub(super) fn request(&self, messages: Arc<Vec<ModelMessage>>) -> ModelRequest {
+    pub(super) fn request(&self, messages: History) -> ModelRequest {
         ModelRequest {
             system: self.system.clone(),
             messages,

@@ -92,16 +92,16 @@ async fn usage_over_the_limit_compacts_and_the_turn_continues() {
     // The summary call: the head only (turn 1), tool output cut, the prompt last.
     let summary = &requests[4];
     assert_eq!(summary.tool_choice, ToolChoice::None);
-    assert_eq!(summary.messages[0], ModelMessage::user("first question"));
+    assert_eq!(*summary.messages[0], ModelMessage::user("first question"));
     let (_, cut, _) = &results(summary)[0];
     assert!(
         cut.starts_with(&"x".repeat(2_000)) && cut.len() < 2_100,
         "{}",
         cut.len()
     );
-    assert_eq!(summary.messages[3], assistant("first answer"));
+    assert_eq!(*summary.messages[3], assistant("first answer"));
     assert_eq!(
-        summary.messages.last().unwrap(),
+        &**summary.messages.last().unwrap(),
         &ModelMessage::user(SUMMARY_PROMPT)
     );
     assert_eq!(summary.messages.len(), 5);
@@ -109,14 +109,14 @@ async fn usage_over_the_limit_compacts_and_the_turn_continues() {
     // The next request: the summary, the kept tail (turns 2 and 3), the
     // continuation — not the old head.
     let next = &requests[5];
-    assert_eq!(next.messages[0], ModelMessage::user(SUMMARY_QUESTION));
-    assert_eq!(next.messages[1], assistant("## Goal\nSUMMARY TEXT"));
-    assert_eq!(next.messages[2], ModelMessage::user("second question"));
-    assert_eq!(next.messages[3], assistant("second answer"));
-    assert_eq!(next.messages[4], ModelMessage::user("third question"));
+    assert_eq!(*next.messages[0], ModelMessage::user(SUMMARY_QUESTION));
+    assert_eq!(*next.messages[1], assistant("## Goal\nSUMMARY TEXT"));
+    assert_eq!(*next.messages[2], ModelMessage::user("second question"));
+    assert_eq!(*next.messages[3], assistant("second answer"));
+    assert_eq!(*next.messages[4], ModelMessage::user("third question"));
     assert_eq!(results(next), [("c2".into(), "short".into(), false)]);
     assert_eq!(
-        next.messages.last().unwrap(),
+        &**next.messages.last().unwrap(),
         &ModelMessage::user(CONTINUE_PROMPT)
     );
     assert!(!texts(next).iter().any(|t| t == "first question"));
@@ -137,10 +137,10 @@ async fn usage_over_the_limit_compacts_and_the_turn_continues() {
     // A later prompt still sends the compacted view.
     engine.prompt(&session.id, "fourth question").await.unwrap();
     let later = model.requests().pop().unwrap();
-    assert_eq!(later.messages[0], ModelMessage::user(SUMMARY_QUESTION));
+    assert_eq!(*later.messages[0], ModelMessage::user(SUMMARY_QUESTION));
     assert!(!texts(&later).iter().any(|t| t == "first question"));
     assert_eq!(
-        later.messages.last().unwrap(),
+        &**later.messages.last().unwrap(),
         &ModelMessage::user("fourth question")
     );
 }
@@ -163,7 +163,11 @@ async fn provider_overflow_compacts_and_replays_the_user_message() {
     let requests = model.requests();
     assert_eq!(requests.len(), 4);
     assert_eq!(
-        requests[2].messages.as_slice(),
+        requests[2]
+            .messages
+            .iter()
+            .map(|m| (**m).clone())
+            .collect::<Vec<_>>(),
         [
             ModelMessage::user("first question"),
             assistant("first answer"),
@@ -171,7 +175,11 @@ async fn provider_overflow_compacts_and_replays_the_user_message() {
         ]
     );
     assert_eq!(
-        requests[3].messages.as_slice(),
+        requests[3]
+            .messages
+            .iter()
+            .map(|m| (**m).clone())
+            .collect::<Vec<_>>(),
         [
             ModelMessage::user(SUMMARY_QUESTION),
             assistant("SUMMARY"),
@@ -259,7 +267,7 @@ async fn a_final_answer_that_fills_the_context_compacts_in_the_same_turn() {
     let requests = model.requests();
     assert_eq!(requests.len(), 4, "answer, summary, continuation");
     assert_eq!(
-        requests[3].messages.last().unwrap(),
+        &**requests[3].messages.last().unwrap(),
         &ModelMessage::user(CONTINUE_PROMPT)
     );
     let history = engine.messages(&session.id).await.unwrap();

@@ -477,7 +477,7 @@ async fn step_limit_withholds_tools_and_asks_for_a_wrap_up() {
     assert_eq!(requests[0].tool_choice, ToolChoice::Auto);
     assert_eq!(requests[1].tool_choice, ToolChoice::None);
     assert_eq!(
-        requests[1].messages.last().unwrap(),
+        &**requests[1].messages.last().unwrap(),
         &agentgate_core::ModelMessage::user(agentgate_core::testing::semantics::MAX_STEPS_PROMPT)
     );
     assert_every_call_has_result(&engine.messages(&session.id).await.unwrap());

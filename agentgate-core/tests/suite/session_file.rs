@@ -65,10 +65,10 @@ async fn sessions_resume_after_a_restart() {
 
     let request = &second_model.requests()[0];
     assert_eq!(request.messages.len(), 5);
-    assert_eq!(request.messages[0], ModelMessage::user("echo something"));
+    assert_eq!(*request.messages[0], ModelMessage::user("echo something"));
     assert_eq!(results(request), [("c1".into(), "persisted".into(), false)]);
     assert_eq!(
-        request.messages[3],
+        *request.messages[3],
         ModelMessage {
             role: ModelRole::Assistant,
             content: vec![ContentPart::Text {
@@ -77,7 +77,7 @@ async fn sessions_resume_after_a_restart() {
             }]
         }
     );
-    assert_eq!(request.messages[4], ModelMessage::user("are you there?"));
+    assert_eq!(*request.messages[4], ModelMessage::user("are you there?"));
     assert_eq!(engine.messages(&session_id).await.unwrap().len(), 5);
 }
 

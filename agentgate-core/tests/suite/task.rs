@@ -125,7 +125,11 @@ async fn parent_delegates_to_explore_and_gets_its_last_text_back() {
     assert!(!task_spec.description.contains(NO_DESCRIPTION));
     // The child got only the prompt, and no task tool (explore may not delegate).
     assert_eq!(
-        requests[1].messages.as_slice(),
+        requests[1]
+            .messages
+            .iter()
+            .map(|m| (**m).clone())
+            .collect::<Vec<_>>(),
         [agentgate_core::ModelMessage::user("find the config")]
     );
     let child_tools: Vec<_> = requests[1].tools.iter().map(|t| t.name.as_str()).collect();
@@ -349,7 +353,11 @@ async fn task_id_resumes_the_child_and_refuses_a_stranger() {
     let requests = model.requests();
     let child_request = &requests[4];
     assert_eq!(
-        child_request.messages.as_slice(),
+        child_request
+            .messages
+            .iter()
+            .map(|m| (**m).clone())
+            .collect::<Vec<_>>(),
         [
             agentgate_core::ModelMessage::user("first question"),
             agentgate_core::ModelMessage {

@@ -9,6 +9,7 @@ use super::wire::{
     ChatRequest, FileData, FunctionCall, FunctionDefinition, FunctionName, ImageUrl, Message,
     StreamOptions, Tool, ToolCall, ToolChoice as WireToolChoice, UserContent, UserPart,
 };
+use crate::encode_cache::{Elements, EncodeCache, elements, flat_history_body};
 use crate::families::{MaxTokensField, ModelFamily, Reasoning};
 
 /// What the client contributes besides the request itself.
@@ -26,18 +27,39 @@ pub(crate) fn encode<'a>(
     request: &'a ModelRequest,
     settings: &EncodeSettings<'_>,
 ) -> ChatRequest<'a> {
-    let mut messages: Vec<Message<'a>> = request
+    let mut messages = system_messages(request);
+    let echo_reasoning = echoes_reasoning(settings);
+    for message in request.messages.iter() {
+        encode_message(message, echo_reasoning, &mut messages);
+    }
+    ChatRequest {
+        messages,
+        ..encode_settings(request, settings)
+    }
+}
+
+/// The system prompt's messages.
+fn system_messages(request: &ModelRequest) -> Vec<Message<'_>> {
+    request
         .system
         .iter()
         .filter(|s| !s.is_empty())
         .map(|s| Message::System {
             content: Cow::Borrowed(s.as_str()),
         })
-        .collect();
-    let echo_reasoning = settings.family.reasoning == Reasoning::ReasoningContentEcho;
-    for message in request.messages.iter() {
-        encode_message(message, echo_reasoning, &mut messages);
-    }
+        .collect()
+}
+
+/// Whether assistant turns carry their reasoning back (DeepSeek).
+fn echoes_reasoning(settings: &EncodeSettings<'_>) -> bool {
+    settings.family.reasoning == Reasoning::ReasoningContentEcho
+}
+
+/// The typed request without its messages: model, tools, settings.
+fn encode_settings<'a>(
+    request: &'a ModelRequest,
+    settings: &EncodeSettings<'_>,
+) -> ChatRequest<'a> {
     let (tools, tool_choice) = if request.tools.is_empty() {
         (Vec::new(), None)
     } else {
@@ -70,7 +92,7 @@ pub(crate) fn encode<'a>(
     };
     ChatRequest {
         model: settings.model.to_string(),
-        messages,
+        messages: Vec::new(),
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -102,11 +124,33 @@ pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>
 
 /// The bytes of [`request_body`], serialised without the JSON tree (see
 /// [`crate::http::body_bytes`]).
+/// Each history message's encoding comes from `cache` when an earlier
+/// request of this client encoded the same message (see
+/// [`crate::encode_cache`]), so a step encodes only what it adds.
 pub(crate) fn request_bytes(
     request: &ModelRequest,
     settings: &EncodeSettings<'_>,
     size_hint: &crate::http::SizeHint,
+    cache: &EncodeCache<Elements>,
 ) -> Vec<u8> {
+    let echo_reasoning = echoes_reasoning(settings);
+    let cached = flat_history_body(
+        cache,
+        request,
+        system_messages(request),
+        |message| {
+            let mut wire = Vec::new();
+            encode_message(message, echo_reasoning, &mut wire);
+            elements(&wire)
+        },
+        &encode_settings(request, settings),
+        "messages",
+        settings.provider,
+        size_hint,
+    );
+    if let Some(bytes) = cached {
+        return bytes;
+    }
     crate::http::body_bytes(
         &encode(request, settings),
         &request.options,

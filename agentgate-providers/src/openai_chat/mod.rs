@@ -43,6 +43,8 @@ pub struct OpenAiCompatible {
     timeouts: crate::Timeouts,
     /// The last request body's size (the next one's buffer starts so big).
     body_size: http::SizeHint,
+    /// The wire encoding of the history messages it has sent.
+    encoded: crate::encode_cache::EncodeCache<crate::encode_cache::Elements>,
 }
 
 crate::http::client_builders!(OpenAiCompatible);
@@ -66,6 +68,7 @@ impl OpenAiCompatible {
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
             body_size: http::SizeHint::default(),
+            encoded: Default::default(),
         }
     }
 
@@ -149,7 +152,12 @@ impl OpenAiCompatible {
     /// [`request_body`](Self::request_body) serialised, without building
     /// that JSON tree first.
     pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
-        encode::request_bytes(request, &self.encode_settings(), &self.body_size)
+        encode::request_bytes(
+            request,
+            &self.encode_settings(),
+            &self.body_size,
+            &self.encoded,
+        )
     }
 
     /// What the encoder needs of this client.

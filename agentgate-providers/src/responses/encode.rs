@@ -9,6 +9,7 @@ use super::wire::{
     ContentPart as WirePart, InputItem, Item, ResponsesRequest, SummaryText, Tool,
     ToolChoice as WireToolChoice,
 };
+use crate::encode_cache::{Elements, EncodeCache, elements, flat_history_body};
 use crate::families::{ModelFamily, Reasoning};
 use crate::metadata::metadata_str;
 
@@ -22,9 +23,30 @@ pub(crate) struct EncodeSettings<'a> {
 
 /// The typed request for `request`.
 pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> ResponsesRequest {
-    let reasoning = settings.family.reasoning == Reasoning::OpenAiEffort;
-    let system_role = if reasoning { "developer" } else { "system" };
-    let mut input: Vec<InputItem> = request
+    let mut input = system_items(request, settings);
+    for message in request.messages.iter() {
+        encode_message(message.role, &message.content, &mut input);
+    }
+    ResponsesRequest {
+        input,
+        ..encode_settings(request, settings)
+    }
+}
+
+/// Whether the model reasons the OpenAI way (system prompts as
+/// `developer`, encrypted reasoning requested).
+fn reasons(settings: &EncodeSettings<'_>) -> bool {
+    settings.family.reasoning == Reasoning::OpenAiEffort
+}
+
+/// The system prompt's input items.
+fn system_items(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Vec<InputItem> {
+    let system_role = if reasons(settings) {
+        "developer"
+    } else {
+        "system"
+    };
+    request
         .system
         .iter()
         .filter(|s| !s.is_empty())
@@ -32,10 +54,12 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> R
             role: system_role,
             content: s.clone(),
         })
-        .collect();
-    for message in request.messages.iter() {
-        encode_message(message.role, &message.content, &mut input);
-    }
+        .collect()
+}
+
+/// The typed request without its input items: model, tools, settings.
+fn encode_settings(request: &ModelRequest, settings: &EncodeSettings<'_>) -> ResponsesRequest {
+    let reasoning = reasons(settings);
     let (tools, tool_choice) = if request.tools.is_empty() {
         (Vec::new(), None)
     } else {
@@ -63,7 +87,7 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> R
     };
     ResponsesRequest {
         model: settings.model.to_string(),
-        input,
+        input: Vec::new(),
         stream: true,
         store: false,
         include: if reasoning {
@@ -92,12 +116,33 @@ pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>
 }
 
 /// The bytes of [`request_body`], serialised without the JSON tree (see
-/// [`crate::http::body_bytes`]).
+/// [`crate::http::body_bytes`]). Each history message's items come from
+/// `cache` when an earlier request of this client encoded the same
+/// message (see [`crate::encode_cache`]), so a step encodes only what it
+/// adds.
 pub(crate) fn request_bytes(
     request: &ModelRequest,
     settings: &EncodeSettings<'_>,
     size_hint: &crate::http::SizeHint,
+    cache: &EncodeCache<Elements>,
 ) -> Vec<u8> {
+    let cached = flat_history_body(
+        cache,
+        request,
+        system_items(request, settings),
+        |message| {
+            let mut wire = Vec::new();
+            encode_message(message.role, &message.content, &mut wire);
+            elements(&wire)
+        },
+        &encode_settings(request, settings),
+        "input",
+        PROVIDER,
+        size_hint,
+    );
+    if let Some(bytes) = cached {
+        return bytes;
+    }
     crate::http::body_bytes(
         &encode(request, settings),
         &request.options,

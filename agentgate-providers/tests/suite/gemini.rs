@@ -161,7 +161,7 @@ async fn unavailable_and_token_count_overflow() {
 async fn request_body_echoes_signatures_and_results() {
     let server = server_with(sse(FIXTURE)).await;
     let mut request = conversation();
-    Arc::make_mut(&mut request.messages)[1] = ModelMessage {
+    Arc::make_mut(&mut request.messages)[1] = Arc::new(ModelMessage {
         role: ModelRole::Assistant,
         content: vec![ContentPart::ToolCall {
             id: "call_1".into(),
@@ -169,7 +169,8 @@ async fn request_body_echoes_signatures_and_results() {
             input: json!({"path": "src/lib.rs"}),
             provider_metadata: Some(google("thoughtSignature", "sig")),
         }],
-    };
+    });
+
     let _ = run(&client(&server), request).await;
     let requests = server.received_requests().await.expect("recording on");
     let body: Value = serde_json::from_slice(&requests[0].body).expect("JSON body");

@@ -225,7 +225,7 @@ async fn request_body_round_trips_reasoning_and_calls() {
     // The previous assistant turn came from this API: its reasoning and
     // call carry OpenAI item ids.
     let messages = Arc::make_mut(&mut request.messages);
-    messages[1] = ModelMessage {
+    messages[1] = Arc::new(ModelMessage {
         role: ModelRole::Assistant,
         content: vec![
             ContentPart::Reasoning {
@@ -239,7 +239,8 @@ async fn request_body_round_trips_reasoning_and_calls() {
                 provider_metadata: Some(openai(&[("itemId", "fc_1")])),
             },
         ],
-    };
+    });
+
     request.temperature = None;
     request
         .options

@@ -1,0 +1,308 @@
+//! Each history message's wire encoding, kept while its `Arc` lives, so a
+//! step encodes only the messages it adds (issue 27: a step's cost should
+//! not grow with the history).
+//!
+//! A request's history is a list of `Arc<ModelMessage>` ([`History`]). A
+//! message behind an `Arc` cannot change while another holder keeps it
+//! (`Arc::make_mut` copies it first, `Arc::get_mut` refuses), and its
+//! address cannot be reused while it is held. The cache holds the `Arc` of
+//! every message it encoded, so an entry is reused only for the very same
+//! message (`Arc::ptr_eq`): exact by construction, with no hash and no
+//! comparison of contents. A history that was changed, compacted or built
+//! anew simply misses and is encoded again.
+//!
+//! A few conversations are kept ([`SLOTS`], least recently used evicted),
+//! and one no longer held by anyone else (its first message's only owner
+//! is the cache) is dropped at the next call, so the cache never keeps a
+//! finished conversation's memory for long.
+
+use std::sync::{Arc, Mutex};
+
+use agentgate_core::{ModelMessage, ModelRequest};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::http::SizeHint;
+
+/// How many conversations a client keeps encodings for.
+pub(crate) const SLOTS: usize = 8;
+
+/// A wire element of a request body that is either encoded now or taken
+/// from the cache as raw JSON (written as is).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum Cached<'a, T> {
+    /// Encoded for this request.
+    Fresh(T),
+    /// A cached encoding.
+    Raw(&'a RawValue),
+}
+
+/// The encodings of one conversation: its messages (held, so they stay
+/// immutable) and what each encoded to.
+struct Slot<E> {
+    id: u64,
+    used: u64,
+    entries: Vec<(Arc<ModelMessage>, Arc<E>)>,
+}
+
+struct Slots<E> {
+    slots: Vec<Slot<E>>,
+    tick: u64,
+}
+
+/// Per-client cache of message encodings of type `E` (what one message
+/// becomes on the wire for that client's API). Cloning a client gives its
+/// clone an empty cache.
+pub(crate) struct EncodeCache<E> {
+    inner: Mutex<Slots<E>>,
+}
+
+impl<E> Default for EncodeCache<E> {
+    fn default() -> Self {
+        EncodeCache {
+            inner: Mutex::new(Slots {
+                slots: Vec::new(),
+                tick: 0,
+            }),
+        }
+    }
+}
+
+impl<E> Clone for EncodeCache<E> {
+    fn clone(&self) -> Self {
+        EncodeCache::default()
+    }
+}
+
+impl<E> std::fmt::Debug for EncodeCache<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let slots = self.lock().slots.len();
+        f.debug_struct("EncodeCache")
+            .field("conversations", &slots)
+            .finish()
+    }
+}
+
+impl<E> EncodeCache<E> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots<E>> {
+        // A panic while holding the lock leaves consistent data (every
+        // update is a single assignment): keep using it.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The encoding of each of `messages`, in order: reused for a message
+    /// this cache encoded before (the same `Arc`), else `encode`d now and
+    /// kept. `None` when `encode` fails for one of them (nothing is kept
+    /// then).
+    pub(crate) fn encodings(
+        &self,
+        messages: &[Arc<ModelMessage>],
+        mut encode: impl FnMut(&ModelMessage) -> Option<E>,
+    ) -> Option<Vec<Arc<E>>> {
+        let (id, mut out) = self.reusable_prefix(messages);
+        for message in &messages[out.len()..] {
+            out.push(Arc::new(encode(message)?));
+        }
+        self.keep(id, messages, &out);
+        Some(out)
+    }
+
+    /// The slot sharing the longest prefix with `messages` (its id, or a
+    /// new id) and the encodings of that prefix.
+    fn reusable_prefix(&self, messages: &[Arc<ModelMessage>]) -> (u64, Vec<Arc<E>>) {
+        let mut inner = self.lock();
+        // A conversation nobody else holds is over: free it.
+        inner.slots.retain(|slot| {
+            slot.entries
+                .first()
+                .is_some_and(|(first, _)| Arc::strong_count(first) > 1)
+        });
+        inner.tick += 1;
+        let tick = inner.tick;
+        let best = inner
+            .slots
+            .iter_mut()
+            .map(|slot| {
+                let shared = slot
+                    .entries
+                    .iter()
+                    .zip(messages)
+                    .take_while(|((kept, _), message)| Arc::ptr_eq(kept, message))
+                    .count();
+                (shared, slot)
+            })
+            .filter(|(shared, _)| *shared > 0)
+            .max_by_key(|(shared, _)| *shared);
+        match best {
+            Some((shared, slot)) => {
+                slot.used = tick;
+                let reused = slot.entries[..shared]
+                    .iter()
+                    .map(|(_, encoded)| Arc::clone(encoded))
+                    .collect();
+                (slot.id, reused)
+            }
+            None => (tick, Vec::with_capacity(messages.len())),
+        }
+    }
+
+    /// Records `encoded` (one per message of `messages`) as slot `id`,
+    /// creating it (and evicting the least recently used) when needed.
+    fn keep(&self, id: u64, messages: &[Arc<ModelMessage>], encoded: &[Arc<E>]) {
+        let entries: Vec<(Arc<ModelMessage>, Arc<E>)> = messages
+            .iter()
+            .cloned()
+            .zip(encoded.iter().cloned())
+            .collect();
+        let mut inner = self.lock();
+        let tick = inner.tick;
+        if let Some(slot) = inner.slots.iter_mut().find(|slot| slot.id == id) {
+            slot.entries = entries;
+            slot.used = tick;
+            return;
+        }
+        if entries.is_empty() {
+            return;
+        }
+        if inner.slots.len() >= SLOTS
+            && let Some(oldest) = inner
+                .slots
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, slot)| slot.used)
+                .map(|(index, _)| index)
+        {
+            inner.slots.swap_remove(oldest);
+        }
+        inner.slots.push(Slot {
+            id,
+            used: tick,
+            entries,
+        });
+    }
+
+    /// How many conversations are kept (tests).
+    #[cfg(test)]
+    pub(crate) fn conversations(&self) -> usize {
+        self.lock().slots.len()
+    }
+}
+
+/// `value` as raw JSON, the bytes it serialises to inline.
+pub(crate) fn raw<T: Serialize + ?Sized>(value: &T) -> Option<Box<RawValue>> {
+    serde_json::value::to_raw_value(value).ok()
+}
+
+/// What one history message becomes on the wire for APIs whose history is
+/// a flat list of elements (Chat Completions messages, Responses input
+/// items): the raw JSON of each element.
+pub(crate) type Elements = Vec<Box<RawValue>>;
+
+/// The raw JSON of each of `wire` (`None` if one does not serialise).
+pub(crate) fn elements<W: Serialize>(wire: &[W]) -> Option<Elements> {
+    wire.iter().map(raw).collect()
+}
+
+/// The request body of an API whose history is the flat list `field` of
+/// `head`: the `leading` elements (the system prompt) encoded now, then
+/// each message's elements from `cache` or from `encode_one` (see
+/// [`elements`]), written in
+/// place of `field` (see [`crate::http::body_bytes_with_history`]). `None`
+/// when the caller must encode the whole body the plain way.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn flat_history_body<W: Serialize, H: Serialize>(
+    cache: &EncodeCache<Elements>,
+    request: &ModelRequest,
+    leading: Vec<W>,
+    encode_one: impl FnMut(&ModelMessage) -> Option<Elements>,
+    head: &H,
+    field: &str,
+    key: &str,
+    size_hint: &SizeHint,
+) -> Option<Vec<u8>> {
+    let encoded = cache.encodings(&request.messages, encode_one)?;
+    let history: Vec<Cached<'_, W>> = leading
+        .into_iter()
+        .map(Cached::Fresh)
+        .chain(
+            encoded
+                .iter()
+                .flat_map(|e| e.iter())
+                .map(|r| Cached::Raw(r)),
+        )
+        .collect();
+    crate::http::body_bytes_with_history(head, field, &history, &request.options, key, size_hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentgate_core::{History, share_messages};
+
+    fn count_encodes(cache: &EncodeCache<String>, history: &History) -> (Vec<String>, usize) {
+        let mut encoded = 0;
+        let out = cache
+            .encodings(history, |message| {
+                encoded += 1;
+                Some(format!("{message:?}"))
+            })
+            .unwrap_or_default();
+        (out.iter().map(|e| (**e).clone()).collect(), encoded)
+    }
+
+    #[test]
+    fn a_growing_history_encodes_only_what_it_adds() {
+        let cache = EncodeCache::default();
+        let mut history = share_messages(vec![ModelMessage::user("a"), ModelMessage::user("b")]);
+        assert_eq!(count_encodes(&cache, &history).1, 2);
+        Arc::make_mut(&mut history).push(Arc::new(ModelMessage::user("c")));
+        let (out, encoded) = count_encodes(&cache, &history);
+        assert_eq!(encoded, 1);
+        assert_eq!(out.len(), 3);
+        assert!(out[2].contains("\"c\""));
+    }
+
+    #[test]
+    fn a_changed_message_is_encoded_again_never_reused() {
+        let cache = EncodeCache::default();
+        let mut history = share_messages(vec![ModelMessage::user("a"), ModelMessage::user("b")]);
+        count_encodes(&cache, &history);
+        // The cache holds the message: changing it copies it first.
+        let list = Arc::make_mut(&mut history);
+        Arc::make_mut(&mut list[1]).content = ModelMessage::user("changed").content;
+        let (out, encoded) = count_encodes(&cache, &history);
+        assert_eq!(encoded, 1);
+        assert!(out[1].contains("changed"));
+        assert!(out[0].contains("\"a\""));
+    }
+
+    #[test]
+    fn finished_conversations_are_dropped_and_slots_are_bounded() {
+        let cache = EncodeCache::default();
+        {
+            let history = share_messages(vec![ModelMessage::user("gone")]);
+            count_encodes(&cache, &history);
+        }
+        let kept: Vec<History> = (0..SLOTS + 3)
+            .map(|i| share_messages(vec![ModelMessage::user(format!("m{i}"))]))
+            .collect();
+        for history in &kept {
+            count_encodes(&cache, history);
+        }
+        assert_eq!(cache.conversations(), SLOTS);
+        // The most recent conversations are the ones kept.
+        assert_eq!(count_encodes(&cache, &kept[SLOTS + 2]).1, 0);
+        drop(kept);
+        count_encodes(&cache, &share_messages(vec![ModelMessage::user("new")]));
+        assert_eq!(cache.conversations(), 1);
+    }
+
+    #[test]
+    fn a_failed_encoding_keeps_nothing() {
+        let cache: EncodeCache<String> = EncodeCache::default();
+        let history = share_messages(vec![ModelMessage::user("a")]);
+        assert!(cache.encodings(&history, |_| None).is_none());
+        assert_eq!(cache.conversations(), 0);
+    }
+}
