@@ -129,10 +129,16 @@ impl Truncated {
                 "The tool call succeeded but the output was truncated; the full output could not be saved ({error})."
             ),
         };
-        format!(
-            "{}\n\n...{} lines ({} bytes) truncated...\n\n{hint}",
-            self.kept, self.removed_lines, self.removed_bytes
-        )
+        let counts = format!(
+            "\n\n...{} lines ({} bytes) truncated...\n\n",
+            self.removed_lines, self.removed_bytes
+        );
+        // Sized exactly: the notice is kept as the call's output.
+        let mut notice = String::with_capacity(self.kept.len() + counts.len() + hint.len());
+        notice.push_str(&self.kept);
+        notice.push_str(&counts);
+        notice.push_str(&hint);
+        notice
     }
 }
 

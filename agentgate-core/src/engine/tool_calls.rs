@@ -321,9 +321,13 @@ fn finished_state(state: &ToolState, result: Result<ToolOutput, ToolError>) -> T
                 ToolState::Running { input, time, .. } => (input.clone(), time.start),
                 other => (other.input().clone(), now_ms()),
             };
+            // The output is kept for the rest of the session (transcript,
+            // history, store): without the slack of however it was built.
+            let mut output = out.output;
+            output.shrink_to_fit();
             ToolState::Completed {
                 input,
-                output: out.output,
+                output,
                 title: out.title,
                 metadata: out.metadata,
                 time: Timing {

@@ -455,10 +455,13 @@ impl TypedTool for BashTool {
         }
         let shown = crate::spill::truncate_and_spill(&truncator, BASH, output.clone()).await;
         let truncated = shown != output;
+        // The output is stored once, as the call's output: the running
+        // updates above carried the live tail in `metadata.output`, and
+        // viewers that read it from a finished call (opencode's) get it
+        // filled in from the output where they are served.
         Ok(ToolOutput::text(shown)
             .with_title(title)
             .with_metadata(json!({
-                "output": captured.tail(),
                 "exit": exit,
                 "description": description,
                 "truncated": truncated,

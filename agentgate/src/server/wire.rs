@@ -390,7 +390,7 @@ pub(crate) fn part_json(part: &Part, session_id: &str, message_id: &str, time: u
             out.insert("type".into(), json!("tool"));
             out.insert("callID".into(), json!(tool.call_id));
             out.insert("tool".into(), json!(tool.tool));
-            out.insert("state".into(), tool_state(&tool.state));
+            out.insert("state".into(), tool_state(&tool.tool, &tool.state));
         }
         Part::StepStart { .. } => {
             out.insert("type".into(), json!("step-start"));
@@ -427,12 +427,27 @@ pub(crate) fn part_json(part: &Part, session_id: &str, message_id: &str, time: u
     Value::Object(out)
 }
 
+/// How much of a finished `bash` call's output its `metadata.output`
+/// shows (opencode's bash tool keeps at most 30,000 characters there).
+const METADATA_OUTPUT_BYTES: usize = 30_000;
+
 /// A tool state as opencode's `ToolState` (the same fields; `compacted`
-/// is left out, opencode records it as a time).
-fn tool_state(state: &ToolState) -> Value {
+/// is left out, opencode records it as a time). A finished `bash` call
+/// gets its `metadata.output` back (opencode's clients show a command's
+/// output from there): the agent stores the output once, in `output`.
+fn tool_state(tool: &str, state: &ToolState) -> Value {
     let mut value = serde_json::to_value(state).unwrap_or_else(|_| json!({}));
     if let Some(object) = value.as_object_mut() {
         object.remove("compacted");
+        if let ToolState::Completed {
+            output, metadata, ..
+        } = state
+            && tool == "bash"
+            && metadata.get("output").is_none()
+            && let Some(Value::Object(shown)) = object.get_mut("metadata")
+        {
+            shown.insert("output".into(), json!(tail(output, METADATA_OUTPUT_BYTES)));
+        }
         if let ToolState::Error { .. } = state
             && let Some(time) = object.get_mut("time")
             && time.get("end").is_none()
@@ -442,6 +457,15 @@ fn tool_state(state: &ToolState) -> Value {
         }
     }
     value
+}
+
+/// The last `max` bytes of `text` (cut at a character boundary).
+fn tail(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
 }
 
 /// A message and its parts as `{info, parts}`.
@@ -477,5 +501,38 @@ mod tests {
         );
         assert_eq!(ReplyWord::Reject.reply(Some("  ".into())), Reply::reject());
         assert_eq!(ReplyWord::Once.reply(Some("ignored".into())), Reply::Once);
+    }
+
+    fn completed(output: &str, metadata: Value) -> ToolState {
+        ToolState::Completed {
+            input: json!({"command": "x"}),
+            output: output.into(),
+            title: "x".into(),
+            metadata,
+            time: crate::Timing {
+                start: 1,
+                end: Some(2),
+            },
+            compacted: false,
+            attachments: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_finished_bash_call_gets_its_metadata_output_from_the_output() {
+        // Stored once (in `output`), served as opencode's clients read it.
+        let state = tool_state("bash", &completed("hello\n", json!({"exit": 0})));
+        assert_eq!(state["metadata"]["output"], "hello\n");
+        assert_eq!(state["metadata"]["exit"], 0);
+        // At most 30,000 bytes: the end, cut on a character boundary.
+        let long = format!("{}{}", "é".repeat(20_000), "end");
+        let state = tool_state("bash", &completed(&long, json!({})));
+        let shown = state["metadata"]["output"].as_str().unwrap();
+        assert!(shown.len() <= METADATA_OUTPUT_BYTES && shown.ends_with("end"));
+        // A metadata output the tool kept, and other tools, are left alone.
+        let state = tool_state("bash", &completed("a", json!({"output": "live"})));
+        assert_eq!(state["metadata"]["output"], "live");
+        let state = tool_state("read", &completed("a", json!({})));
+        assert!(state["metadata"].get("output").is_none());
     }
 }
