@@ -11,6 +11,12 @@
 //! comparison of contents. A history that was changed, compacted or built
 //! anew simply misses and is encoded again.
 //!
+//! APIs with a flat history (Chat Completions, Responses) cache each
+//! message's wire elements ([`flat_history_body`]); APIs that merge
+//! consecutive messages of one role into one turn (Anthropic Messages,
+//! Gemini) cache each message's role and blocks and group them at each
+//! request ([`GroupedHistory`]).
+//!
 //! A few conversations are kept ([`SLOTS`], least recently used evicted),
 //! and one no longer held by anyone else (its first message's only owner
 //! is the cache) is dropped at the next call, so the cache never keeps a
@@ -187,6 +193,13 @@ impl<E> EncodeCache<E> {
     pub(crate) fn conversations(&self) -> usize {
         self.lock().slots.len()
     }
+
+    /// The encodings kept for the longest kept prefix of `messages`
+    /// (tests: an encoding that was reused is the same `Arc`).
+    #[cfg(test)]
+    pub(crate) fn kept(&self, messages: &[Arc<ModelMessage>]) -> Vec<Arc<E>> {
+        self.reusable_prefix(messages).1
+    }
 }
 
 /// `value` as raw JSON, the bytes it serialises to inline.
@@ -233,6 +246,155 @@ pub(crate) fn flat_history_body<W: Serialize, H: Serialize>(
         )
         .collect();
     crate::http::body_bytes_with_history(head, field, &history, &request.options, key, size_hint)
+}
+
+/// What one history message becomes on the wire for APIs that merge
+/// consecutive messages of one role into one turn (Messages `messages`,
+/// Gemini `contents`): its role and the raw JSON of each of its blocks. A
+/// message without blocks is left out of the request.
+#[derive(Debug)]
+pub(crate) struct Turn<R> {
+    role: R,
+    blocks: Elements,
+}
+
+/// A grouped history, ready to write: each message's role and blocks,
+/// taken from the cache or encoded now (see [`GroupedHistory::encode`]).
+pub(crate) struct GroupedHistory<R, B> {
+    cached: Vec<Arc<Turn<R>>>,
+    fresh: Vec<(R, Vec<B>)>,
+}
+
+impl<R: Copy + PartialEq, B: Serialize> GroupedHistory<R, B> {
+    /// The encodings of `messages`: all but the last `fresh_tail` from
+    /// `cache` (or `encode(message, false)`, then kept), the last
+    /// `fresh_tail` from `encode(message, true)` now, every time. Those
+    /// are the positions whose encoding depends on where the message is
+    /// (Anthropic's cache breakpoints on the last two messages), so an
+    /// encoding made for one kind of position is never used for the
+    /// other. `None` when a block does not serialise.
+    pub(crate) fn encode(
+        cache: &EncodeCache<Turn<R>>,
+        messages: &[Arc<ModelMessage>],
+        fresh_tail: usize,
+        mut encode: impl FnMut(&ModelMessage, bool) -> (R, Vec<B>),
+    ) -> Option<Self> {
+        let split = messages.len().saturating_sub(fresh_tail);
+        let cached = cache.encodings(&messages[..split], |message| {
+            let (role, blocks) = encode(message, false);
+            Some(Turn {
+                role,
+                blocks: elements(&blocks)?,
+            })
+        })?;
+        let fresh = messages[split..]
+            .iter()
+            .map(|message| encode(message, true))
+            .collect();
+        Some(GroupedHistory { cached, fresh })
+    }
+
+    /// The wire turns, in order: consecutive messages of one role merged
+    /// into one turn, messages without blocks left out, exactly as the
+    /// typed encoders group them. Cached blocks are written raw.
+    pub(crate) fn turns(&self) -> Vec<(R, Vec<Cached<'_, &B>>)> {
+        let mut turns = Vec::new();
+        for turn in &self.cached {
+            let blocks = turn.blocks.iter().map(|block| Cached::Raw(block));
+            push_turn(&mut turns, turn.role, blocks);
+        }
+        for (role, blocks) in &self.fresh {
+            push_turn(&mut turns, *role, blocks.iter().map(Cached::Fresh));
+        }
+        turns
+    }
+}
+
+/// Adds one message's `blocks` to `turns`: to the last turn when it has
+/// the same role, else as a new turn; nothing when there are none.
+fn push_turn<R: PartialEq, T>(
+    turns: &mut Vec<(R, Vec<T>)>,
+    role: R,
+    blocks: impl ExactSizeIterator<Item = T>,
+) {
+    if blocks.len() == 0 {
+        return;
+    }
+    match turns.last_mut() {
+        Some((last, content)) if *last == role => content.extend(blocks),
+        _ => turns.push((role, blocks.collect())),
+    }
+}
+
+/// The message a conversation adds at step `step` (tests): user texts,
+/// tool calls and their results (a tool result and the next user text
+/// share a wire turn), and an unsigned reasoning turn that no grouped API
+/// sends.
+#[cfg(test)]
+fn step_message(step: usize) -> ModelMessage {
+    use agentgate_core::{ContentPart, ModelRole};
+    let (role, part) = match step % 4 {
+        0 => return ModelMessage::user(format!("ask {step}")),
+        1 => (
+            ModelRole::Assistant,
+            ContentPart::ToolCall {
+                id: format!("call_{step}"),
+                name: "bash".into(),
+                input: serde_json::json!({"command": "ls"}),
+                provider_metadata: None,
+            },
+        ),
+        2 => (
+            ModelRole::Tool,
+            ContentPart::ToolResult {
+                call_id: format!("call_{}", step - 1),
+                name: "bash".into(),
+                output: format!("out {step}"),
+                is_error: false,
+            },
+        ),
+        _ => (
+            ModelRole::Assistant,
+            ContentPart::Reasoning {
+                text: "unsigned".into(),
+                provider_metadata: None,
+            },
+        ),
+    };
+    ModelMessage {
+        role,
+        content: vec![part],
+    }
+}
+
+/// Runs a conversation growing by one message a step through `send` (which
+/// checks the body it sends), and checks after each step that `cache`
+/// keeps every message but the last `fresh_tail`, and that what it kept
+/// at the step before is the very same encoding (reused, not encoded
+/// again): a step encodes only the message it adds, and the `fresh_tail`.
+#[cfg(test)]
+pub(crate) fn check_growing_history<R>(
+    cache: &EncodeCache<Turn<R>>,
+    fresh_tail: usize,
+    mut send: impl FnMut(&ModelRequest),
+) {
+    let mut request = ModelRequest::new(vec![step_message(0)]);
+    let mut before: Vec<Arc<Turn<R>>> = Vec::new();
+    for step in 1..12 {
+        send(&request);
+        let kept = cache.kept(&request.messages);
+        assert_eq!(
+            kept.len(),
+            request.messages.len().saturating_sub(fresh_tail),
+            "step {step}"
+        );
+        assert!(before.len() <= kept.len(), "step {step}");
+        for (old, new) in before.iter().zip(&kept) {
+            assert!(Arc::ptr_eq(old, new), "step {step}: encoded again");
+        }
+        before = kept;
+        Arc::make_mut(&mut request.messages).push(Arc::new(step_message(step)));
+    }
 }
 
 #[cfg(test)]

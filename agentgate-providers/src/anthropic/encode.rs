@@ -12,6 +12,7 @@ use super::wire::{
     CacheControl, ContentBlock, Message, MessagesRequest, Role, Source, ThinkingOption, Tool,
     ToolChoice as WireToolChoice, ToolResultContent,
 };
+use crate::encode_cache::{EncodeCache, GroupedHistory, Turn};
 use crate::metadata::metadata_str;
 use serde::Deserialize;
 
@@ -27,17 +28,6 @@ pub(crate) struct EncodeSettings<'a> {
 
 /// The typed request for `request`.
 pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> MessagesRequest {
-    let system: Vec<ContentBlock> = request
-        .system
-        .iter()
-        .filter(|s| !s.is_empty())
-        .enumerate()
-        .map(|(i, text)| ContentBlock::Text {
-            text: text.clone(),
-            cache_control: (settings.prompt_caching && i < 2).then_some(CacheControl::EPHEMERAL),
-        })
-        .collect();
-
     let count = request.messages.len();
     let mut messages: Vec<Message> = Vec::new();
     for (i, message) in request.messages.iter().enumerate() {
@@ -56,7 +46,25 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> M
             }),
         }
     }
+    MessagesRequest {
+        messages,
+        ..encode_settings(request, settings)
+    }
+}
 
+/// The typed request without its messages: model, system, tools,
+/// settings.
+fn encode_settings(request: &ModelRequest, settings: &EncodeSettings<'_>) -> MessagesRequest {
+    let system: Vec<ContentBlock> = request
+        .system
+        .iter()
+        .filter(|s| !s.is_empty())
+        .enumerate()
+        .map(|(i, text)| ContentBlock::Text {
+            text: text.clone(),
+            cache_control: (settings.prompt_caching && i < 2).then_some(CacheControl::EPHEMERAL),
+        })
+        .collect();
     let (tools, tool_choice) = if request.tools.is_empty() {
         (Vec::new(), None)
     } else {
@@ -77,14 +85,13 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> M
         };
         (tools, Some(choice))
     };
-
     MessagesRequest {
         model: settings.model.to_string(),
         max_tokens: request
             .max_output_tokens
             .unwrap_or(settings.default_max_tokens),
         stream: true,
-        messages,
+        messages: Vec::new(),
         system,
         tools,
         tool_choice,
@@ -101,28 +108,59 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> M
 /// and cannot be combined with a forced tool choice (thinking is dropped,
 /// the caller's tool choice kept).
 pub(crate) fn request_body(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Value {
-    let (typed, options) = typed_body(request, settings);
+    let mut typed = encode(request, settings);
+    let options = thinking_rules(&mut typed, request, settings);
     crate::http::body_value(&typed, &options, PROVIDER)
 }
 
 /// The bytes of [`request_body`], serialised without the JSON tree (see
-/// [`crate::http::body_bytes`]).
+/// [`crate::http::body_bytes`]). Each history message's blocks come from
+/// `cache` when an earlier request of this client encoded the same
+/// message (see [`crate::encode_cache`]), so a step encodes only what it
+/// adds; with prompt caching, the last two messages, which carry the
+/// breakpoints, are encoded (and marked) anew every time.
 pub(crate) fn request_bytes(
     request: &ModelRequest,
     settings: &EncodeSettings<'_>,
     size_hint: &crate::http::SizeHint,
+    cache: &EncodeCache<Turn<Role>>,
 ) -> Vec<u8> {
-    let (typed, options) = typed_body(request, settings);
+    let mut head = encode_settings(request, settings);
+    let options = thinking_rules(&mut head, request, settings);
+    let marked = if settings.prompt_caching { 2 } else { 0 };
+    let cached = GroupedHistory::encode(cache, &request.messages, marked, |message, fresh| {
+        let (role, mut blocks) = encode_message(message);
+        if fresh {
+            mark_last_cacheable(&mut blocks);
+        }
+        (role, blocks)
+    })
+    .and_then(|history| {
+        let messages: Vec<Message<_>> = history
+            .turns()
+            .into_iter()
+            .map(|(role, content)| Message { role, content })
+            .collect();
+        crate::http::body_bytes_with_history(
+            &head, "messages", &messages, &options, PROVIDER, size_hint,
+        )
+    });
+    if let Some(bytes) = cached {
+        return bytes;
+    }
+    let mut typed = encode(request, settings);
+    let options = thinking_rules(&mut typed, request, settings);
     crate::http::body_bytes(&typed, &options, PROVIDER, size_hint)
 }
 
-/// The typed request with the thinking rules applied, and the options to
-/// merge over it.
-fn typed_body<'a>(
+/// Applies the thinking rules (see [`request_body`]) to `typed`, and
+/// returns the options to merge over it. They read only the settings and
+/// the options, never the messages.
+fn thinking_rules<'a>(
+    typed: &mut MessagesRequest,
     request: &'a ModelRequest,
     settings: &EncodeSettings<'_>,
-) -> (MessagesRequest, std::borrow::Cow<'a, Map<String, Value>>) {
-    let mut typed = encode(request, settings);
+) -> std::borrow::Cow<'a, Map<String, Value>> {
     let thinking = request
         .options
         .get(PROVIDER)
@@ -156,9 +194,9 @@ fn typed_body<'a>(
         if let Some(Value::Object(ours)) = options.get_mut(PROVIDER) {
             ours.remove("thinking");
         }
-        (typed, std::borrow::Cow::Owned(options))
+        std::borrow::Cow::Owned(options)
     } else {
-        (typed, std::borrow::Cow::Borrowed(&request.options))
+        std::borrow::Cow::Borrowed(&request.options)
     }
 }
 
@@ -310,6 +348,34 @@ fn file_block(media_type: &str, url: &str, filename: Option<&str>) -> ContentBlo
                 filename.unwrap_or(""),
             ),
             cache_control: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode_cache::check_growing_history;
+
+    #[test]
+    fn a_growing_history_encodes_only_what_it_adds() {
+        for prompt_caching in [true, false] {
+            let settings = EncodeSettings {
+                model: "claude-sonnet-4-5",
+                prompt_caching,
+                default_max_tokens: 32_000,
+                output_limit: 64_000,
+            };
+            let cache = EncodeCache::default();
+            let size_hint = crate::http::SizeHint::default();
+            // With prompt caching the last two messages carry the
+            // breakpoints: encoded anew at every step, never kept.
+            let fresh_tail = if prompt_caching { 2 } else { 0 };
+            check_growing_history(&cache, fresh_tail, |request| {
+                let bytes = request_bytes(request, &settings, &size_hint, &cache);
+                let body = request_body(request, &settings);
+                assert_eq!(bytes, serde_json::to_vec(&body).unwrap_or_default());
+            });
         }
     }
 }

@@ -63,6 +63,8 @@ pub struct Anthropic {
     timeouts: crate::Timeouts,
     /// The last request body's size (the next one's buffer starts so big).
     body_size: http::SizeHint,
+    /// The history messages' encodings (see [`crate::encode_cache`]).
+    encoded: crate::encode_cache::EncodeCache<crate::encode_cache::Turn<wire::Role>>,
 }
 
 crate::http::client_builders!(Anthropic);
@@ -79,6 +81,7 @@ impl Anthropic {
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
             body_size: http::SizeHint::default(),
+            encoded: Default::default(),
         }
     }
 
@@ -111,7 +114,12 @@ impl Anthropic {
     /// [`request_body`](Self::request_body) serialised, without building
     /// that JSON tree first.
     pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
-        encode::request_bytes(request, &self.encode_settings(), &self.body_size)
+        encode::request_bytes(
+            request,
+            &self.encode_settings(),
+            &self.body_size,
+            &self.encoded,
+        )
     }
 
     /// What the encoder needs of this client.

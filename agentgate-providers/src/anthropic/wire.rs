@@ -25,11 +25,13 @@ pub(crate) struct MessagesRequest {
     pub top_p: Option<f64>,
 }
 
-/// A conversation message.
+/// A conversation message. Its blocks are [`ContentBlock`]s, or (in
+/// `request_bytes`) blocks some of which are cached raw JSON: one struct,
+/// so both are written with the same fields in the same order.
 #[derive(Debug, Serialize)]
-pub(crate) struct Message {
+pub(crate) struct Message<B = ContentBlock> {
     pub role: Role,
-    pub content: Vec<ContentBlock>,
+    pub content: Vec<B>,
 }
 
 /// Who said it.

@@ -9,6 +9,7 @@ use super::wire::{
     FunctionResponse, GenerateRequest, GenerationConfig, InlineData, Part, SystemInstruction,
     ToolConfig, Tools,
 };
+use crate::encode_cache::{EncodeCache, GroupedHistory, Turn};
 use crate::metadata::metadata_str;
 
 /// The typed request for `request`.
@@ -24,6 +25,15 @@ pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest {
             _ => contents.push(Content { role, parts }),
         }
     }
+    GenerateRequest {
+        contents,
+        ..encode_settings(request)
+    }
+}
+
+/// The typed request without its contents: system instruction, tools,
+/// generation config.
+fn encode_settings(request: &ModelRequest) -> GenerateRequest {
     let system: Vec<Part> = request
         .system
         .iter()
@@ -64,7 +74,7 @@ pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest {
         )
     };
     GenerateRequest {
-        contents,
+        contents: Vec::new(),
         system_instruction: (!system.is_empty()).then_some(SystemInstruction { parts: system }),
         tools,
         tool_config,
@@ -84,8 +94,36 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
 }
 
 /// The bytes of [`request_body`], serialised without the JSON tree (see
-/// [`crate::http::body_bytes`]).
-pub(crate) fn request_bytes(request: &ModelRequest, size_hint: &crate::http::SizeHint) -> Vec<u8> {
+/// [`crate::http::body_bytes`]). Each history message's parts come from
+/// `cache` when an earlier request of this client encoded the same
+/// message (see [`crate::encode_cache`]), so a step encodes only what it
+/// adds.
+pub(crate) fn request_bytes(
+    request: &ModelRequest,
+    size_hint: &crate::http::SizeHint,
+    cache: &EncodeCache<Turn<&'static str>>,
+) -> Vec<u8> {
+    let cached = GroupedHistory::encode(cache, &request.messages, 0, |message, _| {
+        encode_message(message.role, &message.content)
+    })
+    .and_then(|history| {
+        let contents: Vec<Content<_>> = history
+            .turns()
+            .into_iter()
+            .map(|(role, parts)| Content { role, parts })
+            .collect();
+        crate::http::body_bytes_with_history(
+            &encode_settings(request),
+            "contents",
+            &contents,
+            &request.options,
+            PROVIDER,
+            size_hint,
+        )
+    });
+    if let Some(bytes) = cached {
+        return bytes;
+    }
     crate::http::body_bytes(&encode(request), &request.options, PROVIDER, size_hint)
 }
 
@@ -175,4 +213,21 @@ fn encode_part(part: &ContentPart) -> Option<Part> {
         // A kind of content newer than this encoder: left out of the request.
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode_cache::check_growing_history;
+
+    #[test]
+    fn a_growing_history_encodes_only_what_it_adds() {
+        let cache = EncodeCache::default();
+        let size_hint = crate::http::SizeHint::default();
+        check_growing_history(&cache, 0, |request| {
+            let bytes = request_bytes(request, &size_hint, &cache);
+            let body = request_body(request);
+            assert_eq!(bytes, serde_json::to_vec(&body).unwrap_or_default());
+        });
+    }
 }

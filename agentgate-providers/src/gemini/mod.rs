@@ -40,6 +40,8 @@ pub struct Gemini {
     timeouts: crate::Timeouts,
     /// The last request body's size (the next one's buffer starts so big).
     body_size: http::SizeHint,
+    /// The history messages' encodings (see [`crate::encode_cache`]).
+    encoded: crate::encode_cache::EncodeCache<crate::encode_cache::Turn<&'static str>>,
 }
 
 crate::http::client_builders!(Gemini);
@@ -55,6 +57,7 @@ impl Gemini {
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
             body_size: http::SizeHint::default(),
+            encoded: Default::default(),
         }
     }
 
@@ -75,7 +78,7 @@ impl Gemini {
     /// [`request_body`](Self::request_body) serialised, without building
     /// that JSON tree first.
     pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
-        encode::request_bytes(request, &self.body_size)
+        encode::request_bytes(request, &self.body_size, &self.encoded)
     }
 }
 

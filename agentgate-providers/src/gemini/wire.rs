@@ -21,11 +21,13 @@ pub(crate) struct GenerateRequest {
     pub generation_config: GenerationConfig,
 }
 
-/// A turn.
+/// A turn. Its parts are [`Part`]s, or (in `request_bytes`) cached raw
+/// JSON: one struct, so both are written with the same fields in the same
+/// order.
 #[derive(Debug, Serialize)]
-pub(crate) struct Content {
+pub(crate) struct Content<P = Part> {
     pub role: &'static str,
-    pub parts: Vec<Part>,
+    pub parts: Vec<P>,
 }
 
 /// The system prompt's parts.
