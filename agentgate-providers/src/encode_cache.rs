@@ -29,6 +29,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::http::SizeHint;
+use crate::request_body::{RawParts, RequestBody, shareable};
 
 /// How many conversations a client keeps encodings for.
 pub(crate) const SLOTS: usize = 8;
@@ -233,8 +234,9 @@ pub(crate) fn flat_history_body<W: Serialize, H: Serialize>(
     field: &str,
     key: &str,
     size_hint: &SizeHint,
-) -> Option<Vec<u8>> {
+) -> Option<RequestBody> {
     let encoded = cache.encodings(&request.messages, encode_one)?;
+    let shared = shareable(&encoded);
     let history: Vec<Cached<'_, W>> = leading
         .into_iter()
         .map(Cached::Fresh)
@@ -245,7 +247,15 @@ pub(crate) fn flat_history_body<W: Serialize, H: Serialize>(
                 .map(|r| Cached::Raw(r)),
         )
         .collect();
-    crate::http::body_bytes_with_history(head, field, &history, &request.options, key, size_hint)
+    crate::http::body_bytes_with_history(
+        head,
+        field,
+        &history,
+        &request.options,
+        key,
+        size_hint,
+        shared,
+    )
 }
 
 /// What one history message becomes on the wire for APIs that merge
@@ -256,6 +266,12 @@ pub(crate) fn flat_history_body<W: Serialize, H: Serialize>(
 pub(crate) struct Turn<R> {
     role: R,
     blocks: Elements,
+}
+
+impl<R: Send + Sync + 'static> RawParts for Turn<R> {
+    fn raw_parts(&self) -> &[Box<RawValue>] {
+        &self.blocks
+    }
 }
 
 /// A grouped history, ready to write: each message's role and blocks,
@@ -292,6 +308,15 @@ impl<R: Copy + PartialEq, B: Serialize> GroupedHistory<R, B> {
             .map(|message| encode(message, true))
             .collect();
         Some(GroupedHistory { cached, fresh })
+    }
+
+    /// The kept blocks worth sending without a copy (see
+    /// [`crate::request_body::shareable`]).
+    pub(crate) fn shared(&self) -> Vec<bytes::Bytes>
+    where
+        R: Send + Sync + 'static,
+    {
+        shareable(&self.cached)
     }
 
     /// The wire turns, in order: consecutive messages of one role merged

@@ -8,6 +8,7 @@
 //! whole-request timeouts).
 
 use std::collections::VecDeque;
+use std::io::Write;
 
 use agentgate_core::{EventStream, Headers, ModelError, StreamEvent};
 use futures::StreamExt;
@@ -430,7 +431,9 @@ pub(crate) fn body_bytes<T: serde::Serialize>(
 /// apart: `typed` serialises field `field` as an empty array, and
 /// `history` is written in its place, so cached encodings
 /// ([`crate::encode_cache::Cached::Raw`]) go into the body as they are,
-/// never through a JSON tree. Only the fields around the history go
+/// never through a JSON tree, and those of `shared` (see
+/// [`crate::request_body::shareable`]) go out as chunks of their own,
+/// without a copy. Only the fields around the history go
 /// through one (small: the model, the tools, the settings), to merge
 /// `options[key]` over them exactly as [`body_value`] does. `None` when
 /// the options replace the history field itself (the caller then encodes
@@ -442,7 +445,8 @@ pub(crate) fn body_bytes_with_history<T: serde::Serialize, H: serde::Serialize>(
     options: &serde_json::Map<String, Value>,
     key: &str,
     size_hint: &SizeHint,
-) -> Option<Vec<u8>> {
+    shared: Vec<bytes::Bytes>,
+) -> Option<crate::request_body::RequestBody> {
     use std::sync::atomic::Ordering;
     if let Some(Value::Object(extra)) = options.get(key)
         && extra.contains_key(field)
@@ -455,23 +459,26 @@ pub(crate) fn body_bytes_with_history<T: serde::Serialize, H: serde::Serialize>(
         return None;
     };
     let hint = size_hint.0.load(Ordering::Relaxed);
-    let mut bytes = Vec::with_capacity(hint.saturating_add(hint / 8).max(1024));
-    bytes.push(b'{');
+    let mut out =
+        crate::request_body::ChunkWriter::new(shared, hint.saturating_add(hint / 8).max(1024));
+    out.write_all(b"{").ok()?;
     for (index, (name, value)) in fields.iter().enumerate() {
         if index > 0 {
-            bytes.push(b',');
+            out.write_all(b",").ok()?;
         }
-        serde_json::to_writer(&mut bytes, name).ok()?;
-        bytes.push(b':');
+        serde_json::to_writer(&mut out, name).ok()?;
+        out.write_all(b":").ok()?;
         if name == field {
-            serde_json::to_writer(&mut bytes, history).ok()?;
+            serde_json::to_writer(&mut out, history).ok()?;
         } else {
-            serde_json::to_writer(&mut bytes, value).ok()?;
+            serde_json::to_writer(&mut out, value).ok()?;
         }
     }
-    bytes.push(b'}');
-    size_hint.0.store(bytes.len(), Ordering::Relaxed);
-    Some(bytes)
+    out.write_all(b"}").ok()?;
+    // The next body's copied part starts this big (the shared chunks are
+    // not copied).
+    size_hint.0.store(out.copied(), Ordering::Relaxed);
+    Some(out.finish())
 }
 
 /// The size of the last request body a client sent: the next body's
@@ -490,11 +497,11 @@ impl Clone for SizeHint {
 /// does for a value).
 pub(crate) fn json_body(
     builder: reqwest::RequestBuilder,
-    bytes: Vec<u8>,
+    body: crate::request_body::RequestBody,
 ) -> reqwest::RequestBuilder {
     builder
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(bytes)
+        .body(body.into_reqwest())
 }
 
 pub(crate) fn merge_options(body: &mut Value, options: &serde_json::Map<String, Value>, key: &str) {

@@ -82,6 +82,7 @@ mod openai_chat;
 mod prompt;
 mod providers;
 mod registry;
+mod request_body;
 #[cfg(test)]
 mod request_bytes_tests;
 mod responses;

@@ -42,6 +42,8 @@ fn text() -> impl Strategy<Value = String> {
             0..16
         )
         .prop_map(|chars| chars.into_iter().collect()),
+        // Long enough to be sent as a chunk of its own, without a copy.
+        ("[a-z\"\\\\\n]{1,4}", 1100..1600usize).prop_map(|(unit, n)| unit.repeat(n)),
     ]
 }
 

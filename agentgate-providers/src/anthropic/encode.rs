@@ -14,6 +14,7 @@ use super::wire::{
 };
 use crate::encode_cache::{EncodeCache, GroupedHistory, Turn};
 use crate::metadata::metadata_str;
+use crate::request_body::RequestBody;
 use serde::Deserialize;
 
 /// What the client contributes besides the request itself.
@@ -124,7 +125,7 @@ pub(crate) fn request_bytes(
     settings: &EncodeSettings<'_>,
     size_hint: &crate::http::SizeHint,
     cache: &EncodeCache<Turn<Role>>,
-) -> Vec<u8> {
+) -> RequestBody {
     let mut head = encode_settings(request, settings);
     let options = thinking_rules(&mut head, request, settings);
     let marked = if settings.prompt_caching { 2 } else { 0 };
@@ -142,15 +143,23 @@ pub(crate) fn request_bytes(
             .map(|(role, content)| Message { role, content })
             .collect();
         crate::http::body_bytes_with_history(
-            &head, "messages", &messages, &options, PROVIDER, size_hint,
+            &head,
+            "messages",
+            &messages,
+            &options,
+            PROVIDER,
+            size_hint,
+            history.shared(),
         )
     });
-    if let Some(bytes) = cached {
-        return bytes;
+    if let Some(body) = cached {
+        return body;
     }
     let mut typed = encode(request, settings);
     let options = thinking_rules(&mut typed, request, settings);
-    crate::http::body_bytes(&typed, &options, PROVIDER, size_hint)
+    RequestBody::from(crate::http::body_bytes(
+        &typed, &options, PROVIDER, size_hint,
+    ))
 }
 
 /// Applies the thinking rules (see [`request_body`]) to `typed`, and
@@ -374,7 +383,10 @@ mod tests {
             check_growing_history(&cache, fresh_tail, |request| {
                 let bytes = request_bytes(request, &settings, &size_hint, &cache);
                 let body = request_body(request, &settings);
-                assert_eq!(bytes, serde_json::to_vec(&body).unwrap_or_default());
+                assert_eq!(
+                    bytes.to_vec(),
+                    serde_json::to_vec(&body).unwrap_or_default()
+                );
             });
         }
     }

@@ -11,6 +11,7 @@ use super::wire::{
 };
 use crate::encode_cache::{EncodeCache, GroupedHistory, Turn};
 use crate::metadata::metadata_str;
+use crate::request_body::RequestBody;
 
 /// The typed request for `request`.
 pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest {
@@ -102,7 +103,7 @@ pub(crate) fn request_bytes(
     request: &ModelRequest,
     size_hint: &crate::http::SizeHint,
     cache: &EncodeCache<Turn<&'static str>>,
-) -> Vec<u8> {
+) -> RequestBody {
     let cached = GroupedHistory::encode(cache, &request.messages, 0, |message, _| {
         encode_message(message.role, &message.content)
     })
@@ -119,12 +120,18 @@ pub(crate) fn request_bytes(
             &request.options,
             PROVIDER,
             size_hint,
+            history.shared(),
         )
     });
-    if let Some(bytes) = cached {
-        return bytes;
+    if let Some(body) = cached {
+        return body;
     }
-    crate::http::body_bytes(&encode(request), &request.options, PROVIDER, size_hint)
+    RequestBody::from(crate::http::body_bytes(
+        &encode(request),
+        &request.options,
+        PROVIDER,
+        size_hint,
+    ))
 }
 
 fn signature(metadata: Option<&ProviderMetadata>) -> Option<String> {
@@ -227,7 +234,10 @@ mod tests {
         check_growing_history(&cache, 0, |request| {
             let bytes = request_bytes(request, &size_hint, &cache);
             let body = request_body(request);
-            assert_eq!(bytes, serde_json::to_vec(&body).unwrap_or_default());
+            assert_eq!(
+                bytes.to_vec(),
+                serde_json::to_vec(&body).unwrap_or_default()
+            );
         });
     }
 }

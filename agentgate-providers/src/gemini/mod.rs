@@ -74,10 +74,19 @@ impl Gemini {
         encode::request_body(request)
     }
 
+    /// [`request_chunks`](Self::request_chunks) in one buffer (tests).
+    #[cfg(test)]
+    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
+        self.request_chunks(request).to_vec()
+    }
+
     /// The bytes this client sends for `request`: the
     /// [`request_body`](Self::request_body) serialised, without building
     /// that JSON tree first.
-    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
+    pub(crate) fn request_chunks(
+        &self,
+        request: &ModelRequest,
+    ) -> crate::request_body::RequestBody {
         encode::request_bytes(request, &self.body_size, &self.encoded)
     }
 }
@@ -130,7 +139,7 @@ impl LanguageModel for Gemini {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_bytes(&request);
+        let body = self.request_chunks(&request);
         drop(request);
         let builder = self
             .http

@@ -11,6 +11,7 @@ use super::wire::{
 };
 use crate::encode_cache::{Elements, EncodeCache, elements, flat_history_body};
 use crate::families::{MaxTokensField, ModelFamily, Reasoning};
+use crate::request_body::RequestBody;
 
 /// What the client contributes besides the request itself.
 pub(crate) struct EncodeSettings<'a> {
@@ -132,7 +133,7 @@ pub(crate) fn request_bytes(
     settings: &EncodeSettings<'_>,
     size_hint: &crate::http::SizeHint,
     cache: &EncodeCache<Elements>,
-) -> Vec<u8> {
+) -> RequestBody {
     let echo_reasoning = echoes_reasoning(settings);
     let cached = flat_history_body(
         cache,
@@ -148,15 +149,15 @@ pub(crate) fn request_bytes(
         settings.provider,
         size_hint,
     );
-    if let Some(bytes) = cached {
-        return bytes;
+    if let Some(body) = cached {
+        return body;
     }
-    crate::http::body_bytes(
+    RequestBody::from(crate::http::body_bytes(
         &encode(request, settings),
         &request.options,
         settings.provider,
         size_hint,
-    )
+    ))
 }
 
 /// Appends the wire messages of `message`. With `echo_reasoning` (DeepSeek

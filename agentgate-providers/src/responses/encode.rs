@@ -12,6 +12,7 @@ use super::wire::{
 use crate::encode_cache::{Elements, EncodeCache, elements, flat_history_body};
 use crate::families::{ModelFamily, Reasoning};
 use crate::metadata::metadata_str;
+use crate::request_body::RequestBody;
 
 /// What the client contributes besides the request itself.
 pub(crate) struct EncodeSettings<'a> {
@@ -125,7 +126,7 @@ pub(crate) fn request_bytes(
     settings: &EncodeSettings<'_>,
     size_hint: &crate::http::SizeHint,
     cache: &EncodeCache<Elements>,
-) -> Vec<u8> {
+) -> RequestBody {
     let cached = flat_history_body(
         cache,
         request,
@@ -140,15 +141,15 @@ pub(crate) fn request_bytes(
         PROVIDER,
         size_hint,
     );
-    if let Some(bytes) = cached {
-        return bytes;
+    if let Some(body) = cached {
+        return body;
     }
-    crate::http::body_bytes(
+    RequestBody::from(crate::http::body_bytes(
         &encode(request, settings),
         &request.options,
         PROVIDER,
         size_hint,
-    )
+    ))
 }
 
 fn user_part(part: &ContentPart) -> Option<WirePart> {

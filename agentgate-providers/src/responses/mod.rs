@@ -75,10 +75,19 @@ impl OpenAiResponses {
         encode::request_body(request, &self.encode_settings())
     }
 
+    /// [`request_chunks`](Self::request_chunks) in one buffer (tests).
+    #[cfg(test)]
+    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
+        self.request_chunks(request).to_vec()
+    }
+
     /// The bytes this client sends for `request`: the
     /// [`request_body`](Self::request_body) serialised, without building
     /// that JSON tree first.
-    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
+    pub(crate) fn request_chunks(
+        &self,
+        request: &ModelRequest,
+    ) -> crate::request_body::RequestBody {
         encode::request_bytes(
             request,
             &self.encode_settings(),
@@ -107,7 +116,7 @@ impl LanguageModel for OpenAiResponses {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_bytes(&request);
+        let body = self.request_chunks(&request);
         drop(request);
         let builder = self
             .http

@@ -8,6 +8,7 @@ mod docs;
 mod engine;
 mod faults;
 mod gemini;
+mod large_bodies;
 mod openai;
 mod recorded_fixes;
 mod replay;
