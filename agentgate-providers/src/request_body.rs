@@ -72,6 +72,19 @@ impl RequestBody {
     }
 }
 
+/// A client that writes request bodies.
+pub(crate) trait WritesBody {
+    /// The bytes this client sends for `request`.
+    fn request_chunks(&self, request: &agentgate_core::ModelRequest) -> RequestBody;
+
+    /// [`request_chunks`](Self::request_chunks) in one buffer (tests
+    /// compare it with the reference body).
+    #[cfg(test)]
+    fn request_bytes(&self, request: &agentgate_core::ModelRequest) -> Vec<u8> {
+        self.request_chunks(request).to_vec()
+    }
+}
+
 /// The chunks as an HTTP body of known length.
 struct Chunks {
     chunks: VecDeque<Bytes>,

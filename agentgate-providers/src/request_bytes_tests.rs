@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use crate::anthropic::Anthropic;
 use crate::gemini::Gemini;
 use crate::openai_chat::OpenAiCompatible;
+use crate::request_body::WritesBody;
 use crate::responses::OpenAiResponses;
 
 fn text() -> impl Strategy<Value = String> {

@@ -110,27 +110,6 @@ impl Anthropic {
         encode::request_body(request, &self.encode_settings())
     }
 
-    /// [`request_chunks`](Self::request_chunks) in one buffer (tests).
-    #[cfg(test)]
-    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
-        self.request_chunks(request).to_vec()
-    }
-
-    /// The bytes this client sends for `request`: the
-    /// [`request_body`](Self::request_body) serialised, without building
-    /// that JSON tree first.
-    pub(crate) fn request_chunks(
-        &self,
-        request: &ModelRequest,
-    ) -> crate::request_body::RequestBody {
-        encode::request_bytes(
-            request,
-            &self.encode_settings(),
-            &self.body_size,
-            &self.encoded,
-        )
-    }
-
     /// What the encoder needs of this client.
     fn encode_settings(&self) -> encode::EncodeSettings<'_> {
         let default_max_tokens = match u32::try_from(self.info.limits.output) {
@@ -143,6 +122,20 @@ impl Anthropic {
             default_max_tokens,
             output_limit: self.info.limits.output,
         }
+    }
+}
+
+impl crate::request_body::WritesBody for Anthropic {
+    /// The bytes this client sends for `request`: the
+    /// [`request_body`](Self::request_body) serialised, without building
+    /// that JSON tree first.
+    fn request_chunks(&self, request: &ModelRequest) -> crate::request_body::RequestBody {
+        encode::request_bytes(
+            request,
+            &self.encode_settings(),
+            &self.body_size,
+            &self.encoded,
+        )
     }
 }
 
@@ -175,7 +168,7 @@ impl LanguageModel for Anthropic {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_chunks(&request);
+        let body = crate::request_body::WritesBody::request_chunks(self, &request);
         drop(request);
         let url = self.messages_url();
         let builder = self

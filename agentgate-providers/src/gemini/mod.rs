@@ -73,20 +73,13 @@ impl Gemini {
     pub fn request_body(&self, request: &ModelRequest) -> Value {
         encode::request_body(request)
     }
+}
 
-    /// [`request_chunks`](Self::request_chunks) in one buffer (tests).
-    #[cfg(test)]
-    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
-        self.request_chunks(request).to_vec()
-    }
-
+impl crate::request_body::WritesBody for Gemini {
     /// The bytes this client sends for `request`: the
     /// [`request_body`](Self::request_body) serialised, without building
     /// that JSON tree first.
-    pub(crate) fn request_chunks(
-        &self,
-        request: &ModelRequest,
-    ) -> crate::request_body::RequestBody {
+    fn request_chunks(&self, request: &ModelRequest) -> crate::request_body::RequestBody {
         encode::request_bytes(request, &self.body_size, &self.encoded)
     }
 }
@@ -139,7 +132,7 @@ impl LanguageModel for Gemini {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_chunks(&request);
+        let body = crate::request_body::WritesBody::request_chunks(self, &request);
         drop(request);
         let builder = self
             .http

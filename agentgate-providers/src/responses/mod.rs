@@ -75,33 +75,26 @@ impl OpenAiResponses {
         encode::request_body(request, &self.encode_settings())
     }
 
-    /// [`request_chunks`](Self::request_chunks) in one buffer (tests).
-    #[cfg(test)]
-    pub(crate) fn request_bytes(&self, request: &ModelRequest) -> Vec<u8> {
-        self.request_chunks(request).to_vec()
-    }
-
-    /// The bytes this client sends for `request`: the
-    /// [`request_body`](Self::request_body) serialised, without building
-    /// that JSON tree first.
-    pub(crate) fn request_chunks(
-        &self,
-        request: &ModelRequest,
-    ) -> crate::request_body::RequestBody {
-        encode::request_bytes(
-            request,
-            &self.encode_settings(),
-            &self.body_size,
-            &self.encoded,
-        )
-    }
-
     /// What the encoder needs of this client.
     fn encode_settings(&self) -> encode::EncodeSettings<'_> {
         encode::EncodeSettings {
             model: &self.info.id,
             family: crate::families::model_family(PROVIDER, &self.info.id),
         }
+    }
+}
+
+impl crate::request_body::WritesBody for OpenAiResponses {
+    /// The bytes this client sends for `request`: the
+    /// [`request_body`](Self::request_body) serialised, without building
+    /// that JSON tree first.
+    fn request_chunks(&self, request: &ModelRequest) -> crate::request_body::RequestBody {
+        encode::request_bytes(
+            request,
+            &self.encode_settings(),
+            &self.body_size,
+            &self.encoded,
+        )
     }
 }
 
@@ -116,7 +109,7 @@ impl LanguageModel for OpenAiResponses {
         request: ModelRequest,
         cancel: CancellationToken,
     ) -> Result<EventStream, ModelError> {
-        let body = self.request_chunks(&request);
+        let body = crate::request_body::WritesBody::request_chunks(self, &request);
         drop(request);
         let builder = self
             .http
