@@ -42,7 +42,10 @@ impl SqliteStore {
 }
 
 fn session_exists(conn: &Connection, id: &str) -> Result<bool, rusqlite::Error> {
-    conn.query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(()))
+    // The statements of every stored message are prepared once per
+    // connection (rusqlite's statement cache), not parsed at each step.
+    conn.prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
+        .query_row([id], |_| Ok(()))
         .optional()
         .map(|row| row.is_some())
 }
@@ -51,15 +54,15 @@ fn session_exists(conn: &Connection, id: &str) -> Result<bool, rusqlite::Error> 
 /// transaction (the session body is JSON, decoded and written back).
 fn touch_session(store: &SqliteStore, conn: &Connection, id: &str) -> Result<(), SqliteError> {
     let body: String = conn
-        .query_row("SELECT body FROM sessions WHERE id = ?1", [id], |r| {
-            r.get(0)
-        })
+        .prepare_cached("SELECT body FROM sessions WHERE id = ?1")
+        .and_then(|mut select| select.query_row([id], |r| r.get(0)))
         .map_err(|e| store.sql(e))?;
     let mut session: Session = store.decode(&format!("session {id:?}"), &body)?;
     session.time.touch(now_ms());
     let body = serde_json::to_string(&session)
         .map_err(|e| store.corrupt(format!("session {id:?} does not encode: {e}")))?;
-    conn.execute("UPDATE sessions SET body = ?2 WHERE id = ?1", [id, &body])
+    conn.prepare_cached("UPDATE sessions SET body = ?2 WHERE id = ?1")
+        .and_then(|mut update| update.execute([id, &body]))
         .map_err(|e| store.sql(e))?;
     Ok(())
 }
@@ -181,11 +184,11 @@ impl SessionStore for SqliteStore {
                 if !session_exists(&tx, &session_id).map_err(|e| store.sql(e))? {
                     return Ok(false);
                 }
-                tx.execute(
+                tx.prepare_cached(
                     "INSERT INTO messages (session_id, id, body) VALUES (?1, ?2, ?3)
                      ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
-                    rusqlite::params![session_id, id, body],
                 )
+                .and_then(|mut insert| insert.execute(rusqlite::params![session_id, id, body]))
                 .map_err(|e| store.sql(e))?;
                 touch_session(store, &tx, &session_id)?;
                 tx.commit().map_err(|e| store.sql(e))?;
