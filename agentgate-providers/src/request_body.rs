@@ -5,7 +5,7 @@
 //!
 //! The body is serialised as usual (serde_json into a [`ChunkWriter`]);
 //! the writer knows the memory of the kept encodings it was given
-//! ([`ChunkWriter::share`]) and, when serde_json writes exactly one of
+//! ([`ChunkWriter::new`]) and, when serde_json writes exactly one of
 //! them (a raw value is written in one piece), it references that memory
 //! as a chunk instead of copying it. Everything else is copied into the
 //! chunk being built. The chunks are sent with their exact total length
