@@ -2,8 +2,9 @@
 //! step encodes only the messages it adds (issue 27: a step's cost should
 //! not grow with the history).
 //!
-//! A request's history is a list of `Arc<ModelMessage>` ([`History`]). A
-//! message behind an `Arc` cannot change while another holder keeps it
+//! A request's history is a list of `Arc<ModelMessage>`
+//! ([`agentgate_core::History`]). A message behind an `Arc` cannot change
+//! while another holder keeps it
 //! (`Arc::make_mut` copies it first, `Arc::get_mut` refuses), and its
 //! address cannot be reused while it is held. The cache holds the `Arc` of
 //! every message it encoded, so an entry is reused only for the very same

@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 pub(crate) const SHARE_AT_LEAST: usize = 4096;
 
 /// The bytes a client sends, in order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct RequestBody {
     chunks: Vec<Bytes>,
     len: usize,

@@ -127,8 +127,9 @@ impl Anthropic {
 
 impl crate::request_body::WritesBody for Anthropic {
     /// The bytes this client sends for `request`: the
-    /// [`request_body`](Self::request_body) serialised, without building
-    /// that JSON tree first.
+    /// [`request_body`](Self::request_body) serialised, with the history's
+    /// kept encodings reused (see `encode_cache.rs`) and never put in a
+    /// JSON tree.
     fn request_chunks(&self, request: &ModelRequest) -> crate::request_body::RequestBody {
         encode::request_bytes(
             request,

@@ -86,8 +86,9 @@ impl OpenAiResponses {
 
 impl crate::request_body::WritesBody for OpenAiResponses {
     /// The bytes this client sends for `request`: the
-    /// [`request_body`](Self::request_body) serialised, without building
-    /// that JSON tree first.
+    /// [`request_body`](Self::request_body) serialised, with the history's
+    /// kept encodings reused (see `encode_cache.rs`) and never put in a
+    /// JSON tree.
     fn request_chunks(&self, request: &ModelRequest) -> crate::request_body::RequestBody {
         encode::request_bytes(
             request,
