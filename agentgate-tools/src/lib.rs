@@ -134,10 +134,10 @@ pub use shell::bash::{BASH, BashArgs, BashError, BashTool, bash_requests};
 // The OS sandbox under spawned commands (Landlock, namespaces, the reaper,
 // the environment filter) and its policy, the `sandbox` config key.
 pub use sandbox::{
-    CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter, EnvInherit,
-    Guard, OnUnsupported, PreparedCommand, ProtectedChange, SECRET_PATHS, Sandbox, SandboxDenial,
-    SandboxError, SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode,
-    approved_directories,
+    CORE_VARIABLES, CallScope, CommandOutput, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind,
+    EnvFilter, EnvInherit, Guard, OnUnsupported, PreparedCommand, ProtectedChange, SECRET_PATHS,
+    Sandbox, SandboxDenial, SandboxError, SandboxMode, SandboxPolicy, SandboxStatus,
+    SandboxedChild, UnknownSandboxMode, approved_directories,
 };
 
 // Reading files and folders (§19).

@@ -130,9 +130,9 @@ pub use agentgate_store as store;
 #[cfg(feature = "sandbox")]
 pub mod sandbox {
     pub use agentgate_tools::{
-        CORE_VARIABLES, CallScope, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind, EnvFilter,
-        EnvInherit, Guard, OnUnsupported, PreparedCommand, ProtectedChange, SECRET_PATHS, Sandbox,
-        SandboxDenial, SandboxError, SandboxMode, SandboxPolicy, SandboxStatus, UnknownSandboxMode,
-        approved_directories,
+        CORE_VARIABLES, CallScope, CommandOutput, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind,
+        EnvFilter, EnvInherit, Guard, OnUnsupported, PreparedCommand, ProtectedChange,
+        SECRET_PATHS, Sandbox, SandboxDenial, SandboxError, SandboxMode, SandboxPolicy,
+        SandboxStatus, SandboxedChild, UnknownSandboxMode, approved_directories,
     };
 }

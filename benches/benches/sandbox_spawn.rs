@@ -16,6 +16,12 @@
 //!   inside the project (a directory and a file), which the kernel layer
 //!   masks with mounts.
 //!
+//! - `clone_vs_fork` (after the ratios): the same `workspace-write`
+//!   command started by fork (`apply`) and by clone
+//!   (`PreparedCommand::spawn`) in turn, while the process writes a heap
+//!   of 0, 64 and 256 MiB: CPU per command of the spawning thread and the
+//!   command's process tree, and their ratio.
+//!
 //! - `workspace_write_project` (ratio only): a project with `.git` and
 //!   `opencode.json`, which are bind-mounted read-only, and the protected
 //!   names it lacks, checked before and after the command.
@@ -120,6 +126,96 @@ fn spawn(c: &mut Criterion) {
         &danger,
         &[("workspace_write_project", &write_project)],
     );
+    clone_vs_fork(&runtime, &scope, &write);
+}
+
+/// CPU of this thread plus that of the waited-for children, in ns.
+fn cpu_now() -> u64 {
+    let thread = cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID);
+    // SAFETY: getrusage writes the struct passed, nothing else.
+    #[allow(unsafe_code)]
+    let children = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        (us(usage.ru_utime) + us(usage.ru_stime)) * 1_000
+    };
+    thread + children
+}
+
+fn cpu_clock(clock: libc::clockid_t) -> u64 {
+    // SAFETY: clock_gettime writes the timespec passed, nothing else.
+    #[allow(unsafe_code)]
+    unsafe {
+        let mut t: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(clock, &mut t);
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+}
+
+/// One command through the sandbox while this process works: spawn
+/// `sleep 0.01`, write one byte in every page of `heap` (as the agent's
+/// threads go on streaming and storing while a command runs), wait. By
+/// fork (`apply` on a tokio command) or by clone (`PreparedCommand::spawn`).
+async fn one_command(sandbox: &Sandbox, scope: &CallScope, heap: &mut [u8], by_clone: bool) {
+    let Ok(mut prepared) = sandbox.prepare(scope) else {
+        panic!("the sandbox could not prepare the command");
+    };
+    let status = if by_clone {
+        let Ok(mut child) = prepared.spawn(std::path::Path::new("sleep"), ["0.01"], &scope.cwd)
+        else {
+            panic!("spawn failed");
+        };
+        touch(heap);
+        child.wait().await
+    } else {
+        let mut command = tokio::process::Command::new("sleep");
+        command
+            .arg("0.01")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        prepared.apply(&mut command);
+        let Ok(mut child) = command.spawn() else {
+            panic!("spawn failed");
+        };
+        touch(heap);
+        child.wait().await
+    };
+    assert!(status.is_ok_and(|s| s.success()));
+}
+
+fn touch(heap: &mut [u8]) {
+    for page in heap.chunks_mut(4096) {
+        page[0] = page[0].wrapping_add(1);
+    }
+    std::hint::black_box(heap);
+}
+
+/// The fork path against the clone path, interleaved, for an agent with
+/// an empty, a 64 MiB and a 256 MiB heap: CPU of the spawning thread and
+/// of the command's whole process tree per command (median of the rounds).
+fn clone_vs_fork(runtime: &tokio::runtime::Runtime, scope: &CallScope, sandbox: &Sandbox) {
+    const ROUNDS: usize = 60;
+    for mib in [0usize, 64, 256] {
+        let mut heap = vec![1u8; mib << 20];
+        let mut fork = Vec::with_capacity(ROUNDS);
+        let mut clone = Vec::with_capacity(ROUNDS);
+        for _ in 0..ROUNDS {
+            for (by_clone, samples) in [(false, &mut fork), (true, &mut clone)] {
+                let before = cpu_now();
+                runtime.block_on(one_command(sandbox, scope, &mut heap, by_clone));
+                samples.push(Duration::from_nanos(cpu_now().saturating_sub(before)));
+            }
+        }
+        let (fork, clone) = (median(fork), median(clone));
+        eprintln!(
+            "clone_vs_fork: heap {mib} MiB: fork path {:.3} ms CPU, clone path {:.3} ms CPU = fork / clone {:.2} x",
+            fork.as_secs_f64() * 1e3,
+            clone.as_secs_f64() * 1e3,
+            fork.as_secs_f64() / clone.as_secs_f64().max(1e-9),
+        );
+    }
 }
 
 /// The criterion groups: each variant alone, and `prepare` without a

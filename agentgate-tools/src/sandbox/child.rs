@@ -55,15 +55,57 @@ impl ChildPlan {
         self.namespaces.enter()?;
         if self.namespaces.pid() {
             reaper::fork_init_and_command()?;
-            if let Some(mounts) = &self.kernel.mounts {
-                mounts.enter()?;
-                // The ruleset was built from the host's `/proc`; the
-                // command reads its own, mounted just now.
-                if let Some(ruleset) = &self.landlock {
-                    sys::landlock_allow_beneath(ruleset.as_raw_fd(), c"/proc", sys::LANDLOCK_READ)?;
-                }
+            return self.enter_as_command();
+        }
+        self.restrict()
+    }
+
+    /// Whether the command can be started without a fork of the agent
+    /// (`clone_launch`): it gets a PID namespace under its own init, and it
+    /// loses every capability before exec. The init shares the agent's
+    /// memory and keeps its capabilities, so the kernel refuses the
+    /// command (and anything it starts) every ptrace-class access to it —
+    /// `ptrace`, `process_vm_writev`, `/proc/1/mem` — whatever seccomp
+    /// does. Without that drop the fork path runs, whose init is a copy.
+    pub(super) fn can_start_by_clone(&self) -> bool {
+        self.namespaces.pid() && self.kernel.drops_capabilities()
+    }
+
+    /// The `CLONE_NEW*` flags the init is cloned with.
+    pub(super) fn namespace_flags(&self) -> libc::c_int {
+        self.namespaces.flags()
+    }
+
+    /// The init's part when it was cloned straight into the namespaces: its
+    /// own session and process group, then the maps and loopback of the
+    /// new namespaces. System calls only.
+    pub(super) fn enter_as_init(&self) -> io::Result<()> {
+        sys::setsid()?;
+        self.namespaces.configure()
+    }
+
+    /// The command's part, in the process that execs it (a child of the
+    /// namespace's init): everything [`enter`](Self::enter) does after the
+    /// reaper, in the same order. System calls only.
+    pub(super) fn enter_as_command(&self) -> io::Result<()> {
+        if let Some(mounts) = &self.kernel.mounts {
+            mounts.enter()?;
+            // The ruleset was built from the host's `/proc`; the command
+            // reads its own, mounted just now.
+            if let Some(ruleset) = &self.landlock {
+                sys::landlock_allow_beneath(ruleset.as_raw_fd(), c"/proc", sys::LANDLOCK_READ)?;
             }
         }
+        self.restrict()
+    }
+
+    /// Every inherited descriptor past 0–2 closed at exec, `no_new_privs`,
+    /// the file system ruleset and the rest of the kernel layer: the last
+    /// steps before exec, in both ways of starting.
+    fn restrict(&self) -> io::Result<()> {
+        // Standard input, output and error are in place by now; nothing
+        // else of the agent's descriptors passes exec.
+        sys::close_on_exec_from_3();
         if self.no_new_privs {
             sys::set_no_new_privs()?;
         }

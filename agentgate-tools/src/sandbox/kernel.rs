@@ -72,6 +72,13 @@ impl KernelPlan {
         Ok(())
     }
 
+    /// Whether the command ends up without any capability (so it can
+    /// never ptrace, read or write the memory of its init, which keeps
+    /// them).
+    pub(super) fn drops_capabilities(&self) -> bool {
+        self.bounding_set.is_some()
+    }
+
     /// Whether the plan mounts anything (the namespaces then include a
     /// mount namespace).
     pub(super) fn mounts(&self) -> bool {

@@ -7,8 +7,9 @@
 //! `danger-full-access`, as codex names them — whether the network is on,
 //! extra writable directories and paths nobody may read. A [`Sandbox`]
 //! probes once what this machine can enforce ([`SandboxStatus`]) and turns
-//! the policy into a [`PreparedCommand`] per call, which the bash tool
-//! applies to its child between fork and exec:
+//! the policy into a [`PreparedCommand`] per call, which starts the bash
+//! tool's command ([`PreparedCommand::spawn`]: cloned without a copy of
+//! the agent where it can be, `clone_launch`) and applies before exec:
 //!
 //! - its own session and process group, in its own PID namespace under a
 //!   tiny init, so every descendant ends with the call (`reaper`);
@@ -35,11 +36,17 @@ mod env;
 mod policy;
 mod protected_changes;
 mod roots;
+mod sandboxed_child;
 mod spawn;
 mod status;
 
 #[cfg(target_os = "linux")]
 mod child;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod clone_launch;
 mod handles;
 #[cfg(target_os = "linux")]
 mod kernel;
@@ -51,6 +58,11 @@ mod mounts;
 mod namespaces;
 #[cfg(target_os = "linux")]
 mod nested;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod raw_syscall;
 #[cfg(target_os = "linux")]
 mod reaper;
 #[cfg(target_os = "linux")]
@@ -64,6 +76,7 @@ pub use env::{CORE_VARIABLES, DEFAULT_EXCLUDES, DEFAULT_KEEP, EnvFilter, EnvInhe
 pub(crate) use handles::create_new_file;
 pub use policy::{OnUnsupported, SECRET_PATHS, SandboxMode, SandboxPolicy, UnknownSandboxMode};
 pub use roots::{PROTECTED_NAMES, protected_folders, protected_roots};
+pub use sandboxed_child::{CommandOutput, SandboxedChild};
 pub use spawn::{
     CallScope, PreparedCommand, ProtectedChange, Sandbox, SandboxError, approved_directories,
 };

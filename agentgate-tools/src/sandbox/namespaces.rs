@@ -70,12 +70,24 @@ impl Namespaces {
         self.flags & libc::CLONE_NEWPID != 0
     }
 
+    /// The `CLONE_NEW*` flags of these namespaces.
+    pub(super) fn flags(&self) -> c_int {
+        self.flags
+    }
+
     /// Enters the namespaces. Runs in the forked child: system calls only.
     pub(super) fn enter(&self) -> io::Result<()> {
         if self.flags == 0 {
             return Ok(());
         }
         sys::unshare(self.flags)?;
+        self.configure()
+    }
+
+    /// What a process that has just entered the namespaces (by `unshare`
+    /// or by being cloned into them) sets up in them: its uid and gid maps
+    /// and the loopback interface. System calls only.
+    pub(super) fn configure(&self) -> io::Result<()> {
         if let Some(maps) = &self.user_maps {
             // Writing gid_map unprivileged requires setgroups to be denied
             // first; kernels before 3.19 have no such file.

@@ -4,7 +4,10 @@
 //! called `setsid` or double-forked out of the process group — so nothing
 //! outlives the call.
 //!
-//! Three processes, all forks of the agent running only system calls:
+//! This is the fork path (`PreparedCommand::apply`, and `spawn` where the
+//! clone path does not apply; `clone_launch` starts the same init without
+//! a copy of the agent). Three processes, all forks of the agent running
+//! only system calls:
 //!
 //! ```text
 //! watcher   the process the agent spawned (its pid is the call's process

@@ -511,6 +511,70 @@ impl PreparedCommand {
         command.process_group(0);
     }
 
+    /// Starts `program` with `args` in `cwd` under this sandbox: standard
+    /// input from `/dev/null`, standard output and error piped
+    /// ([`SandboxedChild::stdout`](super::SandboxedChild::stdout)), the
+    /// sandbox's environment, its own session and process group (its pid).
+    /// Dropping the child before it was waited for kills it. Call once;
+    /// `program` without a `/` is looked up on the command's `PATH`.
+    ///
+    /// Where the command gets a PID namespace and loses its capabilities
+    /// (`read-only` and `workspace-write` on Linux 5.3 or later, x86-64 and
+    /// AArch64), nothing of the agent is copied: its init and the command
+    /// are cloned sharing the agent's memory, each on a stack of its own,
+    /// and take the same steps as under [`apply`](Self::apply) (see the
+    /// repository's `docs/security.md`). Elsewhere this is
+    /// [`apply`](Self::apply) on a `tokio::process::Command`, spawned. Must
+    /// be called within a tokio runtime with I/O enabled.
+    pub fn spawn<I, S>(
+        &mut self,
+        program: &Path,
+        args: I,
+        cwd: &Path,
+    ) -> std::io::Result<super::SandboxedChild>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        // Checked before anything starts: the child's pipes and its end
+        // are watched by the runtime's reactor.
+        if let Err(error) = tokio::runtime::Handle::try_current() {
+            return Err(std::io::Error::other(format!(
+                "PreparedCommand::spawn must be called within a tokio runtime: {error}"
+            )));
+        }
+        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        if let Some(plan) = self.plan.as_ref().filter(|plan| plan.can_start_by_clone())
+            && super::clone_launch::supported()
+        {
+            use super::clone_launch::{ExecSpec, LaunchError, launch};
+            let spec = ExecSpec::new(program, &args, &self.env, cwd)?;
+            match launch(plan, &spec) {
+                Ok(launched) => {
+                    self.plan = None;
+                    return super::SandboxedChild::from_launched(launched);
+                }
+                // This kernel refuses the clone: fork as before.
+                Err(LaunchError::Unsupported) => {}
+                Err(LaunchError::Failed(error)) => return Err(error),
+            }
+        }
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(&args)
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        self.apply(&mut command);
+        command.spawn().map(super::SandboxedChild::from_tokio)
+    }
+
     /// The protected names ([`PROTECTED_NAMES`](super::PROTECTED_NAMES))
     /// the command created, or replaced where they were links: call it
     /// once the command has ended. Those that existed are read-only to it;

@@ -110,6 +110,23 @@ pub(super) fn close_from(first: RawFd) {
     }
 }
 
+/// Marks every descriptor from 3 up close-on-exec, so none the host left
+/// inheritable reaches the command (Linux 5.11; before, the descriptors'
+/// own flags decide, as for any child std starts).
+pub(super) fn close_on_exec_from_3() {
+    // SAFETY: close_range takes integers only; with CLOSE_RANGE_CLOEXEC it
+    // closes nothing, it only sets the flag.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        );
+    }
+}
+
 /// Which side of a fork the caller is on.
 pub(super) enum Fork {
     /// The parent, with the child's pid.
@@ -268,8 +285,14 @@ pub(super) const ENDING_SIGNALS: [c_int; 3] = [libc::SIGTERM, libc::SIGINT, libc
 /// Signal handler of [`Disposition::ForwardToNamespace`]: `kill(-1, sig)`
 /// from a PID namespace's init reaches every other process in it.
 extern "C" fn forward_to_namespace(signal: c_int) {
+    // Where the init shares the agent's memory (`clone_launch`) it must not
+    // touch errno, which is the spawning thread's: the raw call leaves it
+    // alone.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    super::raw_syscall::kill(-1, signal);
     // SAFETY: only async-signal-safe calls (errno access and kill); errno is
     // restored so the interrupted waitpid sees its own error.
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     #[allow(unsafe_code)]
     unsafe {
         let errno = *libc::__errno_location();

@@ -12,7 +12,6 @@
 //! with the call), Landlock and, with the network off, a network namespace.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use agentgate_core::truncation::Truncator;
@@ -34,7 +33,7 @@ use crate::files::paths;
 use crate::files::protected::PROTECTED_PATH;
 use crate::files::request::ToolRequest;
 use crate::limits::BashLimits;
-use crate::sandbox::{CallScope, Sandbox, approved_directories};
+use crate::sandbox::{CallScope, Sandbox, SandboxedChild, approved_directories};
 use crate::shell::bash_scan::{BASH_OPAQUE, ScanError};
 
 /// The tool id and permission name.
@@ -323,20 +322,12 @@ impl TypedTool for BashTool {
             .map_err(|error| ToolError::Failed(error.to_string()))?;
 
         let shell = self.shell();
-        let mut command = tokio::process::Command::new(&shell);
-        command
-            .arg("-c")
-            .arg(&args.command)
-            .current_dir(&cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        sandbox.apply(&mut command);
-        let mut child = command.spawn().map_err(|error| BashError::Spawn {
-            shell: shell.display().to_string(),
-            reason: error.to_string(),
-        })?;
+        let mut child = sandbox
+            .spawn(&shell, ["-c", args.command.as_str()], &cwd)
+            .map_err(|error| BashError::Spawn {
+                shell: shell.display().to_string(),
+                reason: error.to_string(),
+            })?;
         let mut group = ProcessGroup::new(child.id());
 
         let (sender, mut receiver) = mpsc::channel::<Vec<u8>>(64);
@@ -596,7 +587,7 @@ impl ProcessGroup {
 
     /// SIGTERM to the group, then SIGKILL once `grace` has passed with any
     /// member left.
-    async fn terminate(&mut self, child: &mut tokio::process::Child, grace: Duration) {
+    async fn terminate(&mut self, child: &mut SandboxedChild, grace: Duration) {
         #[cfg(unix)]
         {
             self.signal(Some(nix::sys::signal::Signal::SIGTERM));
@@ -616,7 +607,8 @@ impl ProcessGroup {
         #[cfg(not(unix))]
         {
             let _ = grace;
-            let _ = child.kill().await;
+            let _ = child.start_kill();
+            let _ = child.wait().await;
         }
     }
 

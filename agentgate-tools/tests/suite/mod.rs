@@ -20,6 +20,7 @@ mod ordinary_commands;
 mod read_images;
 mod replace_props;
 mod sandbox;
+mod sandbox_clone;
 mod sandbox_kernel;
 mod sandbox_nested;
 mod sandbox_roots;

@@ -536,6 +536,15 @@ async fn checks_for_any_user(parent: u32) {
     let out = proc_and_dev(&p, &unsandboxed(), std::process::id()).await;
     assert!(out.contains("environ-readable"), "control: {out}");
 
+    // The clone path's init shares this process's memory, here from a
+    // user namespace the command's capabilities are dropped in.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    super::sandbox_clone::init_memory_is_out_of_reach(
+        &Sandbox::new(SandboxPolicy::default()),
+        &p.dir,
+    )
+    .await;
+
     let out = p.python(&tool, &refused_calls_script()).await;
     let errnos = errnos(&out);
     assert_eq!(errnos.len(), 4, "{out}");
