@@ -32,8 +32,8 @@
 //!   in them;
 //! - after the setup the init touches only its own stack, through system
 //!   calls that never write `errno` (`raw_syscall`);
-//! - the stacks are unmapped only once the init has been reaped (or, for a
-//!   child dropped unreaped, when a later reap finds it gone).
+//! - the stacks are reused or unmapped only once the init has been reaped
+//!   (or, for a child dropped unreaped, when a later reap finds it gone).
 //!
 //! The agent's child is the init itself, which is also the process group
 //! the bash tool signals, and it exits as the command did (128 + signal
@@ -139,8 +139,8 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The two stacks of a launch, with a guard page under each: the init's
-/// and the command's. Unmapped when dropped, which the owner does only
-/// once the init has been reaped.
+/// and the command's. Recycled for a later launch or unmapped (when
+/// dropped), which the owner does only once the init has been reaped.
 #[derive(Debug)]
 pub(super) struct Stacks {
     base: *mut c_void,
@@ -160,7 +160,39 @@ unsafe impl Sync for Stacks {}
 /// pages never touched cost nothing.
 const STACK: usize = 256 * 1024;
 
+/// Stacks of reaped launches, kept for the next ones: no map, unmap (and
+/// its TLB shootdown across the agent's threads) or first-touch faults per
+/// command.
+static SPARE_STACKS: Mutex<Vec<Stacks>> = Mutex::new(Vec::new());
+
+/// At most this many spare stacks are kept.
+const MAX_SPARE_STACKS: usize = 8;
+
 impl Stacks {
+    /// Spare stacks if any, else a new mapping.
+    fn take() -> io::Result<Stacks> {
+        let spare = match SPARE_STACKS.lock() {
+            Ok(mut spare) => spare.pop(),
+            Err(poisoned) => poisoned.into_inner().pop(),
+        };
+        match spare {
+            Some(stacks) => Ok(stacks),
+            None => Stacks::new(),
+        }
+    }
+
+    /// Gives back the stacks of an init that has been reaped (nothing runs
+    /// on them any more); past the limit they are unmapped.
+    pub(super) fn recycle(self) {
+        let mut spare = match SPARE_STACKS.lock() {
+            Ok(spare) => spare,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if spare.len() < MAX_SPARE_STACKS {
+            spare.push(self);
+        }
+    }
+
     fn new() -> io::Result<Stacks> {
         // SAFETY: sysconf takes an integer only.
         #[allow(unsafe_code)]
@@ -430,7 +462,7 @@ pub(super) fn launch(plan: &ChildPlan, spec: &ExecSpec) -> Result<Launched, Laun
     let (stderr_read, stderr_write) = pipe()?;
     let (report_read, report_write) = pipe()?;
     let stdin = std::fs::File::open("/dev/null")?;
-    let stacks = Stacks::new()?;
+    let stacks = Stacks::take()?;
     let argv = null_terminated(&spec.argv);
     let envp = null_terminated(&spec.envp);
 
@@ -498,6 +530,8 @@ pub(super) fn launch(plan: &ChildPlan, spec: &ExecSpec) -> Result<Launched, Laun
     drop(stdin);
     let report = match outcome {
         None => {
+            // No child was made.
+            stacks.recycle();
             return Err(match clone_error.raw_os_error() {
                 Some(libc::EINVAL | libc::ENOSYS) => {
                     SUPPORTED.store(2, Ordering::Relaxed);
@@ -512,7 +546,8 @@ pub(super) fn launch(plan: &ChildPlan, spec: &ExecSpec) -> Result<Launched, Laun
     #[allow(unsafe_code)]
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     if let Some((stage, errno)) = report {
-        drop(stacks);
+        // Reaped above: nothing runs on the stacks.
+        stacks.recycle();
         drop(pidfd);
         return Err(LaunchError::Failed(launch_error(stage, errno)));
     }
@@ -621,6 +656,9 @@ extern "C" fn init_main(arg: *mut c_void) -> c_int {
 /// command's pid, after closing every descriptor (the setup pipe last).
 fn init_setup(shared: &Shared, arg: *mut c_void) -> Option<pid_t> {
     reset_caught_signals();
+    // A host that ignores SIGCHLD would have the command reaped by the
+    // kernel before the init could read how it ended.
+    raw::set_default(libc::SIGCHLD);
     if let Err(error) = shared.plan.enter_as_init() {
         report(shared.report, Stage::Namespaces, errno_of(&error));
         return None;

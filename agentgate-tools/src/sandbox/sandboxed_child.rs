@@ -278,7 +278,9 @@ clone_path! {
                         let status = ExitStatus::from_raw(raw);
                         self.status = Some(status);
                         // The init is gone: nothing runs on its stacks.
-                        self.stacks = None;
+                        if let Some(stacks) = self.stacks.take() {
+                            stacks.recycle();
+                        }
                         Ok(Some(status))
                     }
                     Reap::Gone => {

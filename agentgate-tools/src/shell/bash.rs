@@ -349,6 +349,17 @@ impl TypedTool for BashTool {
                 chunk = receiver.recv(), if pipes_open => match chunk {
                     Some(chunk) => {
                         captured.push(&chunk);
+                        // What has already arrived goes into one update:
+                        // a burst of output is one live update, not one
+                        // per pipe read. Bounded, so a command that never
+                        // stops writing cannot keep the loop from its
+                        // deadline.
+                        for _ in 0..64 {
+                            let Ok(more) = receiver.try_recv() else {
+                                break;
+                            };
+                            captured.push(&more);
+                        }
                         ctx.metadata(
                             Some(&title),
                             json!({"output": captured.tail(), "description": description}),
@@ -548,7 +559,8 @@ async fn ask_grantable(
 
 /// Copies a pipe into the channel until it closes.
 async fn pump(mut reader: impl tokio::io::AsyncRead + Unpin, sender: mpsc::Sender<Vec<u8>>) {
-    let mut buffer = vec![0u8; 8192];
+    // A pipe holds 64 KiB: one read can take all that is buffered.
+    let mut buffer = vec![0u8; 64 * 1024];
     loop {
         match reader.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
