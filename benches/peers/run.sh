@@ -42,6 +42,10 @@ echo "== building the agent and the harness (release)" >&2
 cargo build --quiet --release -p agentgate-cli --bin agent
 cargo build --quiet --release -p agentgate-benches --bin peers
 
+# The projects live outside this repository: inside it, every peer would
+# take the repository (target/ included) for the project.
+work="${TMPDIR:-/tmp}/agentgate-peers-work"
+
 stamp="$(date -u +%Y-%m-%dT%H%MZ)"
 mkdir -p benches/results
 out="benches/results/peers-$stamp.md"
@@ -56,7 +60,7 @@ out="benches/results/peers-$stamp.md"
 } > "$out.tmp"
 "$target/release/peers" \
   --agent "$target/release/agent" --opencode "$opencode" --codex "$codex" \
-  --rounds "$rounds" --work "$cache/work" >> "$out.tmp"
+  --rounds "$rounds" --work "$work" >> "$out.tmp"
 echo >> "$out.tmp"
 echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)." >> "$out.tmp"
 mv "$out.tmp" "$out"

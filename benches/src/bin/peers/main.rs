@@ -179,6 +179,17 @@ fn main() {
                 .is_none_or(|o| s.name.contains(o.as_str()))
         })
         .collect();
+    if let Some(repository) = enclosing_work_tree(&options.work) {
+        eprintln!(
+            "peers: the work directory {} is inside the git work tree {}: every peer would take \
+             that repository for the project (opencode snapshots it, codex and the agent find \
+             their root there, the agent's sandbox indexes it), so the runs would not measure \
+             the scripted project alone. Pass --work outside any repository.",
+            options.work.display(),
+            repository.display()
+        );
+        std::process::exit(2);
+    }
     let _ = std::fs::remove_dir_all(&options.work);
     let homes = options.work.join("homes");
     let runs = options.work.join("runs");
@@ -295,4 +306,14 @@ fn main() {
         "{}",
         report::render(&peers, &scenarios, &cells, options.rounds, &versions)
     );
+}
+
+/// The git work tree `dir` (or its nearest existing ancestor) lies in, if
+/// any: the folder holding a `.git` entry.
+fn enclosing_work_tree(dir: &std::path::Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(dir).ok()?;
+    absolute
+        .ancestors()
+        .find(|folder| folder.join(".git").exists())
+        .map(std::path::Path::to_path_buf)
 }
