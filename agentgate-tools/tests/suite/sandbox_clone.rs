@@ -55,6 +55,13 @@ fn clone_path_available(sandbox: &Sandbox) -> bool {
     available
 }
 
+/// A `workspace-write` sandbox and a scratch project named `name`;
+/// `None` where the clone path's preconditions are missing here.
+fn setup(name: &str) -> Option<(Sandbox, PathBuf)> {
+    let sandbox = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
+    clone_path_available(&sandbox).then(|| (sandbox, temp_dir("sandbox-clone", name)))
+}
+
 async fn read_all(mut reader: impl AsyncRead + Unpin) -> String {
     let mut bytes = Vec::new();
     let _ = reader.read_to_end(&mut bytes).await;
@@ -133,11 +140,9 @@ const COMMANDS: &[&str] = &[
 
 #[tokio::test]
 async fn the_clone_and_fork_paths_give_the_same_results() {
-    let sandbox = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
-    let dir = temp_dir("sandbox-clone", "differential");
-    if !clone_path_available(&sandbox) {
+    let Some((sandbox, dir)) = setup("differential") else {
         return;
-    }
+    };
     for script in COMMANDS {
         let _ = std::fs::remove_file(dir.join("inside"));
         let cloned = via_clone(&sandbox, &dir, script).await;
@@ -162,11 +167,9 @@ async fn the_clone_and_fork_paths_give_the_same_results() {
 /// is a watcher outside the namespace): the clone path really ran.
 #[tokio::test]
 async fn the_agents_child_is_the_namespaces_init() {
-    let sandbox = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
-    let dir = temp_dir("sandbox-clone", "init");
-    if !clone_path_available(&sandbox) {
+    let Some((sandbox, dir)) = setup("init") else {
         return;
-    }
+    };
     let mut prepared = prepared(&sandbox, &dir);
     let mut child = prepared.spawn(Path::new("sleep"), ["1"], &dir).unwrap();
     let pid = child.id().unwrap();
@@ -282,11 +285,9 @@ print("secret", "found" if found else "not-found")
 
 #[tokio::test]
 async fn the_init_sharing_the_agents_memory_is_out_of_the_commands_reach() {
-    let sandbox = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
-    let dir = temp_dir("sandbox-clone", "attack");
-    if !clone_path_available(&sandbox) {
+    let Some((sandbox, dir)) = setup("attack") else {
         return;
-    }
+    };
     init_memory_is_out_of_reach(&sandbox, &dir).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -302,11 +303,9 @@ fn concurrent_launches_on_a_busy_runtime_each_get_their_own_results() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let sandbox = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
-        let dir = temp_dir("sandbox-clone", "concurrent");
-        if !clone_path_available(&sandbox) {
+        let Some((sandbox, dir)) = setup("concurrent") else {
             return;
-        }
+        };
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let churn = {
             let stop = stop.clone();
@@ -361,11 +360,9 @@ fn process_state(pid: u32) -> Option<char> {
 /// by a later launch.
 #[tokio::test]
 async fn a_dropped_child_is_killed_and_reaped_later() {
-    let sandbox = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
-    let dir = temp_dir("sandbox-clone", "dropped");
-    if !clone_path_available(&sandbox) {
+    let Some((sandbox, dir)) = setup("dropped") else {
         return;
-    }
+    };
     let mut prepared = prepared(&sandbox, &dir);
     let child = prepared
         .spawn(Path::new("bash"), ["-c", "sleep 60 & sleep 60"], &dir)
@@ -389,11 +386,9 @@ async fn a_dropped_child_is_killed_and_reaped_later() {
 
 #[tokio::test]
 async fn launch_errors_say_what_failed() {
-    let sandbox = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite));
-    let dir = temp_dir("sandbox-clone", "errors");
-    if !clone_path_available(&sandbox) {
+    let Some((sandbox, dir)) = setup("errors") else {
         return;
-    }
+    };
     let mut command = prepared(&sandbox, &dir);
     let error = command
         .spawn(Path::new("no-such-program-here"), ["x"], &dir)
