@@ -523,7 +523,7 @@ impl PreparedCommand {
     /// AArch64), nothing of the agent is copied: its init and the command
     /// are cloned sharing the agent's memory, each on a stack of its own,
     /// and take the same steps as under [`apply`](Self::apply) (see the
-    /// repository's `docs/security.md`). Elsewhere this is
+    /// repository's `docs/sandbox.md`). Elsewhere this is
     /// [`apply`](Self::apply) on a `tokio::process::Command`, spawned. Must
     /// be called within a tokio runtime with I/O enabled.
     pub fn spawn<I, S>(
