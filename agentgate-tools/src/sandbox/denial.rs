@@ -108,7 +108,11 @@ pub(crate) fn find_denials(output: &str, boundary: &Boundary<'_>) -> Vec<Sandbox
         if !FS_MARKERS.iter().any(|m| line.contains(m)) {
             continue;
         }
-        for candidate in path_candidates(line) {
+        let candidates: Vec<&str> = path_candidates(line).collect();
+        // `/usr/bin/bash: line 1: /x: Permission denied`: the first path is
+        // the program reporting, not what it was refused.
+        let program = usize::from(candidates.len() > 1 && reports_as_program(line));
+        for candidate in candidates.into_iter().skip(program) {
             let path = resolve(boundary.cwd, candidate);
             if boundary.denied.iter().any(|d| path.starts_with(d)) {
                 push(SandboxDenial {
@@ -118,6 +122,7 @@ pub(crate) fn find_denials(output: &str, boundary: &Boundary<'_>) -> Vec<Sandbox
             } else if let Some(writable) = boundary.writable
                 && !writable.iter().any(|w| path.starts_with(w))
                 && !is_device(&path)
+                && !is_process_file(&path)
                 && (boundary.could_write)(&path)
             {
                 push(SandboxDenial {
@@ -180,6 +185,21 @@ fn is_device(path: &Path) -> bool {
     path.starts_with("/dev/")
 }
 
+/// Files of `/proc`: the command's own namespace's, where a refusal comes
+/// from the kernel's rules on processes (another process's `environ`,
+/// `mem`, `maps`), not from the sandbox's writable set.
+fn is_process_file(path: &Path) -> bool {
+    path.starts_with("/proc")
+}
+
+/// Whether `line` starts with a path followed by a colon (a program
+/// naming itself, as bash does when run by path).
+fn reports_as_program(line: &str) -> bool {
+    line.split_whitespace()
+        .next()
+        .is_some_and(|first| first.starts_with('/') && first.ends_with(':'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +234,26 @@ curl: (7) Failed to connect to 127.0.0.1 port 1: Network is unreachable
                 "write outside the workspace was blocked by the sandbox: /nonexistent-outside/b",
                 "write outside the workspace was blocked by the sandbox: /nonexistent-elsewhere/c",
                 "network access was blocked by the sandbox (the network is off for commands)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_program_naming_itself_and_proc_files_are_not_write_denials() {
+        let writable = [PathBuf::from("/nonexistent-project")];
+        let output = "\
+/usr/bin/bash: line 1: /proc/1/environ: Permission denied
+PermissionError: [Errno 13] Permission denied: '/proc/1/mem'
+/usr/bin/bash: line 2: /nonexistent-outside/d: Permission denied
+/nonexistent-outside/e: Permission denied
+";
+        let denials = find_denials(output, &boundary(&writable, &[]));
+        let paths: Vec<&Path> = denials.iter().filter_map(|d| d.path.as_deref()).collect();
+        assert_eq!(
+            paths,
+            [
+                Path::new("/nonexistent-outside/d"),
+                Path::new("/nonexistent-outside/e")
             ]
         );
     }
