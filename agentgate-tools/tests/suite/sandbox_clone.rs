@@ -222,6 +222,11 @@ def environ(pid):
 def attach(pid):
     if libc.ptrace(16, pid, None, None) == -1:
         raise OSError(ctypes.get_errno(), "ptrace")
+def links(pid):
+    # The init's working directory, root and descriptors: the links the
+    # kernel guards like its memory (the agent's open files behind them).
+    for link in ["cwd", "root", "exe"]:
+        os.readlink("/proc/%s/%s" % (pid, link))
 def vm_read(pid):
     buf = ctypes.create_string_buffer(8)
     class iovec(ctypes.Structure):
@@ -230,10 +235,11 @@ def vm_read(pid):
     remote = iovec(0x400000, 8)
     if libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) == -1:
         raise OSError(ctypes.get_errno(), "process_vm_readv")
-for name, fn in [("mem", mem_rw), ("maps", maps), ("environ", environ), ("attach", attach), ("vm_read", vm_read)]:
+for name, fn in [("mem", mem_rw), ("maps", maps), ("environ", environ), ("attach", attach), ("vm_read", vm_read), ("links", links)]:
     attempt("init-" + name, lambda: fn(1))
 attempt("self-maps", lambda: maps("self"))
 attempt("self-environ", lambda: environ("self"))
+attempt("self-links", lambda: links("self"))
 found = False
 for pid in os.listdir("/proc"):
     # This process holds the secret in its own script text.
@@ -270,7 +276,7 @@ print("secret", "found" if found else "not-found")
         .unwrap();
     let run = collect(child).await;
     let out = &run.stdout;
-    for door in ["mem", "maps", "environ", "attach", "vm_read"] {
+    for door in ["mem", "maps", "environ", "attach", "vm_read", "links"] {
         assert!(
             out.contains(&format!("init-{door} shut")),
             "{door}: {out}\n{}",
@@ -279,6 +285,7 @@ print("secret", "found" if found else "not-found")
     }
     assert!(out.contains("self-maps open"), "control: {out}");
     assert!(out.contains("self-environ open"), "control: {out}");
+    assert!(out.contains("self-links open"), "control: {out}");
     assert!(out.contains("secret not-found"), "{out}");
     drop(held);
 }
