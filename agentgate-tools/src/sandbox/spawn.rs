@@ -526,6 +526,37 @@ impl PreparedCommand {
     /// repository's `docs/sandbox.md`). Elsewhere this is
     /// [`apply`](Self::apply) on a `tokio::process::Command`, spawned. Must
     /// be called within a tokio runtime with I/O enabled.
+    ///
+    /// ```
+    /// use agentgate_tools::{CallScope, Sandbox, SandboxPolicy};
+    /// use tokio::io::AsyncReadExt;
+    ///
+    /// # fn main() -> std::io::Result<()> {
+    /// # let project = std::env::temp_dir().join("agentgate-spawn-doc");
+    /// # std::fs::create_dir_all(&project)?;
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let sandbox = Sandbox::new(SandboxPolicy::default()); // workspace-write
+    /// let scope = CallScope {
+    ///     session_id: "ses_1".into(),
+    ///     directory: project.clone(),
+    ///     worktree: project.clone(),
+    ///     cwd: project.clone(),
+    ///     ..CallScope::default()
+    /// };
+    /// let mut prepared = sandbox.prepare(&scope).map_err(std::io::Error::other)?;
+    /// let mut child = prepared.spawn("bash".as_ref(), ["-c", "echo hi; exit 3"], &project)?;
+    /// let mut output = String::new();
+    /// if let Some(mut stdout) = child.stdout.take() {
+    ///     stdout.read_to_string(&mut output).await?;
+    /// }
+    /// let status = child.wait().await?;
+    /// // Ask about (or undo) what it did to protected names, then:
+    /// prepared.settled();
+    /// assert_eq!((output.as_str(), status.code()), ("hi\n", Some(3)));
+    /// # Ok(())
+    /// # })
+    /// # }
+    /// ```
     pub fn spawn<I, S>(
         &mut self,
         program: &Path,
