@@ -111,11 +111,11 @@ pub fn has_images(parts: &[Part]) -> bool {
 /// - anything else is an error, as are missing and over-large files.
 ///
 /// ```no_run
-/// # async fn demo(agent: agentgate_core::CodingAgent) -> Result<(), Box<dyn std::error::Error>> {
-/// use agentgate_core::{attach_file, Part};
+/// # async fn demo(engine: agentgate_core::Engine, session_id: &str) -> Result<(), Box<dyn std::error::Error>> {
+/// use agentgate_core::{attach_file, CancellationToken, Part};
 /// let mut parts = vec![Part::text("What is wrong in this screenshot?")];
 /// parts.extend(attach_file("screenshot.png".as_ref())?);
-/// let turn = agent.run_parts(parts).await?;
+/// let turn = engine.prompt_with(session_id, parts, CancellationToken::new()).await?.into_result()?;
 /// println!("{}", turn.text());
 /// # Ok(()) }
 /// ```

@@ -42,7 +42,7 @@
 //! ```
 //!
 //! With the built-in tools it drives a whole turn: the embedding program
-//! `examples/examples/minimal_agent.rs` runs it through `CodingAgent` with a
+//! `examples/examples/minimal_agent.rs` runs it through `agentgate::CodingAgent` with a
 //! custom approver.
 
 use std::path::Path;

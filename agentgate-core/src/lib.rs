@@ -11,9 +11,11 @@
 //! ([`CompactionSettings`]); [`FileSessionStore`] keeps sessions across
 //! restarts. The guide `docs/agent-loop.md` describes the loop for SDK users.
 //!
-//! A whole coding agent for a directory in one call is [`CodingAgent`]
-//! (configuration from [`ConfigLoader`], system prompts from
-//! [`SystemPrompts`], the caller's tools and model).
+//! A loaded configuration maps to an engine with
+//! [`EngineBuilder::from_config`] (agents, presets, system prompts, loop
+//! settings), a pure function; the one-call coding agent that loads the
+//! configuration, picks the model and tools and creates the session is
+//! the facade's (`agentgate::CodingAgent`).
 //!
 //! The crate has two layers. The **contracts** — messages and parts, the
 //! model interface and its stream events, the tool interface and its
@@ -179,8 +181,9 @@ pub use engine::NonInteractive;
 pub use engine::RetryPolicy;
 /// Sub-agents through the `task` tool (§10); its arguments are in [`task`].
 pub use engine::TaskSettings;
-/// A coding agent for a directory in one call.
-pub use engine::{CodingAgent, CodingAgentBuilder, CodingAgentError, PermissionPreset};
+/// A loaded configuration mapped to an engine ([`EngineBuilder::from_config`]),
+/// and the named permission defaults it can layer in.
+pub use engine::{EngineSetup, EngineSetupError, PermissionPreset};
 /// A custom command made ready to send ([`Engine::prepare_command`]).
 pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
 /// The engine, its builder, settings and results.

@@ -10,6 +10,7 @@ use agentgate_permission::PermissionGate;
 
 use super::facade::Engine;
 use super::non_interactive::NonInteractive;
+use super::retry::RetryPolicy;
 use super::settings::LoopSettings;
 use super::state::EngineState;
 use super::task_tool::{TaskSettings, TaskTool};
@@ -188,6 +189,38 @@ impl EngineBuilder {
     pub fn config(mut self, config: LoopSettings) -> Self {
         self.config = config;
         self
+    }
+
+    /// Retries failed model streams under `policy` (default: the
+    /// [`LoopSettings`]' policy, [`RetryPolicy::default`] unless
+    /// [`from_config`](Self::from_config) read a `retry` key).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.config.retry = policy;
+        self
+    }
+
+    /// Ends every turn that runs longer than `limit` with a `timeout`
+    /// error ([`LoopSettings::max_turn_time`]; default: no deadline).
+    pub fn max_turn_time(mut self, limit: std::time::Duration) -> Self {
+        self.config.max_turn_time = Some(limit);
+        self
+    }
+
+    /// The loop settings the engine will run with.
+    pub fn loop_settings(&self) -> &LoopSettings {
+        &self.config
+    }
+
+    /// The agents given with [`agents`](Self::agents) (or by
+    /// [`from_config`](Self::from_config)): a host picks the session's
+    /// agent from them before it builds.
+    pub fn catalog(&self) -> Option<&Agents> {
+        self.catalog.as_ref()
+    }
+
+    /// Whether new sessions get titles, and from which model.
+    pub fn titles(&self) -> &SessionTitles {
+        &self.titles
     }
 
     /// Sets the project root tools see as `worktree` (default: the

@@ -15,7 +15,7 @@
 //! - `turn_stream.rs`: a turn as a stream of events ending with its result;
 //! - `non_interactive.rs`: the approver of an engine without a gate;
 //! - `structured_run.rs`: a prompt whose answer must match a JSON schema;
-//! - `coding_agent.rs`: a whole coding agent for a directory in one call;
+//! - `from_config.rs`: a loaded configuration mapped to a builder, no IO;
 //! - `hook_calls.rs`: running the engine's hooks and combining answers;
 //! - `permission_preset.rs`: the named permission defaults it can layer in;
 //! - `task_tool.rs`: sub-agents (§10);
@@ -25,10 +25,10 @@
 //! - `command_run.rs`: a custom command expanded through those tools.
 
 mod builder;
-mod coding_agent;
 mod command_run;
 pub(crate) mod doom_loop;
 mod facade;
+mod from_config;
 pub(crate) mod hook_calls;
 mod model_family;
 mod model_options;
@@ -54,9 +54,9 @@ mod turn_stream;
 mod user_tool;
 
 pub use builder::EngineBuilder;
-pub use coding_agent::{CodingAgent, CodingAgentBuilder, CodingAgentError};
 pub use command_run::{CommandError, PreparedCommand, SubtaskPlan};
 pub use facade::{Engine, PromptOptions};
+pub use from_config::{EngineSetup, EngineSetupError};
 pub use non_interactive::NonInteractive;
 pub use outcome::{PromptError, StopReason, TurnError, TurnResult};
 pub use permission_preset::PermissionPreset;

@@ -1,5 +1,6 @@
 //! [`PermissionPreset`]: named permission defaults an embedder picks with
-//! [`CodingAgentBuilder::permission_preset`](super::CodingAgentBuilder::permission_preset).
+//! [`EngineSetup::preset`](super::EngineSetup::preset) (in the facade,
+//! `CodingAgentBuilder::permission_preset`).
 //!
 //! The built-in agents start from opencode's defaults, which allow nearly
 //! everything (`"*": "allow"`; only `doom_loop`, paths outside the project
@@ -14,8 +15,8 @@ use agentgate_permission::{Action, Rule, Ruleset, decide};
 
 use crate::agents::{AgentEnvironment, Agents, default_permission};
 
-/// Permission defaults for the agents a [`CodingAgent`](super::CodingAgent)
-/// runs.
+/// Permission defaults for the agents an engine built with
+/// [`EngineBuilder::from_config`](super::EngineBuilder::from_config) runs.
 ///
 /// ```
 /// use agentgate_core::PermissionPreset;

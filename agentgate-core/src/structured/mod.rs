@@ -1,6 +1,6 @@
 //! Structured output: a final answer that must be JSON valid against a
 //! JSON schema ([`OutputSchema`]), as `agent run --output-schema` and
-//! [`CodingAgent::run_structured`](crate::CodingAgent::run_structured)
+//! [`Engine::run_structured`](crate::Engine::run_structured)
 //! ask for it. The model is told the schema with the prompt; an answer
 //! that is not valid is sent back with what failed, a bounded number of
 //! times (opencode's `retryCount`, default 2), and

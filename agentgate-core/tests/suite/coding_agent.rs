@@ -1,17 +1,18 @@
-//! The one-call coding agent: configuration, agents, tools and model
-//! assembled for a directory, streaming a prompt.
+//! A configuration mapped to an engine (`EngineBuilder::from_config`):
+//! configuration, agents, tools and model assembled for a directory,
+//! streaming a prompt.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
-    CodingAgent, CodingAgentError, ConfigLoader, DeltaField, Event, FinishReason, ModelInfo,
-    StreamExt, TurnEvent,
+    ConfigLoader, DeltaField, Event, FinishReason, ModelInfo, Part, PermissionPreset, StreamExt,
+    ToolRegistry, TurnEvent,
 };
 use serde_json::json;
 
-use super::common::Echo;
+use super::common::{Echo, configured};
 
 #[tokio::test]
 async fn one_call_agent_streams_with_the_project_settings() {
@@ -35,20 +36,24 @@ async fn one_call_agent_streams_with_the_project_settings() {
     );
     let vars: HashMap<&str, &str> = HashMap::new();
     let home = root.join("home");
-    let agent = CodingAgent::builder(&project)
-        .config(
-            ConfigLoader::new(&project)
-                .home(&home)
-                .env(move |name| vars.get(name).map(|v| v.to_string())),
-        )
-        .model(model.clone())
-        .tool(Echo::default())
-        .build()
-        .await
-        .unwrap();
-    assert_eq!(agent.session().agent, "build");
+    let (engine, session) = configured(
+        &project,
+        ConfigLoader::new(&project)
+            .home(&home)
+            .env(move |name| vars.get(name).map(|v| v.to_string())),
+        model.clone(),
+        ToolRegistry::new().with(Echo::default()),
+        PermissionPreset::default(),
+        None,
+    )
+    .await;
+    assert_eq!(session.agent, "build");
 
-    let mut stream = Box::pin(agent.stream("Tabs or spaces?"));
+    let mut stream = Box::pin(engine.prompt_stream(
+        &session.id,
+        vec![Part::text("Tabs or spaces?")],
+        agentgate_core::CancellationToken::new(),
+    ));
     let mut text = String::new();
     let mut finished = None;
     while let Some(item) = stream.next().await {
@@ -71,18 +76,5 @@ async fn one_call_agent_streams_with_the_project_settings() {
     assert!(request.system[1].contains("Use tabs."));
     assert_eq!(request.temperature, Some(0.2));
     assert_eq!(request.options["openai"]["reasoning"]["effort"], "high");
-    let _ = std::fs::remove_dir_all(&root);
-}
-
-#[tokio::test]
-async fn without_a_model_the_error_says_what_to_configure() {
-    let root = agentgate_testing::scratch_dir("agentgate-core-no-model");
-    let error = CodingAgent::builder(&root)
-        .config(ConfigLoader::new(&root).home(&root).env(|_| None))
-        .build()
-        .await
-        .unwrap_err();
-    assert!(matches!(error, CodingAgentError::NoModel), "{error}");
-    assert!(error.to_string().contains("provider/model"));
     let _ = std::fs::remove_dir_all(&root);
 }

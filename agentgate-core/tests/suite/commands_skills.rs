@@ -11,7 +11,7 @@ use agentgate_core::permission::{Action, evaluate};
 use agentgate_core::skills::skills_section;
 use agentgate_core::testing::Script;
 use agentgate_core::{
-    AgentSpec, CodingAgent, Command, Commands, ConfigLoader, Engine, Session, Skills,
+    AgentSpec, Command, Commands, ConfigLoader, Engine, Session, Skills,
 };
 
 use super::common::{Bash, model, rules};
@@ -143,13 +143,16 @@ async fn agents_read_skill_folders_without_asking_but_not_linked_ones() {
     );
     std::fs::create_dir_all(project.join(".opencode/skills")).unwrap();
     std::os::unix::fs::symlink(&outside, project.join(".opencode/skills/linked")).unwrap();
-    let agent = CodingAgent::builder(&project)
-        .config(loader(&project, &home))
-        .model(model([Script::reply("ok")]))
-        .build()
-        .await
-        .unwrap();
-    let build = agent.engine().agent("build").unwrap();
+    let (engine, _) = super::common::configured(
+        &project,
+        loader(&project, &home),
+        model([Script::reply("ok")]),
+        agentgate_core::ToolRegistry::new(),
+        agentgate_core::PermissionPreset::default(),
+        None,
+    )
+    .await;
+    let build = engine.agent("build").unwrap();
     let external = |path: &std::path::Path| {
         evaluate(
             "external_directory",

@@ -214,3 +214,41 @@ pub fn fresh_id(prefix: &str) -> String {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     format!("{prefix}_{}_{n:08}", std::process::id())
 }
+
+/// An engine for `project` as the facade's `CodingAgent` assembles one
+/// from a loaded configuration ([`agentgate_core::EngineBuilder::from_config`]),
+/// with `tools`, on `permissions` (default: the engine's non-interactive
+/// gate), and a new session in the default agent.
+pub async fn configured(
+    project: &std::path::Path,
+    loader: agentgate_core::ConfigLoader,
+    model: Arc<dyn agentgate_core::LanguageModel>,
+    tools: agentgate_core::ToolRegistry,
+    preset: agentgate_core::PermissionPreset,
+    permissions: Option<agentgate_permission::PermissionGate>,
+) -> (agentgate_core::Engine, agentgate_core::Session) {
+    let config = loader.load().unwrap();
+    let worktree = loader.resolved_worktree();
+    let (skills, _) = agentgate_core::Skills::discover(&loader, &config);
+    let environment =
+        agentgate_core::AgentEnvironment::detect("agent-sdk-tests", worktree.to_string_lossy());
+    let mut setup = agentgate_core::EngineSetup::new(model, environment)
+        .skills(skills)
+        .preset(preset);
+    if let Some(global) = loader.resolved_global_dir() {
+        setup = setup.global_dir(global);
+    }
+    let mut builder = agentgate_core::EngineBuilder::from_config(&config, setup)
+        .unwrap()
+        .tools(tools);
+    let agent = builder.catalog().unwrap().default_agent().unwrap().name.clone();
+    if let Some(permissions) = permissions {
+        builder = builder.permissions(permissions);
+    }
+    let engine = builder.build();
+    let session = engine
+        .create_session(agentgate_core::Session::new(agent, project))
+        .await
+        .unwrap();
+    (engine, session)
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
-    CodingAgent, ConfigLoader, FinishReason, PermissionPreset, ToolContext, ToolError, ToolOutput,
+    ConfigLoader, FinishReason, PermissionPreset, ToolContext, ToolError, ToolOutput,
     TypedTool,
 };
 use agentgate_permission::{PermissionGate, Reply};
@@ -76,22 +76,22 @@ async fn asked(preset: Option<PermissionPreset>) -> Vec<String> {
     ]));
     let permissions = PermissionGate::new();
     let seen = RecordingApprover::replying(Reply::Once).install(&permissions);
-    let mut builder = CodingAgent::builder(&root)
-        .config(
-            ConfigLoader::new(&root)
-                .home(root.join("home"))
-                .env(|_| None),
-        )
-        .model(model.clone())
-        .permissions(permissions);
+    let mut tools = agentgate_core::ToolRegistry::new();
     for (id, permission, _) in TOOLS {
-        builder = builder.tool(Asker { id, permission });
+        tools.register(Asker { id, permission });
     }
-    if let Some(preset) = preset {
-        builder = builder.permission_preset(preset);
-    }
-    let agent = builder.build().await.unwrap();
-    agent.run("go").await.unwrap();
+    let (engine, session) = super::common::configured(
+        &root,
+        ConfigLoader::new(&root)
+            .home(root.join("home"))
+            .env(|_| None),
+        model.clone(),
+        tools,
+        preset.unwrap_or_default(),
+        Some(permissions),
+    )
+    .await;
+    engine.run(&session.id, "go").await.unwrap();
     // Every call ran: the second request carries all eight results.
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
