@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use agentgate::acp::{AcpServer, AgentFactory, FactoryError, SessionSetup};
+use agentgate::acp::{AcpServer, AgentFactory, AgentSetup, FactoryError};
 use agentgate::store::SqliteStore;
 use agentgate::{CodingAgent, Workspace};
 use agentgate_core::ConfigLoader;
@@ -40,8 +40,8 @@ struct CliAgents {
 
 #[agentgate::async_trait]
 impl AgentFactory for CliAgents {
-    async fn build(&self, setup: SessionSetup) -> Result<CodingAgent, FactoryError> {
-        let dir = setup.cwd().to_path_buf();
+    async fn build(&self, setup: AgentSetup) -> Result<CodingAgent, FactoryError> {
+        let dir = setup.directory().to_path_buf();
         let workspace = tokio::task::spawn_blocking({
             let dir = dir.clone();
             move || Workspace::with_loader(&dir, ConfigLoader::new(&dir))
@@ -59,6 +59,7 @@ impl AgentFactory for CliAgents {
         let policy = sandbox_policy(self.options.sandbox, &workspace.config().value)?;
         let permissions = PermissionGate::with_store(approval_store()?, dir.display().to_string())?;
         let mut builder = CodingAgent::builder(&dir)
+            .share_cli_store()
             .model(choice.model)
             .sandbox(policy)
             .store(self.store.clone())
@@ -74,7 +75,7 @@ impl AgentFactory for CliAgents {
         if let (Some(agent), None) = (&self.options.agent, setup.resume()) {
             builder = builder.agent(agent);
         }
-        let builder = setup.apply(builder, &workspace).workspace(workspace);
+        let builder = setup.apply(builder).workspace(workspace);
         let agent = builder.build().await?;
         // The library logs these through `tracing`; the CLI names them on
         // stderr, as `agent run` does.

@@ -203,6 +203,7 @@ pub async fn build_agent(
     let agents = crate::agent_choice::choices(&workspace);
     let mcp = start_mcp(&workspace).await;
     let mut builder = CodingAgent::builder(&directory)
+        .share_cli_store()
         .workspace(workspace)
         .model(choice.model)
         .sandbox(policy)
@@ -228,12 +229,16 @@ pub async fn build_agent(
     if let Some(id) = resume {
         builder = builder.resume(id);
     }
-    if let Some(limit) = options.max_time {
-        builder = builder.max_turn_time(limit);
-    }
-    if let Some(retry) = retry {
-        builder = builder.retry(retry);
-    }
+    let max_time = options.max_time;
+    builder = builder.engine(move |mut engine| {
+        if let Some(limit) = max_time {
+            engine = engine.max_turn_time(limit);
+        }
+        if let Some(retry) = retry {
+            engine = engine.retry(retry);
+        }
+        engine
+    });
     let agent = builder.build().await.map_err(|e| e.to_string())?;
     Ok(Built {
         agent,

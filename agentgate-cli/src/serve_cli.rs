@@ -97,6 +97,7 @@ impl AgentFactory for CliAgents {
         let choice = choose_model(self.model.as_deref(), &workspace, |v| std::env::var(v).ok())?;
         let policy = sandbox_policy(self.sandbox, &workspace.config().value)?;
         let mut builder = CodingAgent::builder(&dir)
+            .share_cli_store()
             .model(choice.model)
             .sandbox(policy);
         if choice.demo {

@@ -11,7 +11,7 @@ use agentgate::store::SqliteStore;
 use agentgate_core::{Session, SessionStore};
 
 /// The application name of the data directory (the library's default).
-pub const APP: &str = agentgate::DEFAULT_APP;
+pub const APP: &str = agentgate::CLI_APP;
 
 /// The data directory, as the library finds it.
 pub fn data_dir() -> PathBuf {

@@ -181,9 +181,6 @@ pub use engine::NonInteractive;
 pub use engine::RetryPolicy;
 /// Sub-agents through the `task` tool (§10); its arguments are in [`task`].
 pub use engine::TaskSettings;
-/// A loaded configuration mapped to an engine ([`EngineBuilder::from_config`]),
-/// and the named permission defaults it can layer in.
-pub use engine::{EngineSetup, EngineSetupError, PermissionPreset};
 /// A custom command made ready to send ([`Engine::prepare_command`]).
 pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
 /// The engine, its builder, settings and results.
@@ -191,6 +188,9 @@ pub use engine::{
     Engine, EngineBuilder, LoopSettings, PromptError, PromptOptions, RunToolError, StopReason,
     TurnError, TurnEvent, TurnResult,
 };
+/// A loaded configuration mapped to an engine ([`EngineBuilder::from_config`]),
+/// and the named permission defaults it can layer in.
+pub use engine::{EngineSetup, EngineSetupError, PermissionPreset};
 /// Session titles from the hidden `title` agent.
 pub use engine::{SessionTitles, TITLE_AGENT};
 /// System prompt assembly (§15); its parts are in [`prompt_parts`].

@@ -1,45 +1,61 @@
-//! [`CodingAgent`]: the one-call agent for a directory, assembled as
-//! `agent run` assembles it ([`Workspace`]): with no other call, the
-//! configured model through the config's `provider` entries (and their
-//! `limit`s) or the environment, the built-in tools with bash under the
-//! config's `sandbox` policy, the config's MCP servers (started, their
-//! instructions in the system prompt), the "always" approvals remembered
-//! for the directory. Every part can be replaced.
+//! [`CodingAgent`]: the one coding agent for a directory, assembled as
+//! `agent run` assembles it ([`Workspace`]). With no other call: the
+//! configured model (with feature `providers`, through the config's
+//! `provider` entries or the environment), the built-in tools with bash
+//! under the config's `sandbox` policy (feature `tools`), the config's MCP
+//! servers (feature `mcp`), the "always" approvals remembered for the
+//! directory in the program's own data directory, and no approver: every
+//! ask is rejected at once with opencode's warning.
 //!
-//! agentgate-core's own [`agentgate_core::CodingAgent`] names no concrete
-//! tool or provider; this one, in the facade, brings them.
+//! The engine's own knobs are not repeated here: [`CodingAgentBuilder::engine`]
+//! hands the [`EngineBuilder`] that agentgate-core's
+//! [`EngineBuilder::from_config`] made from the configuration to the host.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use agentgate_core::{
-    AgentEnvironment, Config, ConfigLoader, Engine, LanguageModel, ModelResolver, PermissionPreset,
-    Session, SessionStore, Tool, ToolRegistry, TurnError, TurnEvent, TurnResult,
+    AgentEnvironment, Config, ConfigLoader, Engine, EngineBuilder, EngineSetup, LanguageModel,
+    ModelResolver, NonInteractive, PermissionPreset, Session, SessionStore, Skills, Tool,
+    ToolRegistry, TurnError, TurnEvent, TurnResult,
 };
 use agentgate_permission::{Approver, PermissionGate, Ruleset};
-use agentgate_tools::SandboxPolicy;
 use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
-use crate::workspace::{DEFAULT_APP, Workspace, WorkspaceError};
+use crate::coding_agent_error::CodingAgentError;
+use crate::workspace::{CLI_APP, Workspace};
+
+/// A change to the engine builder, applied after the configuration's.
+type EngineEdit = Box<dyn FnOnce(EngineBuilder) -> EngineBuilder + Send>;
 
 /// Builds a [`CodingAgent`]; see [`CodingAgent::builder`].
+#[must_use = "a builder does nothing until .build().await"]
 pub struct CodingAgentBuilder {
-    inner: agentgate_core::CodingAgentBuilder,
     directory: PathBuf,
     loader: Option<ConfigLoader>,
     workspace: Option<Workspace>,
-    #[cfg(feature = "mcp")]
-    manager: Option<agentgate_tools::mcp::McpManager>,
     model: Option<Arc<dyn LanguageModel>>,
     model_name: Option<String>,
     resolver: Option<Arc<dyn ModelResolver>>,
     tools: Option<ToolRegistry>,
     added: Vec<Arc<dyn Tool>>,
-    sandbox: Option<SandboxPolicy>,
-    mcp: bool,
-    app: String,
+    #[cfg(feature = "tools")]
+    sandbox: Option<agentgate_tools::SandboxPolicy>,
+    #[cfg(feature = "mcp")]
+    mcp: crate::coding_agent_mcp::McpChoice,
+    app: Option<String>,
+    approver: Option<Arc<dyn Approver>>,
     permissions: Option<PermissionGate>,
+    store: Option<Arc<dyn SessionStore>>,
+    agent: Option<String>,
+    environment: Option<AgentEnvironment>,
+    resume: Option<String>,
+    session_rules: Ruleset,
+    title: Option<String>,
+    preset: PermissionPreset,
+    sections: Vec<String>,
+    edits: Vec<EngineEdit>,
 }
 
 impl CodingAgentBuilder {
@@ -58,27 +74,6 @@ impl CodingAgentBuilder {
         self
     }
 
-    /// Uses this manager for the config's MCP servers (one the host made
-    /// with [`Workspace::mcp`] and may have started, to show progress).
-    #[cfg(feature = "mcp")]
-    pub fn mcp(mut self, manager: agentgate_tools::mcp::McpManager) -> Self {
-        self.manager = Some(manager);
-        self
-    }
-
-    /// Retries failed model calls by this policy (default: the config's
-    /// `retry` key, else [`agentgate_core::RetryPolicy::default`]).
-    pub fn retry(mut self, policy: agentgate_core::RetryPolicy) -> Self {
-        self.inner = self.inner.retry(policy);
-        self
-    }
-
-    /// A deadline for each turn (default: none).
-    pub fn max_turn_time(mut self, limit: std::time::Duration) -> Self {
-        self.inner = self.inner.max_turn_time(limit);
-        self
-    }
-
     /// Runs on this model instead of the configured one.
     pub fn model(mut self, model: Arc<dyn LanguageModel>) -> Self {
         self.model = Some(model);
@@ -86,243 +81,412 @@ impl CodingAgentBuilder {
     }
 
     /// Runs on the model named `provider/model` instead of the configured
-    /// one, built as the configured one would be.
+    /// one, built as the configured one would be (feature `providers`),
+    /// else served by the [`model_resolver`](Self::model_resolver).
     pub fn model_name(mut self, name: impl Into<String>) -> Self {
         self.model_name = Some(name.into());
         self
     }
 
-    /// Resolves agents' own `model` names with this (default: the config's
-    /// providers, then the environment).
+    /// Resolves the other model names (agents' own `model`, `small_model`
+    /// for titles), and the configured model when no client for it is
+    /// built in (default, with feature `providers`: the config's providers,
+    /// then the environment).
     pub fn model_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
         self.resolver = Some(resolver);
         self
     }
 
     /// Uses these tools instead of the built-in ones (MCP servers' tools
-    /// are still added unless [`without_mcp`](Self::without_mcp)).
+    /// are still added, with feature `mcp`, unless
+    /// `without_mcp`).
     pub fn tools(mut self, tools: ToolRegistry) -> Self {
         self.tools = Some(tools);
         self
     }
 
-    /// Adds a tool to the set (the built-in one of the same id is replaced).
+    /// Adds a tool to the set (one of the same id is replaced).
     pub fn tool(mut self, tool: impl Tool + 'static) -> Self {
         self.added.push(Arc::new(tool));
         self
     }
 
     /// Runs bash under this policy instead of the config's `sandbox` key.
-    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+    #[cfg(feature = "tools")]
+    pub fn sandbox(mut self, policy: agentgate_tools::SandboxPolicy) -> Self {
         self.sandbox = Some(policy);
         self
     }
 
-    /// Leaves the config's MCP servers out.
-    pub fn without_mcp(mut self) -> Self {
-        self.mcp = false;
+    /// Uses this manager for the MCP servers (one the host made with
+    /// [`Workspace::mcp`] and may have started, to show progress).
+    #[cfg(feature = "mcp")]
+    pub fn mcp(mut self, manager: agentgate_tools::mcp::McpManager) -> Self {
+        self.mcp = crate::coding_agent_mcp::McpChoice::Given(manager);
         self
     }
 
-    /// Answers permission asks (default: none, so every ask is rejected
-    /// with a warning — the agent never hangs waiting).
+    /// Adds MCP servers to the config's, as entries of its `mcp` key taken
+    /// as given (no `{env:…}` substitution); one of the same name replaces
+    /// the configured one. An ACP client's servers arrive this way.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_servers(mut self, entries: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.mcp.add(entries);
+        self
+    }
+
+    /// Leaves the MCP servers out.
+    #[cfg(feature = "mcp")]
+    pub fn without_mcp(mut self) -> Self {
+        self.mcp = crate::coding_agent_mcp::McpChoice::Off;
+        self
+    }
+
+    /// Answers permission asks. Default: none, so every ask that the
+    /// rules and the remembered approvals leave open is rejected at once
+    /// with opencode's warning (`permission requested: …; auto-rejecting`,
+    /// through `tracing`) — the agent never waits on nobody.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
-        self.inner = self.inner.approver(approver);
+        self.approver = Some(approver);
         self
     }
 
     /// Uses this permission gate instead of one with the approvals
-    /// remembered for the directory.
+    /// remembered for the directory. The host answers its asks: through
+    /// the gate's approver (an [`approver`](Self::approver) given here is
+    /// installed on it) or with [`PermissionGate::reply`] from the event
+    /// stream, as `agent serve` does. A gate with neither waits.
     pub fn permissions(mut self, permissions: PermissionGate) -> Self {
         self.permissions = Some(permissions);
         self
     }
 
-    /// Runs this agent (default: the configured `default_agent`, else `build`).
-    pub fn agent(mut self, name: impl Into<String>) -> Self {
-        self.inner = self.inner.agent(name);
-        self
-    }
-
-    /// Sets the agent environment (default: [`AgentEnvironment::detect`]).
-    pub fn environment(mut self, environment: AgentEnvironment) -> Self {
-        self.inner = self.inner.environment(environment);
-        self
-    }
-
-    /// The application name of the data directory — sessions, remembered
-    /// approvals — and the temporary directory (default `agent-sdk`, the
-    /// `agent` CLI's).
+    /// The application name of the data directory (sessions, remembered
+    /// approvals, spilled tool output) and the temporary directory:
+    /// `$XDG_DATA_HOME/<app>`, else `~/.local/share/<app>`. Default: the
+    /// program's own, named after its executable, so an embedding program
+    /// never shares the `agent` CLI's approvals by accident; see
+    /// [`share_cli_store`](Self::share_cli_store).
     pub fn app(mut self, app: impl Into<String>) -> Self {
-        self.app = app.into();
+        self.app = Some(app.into());
         self
+    }
+
+    /// Shares the `agent` CLI's data directory ([`CLI_APP`]): an "always"
+    /// answered in `agent chat` for this directory then counts here too,
+    /// and the other way round.
+    pub fn share_cli_store(self) -> Self {
+        self.app(CLI_APP)
     }
 
     /// Keeps sessions in this store (default: in memory).
     pub fn store(mut self, store: Arc<dyn SessionStore>) -> Self {
-        self.inner = self.inner.store(store);
+        self.store = Some(store);
         self
     }
 
-    /// Continues the stored session `id` instead of creating one.
+    /// Runs this agent (default: the configured `default_agent`, else `build`).
+    pub fn agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(name.into());
+        self
+    }
+
+    /// Sets the agent environment (default: [`AgentEnvironment::detect`]
+    /// for the [`app`](Self::app) and the project's worktree).
+    pub fn environment(mut self, environment: AgentEnvironment) -> Self {
+        self.environment = Some(environment);
+        self
+    }
+
+    /// Continues the stored session `id` instead of creating one (it keeps
+    /// its own agent).
     pub fn resume(mut self, session_id: impl Into<String>) -> Self {
-        self.inner = self.inner.resume(session_id);
+        self.resume = Some(session_id.into());
+        self
+    }
+
+    /// Session rules for the session it creates, evaluated after the
+    /// agent's (opencode's `run` denies `question` this way, §16).
+    pub fn session_permission(mut self, rules: Ruleset) -> Self {
+        self.session_rules = rules;
+        self
+    }
+
+    /// The title of the session it creates (opencode's `run --title`); a
+    /// session with a title gets no generated one.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Layers a named set of permission defaults into every agent (default:
+    /// [`PermissionPreset::OpencodeDefaults`], which allow nearly
+    /// everything). [`PermissionPreset::AskBeforeSideEffects`] asks before
+    /// edits, commands, the network, MCP tools and custom tools; the
+    /// configuration's rules still decide over it.
+    pub fn permission_preset(mut self, preset: PermissionPreset) -> Self {
+        self.preset = preset;
         self
     }
 
     /// Appends a section to the system prompt (after the instruction files
     /// and the MCP servers' instructions).
     pub fn system_section(mut self, section: impl Into<String>) -> Self {
-        self.inner = self.inner.system_section(section);
+        self.sections.push(section.into());
         self
     }
 
-    /// Session rules for the session it creates, evaluated after the
-    /// agent's.
-    pub fn session_permission(mut self, rules: Ruleset) -> Self {
-        self.inner = self.inner.session_permission(rules);
-        self
-    }
-
-    /// Layers a named set of permission defaults into every agent (see
-    /// [`agentgate_core::CodingAgentBuilder::permission_preset`]).
-    pub fn permission_preset(mut self, preset: PermissionPreset) -> Self {
-        self.inner = self.inner.permission_preset(preset);
-        self
-    }
-
-    /// Whether (and with which model) new sessions get titles from the
-    /// hidden `title` agent (see
-    /// [`agentgate_core::CodingAgentBuilder::session_titles`]; default: on
-    /// when the configuration's `small_model` or the `title` agent's
-    /// `model` is set).
-    pub fn session_titles(mut self, titles: agentgate_core::SessionTitles) -> Self {
-        self.inner = self.inner.session_titles(titles);
-        self
-    }
-
-    /// The title of the session it creates; such a session gets no
-    /// generated title.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.inner = self.inner.title(title);
-        self
-    }
-
-    /// Adds a hook (see [`agentgate_core::CodingAgentBuilder::hook`]); it
-    /// runs after the configuration's `hooks` commands.
-    pub fn hook(mut self, hook: Arc<dyn agentgate_core::Hook>) -> Self {
-        self.inner = self.inner.hook(hook);
+    /// Changes the engine: `edit` gets the [`EngineBuilder`] the
+    /// configuration made ([`EngineBuilder::from_config`]) and returns it
+    /// changed — retries, a turn deadline, hooks, titles, loop settings.
+    /// Edits run in the order given, before the builder's tools, gate and
+    /// store are set.
+    ///
+    /// ```no_run
+    /// # async fn demo(hook: std::sync::Arc<dyn agentgate::Hook>) -> Result<(), agentgate::CodingAgentError> {
+    /// use std::time::Duration;
+    /// let agent = agentgate::CodingAgent::builder(".")
+    ///     .engine(move |e| e.max_turn_time(Duration::from_secs(600)).hook(hook))
+    ///     .build()
+    ///     .await?;
+    /// # let _ = agent; Ok(()) }
+    /// ```
+    pub fn engine(
+        mut self,
+        edit: impl FnOnce(EngineBuilder) -> EngineBuilder + Send + 'static,
+    ) -> Self {
+        self.edits.push(Box::new(edit));
         self
     }
 
     /// Loads the configuration, assembles the model, tools, MCP servers and
-    /// gate, and creates the session.
+    /// gate, and creates (or loads) the session.
     ///
     /// # Errors
-    /// [`WorkspaceError::Config`] for a broken configuration,
-    /// [`WorkspaceError::NoModel`] when no model is given, configured or
-    /// keyed in the environment, [`WorkspaceError::Model`] when the named
-    /// one cannot be built, [`WorkspaceError::Sandbox`] for a bad `sandbox`
-    /// key, and [`WorkspaceError::Agent`] for the agent itself.
-    pub async fn build(self) -> Result<CodingAgent, WorkspaceError> {
+    /// [`CodingAgentError::Workspace`] for a broken configuration or
+    /// `sandbox` key, a model that cannot be built or an approval store
+    /// that cannot be opened; [`CodingAgentError::NoModel`] when no model
+    /// is given, configured or keyed in the environment;
+    /// [`CodingAgentError::Setup`] for a bad `retry` key;
+    /// [`CodingAgentError::UnknownAgent`] for an agent that does not
+    /// exist; [`CodingAgentError::Session`] when the session cannot be
+    /// created or loaded.
+    pub async fn build(self) -> Result<CodingAgent, CodingAgentError> {
         let workspace = match self.workspace {
             Some(workspace) => workspace,
-            None => {
-                let loader = self
-                    .loader
-                    .unwrap_or_else(|| ConfigLoader::new(&self.directory));
-                let workspace = Workspace::with_loader(&self.directory, loader)?;
-                for warning in &workspace.config().warnings {
-                    tracing::warn!("{warning}");
-                }
-                workspace
-            }
+            None => load_workspace(&self.directory, self.loader)?,
         };
+        let app = self.app.unwrap_or_else(program_app);
+        let resolver = self.resolver.or_else(|| default_resolver(&workspace));
         let model = match self.model {
             Some(model) => model,
-            None => {
-                let name = self
-                    .model_name
-                    .or_else(|| workspace.model_name())
-                    .ok_or(WorkspaceError::NoModel)?;
-                workspace.model(&name)?
-            }
+            None => configured_model(&workspace, self.model_name, resolver.as_ref())?,
         };
+        #[cfg(feature = "tools")]
         let mut tools = match self.tools {
             Some(tools) => tools,
-            None => {
-                let policy = match self.sandbox {
-                    Some(policy) => policy,
-                    None => workspace.sandbox_policy()?,
-                };
-                workspace.tools(policy)?
-            }
+            None => workspace.tools(match self.sandbox {
+                Some(policy) => policy,
+                None => workspace.sandbox_policy()?,
+            })?,
         };
+        #[cfg(not(feature = "tools"))]
+        let mut tools = self.tools.unwrap_or_default();
         for tool in self.added {
             tools.register_arc(tool);
         }
-        #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
-        let mut inner = self.inner;
-        #[cfg(not(feature = "mcp"))]
-        let _ = self.mcp;
+        let mut sections = Vec::new();
         #[cfg(feature = "mcp")]
-        let manager = match self.manager {
-            Some(manager) => Some(manager),
-            None => self.mcp.then(|| workspace.mcp()).flatten(),
+        let mcp = self.mcp.start(&workspace, &mut tools, &mut sections).await;
+        sections.extend(self.sections);
+        let permissions = gate(self.permissions, self.approver, &workspace, &app)?;
+        let loader = workspace.loader();
+        let environment = self.environment.unwrap_or_else(|| {
+            AgentEnvironment::detect(&app, loader.resolved_worktree().to_string_lossy())
+        });
+        let setup = engine_setup(model, environment, resolver, workspace.skills(), sections)
+            .preset(self.preset);
+        let setup = match loader.resolved_global_dir() {
+            Some(global) => setup.global_dir(global),
+            None => setup,
         };
-        let mcp = match manager {
-            Some(manager) => {
-                manager.register(&mut tools).await;
-                for server in manager.status().await {
-                    if let agentgate_tools::mcp::McpStatus::Failed(error) = &server.status {
-                        tracing::warn!(server = %server.name, %error, "MCP server failed; its tools are left out");
-                    }
+        let mut builder = EngineBuilder::from_config(workspace.config(), setup)?;
+        for edit in self.edits {
+            builder = edit(builder);
+        }
+        let agent = chosen_agent(&builder, self.agent)?;
+        let mut builder = builder.tools(tools).permissions(permissions);
+        if let Some(store) = self.store {
+            builder = builder.store(store);
+        }
+        let engine = builder.build();
+        let session = match self.resume {
+            Some(id) => engine
+                .store()
+                .session(&id)
+                .await
+                .map_err(|e| CodingAgentError::Session(e.into()))?,
+            None => {
+                let mut session = Session::new(agent, self.directory);
+                session.permission = self.session_rules;
+                if let Some(title) = self.title {
+                    session.title = title;
                 }
-                if let Some(section) = manager.instructions(&Ruleset::default()).await {
-                    inner = inner.system_section(section);
-                }
-                Some(McpGuard(manager))
+                engine
+                    .create_session(session)
+                    .await
+                    .map_err(CodingAgentError::Session)?
             }
-            None => None,
         };
-        let permissions = match self.permissions {
-            Some(permissions) => permissions,
-            None => workspace.approvals(&self.app)?,
-        };
-        let resolver = self.resolver.unwrap_or_else(|| workspace.resolver());
-        let loader = workspace.loader().clone();
-        let config = workspace.config().clone();
-        let agent = inner
-            .loaded_config(loader, config)
-            .skills(workspace.skills().clone())
-            .app(self.app)
-            .model(model)
-            .model_resolver(resolver)
-            .tools(tools)
-            .permissions(permissions)
-            .build()
-            .await?;
         Ok(CodingAgent {
-            inner: agent,
+            engine,
+            session,
+            config: workspace.config().clone(),
             #[cfg(feature = "mcp")]
             mcp,
         })
     }
 }
 
-/// Stops the MCP servers when the agent is dropped.
-#[cfg(feature = "mcp")]
-#[derive(Debug)]
-struct McpGuard(agentgate_tools::mcp::McpManager);
+/// The directory's workspace, its warnings logged.
+fn load_workspace(
+    directory: &std::path::Path,
+    loader: Option<ConfigLoader>,
+) -> Result<Workspace, CodingAgentError> {
+    let loader = loader.unwrap_or_else(|| ConfigLoader::new(directory));
+    let workspace = Workspace::with_loader(directory, loader)?;
+    for warning in &workspace.config().warnings {
+        tracing::warn!("{warning}");
+    }
+    Ok(workspace)
+}
 
-#[cfg(feature = "mcp")]
-impl Drop for McpGuard {
-    fn drop(&mut self) {
-        self.0.shutdown();
+/// What the configuration does not say, for [`EngineBuilder::from_config`].
+fn engine_setup(
+    model: Arc<dyn LanguageModel>,
+    environment: AgentEnvironment,
+    resolver: Option<Arc<dyn ModelResolver>>,
+    skills: &Skills,
+    sections: Vec<String>,
+) -> EngineSetup {
+    let mut setup = EngineSetup::new(model, environment).skills(skills.clone());
+    if let Some(resolver) = resolver {
+        setup = setup.resolver(resolver);
+    }
+    for section in sections {
+        setup = setup.system_section(section);
+    }
+    setup
+}
+
+/// The resolver of the workspace's providers (feature `providers`).
+#[cfg(feature = "providers")]
+fn default_resolver(workspace: &Workspace) -> Option<Arc<dyn ModelResolver>> {
+    Some(workspace.resolver())
+}
+
+/// Without feature `providers` no client is built in: only a resolver the
+/// host gives serves model names.
+#[cfg(not(feature = "providers"))]
+fn default_resolver(_: &Workspace) -> Option<Arc<dyn ModelResolver>> {
+    None
+}
+
+/// The model named (else configured, else keyed in the environment): the
+/// workspace's client for it with feature `providers`, else the
+/// resolver's.
+fn configured_model(
+    workspace: &Workspace,
+    name: Option<String>,
+    resolver: Option<&Arc<dyn ModelResolver>>,
+) -> Result<Arc<dyn LanguageModel>, CodingAgentError> {
+    let name = name
+        .or_else(|| workspace.model_name())
+        .ok_or(CodingAgentError::NoModel)?;
+    #[cfg(feature = "providers")]
+    {
+        let _ = resolver;
+        Ok(workspace.model(&name)?)
+    }
+    #[cfg(not(feature = "providers"))]
+    {
+        agentgate_core::ModelRef::parse(&name)
+            .and_then(|reference| resolver.and_then(|r| r.resolve(&reference)))
+            .ok_or(CodingAgentError::UnknownModel(name))
     }
 }
 
-/// A coding agent for one directory, assembled from its configuration;
+/// The agent new sessions start in: the one named, if the configuration
+/// has it, else the default agent.
+fn chosen_agent(
+    builder: &EngineBuilder,
+    named: Option<String>,
+) -> Result<String, CodingAgentError> {
+    let Some(agents) = builder.catalog() else {
+        return Err(CodingAgentError::UnknownAgent {
+            name: named.unwrap_or_default(),
+            available: String::new(),
+        });
+    };
+    match named {
+        Some(name) if agents.get(&name).is_some() => Ok(name),
+        Some(name) => Err(CodingAgentError::UnknownAgent {
+            name,
+            available: agents
+                .list()
+                .iter()
+                .map(|a| a.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+        None => Ok(agents.default_agent()?.name.clone()),
+    }
+}
+
+/// The gate: the host's (its approver installed), else one with the
+/// approvals `app` remembers for the directory, answered by the approver
+/// given or, without one, by [`NonInteractive`] — rejected at once,
+/// never a wait on nobody.
+fn gate(
+    given: Option<PermissionGate>,
+    approver: Option<Arc<dyn Approver>>,
+    workspace: &Workspace,
+    app: &str,
+) -> Result<PermissionGate, CodingAgentError> {
+    let (permissions, approver) = match given {
+        Some(permissions) => (permissions, approver),
+        None => (
+            workspace.approvals(app)?,
+            Some(approver.unwrap_or_else(|| Arc::new(NonInteractive))),
+        ),
+    };
+    if let Some(approver) = approver {
+        permissions.set_approver(approver);
+    }
+    Ok(permissions)
+}
+
+/// The application name of a program that names none: its executable's
+/// file name (letters, digits, `.`, `_` and `-` kept), so each embedding
+/// program has its own data directory. The `agent` CLI's own name
+/// ([`CLI_APP`]) and a name that cannot be read give `agentgate-app`.
+fn program_app() -> String {
+    let name: String = std::env::current_exe()
+        .ok()
+        .and_then(|path| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .collect();
+    let name = name.trim_start_matches('.');
+    if name.is_empty() || name == CLI_APP {
+        "agentgate-app".to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+/// A coding agent for one directory, assembled from its configuration:
 /// an engine and a session on it.
 ///
 /// ```no_run
@@ -335,94 +499,133 @@ impl Drop for McpGuard {
 /// ```
 #[derive(Debug)]
 pub struct CodingAgent {
-    inner: agentgate_core::CodingAgent,
+    engine: Engine,
+    session: Session,
+    config: Config,
     #[cfg(feature = "mcp")]
-    mcp: Option<McpGuard>,
+    mcp: Option<crate::coding_agent_mcp::McpGuard>,
 }
 
 impl CodingAgent {
     /// Starts building a coding agent for `directory`.
     pub fn builder(directory: impl Into<PathBuf>) -> CodingAgentBuilder {
-        let directory = directory.into();
         CodingAgentBuilder {
-            inner: agentgate_core::CodingAgent::builder(&directory),
-            directory,
+            directory: directory.into(),
             loader: None,
             workspace: None,
-            #[cfg(feature = "mcp")]
-            manager: None,
             model: None,
             model_name: None,
             resolver: None,
             tools: None,
             added: Vec::new(),
+            #[cfg(feature = "tools")]
             sandbox: None,
-            mcp: true,
-            app: DEFAULT_APP.to_string(),
+            #[cfg(feature = "mcp")]
+            mcp: crate::coding_agent_mcp::McpChoice::default(),
+            app: None,
+            approver: None,
             permissions: None,
+            store: None,
+            agent: None,
+            environment: None,
+            resume: None,
+            session_rules: Ruleset::default(),
+            title: None,
+            preset: PermissionPreset::default(),
+            sections: Vec::new(),
+            edits: Vec::new(),
         }
     }
 
-    /// The engine (events, permissions, the session store).
+    /// The engine (events, permissions, the session store, the agents).
     pub fn engine(&self) -> &Engine {
-        self.inner.engine()
+        &self.engine
     }
 
     /// The session prompts go to.
     pub fn session(&self) -> &Session {
-        self.inner.session()
+        &self.session
     }
 
     /// The loaded configuration.
     pub fn config(&self) -> &Config {
-        self.inner.config()
+        &self.config
     }
 
-    /// The config's MCP servers, when it has any (and they were not left
-    /// out).
+    /// The MCP servers, when there are any (and they were not left out).
     #[cfg(feature = "mcp")]
     pub fn mcp(&self) -> Option<&agentgate_tools::mcp::McpManager> {
         self.mcp.as_ref().map(|guard| &guard.0)
     }
 
-    /// The agent of agentgate-core underneath.
-    pub fn core(&self) -> &agentgate_core::CodingAgent {
-        &self.inner
-    }
-
     /// Runs a prompt; a turn without an answer is an `Err` (see
     /// [`Engine::run`]).
     pub async fn run(&self, prompt: impl Into<String>) -> Result<TurnResult, TurnError> {
-        self.inner.run(prompt).await
+        self.engine.run(&self.session.id, prompt).await
     }
 
-    /// Runs a prompt made of parts: text and attached files or images
-    /// (see [`agentgate_core::CodingAgent::run_parts`] and
-    /// [`attach_file`](crate::attach_file)).
+    /// Runs a prompt made of parts: text and attached files (see
+    /// [`attach_file`](crate::attach_file) for a file on disk, or
+    /// [`FilePart::data`](crate::FilePart::data) for bytes in memory). A
+    /// prompt holding an image fails with
+    /// [`PromptError::ImagesNotAccepted`](crate::PromptError) on a model
+    /// whose [`ModelCapabilities::images`](crate::ModelCapabilities) is off.
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: agentgate::CodingAgent, png: Vec<u8>) -> Result<(), Box<dyn std::error::Error>> {
+    /// use agentgate::{attach_file, FilePart, Part};
+    /// let mut parts = vec![Part::text("Does the chart match the numbers in notes.md?")];
+    /// parts.push(Part::File(FilePart::data("image/png", &png).with_filename("chart.png")));
+    /// parts.extend(attach_file("notes.md".as_ref())?);
+    /// let turn = agent.run_parts(parts).await?;
+    /// println!("{}", turn.text());
+    /// # Ok(()) }
+    /// ```
     pub async fn run_parts(&self, parts: Vec<crate::Part>) -> Result<TurnResult, TurnError> {
-        self.inner.run_parts(parts).await
+        self.engine
+            .prompt_with(&self.session.id, parts, CancellationToken::new())
+            .await?
+            .into_result()
     }
 
     /// Runs a prompt whose final answer must be JSON valid against
-    /// `schema` (see [`agentgate_core::CodingAgent::run_structured`]).
+    /// `schema`, retried with what failed (see [`Engine::run_structured`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: agentgate::CodingAgent) -> Result<(), Box<dyn std::error::Error>> {
+    /// let schema = agentgate::OutputSchema::new(agentgate::serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"todo": {"type": "array", "items": {"type": "string"}}},
+    ///     "required": ["todo"]
+    /// }))?;
+    /// let answer = agent.run_structured("List the TODOs of src/", &schema).await?;
+    /// println!("{}", answer.value["todo"]);
+    /// # Ok(()) }
+    /// ```
     pub async fn run_structured(
         &self,
         prompt: impl Into<String>,
-        schema: &agentgate_core::OutputSchema,
-    ) -> Result<agentgate_core::StructuredAnswer, agentgate_core::StructuredError> {
-        self.inner.run_structured(prompt, schema).await
+        schema: &crate::OutputSchema,
+    ) -> Result<crate::StructuredAnswer, crate::StructuredError> {
+        self.engine
+            .run_structured(&self.session.id, prompt, schema)
+            .await
     }
 
-    /// The answer decoded into `T`, checked against the schema `schemars`
-    /// derives for it (see [`agentgate_core::CodingAgent::run_as`]).
-    pub async fn run_as<T>(
-        &self,
-        prompt: impl Into<String>,
-    ) -> Result<T, agentgate_core::StructuredError>
+    /// [`run_structured`](Self::run_structured) with the schema `schemars`
+    /// derives for `T`, the answer decoded into `T`.
+    pub async fn run_as<T>(&self, prompt: impl Into<String>) -> Result<T, crate::StructuredError>
     where
-        T: agentgate_core::schemars::JsonSchema + serde::de::DeserializeOwned,
+        T: schemars::JsonSchema + serde::de::DeserializeOwned,
     {
-        self.inner.run_as(prompt).await
+        let schema = crate::OutputSchema::of::<T>()
+            .map_err(|e| crate::StructuredError::Schema(e.to_string()))?;
+        let answer = self.run_structured(prompt, &schema).await?;
+        serde_json::from_value(answer.value.clone()).map_err(|e| crate::StructuredError::Invalid {
+            message: format!("the answer does not decode: {e}"),
+            retries: answer.retries,
+            answer: answer.value.to_string(),
+        })
     }
 
     /// Streams a prompt's turn (see [`Engine::prompt_stream`]).
@@ -430,7 +633,18 @@ impl CodingAgent {
         &self,
         prompt: impl Into<String>,
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
-        self.inner.stream(prompt)
+        self.stream_with(prompt, CancellationToken::new())
+    }
+
+    /// [`stream`](Self::stream), cancelled when `cancel` is (Ctrl-C in a
+    /// chat: the turn ends, the session stays usable).
+    pub fn stream_with(
+        &self,
+        prompt: impl Into<String>,
+        cancel: CancellationToken,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        self.engine
+            .prompt_stream(&self.session.id, vec![crate::Part::text(prompt)], cancel)
     }
 
     /// Streams a turn of these user parts with this prompt's agent and
@@ -438,19 +652,26 @@ impl CodingAgent {
     /// [`Engine::prepare_command`]).
     pub fn stream_parts(
         &self,
-        parts: Vec<agentgate_core::Part>,
-        options: agentgate_core::PromptOptions,
+        parts: Vec<crate::Part>,
+        options: crate::PromptOptions,
         cancel: CancellationToken,
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
-        self.inner.stream_parts(parts, options, cancel)
+        self.engine
+            .prompt_stream_with(&self.session.id, parts, options, cancel)
     }
+}
 
-    /// [`stream`](Self::stream), cancelled when `cancel` is.
-    pub fn stream_with(
-        &self,
-        prompt: impl Into<String>,
-        cancel: CancellationToken,
-    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
-        self.inner.stream_with(prompt, cancel)
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_program_gets_a_data_directory_of_its_own() {
+        let app = program_app();
+        assert!(!app.is_empty());
+        assert_ne!(app, CLI_APP);
+        assert!(!app.contains('/'), "{app}");
     }
 }

@@ -77,17 +77,22 @@
 // The engine's API, unchanged, at the root.
 pub use agentgate_core::*;
 
-// The one-call agent and the workspace assembly, with the built-in tools
-// and the provider clients: these shadow agentgate-core's `CodingAgent`
-// and `CodingAgentBuilder`, which name no concrete tool or provider.
-#[cfg(all(feature = "tools", feature = "providers"))]
+// The one coding agent and the workspace it is assembled from, under every
+// feature set: `tools`, `providers` and `mcp` add the built-in tools, the
+// model clients and the MCP servers to what it assembles by default.
 mod coding_agent;
-#[cfg(all(feature = "tools", feature = "providers"))]
+mod coding_agent_error;
+#[cfg(feature = "mcp")]
+mod coding_agent_mcp;
 mod workspace;
-#[cfg(all(feature = "tools", feature = "providers"))]
 pub use coding_agent::{CodingAgent, CodingAgentBuilder};
-#[cfg(all(feature = "tools", feature = "providers"))]
-pub use workspace::{DEFAULT_APP, DEFAULT_MODELS, Workspace, WorkspaceError};
+pub use coding_agent_error::CodingAgentError;
+pub use workspace::{CLI_APP, DEFAULT_MODELS, Workspace, WorkspaceError};
+
+// The host seam shared by `agent serve` and `agent acp`: how each served
+// session gets its coding agent.
+mod agent_factory;
+pub use agent_factory::{AgentFactory, AgentSetup, ConfiguredAgents, FactoryError};
 
 // Serving a coding agent to editors over the Agent Client Protocol.
 #[cfg(feature = "acp")]

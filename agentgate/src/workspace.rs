@@ -6,17 +6,22 @@
 //!
 //! [`CodingAgent::builder`](crate::CodingAgent::builder) builds on it; the
 //! `agent` CLI does too, so the library and the CLI read a directory the
-//! same way.
+//! same way. The configuration, skills, commands and approvals are always
+//! here; the model clients need feature `providers`, the tools and the
+//! sandbox policy feature `tools`, the MCP servers feature `mcp`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentgate_core::{
-    AgentEnvironment, Commands, Config, ConfigErrors, ConfigLoader, LanguageModel, ModelResolver,
-    Skills, ToolRegistry,
-};
+#[cfg(feature = "tools")]
+use agentgate_core::ToolRegistry;
+use agentgate_core::{AgentEnvironment, Commands, Config, ConfigErrors, ConfigLoader, Skills};
+#[cfg(feature = "providers")]
+use agentgate_core::{LanguageModel, ModelResolver};
 use agentgate_permission::{ApprovalStore, PermissionGate};
+#[cfg(feature = "providers")]
 use agentgate_providers::{ConfigModelResolver, ProviderError, model_from_config};
+#[cfg(feature = "tools")]
 use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy, SkillTool};
 
 /// The model used when the configuration names none but a provider's key
@@ -28,9 +33,11 @@ pub const DEFAULT_MODELS: &[(&str, &str)] = &[
     ("GOOGLE_GENERATIVE_AI_API_KEY", "google/gemini-2.5-pro"),
 ];
 
-/// The application name of the data directory (sessions, approvals) the
-/// `agent` CLI and, by default, the library use.
-pub const DEFAULT_APP: &str = "agent-sdk";
+/// The application name of the `agent` CLI's data directory (its sessions,
+/// `agentgate.db` and remembered approvals). An embedding program has its
+/// own unless it opts in with
+/// [`CodingAgentBuilder::share_cli_store`](crate::CodingAgentBuilder::share_cli_store).
+pub const CLI_APP: &str = "agent-sdk";
 
 /// Why a workspace, or an agent on it, could not be assembled.
 #[derive(Debug, thiserror::Error)]
@@ -39,12 +46,8 @@ pub enum WorkspaceError {
     /// The configuration could not be loaded.
     #[error(transparent)]
     Config(#[from] ConfigErrors),
-    /// No model was given, none is configured and no provider key is set.
-    #[error(
-        "no model: set \"model\": \"provider/model\" in opencode.json, set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY), or pass a model to the builder"
-    )]
-    NoModel,
     /// The named model could not be built.
+    #[cfg(feature = "providers")]
     #[error("model {name}: {source}")]
     Model {
         /// `provider/model` as named.
@@ -54,19 +57,24 @@ pub enum WorkspaceError {
         source: ProviderError,
     },
     /// The `sandbox` key is not a valid policy.
+    #[cfg(feature = "tools")]
     #[error(
         "the config's \"sandbox\" key: {0} (see docs/sandbox.md: mode, network, writable, deny_read, env)"
     )]
-    Sandbox(String),
+    Sandbox(#[source] serde_json::Error),
     /// The built-in tools could not be created.
+    #[cfg(feature = "tools")]
     #[error("the built-in tools: {0}")]
-    Tools(String),
+    Tools(#[source] agentgate_tools::WebFetchError),
     /// The store of remembered approvals could not be opened.
-    #[error("the remembered approvals: {0}")]
-    Approvals(String),
-    /// The agent could not be assembled.
-    #[error(transparent)]
-    Agent(#[from] agentgate_core::CodingAgentError),
+    #[error("the remembered approvals in {}: {source} (check that the data directory is writable, or pick another with CodingAgentBuilder::app)", path.display())]
+    Approvals {
+        /// The file or folder of the store.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// A directory's loaded configuration and what is assembled from it.
@@ -165,6 +173,7 @@ impl Workspace {
         })
     }
 
+    #[cfg(feature = "providers")]
     /// The client for `name` (`provider/model`): the config's entry for its
     /// provider (base URL, key, headers, the model's `limit`), else the
     /// environment.
@@ -177,6 +186,7 @@ impl Workspace {
         model_from_config(&reference, &self.config.providers).map_err(model_error)
     }
 
+    #[cfg(feature = "providers")]
     /// Resolves the other names agents use (their own `model`) the same way.
     pub fn resolver(&self) -> Arc<dyn ModelResolver> {
         Arc::new(ConfigModelResolver::new(self.config.providers.clone()))
@@ -184,26 +194,28 @@ impl Workspace {
 
     /// The config's `sandbox` policy; `workspace-write` when it has none.
     /// Each field of the key changes only what it names.
+    #[cfg(feature = "tools")]
     pub fn sandbox_policy(&self) -> Result<SandboxPolicy, WorkspaceError> {
         Self::sandbox_policy_of(self.config.value.get("sandbox"))
     }
 
     /// The policy a `sandbox` key's value gives (`None`: no key).
+    #[cfg(feature = "tools")]
     pub fn sandbox_policy_of(
         value: Option<&serde_json::Value>,
     ) -> Result<SandboxPolicy, WorkspaceError> {
         match value {
             Some(value) => serde_json::from_value::<SandboxPolicy>(value.clone())
-                .map_err(|e| WorkspaceError::Sandbox(e.to_string())),
+                .map_err(WorkspaceError::Sandbox),
             None => Ok(SandboxPolicy::new(SandboxMode::WorkspaceWrite)),
         }
     }
 
     /// The built-in tools, with bash running under `policy`, and the
     /// `skill` tool when there are skills.
+    #[cfg(feature = "tools")]
     pub fn tools(&self, policy: SandboxPolicy) -> Result<ToolRegistry, WorkspaceError> {
-        let mut tools =
-            agentgate_tools::builtin().map_err(|e| WorkspaceError::Tools(e.to_string()))?;
+        let mut tools = agentgate_tools::builtin().map_err(WorkspaceError::Tools)?;
         tools.register(BashTool::new().with_sandbox(Sandbox::new(policy)));
         if !self.skills.is_empty() {
             tools.register(SkillTool::new(self.skills.clone()));
@@ -215,10 +227,26 @@ impl Workspace {
     /// started yet; `None` when it names none.
     #[cfg(feature = "mcp")]
     pub fn mcp(&self) -> Option<agentgate_tools::mcp::McpManager> {
+        self.mcp_with(&serde_json::Map::new())
+    }
+
+    /// The config's MCP servers with `extra` entries (of the `mcp` key's
+    /// shape, taken as given: no `{env:…}` substitution) added; an extra
+    /// server of the same name replaces the configured one. `None` when
+    /// there are none.
+    #[cfg(feature = "mcp")]
+    pub fn mcp_with(
+        &self,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<agentgate_tools::mcp::McpManager> {
         use agentgate_tools::mcp::{McpConfig, McpManager};
-        let config =
+        let mut config =
             McpConfig::from_opencode(&serde_json::Value::Object(self.config.value.clone()))
                 .substitute_process_env();
+        if !extra.is_empty() {
+            let added = McpConfig::from_opencode(&serde_json::json!({ "mcp": extra }));
+            config.servers.extend(added.servers);
+        }
         if config.servers.is_empty() {
             return None;
         }
@@ -242,11 +270,15 @@ impl Workspace {
     /// in `approvals/` are imported (the files are left in place).
     #[cfg(feature = "sqlite")]
     pub fn database(app: &str) -> Result<agentgate_store::SqliteStore, WorkspaceError> {
-        let store = agentgate_store::SqliteStore::open(Self::database_path(app))
-            .map_err(|e| WorkspaceError::Approvals(e.to_string()))?;
+        let path = Self::database_path(app);
+        let failed = |source: Box<dyn std::error::Error + Send + Sync>| WorkspaceError::Approvals {
+            path: path.clone(),
+            source,
+        };
+        let store = agentgate_store::SqliteStore::open(&path).map_err(|e| failed(e.into()))?;
         store
             .import_json_approvals_once(&Self::data_dir(app).join("approvals"))
-            .map_err(|e| WorkspaceError::Approvals(e.to_string()))?;
+            .map_err(|e| failed(e.into()))?;
         Ok(store)
     }
 
@@ -275,6 +307,9 @@ impl Workspace {
             Self::approval_store(app)?,
             self.directory.display().to_string(),
         )
-        .map_err(|e| WorkspaceError::Approvals(e.to_string()))
+        .map_err(|e| WorkspaceError::Approvals {
+            path: Self::data_dir(app),
+            source: e.into(),
+        })
     }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use agentgate_core::{
+use agentgate::{
     CancellationToken, CodingAgent, ContentPart, EventStream, FinishReason, LanguageModel,
     ModelError, ModelInfo, ModelRequest, ModelRole, StreamEvent, Usage,
 };

@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use agentgate_core::testing::{Script, ScriptedModel};
-use agentgate_core::{CodingAgent, DeltaField, Event, Part, StreamExt, ToolState, TurnEvent};
-use agentgate_permission::{Action, PermissionGate, PermissionRequest, Reply, Rule, Ruleset};
+use agentgate::permission::{Action, PermissionGate, PermissionRequest, Reply, Rule, Ruleset};
+use agentgate::testing::{Script, ScriptedModel};
+use agentgate::{CodingAgent, DeltaField, Event, Part, StreamExt, ToolState, TurnEvent};
 use serde_json::json;
 
 #[tokio::main]
@@ -24,7 +24,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let permissions = PermissionGate::new(); // no approver: asks wait for a reply
     let agent = CodingAgent::builder(env!("CARGO_MANIFEST_DIR"))
         .model(model)
-        .tools(agentgate_tools::builtin()?)
+        .tools(agentgate::tools::builtin()?)
         .permissions(permissions.clone())
         .session_permission(Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]))
         .build()

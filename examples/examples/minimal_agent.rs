@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentgate_core::CodingAgent;
-use agentgate_core::demo::DemoModel;
-use agentgate_permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
+use agentgate::CodingAgent;
+use agentgate::demo::DemoModel;
+use agentgate::permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
 
 /// Allows `git …` commands once; rejects the rest, saying why.
 #[derive(Default)]
@@ -35,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let approver = Arc::new(GitOnly::default());
     let agent = CodingAgent::builder(env!("CARGO_MANIFEST_DIR"))
         .model(Arc::new(DemoModel::new()))
-        .tools(agentgate_tools::builtin()?)
+        .tools(agentgate::tools::builtin()?)
         .approver(approver.clone())
         // Make every command ask, so the approver decides.
         .session_permission(Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]))

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentgate_core::testing::{Script, ScriptedModel};
-use agentgate_core::{CodingAgent, ToolContext, ToolError, ToolOutput, TypedTool};
-use agentgate_permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
+use agentgate::permission::{Action, Approver, PermissionRequest, Reply, Rule, Ruleset};
+use agentgate::testing::{Script, ScriptedModel};
+use agentgate::{CodingAgent, ToolContext, ToolError, ToolOutput, TypedTool};
 use serde_json::json;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]

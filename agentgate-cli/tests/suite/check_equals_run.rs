@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use agentgate_core::{AgentEnvironment, CodingAgent, ConfigLoader};
+use agentgate::{AgentEnvironment, CodingAgent, ConfigLoader};
 use agentgate_permission::{
     Action, ApprovalStore, AskRequest, JsonFileStore, PermissionError, PermissionGate, RejectAll,
     Rule,
@@ -145,6 +145,10 @@ async fn check_answers_what_run_does_over_every_layer() {
                 .env(move |name| lookup.get(name).cloned())
         })
         .model(Arc::new(agentgate_core::demo::DemoModel::new()))
+        // The gate is built below as `run` builds it; the agent's own
+        // stays off the process's data directory.
+        .permissions(PermissionGate::new())
+        .without_mcp()
         .build()
         .await
         .expect("the agent builds");

@@ -323,7 +323,8 @@ mod tests {
 
     #[test]
     fn skill_folders_become_readable_in_the_environment() {
-        let environment = with_skill_dirs(AgentEnvironment::new("/d", "/t", "/w"), &Skills::default());
+        let environment =
+            with_skill_dirs(AgentEnvironment::new("/d", "/t", "/w"), &Skills::default());
         assert!(environment.skill_dirs.is_empty());
     }
 }

@@ -10,9 +10,7 @@ use agentgate_core::commands::CommandSource;
 use agentgate_core::permission::{Action, evaluate};
 use agentgate_core::skills::skills_section;
 use agentgate_core::testing::Script;
-use agentgate_core::{
-    AgentSpec, Command, Commands, ConfigLoader, Engine, Session, Skills,
-};
+use agentgate_core::{AgentSpec, Command, Commands, ConfigLoader, Engine, Session, Skills};
 
 use super::common::{Bash, model, rules};
 

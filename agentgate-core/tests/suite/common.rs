@@ -241,7 +241,13 @@ pub async fn configured(
     let mut builder = agentgate_core::EngineBuilder::from_config(&config, setup)
         .unwrap()
         .tools(tools);
-    let agent = builder.catalog().unwrap().default_agent().unwrap().name.clone();
+    let agent = builder
+        .catalog()
+        .unwrap()
+        .default_agent()
+        .unwrap()
+        .name
+        .clone();
     if let Some(permissions) = permissions {
         builder = builder.permissions(permissions);
     }

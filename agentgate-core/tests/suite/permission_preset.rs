@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
-    ConfigLoader, FinishReason, PermissionPreset, ToolContext, ToolError, ToolOutput,
-    TypedTool,
+    ConfigLoader, FinishReason, PermissionPreset, ToolContext, ToolError, ToolOutput, TypedTool,
 };
 use agentgate_permission::{PermissionGate, Reply};
 use agentgate_testing::RecordingApprover;

@@ -3,7 +3,9 @@
 //! clients speak it), on the official SDK's types.
 //!
 //! Each ACP session is a [`CodingAgent`](crate::CodingAgent) that the
-//! host's [`AgentFactory`] builds for the session's directory. Its turns
+//! host's [`AgentFactory`] builds for the session's directory (the same
+//! seam as `agent serve`'s: the [`AgentSetup`](crate::AgentSetup) carries
+//! the approver that asks the editor and the client's MCP servers). Its turns
 //! stream as `session/update`s (message and thought chunks, tool calls
 //! with diffs and output, the todo list as a plan), every ask of the
 //! permission gate becomes a `session/request_permission` (deny rules are
@@ -19,7 +21,7 @@
 //! use std::sync::Arc;
 //! // Sessions in memory; a file store lets `session/load` find them later.
 //! let store = Arc::new(agentgate::MemorySessionStore::new());
-//! let factory = agentgate::acp::ConfiguredAgents::new(store);
+//! let factory = agentgate::ConfiguredAgents::with_store(store);
 //! agentgate::acp::AcpServer::new(Arc::new(factory))
 //!     .serve(stdin, stdout)
 //!     .await?;
@@ -36,7 +38,7 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::Implementation;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub use setup::{AgentFactory, ConfiguredAgents, FactoryError, SessionSetup};
+pub use crate::agent_factory::{AgentFactory, AgentSetup, ConfiguredAgents, FactoryError};
 
 /// The connection failed (the transport broke, or a message could not be
 /// written).

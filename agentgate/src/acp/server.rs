@@ -24,11 +24,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::approver::{ClientApprover, TurnSlot};
-use super::setup::{AgentFactory, SessionSetup, client_mcp_entries};
+use super::setup::client_mcp_entries;
 use super::updates;
+use crate::agent_factory::{AgentFactory, AgentSetup};
 use crate::{
-    AgentEnvironment, AgentMode, Agents, CodingAgent, DEFAULT_APP, DeltaField, Event, FinishReason,
-    Part, PromptError, Role, StopReason, TurnEvent, TurnResult,
+    AgentMode, CodingAgent, DeltaField, Event, FinishReason, Part, PromptError, Role, StopReason,
+    TurnEvent, TurnResult,
 };
 
 /// An ACP session: its agent and the turn it is running.
@@ -226,12 +227,10 @@ async fn open(
         session_id: Arc::clone(&session_id),
         turn: Arc::clone(&turn),
     };
-    let setup = SessionSetup {
-        cwd,
-        approver: Arc::new(approver),
-        resume,
-        mcp_servers: client_mcp_entries(mcp_servers),
-    };
+    let setup = AgentSetup::new(cwd)
+        .with_approver(Arc::new(approver))
+        .with_resume(resume)
+        .with_mcp_servers(client_mcp_entries(mcp_servers));
     let agent = shared
         .factory
         .build(setup)
@@ -266,16 +265,9 @@ async fn modes_of(agent: &CodingAgent) -> SessionModeState {
 }
 
 fn primary_agents(agent: &CodingAgent) -> Vec<(String, Option<String>)> {
-    let config = agent.config();
-    let environment =
-        AgentEnvironment::detect(DEFAULT_APP, agent.session().directory.to_string_lossy());
-    let permission = config.permission.clone().unwrap_or_default();
-    let agents = Agents::from_config(
-        &environment,
-        &permission,
-        &config.agents,
-        config.default_agent.clone(),
-    );
+    let Some(agents) = agent.engine().agents() else {
+        return Vec::new();
+    };
     agents
         .list()
         .into_iter()

@@ -5,8 +5,8 @@
 //! answers to permission asks. docs/server.md lists the routes and events.
 //!
 //! Each session's agent is a [`CodingAgent`](crate::CodingAgent) the
-//! host's [`AgentFactory`] builds, on the server's permission gate and
-//! session store ([`AgentSetup::apply`]). The gate has no approver: an ask
+//! host's [`AgentFactory`] builds (the seam `agent acp` shares), on the
+//! server's permission gate and session store ([`AgentSetup::apply`]). The gate has no approver: an ask
 //! waits until a client answers it (`POST /permission/{id}/reply`), or the
 //! session is aborted, which rejects it. Asks are published on an
 //! [`AskRelay`] so that every process of a deployment lists them and a
@@ -21,9 +21,9 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use agentgate::server::{Server, WorkspaceAgents};
+//! use agentgate::{ConfiguredAgents, server::Server};
 //!
-//! let server = Server::builder(Arc::new(WorkspaceAgents), ".")
+//! let server = Server::builder(Arc::new(ConfiguredAgents::default()), ".")
 //!     .store(Arc::new(agentgate::MemorySessionStore::new()))
 //!     .build()?;
 //! let bound = server.bind().await?;
@@ -36,7 +36,6 @@ mod auth;
 mod events;
 mod page;
 mod routes;
-mod setup;
 mod state;
 mod wire;
 
@@ -50,9 +49,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method, header};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+pub use crate::agent_factory::{AgentFactory, AgentSetup, ConfiguredAgents, FactoryError};
 pub use agentgate_store::{RelayError, RelayedReply};
 pub use auth::{Auth, DEFAULT_USERNAME};
-pub use setup::{AgentFactory, AgentSetup, FactoryError, WorkspaceAgents};
 
 use crate::permission::{ApprovalStore, PermissionGate};
 use crate::{Config, MemorySessionStore, SessionStore};

@@ -16,7 +16,7 @@ use super::wire::{
     CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageContext, MessageWithParts,
     PermissionInfo, PromptBody, ReplyBody, RespondBody, SessionInfo, UpdateSession, with_parts,
 };
-use crate::{AgentEnvironment, Agents, DEFAULT_APP, Message, ModelRef, Role};
+use crate::{AgentEnvironment, Agents, CLI_APP, Message, ModelRef, Role};
 
 /// The routes served, as the unknown-route answer lists them.
 pub(crate) const ROUTES: &[&str] = &[
@@ -478,7 +478,7 @@ async fn agents(State(shared): Shared_) -> Json<Vec<Value>> {
     let Some(config) = &shared.config else {
         return Json(Vec::new());
     };
-    let environment = AgentEnvironment::detect(DEFAULT_APP, shared.directory.to_string_lossy());
+    let environment = AgentEnvironment::detect(CLI_APP, shared.directory.to_string_lossy());
     let permission = config.permission.clone().unwrap_or_default();
     let agents = Agents::from_config(
         &environment,

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{Bus, TurnTranslator};
-use super::setup::{AgentFactory, AgentSetup};
+use crate::agent_factory::{AgentFactory, AgentSetup};
 use crate::permission::{PermissionError, PermissionEvent, PermissionGate, Reply};
 use crate::{
     CodingAgent, Config, Message, ModelRef, Part, PromptError, Role, SessionStore,
@@ -123,13 +123,11 @@ impl Shared {
     }
 
     fn setup(&self, resume: Option<String>, agent: Option<String>) -> AgentSetup {
-        AgentSetup {
-            directory: self.directory.clone(),
-            permissions: self.gate.clone(),
-            store: Arc::clone(&self.store),
-            resume,
-            agent,
-        }
+        AgentSetup::new(self.directory.clone())
+            .with_permissions(self.gate.clone())
+            .with_store(Arc::clone(&self.store))
+            .with_resume(resume)
+            .with_agent(agent)
     }
 
     fn register(&self, agent: CodingAgent) -> Arc<Served> {

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agentgate::CodingAgent;
 use agentgate_benches::{CountingAllocator, usize_arg};
-use agentgate_core::CodingAgent;
 use agentgate_providers::OpenAiCompatible;
 use agentgate_store::SqliteStore;
 
@@ -210,6 +210,11 @@ async fn run_once(dir: &Path, steps: usize, output: usize, round: usize) -> Resu
         .model(Arc::new(model))
         .tools(tools)
         .store(Arc::new(store))
+        // As before the facade owned the builder: no remembered approvals,
+        // no MCP servers, asks (there are none) rejected at once.
+        .permissions(agentgate_permission::PermissionGate::new())
+        .approver(Arc::new(agentgate_core::NonInteractive))
+        .without_mcp()
         .build()
         .await
         .map_err(|e| e.to_string())?;

@@ -8,11 +8,9 @@
 
 use std::sync::Arc;
 
-use agentgate_core::{
-    CodingAgent, ConfigLoader, DeltaField, Event, StreamExt, ToolRegistry, TurnEvent,
-};
-use agentgate_providers::OpenAiCompatible;
-use agentgate_tools::{BashTool, EditTool, GlobTool, GrepTool, ListTool, ReadTool, WriteTool};
+use agentgate::providers::OpenAiCompatible;
+use agentgate::tools::{BashTool, EditTool, GlobTool, GrepTool, ListTool, ReadTool, WriteTool};
+use agentgate::{CodingAgent, ConfigLoader, DeltaField, Event, StreamExt, ToolRegistry, TurnEvent};
 use serde_json::Value;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
