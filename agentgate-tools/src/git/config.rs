@@ -38,6 +38,8 @@ pub struct SyntaxError {
 pub struct Parsed {
     /// `(key, value)` pairs as `git config --list` names them.
     pub entries: Vec<(String, Option<String>)>,
+    /// The line each entry of `entries` ends on.
+    pub lines: Vec<usize>,
     /// The syntax error that stopped reading, if any.
     pub error: Option<SyntaxError>,
 }
@@ -123,7 +125,11 @@ pub fn parse(text: &[u8]) -> Parsed {
                 section = Some(name);
             })
         } else if c.is_ascii_alphabetic() {
-            key_value(&mut cursor, c, section.as_deref()).map(|entry| parsed.entries.push(entry))
+            key_value(&mut cursor, c, section.as_deref()).map(|entry| {
+                parsed.entries.push(entry);
+                // The cursor is past the entry's newline.
+                parsed.lines.push(cursor.line.saturating_sub(1).max(1));
+            })
         } else {
             Err(cursor.error("expected a section, a key or a comment"))
         };
@@ -190,9 +196,6 @@ fn subsection(cursor: &mut Cursor<'_>, mut name: String, mut c: u8) -> Result<St
     if cursor.next() != b']' {
         return Err(cursor.error("expected ] after the subsection"));
     }
-    if name.is_empty() {
-        return Err(cursor.error("empty section name"));
-    }
     name.push('.');
     name.push_str(&String::from_utf8_lossy(&sub));
     Ok(name)
@@ -204,9 +207,6 @@ fn key_value(
     first: u8,
     section: Option<&str>,
 ) -> Result<(String, Option<String>), SyntaxError> {
-    let Some(section) = section else {
-        return Err(cursor.error("a key outside any section"));
-    };
     let mut key = String::from(char::from(first.to_ascii_lowercase()));
     let mut c;
     loop {
@@ -226,7 +226,12 @@ fn key_value(
     } else {
         return Err(cursor.error("expected = after a key"));
     };
-    Ok((format!("{section}.{key}"), value))
+    // A key before any section is listed bare, as git lists it.
+    let key = match section {
+        Some(section) => format!("{section}.{key}"),
+        None => key,
+    };
+    Ok((key, value))
 }
 
 /// A value after its `=`, to the end of its (continued) line.
@@ -325,11 +330,19 @@ fn load_into(path: &Path, home: Option<&Path>, includes: Includes, depth: usize,
     if let Some(error) = parsed.error {
         out.errors.push((path.to_path_buf(), error));
     }
-    for (key, value) in parsed.entries {
+    for ((key, value), line) in parsed.entries.into_iter().zip(parsed.lines) {
+        let include = is_include(&key, includes);
         let target = value
             .as_deref()
-            .filter(|_| is_include(&key, includes))
+            .filter(|_| include)
             .and_then(|value| include_target(path, value, home));
+        // git stops at an include without a path or of a folder (an empty
+        // path names the including file's folder).
+        let empty = include && value.as_deref().is_none_or(str::is_empty);
+        if empty || target.as_ref().is_some_and(|target| target.is_dir()) {
+            let reason = "include.path without a file";
+            out.errors.push((path.to_path_buf(), SyntaxError { line, reason }));
+        }
         out.entries.push((key, value, path.to_path_buf()));
         if let Some(target) = target {
             if depth + 1 >= MAX_INCLUDE_DEPTH {
@@ -417,7 +430,6 @@ mod tests {
         for (text, line) in [
             ("[a]\nk = v\nk = \"open\n", 4),
             ("[a]\nk = v\nk = \\q\n", 3),
-            ("k = v\n", 1),
             ("[a\n", 2),
             ("[a]\n1k = v\n", 2),
             ("[a \"b\" ]\n", 1),

@@ -15,6 +15,7 @@ mod bypass_effects;
 mod conformance;
 mod file_tools;
 mod file_tools_in_loop;
+mod git_config_differential;
 mod listing_read_rules;
 mod ordinary_commands;
 mod read_images;
