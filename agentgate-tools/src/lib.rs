@@ -128,10 +128,12 @@ pub use files::requests::file_requests;
 pub use files::protected::{
     PROTECTED_NAMES, PROTECTED_PATH, protected_entry, protected_folders, protected_roots,
 };
-// What the repository's git configuration makes git execute or load inside
-// the project (hooks, drivers, includes, commands): protected like the
-// names above, derived from its files (`git_config` parses them).
-pub use git::{GitProtected, git_protected};
+// What is protected besides those names: fixed names at the project's top
+// (each with why), and what the repository's git configuration makes git
+// execute or load inside the project (hooks, drivers, includes, commands),
+// derived from its files (`git_config` parses them).
+pub use git::{ProtectedPath, git_protected, protected_paths};
+pub use sandbox::{PROTECTED_AT_ANY_DEPTH, ProtectedName, TOP_LEVEL_NAMES};
 
 // The bash tool (§8); its command-line scanner is the `bash_scan`
 // namespace.

@@ -15,4 +15,4 @@ mod executed;
 mod protected;
 mod repository;
 
-pub use protected::{GitProtected, git_protected};
+pub use protected::{ProtectedPath, git_protected, protected_paths};

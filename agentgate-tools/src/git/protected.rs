@@ -14,13 +14,16 @@ use std::time::SystemTime;
 
 use super::executed::{Kind, Place, kind_of, named_paths};
 use super::repository::{read_repo, submodule_paths};
+use crate::sandbox::protected_names::TOP_LEVEL_NAMES;
+use crate::sandbox::roots::{protected_folders, protected_roots};
 
-/// One path git executes or loads, and why.
+/// One protected path found for a project, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitProtected {
+pub struct ProtectedPath {
     /// The path (lexically normal; it may not exist yet).
     pub path: PathBuf,
-    /// The key and the file that name it (`core.hookspath in /w/.git/config`).
+    /// The key and the file that name it (`core.hookspath in
+    /// /w/.git/config`), or what reads a fixed name.
     pub why: String,
 }
 
@@ -44,7 +47,7 @@ fn stamp(path: &Path) -> Stamp {
 
 struct Cached {
     stamps: Vec<(PathBuf, Stamp)>,
-    paths: Arc<Vec<GitProtected>>,
+    paths: Arc<Vec<ProtectedPath>>,
 }
 
 type Cache = Mutex<HashMap<(PathBuf, PathBuf), Cached>>;
@@ -54,10 +57,35 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The paths inside the project (`directory`, `worktree`) that the
-/// repository's git configuration names as something git executes or
-/// loads. Derived again when a file it was read from changed (or appeared).
-pub fn git_protected(directory: &Path, worktree: &Path) -> Arc<Vec<GitProtected>> {
+/// The protected paths of the project (`directory`, `worktree`) besides
+/// the names protected at any depth ([`PROTECTED_NAMES`](crate::PROTECTED_NAMES)):
+/// the [`TOP_LEVEL_NAMES`](crate::TOP_LEVEL_NAMES) in the project directory
+/// and each folder above it up to the worktree, then every path inside the
+/// project that the repository's git configuration names as something git
+/// executes or loads (hooks folder, drivers, commands, includes). Paths
+/// may not exist yet.
+pub fn protected_paths(directory: &Path, worktree: &Path) -> Vec<ProtectedPath> {
+    let mut paths: Vec<ProtectedPath> = Vec::new();
+    for root in protected_roots(directory, worktree) {
+        for entry in TOP_LEVEL_NAMES {
+            paths.push(ProtectedPath {
+                path: root.join(entry.name),
+                why: entry.reason.to_string(),
+            });
+        }
+    }
+    for derived in git_protected(directory, worktree).iter() {
+        if !paths.iter().any(|p| p.path == derived.path) {
+            paths.push(derived.clone());
+        }
+    }
+    paths
+}
+
+/// The paths inside the project that the repository's git configuration
+/// names as something git executes or loads; derived again when a file it
+/// was read from changed (or appeared).
+pub fn git_protected(directory: &Path, worktree: &Path) -> Arc<Vec<ProtectedPath>> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|home| home.is_absolute());
@@ -98,13 +126,13 @@ pub(crate) fn derive(
     worktree: &Path,
     home: Option<&Path>,
     files: &mut Vec<PathBuf>,
-) -> Vec<GitProtected> {
-    let tree: Vec<PathBuf> = crate::sandbox::protected_folders(directory, worktree);
-    let mut tops: Vec<(PathBuf, usize)> = crate::sandbox::protected_roots(directory, worktree)
+) -> Vec<ProtectedPath> {
+    let tree: Vec<PathBuf> = protected_folders(directory, worktree);
+    let mut tops: Vec<(PathBuf, usize)> = protected_roots(directory, worktree)
         .into_iter()
         .map(|top| (top, 0))
         .collect();
-    let mut found: Vec<GitProtected> = Vec::new();
+    let mut found: Vec<ProtectedPath> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     while let Some((top, depth)) = tops.pop() {
         if seen.contains(&top) {
@@ -128,7 +156,7 @@ pub(crate) fn derive(
                 }
                 if !found.iter().any(|f| f.path == path) {
                     let why = format!("{key} in {}", file.display());
-                    found.push(GitProtected { path, why });
+                    found.push(ProtectedPath { path, why });
                 }
             }
         }

@@ -22,6 +22,7 @@ mod read_images;
 mod replace_props;
 mod sandbox;
 mod sandbox_clone;
+mod sandbox_git_protected;
 mod sandbox_kernel;
 mod sandbox_nested;
 mod sandbox_roots;
