@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use crate::files::paths;
 use crate::files::request::ToolRequest;
-pub use crate::sandbox::{PROTECTED_NAMES, protected_folders, protected_roots};
 use crate::sandbox::PROTECTED_AT_ANY_DEPTH;
+pub use crate::sandbox::{PROTECTED_NAMES, protected_folders, protected_roots};
 
 /// The permission name of the ask.
 pub const PROTECTED_PATH: &str = "protected_path";

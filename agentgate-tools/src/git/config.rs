@@ -341,7 +341,8 @@ fn load_into(path: &Path, home: Option<&Path>, includes: Includes, depth: usize,
         let empty = include && value.as_deref().is_none_or(str::is_empty);
         if empty || target.as_ref().is_some_and(|target| target.is_dir()) {
             let reason = "include.path without a file";
-            out.errors.push((path.to_path_buf(), SyntaxError { line, reason }));
+            out.errors
+                .push((path.to_path_buf(), SyntaxError { line, reason }));
         }
         out.entries.push((key, value, path.to_path_buf()));
         if let Some(target) = target {
@@ -398,7 +399,9 @@ mod tests {
     #[test]
     fn sections_subsections_and_keys() {
         assert_eq!(
-            entries("[Core]\n\tHooksPath = x\n[Filter \"LFS\"]\nclean=a\n[a.B]\nk=v\n[s \"q\\\"\\x\"] k = v"),
+            entries(
+                "[Core]\n\tHooksPath = x\n[Filter \"LFS\"]\nclean=a\n[a.B]\nk=v\n[s \"q\\\"\\x\"] k = v"
+            ),
             [
                 one("core.hookspath", "x"),
                 one("filter.LFS.clean", "a"),
@@ -419,7 +422,10 @@ mod tests {
             [one("a.k", "  spaced # not a comment  tail")]
         );
         assert_eq!(entries("[a]\nk = one\\\n two\n"), [one("a.k", "one two")]);
-        assert_eq!(entries("[a]\nk = a\\tb\\\\c\\\"\n"), [one("a.k", "a\tb\\c\"")]);
+        assert_eq!(
+            entries("[a]\nk = a\\tb\\\\c\\\"\n"),
+            [one("a.k", "a\tb\\c\"")]
+        );
         assert_eq!(entries("[a]\nk = a\t\tb  \n"), [one("a.k", "a\t\tb")]);
         assert_eq!(entries("[a]\nk =\n"), [one("a.k", "")]);
         assert_eq!(entries("[a]\r\nk = v\r\n"), [one("a.k", "v")]);
@@ -453,7 +459,10 @@ mod tests {
             include_target(file, "~/g", home),
             Some(PathBuf::from("/home/u/g"))
         );
-        assert_eq!(include_target(file, "/abs", home), Some(PathBuf::from("/abs")));
+        assert_eq!(
+            include_target(file, "/abs", home),
+            Some(PathBuf::from("/abs"))
+        );
         assert_eq!(include_target(file, "~bob/g", home), None);
         assert_eq!(include_target(file, "", home), None);
     }

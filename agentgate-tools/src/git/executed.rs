@@ -247,7 +247,11 @@ mod tests {
             };
             assert_eq!(kind_of(&key), Some(entry.kind), "{key}");
             let paths = named_paths(&key, Some(value), &place);
-            assert_eq!(paths.first().map(PathBuf::as_path), Some(Path::new(expected)), "{key}");
+            assert_eq!(
+                paths.first().map(PathBuf::as_path),
+                Some(Path::new(expected)),
+                "{key}"
+            );
         }
         assert!(named_paths("core.fsmonitor", Some("true"), &place).is_empty());
         assert!(named_paths("pager.log", Some("false"), &place).is_empty());

@@ -251,7 +251,11 @@ mod tests {
             "[submodule \"lib\"]\n\tpath = vendor/lib\n\turl = ../lib\n",
         )
         .unwrap();
-        std::fs::write(dir.join("vendor/lib/.git"), "gitdir: ../../.git/modules/lib\n").unwrap();
+        std::fs::write(
+            dir.join("vendor/lib/.git"),
+            "gitdir: ../../.git/modules/lib\n",
+        )
+        .unwrap();
         std::fs::write(modules.join("config"), "[core]\n\thooksPath = githooks\n").unwrap();
         assert_eq!(paths(&dir), [dir.join("vendor/lib/githooks")]);
         let _ = std::fs::remove_dir_all(&dir);

@@ -22,7 +22,11 @@ pub(crate) struct RepoConfig {
 
 /// The repository whose work tree's top is `top`, if `top/.git` exists;
 /// `files` receives every file looked at (for the cache).
-pub(crate) fn read_repo(top: &Path, home: Option<&Path>, files: &mut Vec<PathBuf>) -> Option<RepoConfig> {
+pub(crate) fn read_repo(
+    top: &Path,
+    home: Option<&Path>,
+    files: &mut Vec<PathBuf>,
+) -> Option<RepoConfig> {
     let dot_git = top.join(".git");
     files.push(dot_git.clone());
     let meta = std::fs::metadata(&dot_git).ok()?;
@@ -49,7 +53,10 @@ pub(crate) fn read_repo(top: &Path, home: Option<&Path>, files: &mut Vec<PathBuf
     });
     append(&mut loaded, shared);
     if per_worktree {
-        append(&mut loaded, load(&git_dir.join("config.worktree"), home, Includes::All));
+        append(
+            &mut loaded,
+            load(&git_dir.join("config.worktree"), home, Includes::All),
+        );
     }
     files.extend(loaded.files.iter().cloned());
     Some(RepoConfig {

@@ -98,7 +98,10 @@ mod tests {
         let names: Vec<&str> = PROTECTED_AT_ANY_DEPTH.iter().map(|n| n.name).collect();
         assert_eq!(names, PROTECTED_NAMES);
         for entry in PROTECTED_AT_ANY_DEPTH.iter().chain(TOP_LEVEL_NAMES) {
-            assert!(!entry.reason.is_empty() && !entry.name.contains('/'), "{entry:?}");
+            assert!(
+                !entry.reason.is_empty() && !entry.name.contains('/'),
+                "{entry:?}"
+            );
         }
         assert!(
             TOP_LEVEL_NAMES

@@ -787,7 +787,7 @@ fn roots_guards(policy: &SandboxPolicy, filesystem: &Guard) -> (Guard, Guard) {
     };
     let protected = if policy.mode == super::policy::SandboxMode::WorkspaceWrite {
         Guard::Unavailable {
-            reason: "commands can still write .git, opencode.json and .opencode inside the project (Landlock cannot take them out of the writable project); the file tools ask protected_path".to_string(),
+            reason: "commands can still write .git, opencode.json, .opencode and what the git configuration runs inside the project (Landlock cannot take them out of the writable project); the file tools ask protected_path".to_string(),
         }
     } else {
         Guard::Enforced {
@@ -820,7 +820,11 @@ fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path
         .collect();
     let named = super::protected_roots(&scope.directory, &scope.worktree)
         .into_iter()
-        .flat_map(|root| super::PROTECTED_NAMES.iter().map(move |name| root.join(name)));
+        .flat_map(|root| {
+            super::PROTECTED_NAMES
+                .iter()
+                .map(move |name| root.join(name))
+        });
     let derived = crate::git::protected_paths(&scope.directory, &scope.worktree)
         .into_iter()
         .map(|entry| entry.path);
