@@ -156,6 +156,36 @@ mod tests {
         assert!(protected_entry(Path::new("/w/src/main.rs"), directory, worktree).is_none());
     }
 
+    /// The top-level names (`.envrc`, `.vscode`, `.gitattributes` …) are
+    /// protected in the folders from the directory up to the worktree, not
+    /// below them; each request says why.
+    #[test]
+    fn top_level_names_are_protected_at_the_top_only_with_a_reason() {
+        let worktree = Path::new("/w");
+        let directory = Path::new("/w/app");
+        for (path, entry) in [
+            ("/w/.envrc", "/w/.envrc"),
+            ("/w/app/.vscode/tasks.json", "/w/app/.vscode"),
+            ("/w/.gitattributes", "/w/.gitattributes"),
+            ("/w/.husky/pre-commit", "/w/.husky"),
+        ] {
+            assert_eq!(
+                protected_entry(Path::new(path), directory, worktree).as_deref(),
+                Some(Path::new(entry)),
+                "{path}"
+            );
+        }
+        for path in ["/w/app/node_modules/x/.vscode/a.json", "/w/other/.envrc"] {
+            assert!(
+                protected_entry(Path::new(path), directory, worktree).is_none(),
+                "{path}"
+            );
+        }
+        let request = protected_request(Path::new("/w/.envrc"), directory, worktree).unwrap();
+        let why = request.metadata["why"].as_str().unwrap_or_default();
+        assert!(why.contains("direnv"), "{why}");
+    }
+
     /// The configuration loader reads `opencode.json` and `.opencode` in
     /// every folder from the project directory up to the worktree, and git
     /// finds the nearest `.git`: each of those folders is protected.

@@ -184,3 +184,111 @@ proptest! {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Where git itself says it runs hooks from (`git rev-parse --git-path hooks`).
+fn git_hooks_dir(dir: &Path) -> PathBuf {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Repositories as git makes them: a husky-style `core.hooksPath`, a linked
+/// worktree whose own `config.worktree` (with `extensions.worktreeConfig`)
+/// names its hooks, and a submodule (`.git` a file, its configuration
+/// under the superproject's `.git/modules`): the derived set holds the
+/// hooks folder git itself reports for each.
+#[test]
+fn the_hooks_folder_git_reports_is_derived_for_worktrees_and_submodules() {
+    if !git_available() {
+        eprintln!("git is not installed: skipped");
+        return;
+    }
+    let root = scratch();
+    let main = root.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q", "-b", "main"]);
+    git(&main, &["config", "core.hooksPath", ".husky"]);
+    std::fs::write(main.join("a.txt"), "a\n").unwrap();
+    git(&main, &["add", "a.txt"]);
+    git(&main, &["commit", "-qm", "a"]);
+    let derived = |dir: &Path| -> Vec<PathBuf> {
+        agentgate_tools::git_protected(dir, dir)
+            .iter()
+            .map(|p| p.path.clone())
+            .collect()
+    };
+    assert_eq!(git_hooks_dir(&main), main.join(".husky"));
+    assert!(
+        derived(&main).contains(&main.join(".husky")),
+        "{:?}",
+        derived(&main)
+    );
+
+    let linked = root.join("linked");
+    git(&main, &["worktree", "add", "-q", linked.to_str().unwrap()]);
+    git(&main, &["config", "extensions.worktreeConfig", "true"]);
+    git(
+        &linked,
+        &["config", "--worktree", "core.hooksPath", "wt-hooks"],
+    );
+    assert_eq!(git_hooks_dir(&linked), linked.join("wt-hooks"));
+    assert!(
+        derived(&linked).contains(&linked.join("wt-hooks")),
+        "{:?}",
+        derived(&linked)
+    );
+
+    let lib = root.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    std::fs::write(lib.join("l.txt"), "l\n").unwrap();
+    git(&lib, &["add", "l.txt"]);
+    git(&lib, &["commit", "-qm", "l"]);
+    git(
+        &main,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            lib.to_str().unwrap(),
+            "vendor/lib",
+        ],
+    );
+    let sub = main.join("vendor/lib");
+    git(&sub, &["config", "core.hooksPath", "sub-hooks"]);
+    assert_eq!(git_hooks_dir(&sub), sub.join("sub-hooks"));
+    assert!(
+        derived(&main).contains(&sub.join("sub-hooks")),
+        "{:?}",
+        derived(&main)
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
