@@ -836,9 +836,11 @@ fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path
         .collect();
     let mut found: Vec<PathBuf> = Vec::new();
     for path in named.chain(derived) {
+        // One already bound covers what is below it (`.git/hooks/…` named
+        // by `core.fsmonitor`).
         if let Ok(path) = path.canonicalize()
             && !project.iter().any(|dir| dir.starts_with(&path))
-            && !found.contains(&path)
+            && !found.iter().any(|bound| path.starts_with(bound))
             && !opened.contains(&path)
         {
             found.push(path);

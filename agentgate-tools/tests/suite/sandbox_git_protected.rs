@@ -385,3 +385,46 @@ async fn no_path_a_generated_git_configuration_names_is_writable_by_commands() {
         let _ = std::fs::remove_dir_all(&project);
     }
 }
+
+/// `.git/config` itself cannot change under a command, so what it names
+/// is only re-derived when a file it includes does: an include target of
+/// the tree that does not exist yet is watched like an absent hooks
+/// folder, and one that exists is read-only.
+#[tokio::test]
+async fn the_config_and_its_includes_cannot_be_changed_or_planted_by_commands() {
+    let Some(tool) = sandboxed_bash() else { return };
+    let project = outside_dir("include");
+    git_repo(
+        &project,
+        "[include]\n\tpath = ../local.gitconfig\n\tpath = ../team.gitconfig\n",
+    );
+    std::fs::write(project.join("team.gitconfig"), "[core]\n").unwrap();
+    let (ctx, rejecter) = rejecting(&project);
+    let out = run(
+        &tool,
+        &ctx,
+        "printf '[core]\\n\\thooksPath = evil\\n' >> .git/config; \
+         printf '[core]\\n\\thooksPath = evil\\n' >> team.gitconfig; \
+         printf '[core]\\n\\tfsmonitor = ./evil.sh\\n' > local.gitconfig",
+    )
+    .await;
+    assert!(
+        std::fs::read_to_string(project.join(".git/config"))
+            .unwrap()
+            .ends_with("team.gitconfig\n"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("team.gitconfig")).unwrap(),
+        "[core]\n",
+        "{out}"
+    );
+    assert!(!project.join("local.gitconfig").exists(), "{out}");
+    assert!(project.join("local.gitconfig.rejected-1").exists());
+    let asked = rejecter.summaries();
+    assert!(
+        asked.iter().any(|s| s.contains("local.gitconfig")),
+        "{asked:?}"
+    );
+    let _ = std::fs::remove_dir_all(&project);
+}
