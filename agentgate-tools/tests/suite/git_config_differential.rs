@@ -31,6 +31,9 @@ const HEADERS: &[&str] = &[
     "[includeIf \"gitdir:/nowhere/\"]",
     "[x-y \"\"]",
     "[ \"no section\"]",
+    "[core] inline = 1",
+    "[a\t\"tab\"]",
+    "[a.b.C \"d\"]",
 ];
 const KEYS: &[&str] = &["hooksPath", "fsmonitor", "clean", "K-2", "editor", "Path"];
 const VALUES: &[&str] = &[
@@ -47,6 +50,10 @@ const VALUES: &[&str] = &[
     "",
     "!./tools/run --flag=\"a b\"",
     "tab\\",
+    "a=b==c",
+    "\"\"",
+    "mid\"quote\" # c",
+    ";only comment",
 ];
 /// Lines git refuses.
 const BAD: &[&str] = &[
