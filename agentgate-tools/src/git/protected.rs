@@ -228,6 +228,24 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A key the table does not know still protects an existing file of
+    /// the tree it names with a `/`; never a folder, never the tree itself.
+    #[test]
+    fn an_unknown_key_naming_a_file_of_the_tree_protects_it() {
+        let dir = scratch("unknown");
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        std::fs::create_dir_all(dir.join("tools")).unwrap();
+        std::fs::write(dir.join("tools/msg.txt"), "").unwrap();
+        std::fs::write(
+            dir.join(".git/config"),
+            "[commit]\n\ttemplate = tools/msg.txt\n[future]\n\tdir = tools/\n\
+             [remote \"self\"]\n\turl = ./\n\tfetch = +refs/heads/*:refs/remotes/self/*\n",
+        )
+        .unwrap();
+        assert_eq!(paths(&dir), [dir.join("tools/msg.txt")]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn the_cache_notices_a_changed_config() {
         let dir = scratch("cache");
