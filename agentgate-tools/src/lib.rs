@@ -90,6 +90,7 @@ pub use agentgate_core as core;
 // The tools by area; each folder's `mod.rs` lists what it holds.
 mod builtin;
 mod files;
+mod git;
 mod limits;
 mod sandbox;
 mod search;
@@ -101,6 +102,7 @@ mod web;
 
 // Namespaces users call into directly.
 pub use files::paths;
+pub use git::config as git_config;
 pub use shell::bash_scan;
 pub use web::html;
 
@@ -126,6 +128,12 @@ pub use files::requests::file_requests;
 pub use files::protected::{
     PROTECTED_NAMES, PROTECTED_PATH, protected_entry, protected_folders, protected_roots,
 };
+// What is protected besides those names: fixed names at the project's top
+// (each with why), and what the repository's git configuration makes git
+// execute or load inside the project (hooks, drivers, includes, commands),
+// derived from its files (`git_config` parses them).
+pub use git::{ProtectedPath, git_protected, protected_paths};
+pub use sandbox::{PROTECTED_AT_ANY_DEPTH, ProtectedName, TOP_LEVEL_NAMES};
 
 // The bash tool (§8); its command-line scanner is the `bash_scan`
 // namespace.

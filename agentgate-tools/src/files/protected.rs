@@ -4,16 +4,22 @@
 //! above it up to the worktree ([`protected_roots`], the folders the
 //! configuration loader reads) and every folder below them
 //! ([`protected_folders`]: a later run started in a subfolder reads its
-//! names too). The file tools still change them, but first ask
+//! names too); and [`protected_paths`](crate::protected_paths): the
+//! [`TOP_LEVEL_NAMES`](crate::TOP_LEVEL_NAMES) (`.envrc`, `.husky`,
+//! `.vscode` …) in those top folders, and every path inside the project
+//! that the repository's git configuration names as something git
+//! executes or loads (`core.hooksPath`, driver scripts, includes, …). The
+//! file tools still change them, but first ask
 //! [`PROTECTED_PATH`] with the path as pattern, judged only by rules that
 //! name `protected_path` (a rule for every permission, `"*": "allow"` as in
 //! the agent defaults, does not answer it), so an `edit` allow never lets a
 //! turn rewrite the configuration the next session starts from.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::files::paths;
 use crate::files::request::ToolRequest;
+use crate::sandbox::PROTECTED_AT_ANY_DEPTH;
 pub use crate::sandbox::{PROTECTED_NAMES, protected_folders, protected_roots};
 
 /// The permission name of the ask.
@@ -21,30 +27,54 @@ pub const PROTECTED_PATH: &str = "protected_path";
 
 /// The protected entry `path` is in (as written or where it leads), if
 /// any: `<folder>/<name>` for the outermost name of [`PROTECTED_NAMES`] on
-/// the path below a folder of [`protected_folders`].
+/// the path below a folder of [`protected_folders`], else the path of
+/// [`protected_paths`](crate::protected_paths) it is at or below (a name
+/// at the project's top, or what the repository's git configuration makes
+/// git execute or load).
 pub fn protected_entry(
     path: &Path,
     directory: &Path,
     worktree: &Path,
 ) -> Option<std::path::PathBuf> {
-    paths::views(path, directory, worktree)
-        .into_iter()
+    protected_match(path, directory, worktree).map(|(entry, _)| entry)
+}
+
+/// [`protected_entry`] and why it is protected.
+fn protected_match(path: &Path, directory: &Path, worktree: &Path) -> Option<(PathBuf, String)> {
+    let views = paths::views(path, directory, worktree);
+    views
+        .iter()
         .find_map(|view| {
             crate::sandbox::protected_folders(&view.directory, &view.worktree)
                 .into_iter()
-                .find_map(|folder| {
-                    let rest = view.target.strip_prefix(&folder).ok()?;
-                    let mut entry = folder.clone();
-                    for component in rest.components() {
-                        entry.push(component);
-                        let name = component.as_os_str().to_str();
-                        if name.is_some_and(|name| PROTECTED_NAMES.contains(&name)) {
-                            return Some(entry);
-                        }
-                    }
-                    None
-                })
+                .find_map(|folder| name_below(&view.target, &folder))
         })
+        .or_else(|| {
+            views.iter().find_map(|view| {
+                crate::git::protected_paths(&view.directory, &view.worktree)
+                    .into_iter()
+                    .find(|entry| view.target.starts_with(&entry.path))
+                    .map(|entry| (entry.path, entry.why))
+            })
+        })
+}
+
+/// `<folder>/…/<name>` for the outermost protected name on `target` below
+/// `folder`.
+fn name_below(target: &Path, folder: &Path) -> Option<(PathBuf, String)> {
+    let rest = target.strip_prefix(folder).ok()?;
+    let mut entry = folder.to_path_buf();
+    for component in rest.components() {
+        entry.push(component);
+        let name = component.as_os_str().to_str();
+        if let Some(known) = PROTECTED_AT_ANY_DEPTH
+            .iter()
+            .find(|known| name == Some(known.name))
+        {
+            return Some((entry, known.reason.to_string()));
+        }
+    }
+    None
 }
 
 /// The `protected_path` request for a change of `path`, when it is
@@ -54,11 +84,11 @@ pub(crate) fn protected_request(
     directory: &Path,
     worktree: &Path,
 ) -> Option<ToolRequest> {
-    let entry = protected_entry(path, directory, worktree)?;
+    let (entry, why) = protected_match(path, directory, worktree)?;
     let target = paths::normalize(path).display().to_string();
     Some(
         ToolRequest::new(PROTECTED_PATH, target.clone(), &target).with_metadata(
-            serde_json::json!({"filepath": target, "protected": entry.display().to_string()}),
+            serde_json::json!({"filepath": target, "protected": entry.display().to_string(), "why": why}),
         ),
     )
 }
@@ -124,6 +154,36 @@ mod tests {
             );
         }
         assert!(protected_entry(Path::new("/w/src/main.rs"), directory, worktree).is_none());
+    }
+
+    /// The top-level names (`.envrc`, `.vscode`, `.gitattributes` …) are
+    /// protected in the folders from the directory up to the worktree, not
+    /// below them; each request says why.
+    #[test]
+    fn top_level_names_are_protected_at_the_top_only_with_a_reason() {
+        let worktree = Path::new("/w");
+        let directory = Path::new("/w/app");
+        for (path, entry) in [
+            ("/w/.envrc", "/w/.envrc"),
+            ("/w/app/.vscode/tasks.json", "/w/app/.vscode"),
+            ("/w/.gitattributes", "/w/.gitattributes"),
+            ("/w/.husky/pre-commit", "/w/.husky"),
+        ] {
+            assert_eq!(
+                protected_entry(Path::new(path), directory, worktree).as_deref(),
+                Some(Path::new(entry)),
+                "{path}"
+            );
+        }
+        for path in ["/w/app/node_modules/x/.vscode/a.json", "/w/other/.envrc"] {
+            assert!(
+                protected_entry(Path::new(path), directory, worktree).is_none(),
+                "{path}"
+            );
+        }
+        let request = protected_request(Path::new("/w/.envrc"), directory, worktree).unwrap();
+        let why = request.metadata["why"].as_str().unwrap_or_default();
+        assert!(why.contains("direnv"), "{why}");
     }
 
     /// The configuration loader reads `opencode.json` and `.opencode` in

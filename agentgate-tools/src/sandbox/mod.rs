@@ -35,7 +35,10 @@ mod denial;
 mod env;
 mod policy;
 mod protected_changes;
-mod roots;
+// The fixed protected names and the project's folders they are looked for
+// in; the derivation from git's configuration (`crate::git`) uses both.
+pub(crate) mod protected_names;
+pub(crate) mod roots;
 mod sandboxed_child;
 mod spawn;
 mod status;
@@ -75,6 +78,7 @@ pub use env::{CORE_VARIABLES, DEFAULT_EXCLUDES, DEFAULT_KEEP, EnvFilter, EnvInhe
 #[cfg(target_os = "linux")]
 pub(crate) use handles::create_new_file;
 pub use policy::{OnUnsupported, SECRET_PATHS, SandboxMode, SandboxPolicy, UnknownSandboxMode};
+pub use protected_names::{PROTECTED_AT_ANY_DEPTH, ProtectedName, TOP_LEVEL_NAMES};
 pub use roots::{PROTECTED_NAMES, protected_folders, protected_roots};
 pub use sandboxed_child::{CommandOutput, SandboxedChild};
 pub use spawn::{

@@ -42,28 +42,30 @@ pub struct ProtectedChange {
     pub replaced_link: Option<PathBuf>,
 }
 
-/// The protected names of `roots` that are absent or symbolic links now,
-/// except those in `opened` (named exactly by the policy's `writable` list).
-pub(super) fn watch(roots: &[PathBuf], opened: &[PathBuf]) -> Vec<Watched> {
+/// The protected names of `roots`, and the `paths` protected besides
+/// (the project's top-level names and what its git configuration names),
+/// that are absent or symbolic links now, except those in `opened` (named
+/// exactly by the policy's `writable` list).
+pub(super) fn watch(roots: &[PathBuf], paths: &[PathBuf], opened: &[PathBuf]) -> Vec<Watched> {
+    let named = roots
+        .iter()
+        .flat_map(|root| super::PROTECTED_NAMES.iter().map(|name| root.join(name)));
     let mut watched: Vec<Watched> = Vec::new();
-    for root in roots {
-        for name in super::PROTECTED_NAMES {
-            let path = root.join(name);
-            if watched.iter().any(|w| w.path == path) || opened.contains(&path) {
-                continue;
-            }
-            let before = match std::fs::symlink_metadata(&path) {
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Before::Absent,
-                Err(_) => continue,
-                Ok(meta) if meta.file_type().is_symlink() => match std::fs::read_link(&path) {
-                    Ok(target) => Before::Link(target),
-                    Err(_) => continue,
-                },
-                // Present: a read-only mount covers it.
-                Ok(_) => continue,
-            };
-            watched.push(Watched { path, before });
+    for path in named.chain(paths.iter().cloned()) {
+        if watched.iter().any(|w| w.path == path) || opened.contains(&path) {
+            continue;
         }
+        let before = match std::fs::symlink_metadata(&path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Before::Absent,
+            Err(_) => continue,
+            Ok(meta) if meta.file_type().is_symlink() => match std::fs::read_link(&path) {
+                Ok(target) => Before::Link(target),
+                Err(_) => continue,
+            },
+            // Present: a read-only mount covers it.
+            Ok(_) => continue,
+        };
+        watched.push(Watched { path, before });
     }
     watched
 }
@@ -161,10 +163,11 @@ mod tests {
         std::fs::write(root.join("elsewhere.json"), "{}").unwrap();
         std::os::unix::fs::symlink("elsewhere.json", root.join("opencode.json")).unwrap();
         std::fs::create_dir(root.join(".git")).unwrap();
-        let watched = watch(&[root.to_path_buf()], &[]);
+        let watched = watch(&[root.to_path_buf()], &[root.join("hooks")], &[]);
         let names: Vec<_> = watched.iter().map(|w| w.path.clone()).collect();
         assert!(names.contains(&root.join("opencode.json")));
         assert!(names.contains(&root.join(".opencode")));
+        assert!(names.contains(&root.join("hooks")), "a derived path absent");
         assert!(
             !names.contains(&root.join(".git")),
             "an existing directory is mounted, not watched"
@@ -200,7 +203,7 @@ mod tests {
     #[test]
     fn a_name_the_writable_list_opens_is_not_watched() {
         let dir = scratch("opened");
-        let watched = watch(std::slice::from_ref(&dir), &[dir.join(".git")]);
+        let watched = watch(std::slice::from_ref(&dir), &[], &[dir.join(".git")]);
         assert!(watched.iter().all(|w| w.path != dir.join(".git")));
         assert!(watched.iter().any(|w| w.path == dir.join("opencode.json")));
     }

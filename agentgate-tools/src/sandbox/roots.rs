@@ -15,9 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::policy::{SandboxMode, SandboxPolicy, expand_home};
 
-/// Names inside the workspace a command may read but not change in
-/// `workspace-write`: what the next run, or the user's next `git`, trusts.
-pub const PROTECTED_NAMES: &[&str] = &[".git", "opencode.json", "opencode.jsonc", ".opencode"];
+pub use super::protected_names::PROTECTED_NAMES;
 
 /// The folders whose [`PROTECTED_NAMES`] are protected: the project
 /// directory and each folder above it up to the worktree, as the

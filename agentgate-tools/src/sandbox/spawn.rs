@@ -411,7 +411,12 @@ impl Sandbox {
         };
         let watched = if protects {
             let roots = super::protected_roots(&scope.directory, &scope.worktree);
-            super::protected_changes::watch(&roots, &opened)
+            let derived: Vec<PathBuf> =
+                crate::git::protected_paths(&scope.directory, &scope.worktree)
+                    .into_iter()
+                    .map(|entry| entry.path)
+                    .collect();
+            super::protected_changes::watch(&roots, &derived, &opened)
         } else {
             Vec::new()
         };
@@ -782,7 +787,7 @@ fn roots_guards(policy: &SandboxPolicy, filesystem: &Guard) -> (Guard, Guard) {
     };
     let protected = if policy.mode == super::policy::SandboxMode::WorkspaceWrite {
         Guard::Unavailable {
-            reason: "commands can still write .git, opencode.json and .opencode inside the project (Landlock cannot take them out of the writable project); the file tools ask protected_path".to_string(),
+            reason: "commands can still write .git, opencode.json, .opencode and what the git configuration runs inside the project (Landlock cannot take them out of the writable project); the file tools ask protected_path".to_string(),
         }
     } else {
         Guard::Enforced {
@@ -793,7 +798,9 @@ fn roots_guards(policy: &SandboxPolicy, filesystem: &Guard) -> (Guard, Guard) {
 }
 
 /// The protected paths ([`PROTECTED_NAMES`](super::PROTECTED_NAMES)) of
-/// the call's project and worktree that exist now, canonical: bound
+/// the call's project and worktree, and those of
+/// [`protected_paths`](crate::protected_paths) (top-level names, what the
+/// repository's git configuration runs or loads), that exist now, canonical: bound
 /// read-only for its command in `workspace-write` (in `read-only` nothing
 /// is writable anyway). One the policy's `writable` list names exactly
 /// (`"writable": [".git"]`, relative to the project, lets commands commit)
@@ -811,15 +818,32 @@ fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path
             scope.directory.join(dir).canonicalize().ok()
         })
         .collect();
+    let named = super::protected_roots(&scope.directory, &scope.worktree)
+        .into_iter()
+        .flat_map(|root| {
+            super::PROTECTED_NAMES
+                .iter()
+                .map(move |name| root.join(name))
+        });
+    let derived = crate::git::protected_paths(&scope.directory, &scope.worktree)
+        .into_iter()
+        .map(|entry| entry.path);
+    // A link that leads to the project itself, or above it, is not bound:
+    // that would make the whole project read-only.
+    let project: Vec<PathBuf> = [&scope.directory, &scope.worktree]
+        .into_iter()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .collect();
     let mut found: Vec<PathBuf> = Vec::new();
-    for root in super::protected_roots(&scope.directory, &scope.worktree) {
-        for name in super::PROTECTED_NAMES {
-            if let Ok(path) = root.join(name).canonicalize()
-                && !found.contains(&path)
-                && !opened.contains(&path)
-            {
-                found.push(path);
-            }
+    for path in named.chain(derived) {
+        // One already bound covers what is below it (`.git/hooks/…` named
+        // by `core.fsmonitor`).
+        if let Ok(path) = path.canonicalize()
+            && !project.iter().any(|dir| dir.starts_with(&path))
+            && !found.iter().any(|bound| path.starts_with(bound))
+            && !opened.contains(&path)
+        {
+            found.push(path);
         }
     }
     found
