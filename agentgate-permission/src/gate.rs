@@ -521,7 +521,9 @@ impl PermissionGate {
     ///   other pending request of the same session then fails with
     ///   `Rejected` (each gets a `reject` reply event).
     /// - `Always` resolves it, approves one `allow` rule per `always`
-    ///   pattern under its permission (persisted to the store), then
+    ///   pattern under its permission (persisted to the store;
+    ///   `AlwaysExact`: per asked pattern, see
+    ///   [`PermissionRequest::exact_rules`]), then
     ///   resolves, in order, every other pending request of the same session
     ///   whose patterns the approved rules alone all allow (each gets an
     ///   `always` reply event).
@@ -836,9 +838,15 @@ impl Inner {
                     }
                 }
             }
-            Reply::Always => {
-                let rules = entry.request.always_rules();
-                entry.finish(Ok(Allowed::Always));
+            Reply::Always | Reply::AlwaysExact => {
+                let (rules, allowed) = match reply {
+                    Reply::Always => (entry.request.always_rules(), Allowed::Always),
+                    _ => match entry.request.exact_rules() {
+                        rules if rules.is_empty() => (rules, Allowed::Once),
+                        rules => (rules, Allowed::Always),
+                    },
+                };
+                entry.finish(Ok(allowed));
                 if !rules.is_empty() {
                     state.generation += 1;
                     state.approved.extend(rules.iter().cloned());
@@ -1019,7 +1027,7 @@ mod tests {
         assert_eq!(asked["id"], "per_1");
         assert_eq!(
             asked["answers"],
-            serde_json::json!(["once", "always", "reject"])
+            serde_json::json!(["once", "always", "always_exact", "reject"])
         );
         assert_eq!(
             asked["always_rules"],

@@ -329,6 +329,7 @@ async fn channel_approver_brings_the_ui_answer_to_the_asker() {
             [
                 agentgate_permission::ReplyKind::Once,
                 agentgate_permission::ReplyKind::Always,
+                agentgate_permission::ReplyKind::AlwaysExact,
                 agentgate_permission::ReplyKind::Reject
             ]
         );
@@ -735,4 +736,41 @@ async fn set_approver_takes_pending_requests_and_clear_approver_stops_new_ones()
     assert_eq!(pending_ids(&permissions), ["late"]);
     permissions.reply("late", Reply::reject()).unwrap();
     assert_eq!(finished(late).await, Err(PermissionError::Rejected));
+}
+
+/// "Always exactly" stores the asked patterns and nothing wider: the next
+/// command the wider `always` pattern would have covered asks again, while
+/// the same command and a pending sibling asking it are allowed; on a
+/// request whose patterns hold wildcards it stores nothing (a `once`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_exact_stores_only_the_asked_patterns() {
+    let permissions = PermissionGate::new();
+    let ask = |id: &str, command: &str| {
+        AskRequest::new("s", "bash", [command])
+            .always(["rm *"])
+            .id(id)
+    };
+    let a = ask_pending(&permissions, ask("a", "rm -f src/a.txt")).await;
+    let same = ask_pending(&permissions, ask("b", "rm -f src/a.txt")).await;
+    let wider = ask_pending(&permissions, ask("c", "rm -rf src")).await;
+    let request = permissions.pending()[0].clone();
+    assert_eq!(request.always_choices().len(), 2);
+    permissions.reply("a", Reply::AlwaysExact).unwrap();
+    assert_eq!(finished(a).await, Ok(()));
+    assert_eq!(finished(same).await, Ok(()));
+    assert_eq!(
+        permissions.approved().rules(),
+        [Rule::new("bash", "rm -f src/a.txt", Action::Allow)]
+    );
+    assert_eq!(request.always_choices()[1].rules, permissions.approved());
+    // `rm -rf src` is still waiting for an answer.
+    assert_eq!(pending_ids(&permissions), ["c"]);
+    permissions.reply("c", Reply::reject()).unwrap();
+    assert_eq!(finished(wider).await, Err(PermissionError::Rejected));
+
+    let globbed = ask_pending(&permissions, ask("d", "rm -f *.txt")).await;
+    assert!(permissions.pending()[0].exact_rules().is_empty());
+    permissions.reply("d", Reply::AlwaysExact).unwrap();
+    assert_eq!(finished(globbed).await, Ok(()));
+    assert_eq!(permissions.approved().len(), 1);
 }
