@@ -70,7 +70,11 @@ impl PermissionRequest {
             choices.push(choice(ReplyKind::Always, self.always_rules(), ""));
         }
         if answers.contains(&ReplyKind::AlwaysExact) {
-            choices.push(choice(ReplyKind::AlwaysExact, self.exact_rules(), "exactly "));
+            choices.push(choice(
+                ReplyKind::AlwaysExact,
+                self.exact_rules(),
+                "exactly ",
+            ));
         }
         choices
     }
@@ -80,7 +84,7 @@ impl PermissionRequest {
 fn choice(kind: ReplyKind, rules: Ruleset, exactly: &str) -> AlwaysChoice {
     let permission = rules.first().map_or("", |rule| rule.permission.as_str());
     let quoted: Vec<String> = rules.iter().map(|rule| quote(&rule.pattern)).collect();
-    let notes: Vec<&str> = rules
+    let notes: Vec<String> = rules
         .iter()
         .filter(|rule| rule.pattern == "*")
         .map(|rule| everything(&rule.permission))
@@ -131,12 +135,16 @@ const EVERYTHING: &[(&str, &str)] = &[
     ("doom_loop", "repeating every tool call"),
 ];
 
-/// The plain words for a bare `*` under `permission`.
-fn everything(permission: &str) -> &str {
+/// The plain words for a bare `*` under `permission` (an MCP tool's
+/// permission is its name: every call of it).
+fn everything(permission: &str) -> String {
     EVERYTHING
         .iter()
         .find(|(name, _)| *name == permission)
-        .map_or("every request of this permission", |(_, words)| words)
+        .map_or_else(
+            || format!("every {} call", quote(permission)),
+            |(_, words)| words.to_string(),
+        )
 }
 
 /// What an allow rule `permission` / `pattern` covers, in words.
@@ -150,7 +158,7 @@ fn everything(permission: &str) -> &str {
 /// ```
 pub fn describe_pattern(permission: &str, pattern: &str) -> String {
     if pattern == "*" {
-        return everything(permission).to_string();
+        return everything(permission);
     }
     if let Some(base) = pattern.strip_suffix(" *")
         && !base.contains(['*', '?'])
@@ -197,12 +205,15 @@ mod tests {
     fn every_permission_in_the_table_is_named_once() {
         for (i, (name, words)) in EVERYTHING.iter().enumerate() {
             assert!(!words.is_empty());
-            assert!(EVERYTHING[..i].iter().all(|(other, _)| other != name), "{name}");
+            assert!(
+                EVERYTHING[..i].iter().all(|(other, _)| other != name),
+                "{name}"
+            );
             assert_eq!(describe_pattern(name, "*"), *words);
         }
         assert_eq!(
             describe_pattern("mcp_docs_search", "*"),
-            "every request of this permission"
+            r#"every "mcp_docs_search" call"#
         );
     }
 
@@ -213,11 +224,12 @@ mod tests {
             choices[0].label,
             r#"Always allow edit "*" (every file edit in this project)"#
         );
-        assert!(choices[0].meaning.starts_with("every file edit in this project: "));
-        assert_eq!(
-            choices[1].label,
-            r#"Always allow edit exactly "src/a.rs""#
+        assert!(
+            choices[0]
+                .meaning
+                .starts_with("every file edit in this project: ")
         );
+        assert_eq!(choices[1].label, r#"Always allow edit exactly "src/a.rs""#);
         assert_eq!(
             choices[1].rules,
             Ruleset::from(vec![Rule::new("edit", "src/a.rs", Action::Allow)])

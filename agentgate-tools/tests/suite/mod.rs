@@ -1,5 +1,6 @@
 //! The integration tests of agentgate-tools, one module per area.
 
+mod always_shown_is_stored;
 mod apply_patch;
 mod bash_differential;
 mod bash_in_loop;
@@ -16,6 +17,7 @@ mod conformance;
 mod file_tools;
 mod file_tools_in_loop;
 mod listing_read_rules;
+mod move_is_read;
 mod ordinary_commands;
 mod read_images;
 mod replace_props;
