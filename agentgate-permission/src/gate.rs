@@ -169,6 +169,54 @@ impl State {
         self.events.is_none()
     }
 
+    /// Fails every pending request of `session` with `Rejected` (the
+    /// cascade of a `reject`), each with a `reject` reply event.
+    fn reject_session(&mut self, session: &str) {
+        let siblings: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.request.session_id == session)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for sibling in siblings {
+            if let Some(pending) = self.pending.shift_remove(&sibling) {
+                self.publish(PermissionEvent::Replied {
+                    session_id: session.to_string(),
+                    request_id: sibling,
+                    reply: Reply::reject(),
+                });
+                pending.finish(Err(PermissionError::Rejected));
+            }
+        }
+    }
+
+    /// Allows every pending request of `session` whose patterns the
+    /// approvals alone now allow (the cascade of an `always`), each with an
+    /// `always` reply event.
+    fn allow_covered(&mut self, session: &str) {
+        let covered: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| {
+                p.request.session_id == session
+                    && p.request.patterns.iter().all(|pattern| {
+                        decide(&p.request.permission, pattern, &[&self.approved]) == Action::Allow
+                    })
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for sibling in covered {
+            if let Some(pending) = self.pending.shift_remove(&sibling) {
+                self.publish(PermissionEvent::Replied {
+                    session_id: session.to_string(),
+                    request_id: sibling,
+                    reply: Reply::Always,
+                });
+                pending.finish(Ok(Allowed::Always));
+            }
+        }
+    }
+
     /// Removes and returns pending `id` if it is still the entry `token`.
     fn take(&mut self, id: &str, token: u64) -> Option<Pending> {
         if self.pending.get(id)?.token == token {
@@ -821,22 +869,7 @@ impl Inner {
                     _ => PermissionError::Rejected,
                 };
                 entry.finish(Err(error));
-                let siblings: Vec<String> = state
-                    .pending
-                    .iter()
-                    .filter(|(_, p)| p.request.session_id == session)
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for sibling in siblings {
-                    if let Some(pending) = state.pending.shift_remove(&sibling) {
-                        state.publish(PermissionEvent::Replied {
-                            session_id: session.clone(),
-                            request_id: sibling,
-                            reply: Reply::reject(),
-                        });
-                        pending.finish(Err(PermissionError::Rejected));
-                    }
-                }
+                state.reject_session(&session);
             }
             Reply::Always | Reply::AlwaysExact => {
                 let (rules, allowed) = match reply {
@@ -847,43 +880,29 @@ impl Inner {
                     },
                 };
                 entry.finish(Ok(allowed));
-                if !rules.is_empty() {
-                    state.generation += 1;
-                    state.approved.extend(rules.iter().cloned());
-                    if let Err(err) = self.store.append(&self.project, &rules) {
-                        tracing::error!(
-                            %err,
-                            project = %self.project,
-                            "could not persist an \"always\" approval; it holds until the service ends"
-                        );
-                        state.unpersisted.extend(rules.iter().cloned());
-                    }
-                }
-                let allowed: Vec<String> = state
-                    .pending
-                    .iter()
-                    .filter(|(_, p)| {
-                        p.request.session_id == session
-                            && p.request.patterns.iter().all(|pattern| {
-                                decide(&p.request.permission, pattern, &[&state.approved])
-                                    == Action::Allow
-                            })
-                    })
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for sibling in allowed {
-                    if let Some(pending) = state.pending.shift_remove(&sibling) {
-                        state.publish(PermissionEvent::Replied {
-                            session_id: session.clone(),
-                            request_id: sibling,
-                            reply: Reply::Always,
-                        });
-                        pending.finish(Ok(Allowed::Always));
-                    }
-                }
+                self.remember(&mut state, rules);
+                state.allow_covered(&session);
             }
         }
         Ok(())
+    }
+
+    /// Adds `rules` to the approvals and persists them; a store failure
+    /// keeps them for this service's lifetime.
+    fn remember(&self, state: &mut State, rules: Ruleset) {
+        if rules.is_empty() {
+            return;
+        }
+        state.generation += 1;
+        state.approved.extend(rules.iter().cloned());
+        if let Err(err) = self.store.append(&self.project, &rules) {
+            tracing::error!(
+                %err,
+                project = %self.project,
+                "could not persist an \"always\" approval; it holds until the service ends"
+            );
+            state.unpersisted.extend(rules);
+        }
     }
 
     /// Removes the entry with `token` without any event (its asker gave up).
