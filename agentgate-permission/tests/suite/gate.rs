@@ -774,3 +774,84 @@ async fn always_exact_stores_only_the_asked_patterns() {
     assert_eq!(finished(globbed).await, Ok(()));
     assert_eq!(permissions.approved().len(), 1);
 }
+
+/// The asks of the tools the tool suite cannot drive alone (their request
+/// shapes as their code builds them: the task tool, the doom-loop check,
+/// the skill tool, an MCP tool, an MCP resource read; a hook's has none): each
+/// "always" label names exactly the rules the gate then stores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_always_label_names_the_rules_the_gate_stores() {
+    let shapes: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "task",
+            "explore",
+            "*",
+            &[
+                r#"Always allow task "*" (starting every kind of sub-agent)"#,
+                r#"Always allow task exactly "explore""#,
+            ],
+        ),
+        (
+            "doom_loop",
+            "bash",
+            "bash",
+            &[r#"Always allow doom_loop "bash""#],
+        ),
+        ("skill", "pdf", "pdf", &[r#"Always allow skill "pdf""#]),
+        (
+            "docs_search",
+            "*",
+            "*",
+            &[r#"Always allow docs_search "*" (every "docs_search" call)"#],
+        ),
+        (
+            "read",
+            "mcp:docs:file:///a",
+            "mcp:docs:*",
+            &[
+                r#"Always allow read "mcp:docs:*""#,
+                r#"Always allow read exactly "mcp:docs:file:///a""#,
+            ],
+        ),
+    ];
+    // A hook's ask has no "always" patterns: no "always" is offered.
+    let request = PermissionRequest {
+        id: "h".into(),
+        session_id: "s".into(),
+        permission: "hook".into(),
+        patterns: vec!["bash".into()],
+        always: vec![],
+        metadata: serde_json::json!({}),
+        tool: None,
+    };
+    assert!(request.always_choices().is_empty());
+    for (permission, pattern, always, labels) in shapes {
+        for (at, label) in labels.iter().enumerate() {
+            let permissions = PermissionGate::new();
+            let ask = ask_pending(
+                &permissions,
+                AskRequest::new("s", *permission, [*pattern])
+                    .always([*always])
+                    .id("x"),
+            )
+            .await;
+            let request = permissions.pending()[0].clone();
+            let choices = request.always_choices();
+            let shown: Vec<&str> = choices.iter().map(|c| c.label.as_str()).collect();
+            assert_eq!(shown, *labels, "{permission}");
+            let reply = match choices[at].kind {
+                agentgate_permission::ReplyKind::AlwaysExact => Reply::AlwaysExact,
+                _ => Reply::Always,
+            };
+            permissions.reply("x", reply).unwrap();
+            assert_eq!(finished(ask).await, Ok(()));
+            assert_eq!(permissions.approved(), choices[at].rules, "{label}");
+            assert!(
+                choices[at].rules.iter().all(|rule| label
+                    .contains(&format!("{} {:?}", rule.permission, rule.pattern))
+                    || label.contains(&format!("exactly {:?}", rule.pattern))),
+                "{label}"
+            );
+        }
+    }
+}
