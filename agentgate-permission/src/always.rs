@@ -243,6 +243,10 @@ mod tests {
         let globbed = request("bash", &["ls *.rs"], &["ls *"]);
         assert!(globbed.exact_rules().is_empty());
         assert_eq!(globbed.always_choices().len(), 1);
+        // A backslash matches `/` too: not exact.
+        let slashed = request("bash", &["rm a\\b"], &["rm *"]);
+        assert!(slashed.exact_rules().is_empty());
+        assert_eq!(slashed.always_choices().len(), 1);
         let none = request("bash", &["rm -rf x"], &[]);
         assert!(none.always_choices().is_empty());
     }

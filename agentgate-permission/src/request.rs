@@ -230,10 +230,12 @@ impl PermissionRequest {
     /// The rules a [`Reply::AlwaysExact`] answer would add: one `allow`
     /// rule per asked pattern, matching that pattern and nothing else. Empty
     /// when an asked pattern contains `*` or `?` (the wildcard language has
-    /// no escape, so such a pattern cannot be stored as itself) or there
-    /// are no patterns.
+    /// no escape, so such a pattern cannot be stored as itself) or a
+    /// backslash (matching takes it for `/`, so `rm a\b` would also allow
+    /// `rm a/b`), or there are no patterns.
     pub fn exact_rules(&self) -> Ruleset {
-        if self.patterns.is_empty() || !self.patterns.iter().all(|p| is_literal(p)) {
+        let exact = |p: &String| is_literal(p) && !p.contains('\\');
+        if self.patterns.is_empty() || !self.patterns.iter().all(exact) {
             return Ruleset::new();
         }
         let mut rules = Ruleset::new();
