@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use agentgate::permission::{
-    AllowAll, Approver, PermissionRequest, RejectAll, Reply, auto_reject_line,
+    AllowAll, Approver, PermissionRequest, RejectAll, Reply, ReplyKind, auto_reject_line,
 };
 use agentgate::remote::{RemoteAgent, RemoteEvent, RemoteStop, RemoteTurn};
 use futures::StreamExt;
@@ -54,6 +54,13 @@ impl Approver for TerminalApprover {
     async fn approve(&self, request: &PermissionRequest) -> Reply {
         let _turn = self.one_at_a_time.lock().await;
         eprintln!("\n{}", describe_ask(request));
+        // What "always" stores, in words (the same words as the page's).
+        for choice in request.always_choices() {
+            if choice.kind == ReplyKind::Always {
+                let line = format!("  [a] {}: {}", choice.label, choice.meaning);
+                eprintln!("{}", crate::terminal_text::terminal_safe(&line));
+            }
+        }
         answer(&self.reader, request).await
     }
 }
@@ -187,6 +194,7 @@ fn exit_status(turn: &RemoteTurn) -> u8 {
 fn reply_word(reply: &Reply) -> Value {
     match reply {
         Reply::Always => json!({"reply": "always"}),
+        Reply::AlwaysExact => json!({"reply": "always_exact"}),
         Reply::Reject { feedback } => json!({"reply": "reject", "message": feedback}),
         _ => json!({"reply": "once"}),
     }

@@ -169,6 +169,54 @@ impl State {
         self.events.is_none()
     }
 
+    /// Fails every pending request of `session` with `Rejected` (the
+    /// cascade of a `reject`), each with a `reject` reply event.
+    fn reject_session(&mut self, session: &str) {
+        let siblings: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.request.session_id == session)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for sibling in siblings {
+            if let Some(pending) = self.pending.shift_remove(&sibling) {
+                self.publish(PermissionEvent::Replied {
+                    session_id: session.to_string(),
+                    request_id: sibling,
+                    reply: Reply::reject(),
+                });
+                pending.finish(Err(PermissionError::Rejected));
+            }
+        }
+    }
+
+    /// Allows every pending request of `session` whose patterns the
+    /// approvals alone now allow (the cascade of an `always`), each with an
+    /// `always` reply event.
+    fn allow_covered(&mut self, session: &str) {
+        let covered: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| {
+                p.request.session_id == session
+                    && p.request.patterns.iter().all(|pattern| {
+                        decide(&p.request.permission, pattern, &[&self.approved]) == Action::Allow
+                    })
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for sibling in covered {
+            if let Some(pending) = self.pending.shift_remove(&sibling) {
+                self.publish(PermissionEvent::Replied {
+                    session_id: session.to_string(),
+                    request_id: sibling,
+                    reply: Reply::Always,
+                });
+                pending.finish(Ok(Allowed::Always));
+            }
+        }
+    }
+
     /// Removes and returns pending `id` if it is still the entry `token`.
     fn take(&mut self, id: &str, token: u64) -> Option<Pending> {
         if self.pending.get(id)?.token == token {
@@ -521,7 +569,9 @@ impl PermissionGate {
     ///   other pending request of the same session then fails with
     ///   `Rejected` (each gets a `reject` reply event).
     /// - `Always` resolves it, approves one `allow` rule per `always`
-    ///   pattern under its permission (persisted to the store), then
+    ///   pattern under its permission (persisted to the store;
+    ///   `AlwaysExact`: per asked pattern, see
+    ///   [`PermissionRequest::exact_rules`]), then
     ///   resolves, in order, every other pending request of the same session
     ///   whose patterns the approved rules alone all allow (each gets an
     ///   `always` reply event).
@@ -819,63 +869,40 @@ impl Inner {
                     _ => PermissionError::Rejected,
                 };
                 entry.finish(Err(error));
-                let siblings: Vec<String> = state
-                    .pending
-                    .iter()
-                    .filter(|(_, p)| p.request.session_id == session)
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for sibling in siblings {
-                    if let Some(pending) = state.pending.shift_remove(&sibling) {
-                        state.publish(PermissionEvent::Replied {
-                            session_id: session.clone(),
-                            request_id: sibling,
-                            reply: Reply::reject(),
-                        });
-                        pending.finish(Err(PermissionError::Rejected));
-                    }
-                }
+                state.reject_session(&session);
             }
-            Reply::Always => {
-                let rules = entry.request.always_rules();
-                entry.finish(Ok(Allowed::Always));
-                if !rules.is_empty() {
-                    state.generation += 1;
-                    state.approved.extend(rules.iter().cloned());
-                    if let Err(err) = self.store.append(&self.project, &rules) {
-                        tracing::error!(
-                            %err,
-                            project = %self.project,
-                            "could not persist an \"always\" approval; it holds until the service ends"
-                        );
-                        state.unpersisted.extend(rules.iter().cloned());
-                    }
-                }
-                let allowed: Vec<String> = state
-                    .pending
-                    .iter()
-                    .filter(|(_, p)| {
-                        p.request.session_id == session
-                            && p.request.patterns.iter().all(|pattern| {
-                                decide(&p.request.permission, pattern, &[&state.approved])
-                                    == Action::Allow
-                            })
-                    })
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for sibling in allowed {
-                    if let Some(pending) = state.pending.shift_remove(&sibling) {
-                        state.publish(PermissionEvent::Replied {
-                            session_id: session.clone(),
-                            request_id: sibling,
-                            reply: Reply::Always,
-                        });
-                        pending.finish(Ok(Allowed::Always));
-                    }
-                }
+            Reply::Always | Reply::AlwaysExact => {
+                let (rules, allowed) = match reply {
+                    Reply::Always => (entry.request.always_rules(), Allowed::Always),
+                    _ => match entry.request.exact_rules() {
+                        rules if rules.is_empty() => (rules, Allowed::Once),
+                        rules => (rules, Allowed::Always),
+                    },
+                };
+                entry.finish(Ok(allowed));
+                self.remember(&mut state, rules);
+                state.allow_covered(&session);
             }
         }
         Ok(())
+    }
+
+    /// Adds `rules` to the approvals and persists them; a store failure
+    /// keeps them for this service's lifetime.
+    fn remember(&self, state: &mut State, rules: Ruleset) {
+        if rules.is_empty() {
+            return;
+        }
+        state.generation += 1;
+        state.approved.extend(rules.iter().cloned());
+        if let Err(err) = self.store.append(&self.project, &rules) {
+            tracing::error!(
+                %err,
+                project = %self.project,
+                "could not persist an \"always\" approval; it holds until the service ends"
+            );
+            state.unpersisted.extend(rules);
+        }
     }
 
     /// Removes the entry with `token` without any event (its asker gave up).
@@ -1019,7 +1046,7 @@ mod tests {
         assert_eq!(asked["id"], "per_1");
         assert_eq!(
             asked["answers"],
-            serde_json::json!(["once", "always", "reject"])
+            serde_json::json!(["once", "always", "always_exact", "reject"])
         );
         assert_eq!(
             asked["always_rules"],

@@ -47,6 +47,7 @@
 
 // Private modules, one job each; the items users need are re-exported below
 // (this list is the crate's API). `wildcard` and `arity` stay namespaces.
+mod always;
 #[cfg(feature = "gate")]
 mod approver;
 pub mod arity;
@@ -99,6 +100,9 @@ pub use request::{
     Allowed, AskRequest, PermissionRequest, Reply, ReplyKind, SANDBOX_GRANT_KEY, ToolCallRef,
     is_storable_always_pattern,
 };
+
+/// What each "always" answer stores, named and said in words.
+pub use always::{AlwaysChoice, describe_pattern};
 
 /// The async approval gate (§6), behind the `gate` feature.
 #[cfg(feature = "gate")]

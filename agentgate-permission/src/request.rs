@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::rule::{Action, Rule, Ruleset};
+use crate::wildcard::is_literal;
 
 /// The tool call a request was made for, so a UI can show it next to the call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -129,6 +130,11 @@ pub enum ReplyKind {
     Once,
     /// Allow this request and remember its `always` patterns.
     Always,
+    /// Allow this request and remember exactly its asked patterns
+    /// ([`PermissionRequest::exact_rules`]), offered where "always" would
+    /// remember more than was asked.
+    #[serde(rename = "always_exact")]
+    AlwaysExact,
     /// Refuse it (with optional feedback).
     Reject,
     /// Allow this request once and grant the directories it names to the
@@ -179,7 +185,10 @@ pub struct PermissionRequest {
 impl PermissionRequest {
     /// The answers that mean something for this request: `always` is only
     /// offered when the request has `always` patterns, because otherwise it
-    /// would approve nothing beyond this one call.
+    /// would approve nothing beyond this one call; `always_exact` only next
+    /// to `always`, when the `always` rules are wider than the asked
+    /// patterns and every asked pattern can be stored as itself
+    /// ([`exact_rules`](Self::exact_rules)).
     /// `grant` is offered only when the request
     /// [offers it](Self::offers_grant).
     pub fn answers(&self) -> Vec<ReplyKind> {
@@ -189,6 +198,9 @@ impl PermissionRequest {
         }
         if self.always.iter().any(|p| is_storable_always_pattern(p)) {
             answers.push(ReplyKind::Always);
+            if self.offers_exact() {
+                answers.push(ReplyKind::AlwaysExact);
+            }
         }
         answers.push(ReplyKind::Reject);
         answers
@@ -213,6 +225,35 @@ impl PermissionRequest {
             .filter(|pattern| is_storable_always_pattern(pattern))
             .map(|pattern| Rule::new(self.permission.as_str(), pattern.as_str(), Action::Allow))
             .collect()
+    }
+
+    /// The rules a [`Reply::AlwaysExact`] answer would add: one `allow`
+    /// rule per asked pattern, matching that pattern and nothing else. Empty
+    /// when an asked pattern contains `*` or `?` (the wildcard language has
+    /// no escape, so such a pattern cannot be stored as itself) or a
+    /// backslash (matching takes it for `/`, so `rm a\b` would also allow
+    /// `rm a/b`), or there are no patterns.
+    pub fn exact_rules(&self) -> Ruleset {
+        let exact = |p: &String| is_literal(p) && !p.contains('\\');
+        if self.patterns.is_empty() || !self.patterns.iter().all(exact) {
+            return Ruleset::new();
+        }
+        let mut rules = Ruleset::new();
+        for pattern in &self.patterns {
+            let rule = Rule::new(self.permission.as_str(), pattern.as_str(), Action::Allow);
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+        }
+        rules
+    }
+
+    /// Whether [`Reply::AlwaysExact`] is worth offering: the asked patterns
+    /// can be stored as themselves, and the `always` rules would allow
+    /// something beyond them.
+    pub fn offers_exact(&self) -> bool {
+        let exact = self.exact_rules();
+        !exact.is_empty() && self.always_rules().iter().any(|rule| !exact.contains(rule))
     }
 }
 
@@ -250,6 +291,14 @@ pub enum Reply {
     /// Allow this request and approve its `always` patterns for every
     /// session of the project; pending siblings they cover are resolved too.
     Always,
+    /// Allow this request and approve exactly its asked patterns for every
+    /// session of the project ([`PermissionRequest::exact_rules`]), not the
+    /// wider `always` patterns: "always" on `rm -f src/a.txt` then allows
+    /// that command only, not `rm -rf src`. Counts as `once` for a request
+    /// whose patterns cannot be stored as themselves (they contain `*` or
+    /// `?`); pending siblings the new rules cover are resolved too.
+    #[serde(rename = "always_exact")]
+    AlwaysExact,
     /// Allow this request once **and** grant the directories it names to
     /// the tool's OS sandbox for this one call (write access under
     /// `workspace-write`). Only a person should answer this, as a choice
@@ -286,6 +335,7 @@ impl Reply {
         match self {
             Reply::Once => ReplyKind::Once,
             Reply::Always => ReplyKind::Always,
+            Reply::AlwaysExact => ReplyKind::AlwaysExact,
             Reply::Reject { .. } => ReplyKind::Reject,
             Reply::Grant => ReplyKind::Grant,
         }

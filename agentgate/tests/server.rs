@@ -21,6 +21,9 @@ use serde_json::{Value, json};
 struct GuardedArgs {
     /// What to do.
     what: String,
+    /// What an "always" answer approves (none by default).
+    #[serde(default)]
+    always: Option<String>,
 }
 
 /// A tool that asks permission `guarded` before it acts.
@@ -39,7 +42,7 @@ impl TypedTool for Guarded {
         ctx.ask(
             "guarded",
             [args.what.clone()],
-            Vec::<String>::new(),
+            args.always.clone().into_iter().collect::<Vec<String>>(),
             json!({}),
         )
         .await?;
@@ -713,4 +716,79 @@ async fn sessions_are_renamed_and_forked_with_times_and_the_answering_model() {
     )
     .await;
     assert_eq!(unknown.status(), 404);
+}
+
+/// The page and every API client see each "always" answer named by the
+/// rules it stores and said in words; `always_exact` stores only the asked
+/// pattern, so a wider command asks again.
+#[tokio::test]
+async fn always_choices_name_what_they_store_and_always_exact_stores_only_the_ask() {
+    let call = |id: &str, what: &str| {
+        Script::calls([(id, "guarded", json!({"what": what, "always": "rm *"}))])
+    };
+    let scripts = vec![
+        call("call_1", "rm -f src/a.txt"),
+        Script::reply("removed"),
+        call("call_2", "rm -rf src"),
+        Script::reply("stopped"),
+    ];
+    let server = start("always-exact", scripts, |b| b).await;
+    let id = new_session(&server.base).await;
+    let mut events = Events::open(&server.base).await;
+    let url = format!("{}/session/{id}/message", server.base);
+    let prompt = |url: String| {
+        tokio::spawn(
+            async move { post(&url, json!({"parts": [{"type": "text", "text": "go"}]})).await },
+        )
+    };
+    let turn = prompt(url.clone());
+    let request = events.until("permission.asked").await["properties"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pending: Value = reqwest::get(format!("{}/permission", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let choices = &pending[0]["alwaysChoices"];
+    assert_eq!(choices[0]["reply"], "always");
+    assert_eq!(choices[0]["label"], r#"Always allow guarded "rm *""#);
+    assert_eq!(
+        choices[0]["rules"],
+        json!([{"permission": "guarded", "pattern": "rm *", "action": "allow"}])
+    );
+    assert!(
+        choices[0]["meaning"]
+            .as_str()
+            .unwrap()
+            .contains("in every session of this project"),
+        "{choices}"
+    );
+    assert_eq!(choices[1]["reply"], "always_exact");
+    assert_eq!(
+        choices[1]["label"],
+        r#"Always allow guarded exactly "rm -f src/a.txt""#
+    );
+    let replied = post(
+        &format!("{}/permission/{request}/reply", server.base),
+        json!({"reply": "always_exact"}),
+    )
+    .await;
+    assert_eq!(replied.status(), 200);
+    assert_eq!(turn.await.unwrap().status(), 200);
+    events.until("session.idle").await;
+
+    // The wider command asks again.
+    let turn = prompt(url);
+    let asked = events.until("permission.asked").await;
+    assert_eq!(asked["properties"]["patterns"], json!(["rm -rf src"]));
+    let request = asked["properties"]["id"].as_str().unwrap();
+    post(
+        &format!("{}/permission/{request}/reply", server.base),
+        json!({"reply": "reject"}),
+    )
+    .await;
+    let _ = turn.await.unwrap();
 }

@@ -192,3 +192,182 @@ async fn the_official_typescript_client_drives_agent_acp_through_asks_cancel_and
     // report parsed, and the script saw only JSON-RPC on the agent's stdout.
     eprintln!("acp client report: {}", report["metrics"]);
 }
+
+/// A model that runs `rm -f src/a.txt` for a prompt saying "first" and
+/// `rm -rf src` for one saying "second", then answers "done".
+struct RmModel;
+
+impl wiremock::Respond for RmModel {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        if body["tools"].as_array().is_none_or(Vec::is_empty) {
+            return super::run_cli::openai_answer("A title");
+        }
+        let last = messages.last().cloned().unwrap_or_default();
+        if last["role"] == "tool" {
+            return super::run_cli::openai_answer("done");
+        }
+        let command = if last["content"].to_string().contains("first") {
+            "rm -f src/a.txt"
+        } else {
+            "rm -rf src"
+        };
+        super::run_cli::openai_call(
+            "bash",
+            &json!({"command": command, "description": "remove"}),
+        )
+    }
+}
+
+/// One JSON-RPC session with `agent acp`: sends requests, answers each
+/// `session/request_permission` with `choose(options)` and records it.
+struct AcpDriver {
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    next_id: u64,
+    asks: Vec<Value>,
+}
+
+impl AcpDriver {
+    /// Sends `method` and waits for its answer, answering asks meanwhile.
+    async fn call(
+        &mut self,
+        method: &str,
+        params: Value,
+        choose: &dyn Fn(&[Value]) -> String,
+    ) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send(&request).await;
+        loop {
+            let message = next_message(&mut self.lines).await;
+            if message["method"] == "session/request_permission" {
+                let options = message["params"]["options"].as_array().unwrap().clone();
+                let option = choose(&options);
+                self.asks.push(message["params"].clone());
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"],
+                    "result": {"outcome": {"outcome": "selected", "optionId": option}}});
+                self.send(&answer).await;
+            } else if message["id"] == id && message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+}
+
+/// The option whose name is `name`.
+fn named(options: &[Value], name: &str) -> String {
+    options
+        .iter()
+        .find(|o| o["name"] == name)
+        .unwrap_or_else(|| panic!("no option named {name}: {options:?}"))["optionId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Runs "first" (answered with the option named `first_choice`) then
+/// "second" (rejected if asked); the asks of each prompt.
+async fn rm_then_rm_rf(name: &str, first_choice: &'static str) -> (Vec<Value>, Vec<Value>) {
+    let sandbox = Sandbox::new(name);
+    std::fs::create_dir_all(sandbox.project.join("src")).unwrap();
+    std::fs::write(sandbox.project.join("src/a.txt"), "a\n").unwrap();
+    std::fs::write(sandbox.project.join("src/b.txt"), "b\n").unwrap();
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(RmModel)
+        .mount(&server)
+        .await;
+    super::run_cli::local_provider(&sandbox, &server, r#", "permission": {"bash": "ask"}"#);
+    let mut child = agent_acp(&sandbox);
+    let mut driver = AcpDriver {
+        stdin: child.stdin.take().unwrap(),
+        lines: BufReader::new(child.stdout.take().unwrap()).lines(),
+        next_id: 0,
+        asks: Vec::new(),
+    };
+    let reject = |options: &[Value]| named(options, "Reject");
+    driver
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+            &reject,
+        )
+        .await;
+    let session = driver
+        .call(
+            "session/new",
+            json!({"cwd": sandbox.project, "mcpServers": []}),
+            &reject,
+        )
+        .await;
+    let session_id = session["result"]["sessionId"].clone();
+    let prompt =
+        |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
+    let first = driver
+        .call("session/prompt", prompt("first"), &|options| {
+            named(options, first_choice)
+        })
+        .await;
+    assert_eq!(first["result"]["stopReason"], "end_turn", "{first}");
+    assert!(!sandbox.project.join("src/a.txt").exists());
+    let first_asks = std::mem::take(&mut driver.asks);
+    driver
+        .call("session/prompt", prompt("second"), &reject)
+        .await;
+    let second_asks = std::mem::take(&mut driver.asks);
+    drop(driver);
+    let _ = child.kill().await;
+    (first_asks, second_asks)
+}
+
+/// The option names of an ask.
+fn option_names(ask: &Value) -> Vec<String> {
+    ask["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn always_exactly_on_rm_f_asks_again_for_rm_rf_and_always_rm_star_does_not() {
+    let (first, second) = rm_then_rm_rf(
+        "acp-always-exact",
+        r#"Always allow bash exactly "rm -f src/a.txt""#,
+    )
+    .await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(
+        option_names(&first[0]),
+        [
+            "Allow once",
+            r#"Always allow bash "rm *""#,
+            r#"Always allow bash exactly "rm -f src/a.txt""#,
+            "Reject"
+        ]
+    );
+    assert_eq!(second.len(), 1, "rm -rf src must ask again: {second:?}");
+    assert!(
+        second[0]["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("rm -rf src"),
+        "{second:?}"
+    );
+
+    // Only the option that names `rm *` lets `rm -rf src` run unasked.
+    let (first, second) = rm_then_rm_rf("acp-always-star", r#"Always allow bash "rm *""#).await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert!(second.is_empty(), "{second:?}");
+}

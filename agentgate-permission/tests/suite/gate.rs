@@ -329,6 +329,7 @@ async fn channel_approver_brings_the_ui_answer_to_the_asker() {
             [
                 agentgate_permission::ReplyKind::Once,
                 agentgate_permission::ReplyKind::Always,
+                agentgate_permission::ReplyKind::AlwaysExact,
                 agentgate_permission::ReplyKind::Reject
             ]
         );
@@ -735,4 +736,122 @@ async fn set_approver_takes_pending_requests_and_clear_approver_stops_new_ones()
     assert_eq!(pending_ids(&permissions), ["late"]);
     permissions.reply("late", Reply::reject()).unwrap();
     assert_eq!(finished(late).await, Err(PermissionError::Rejected));
+}
+
+/// "Always exactly" stores the asked patterns and nothing wider: the next
+/// command the wider `always` pattern would have covered asks again, while
+/// the same command and a pending sibling asking it are allowed; on a
+/// request whose patterns hold wildcards it stores nothing (a `once`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_exact_stores_only_the_asked_patterns() {
+    let permissions = PermissionGate::new();
+    let ask = |id: &str, command: &str| {
+        AskRequest::new("s", "bash", [command])
+            .always(["rm *"])
+            .id(id)
+    };
+    let a = ask_pending(&permissions, ask("a", "rm -f src/a.txt")).await;
+    let same = ask_pending(&permissions, ask("b", "rm -f src/a.txt")).await;
+    let wider = ask_pending(&permissions, ask("c", "rm -rf src")).await;
+    let request = permissions.pending()[0].clone();
+    assert_eq!(request.always_choices().len(), 2);
+    permissions.reply("a", Reply::AlwaysExact).unwrap();
+    assert_eq!(finished(a).await, Ok(()));
+    assert_eq!(finished(same).await, Ok(()));
+    assert_eq!(
+        permissions.approved().rules(),
+        [Rule::new("bash", "rm -f src/a.txt", Action::Allow)]
+    );
+    assert_eq!(request.always_choices()[1].rules, permissions.approved());
+    // `rm -rf src` is still waiting for an answer.
+    assert_eq!(pending_ids(&permissions), ["c"]);
+    permissions.reply("c", Reply::reject()).unwrap();
+    assert_eq!(finished(wider).await, Err(PermissionError::Rejected));
+
+    let globbed = ask_pending(&permissions, ask("d", "rm -f *.txt")).await;
+    assert!(permissions.pending()[0].exact_rules().is_empty());
+    permissions.reply("d", Reply::AlwaysExact).unwrap();
+    assert_eq!(finished(globbed).await, Ok(()));
+    assert_eq!(permissions.approved().len(), 1);
+}
+
+/// The asks of the tools the tool suite cannot drive alone (their request
+/// shapes as their code builds them: the task tool, the doom-loop check,
+/// the skill tool, an MCP tool, an MCP resource read; a hook's has none): each
+/// "always" label names exactly the rules the gate then stores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_always_label_names_the_rules_the_gate_stores() {
+    let shapes: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "task",
+            "explore",
+            "*",
+            &[
+                r#"Always allow task "*" (starting every kind of sub-agent)"#,
+                r#"Always allow task exactly "explore""#,
+            ],
+        ),
+        (
+            "doom_loop",
+            "bash",
+            "bash",
+            &[r#"Always allow doom_loop "bash""#],
+        ),
+        ("skill", "pdf", "pdf", &[r#"Always allow skill "pdf""#]),
+        (
+            "docs_search",
+            "*",
+            "*",
+            &[r#"Always allow docs_search "*" (every "docs_search" call)"#],
+        ),
+        (
+            "read",
+            "mcp:docs:file:///a",
+            "mcp:docs:*",
+            &[
+                r#"Always allow read "mcp:docs:*""#,
+                r#"Always allow read exactly "mcp:docs:file:///a""#,
+            ],
+        ),
+    ];
+    // A hook's ask has no "always" patterns: no "always" is offered.
+    let request = PermissionRequest {
+        id: "h".into(),
+        session_id: "s".into(),
+        permission: "hook".into(),
+        patterns: vec!["bash".into()],
+        always: vec![],
+        metadata: serde_json::json!({}),
+        tool: None,
+    };
+    assert!(request.always_choices().is_empty());
+    for (permission, pattern, always, labels) in shapes {
+        for (at, label) in labels.iter().enumerate() {
+            let permissions = PermissionGate::new();
+            let ask = ask_pending(
+                &permissions,
+                AskRequest::new("s", *permission, [*pattern])
+                    .always([*always])
+                    .id("x"),
+            )
+            .await;
+            let request = permissions.pending()[0].clone();
+            let choices = request.always_choices();
+            let shown: Vec<&str> = choices.iter().map(|c| c.label.as_str()).collect();
+            assert_eq!(shown, *labels, "{permission}");
+            let reply = match choices[at].kind {
+                agentgate_permission::ReplyKind::AlwaysExact => Reply::AlwaysExact,
+                _ => Reply::Always,
+            };
+            permissions.reply("x", reply).unwrap();
+            assert_eq!(finished(ask).await, Ok(()));
+            assert_eq!(permissions.approved(), choices[at].rules, "{label}");
+            assert!(
+                choices[at].rules.iter().all(|rule| label
+                    .contains(&format!("{} {:?}", rule.permission, rule.pattern))
+                    || label.contains(&format!("exactly {:?}", rule.pattern))),
+                "{label}"
+            );
+        }
+    }
 }

@@ -17,7 +17,9 @@ use crate::files::patch::{PatchError, PatchOp, apply_chunks, parse_patch};
 use crate::files::paths;
 use crate::files::read::read_bounded;
 use crate::files::request::ToolRequest;
-use crate::files::requests::{ask_file_request, edit_requests};
+use crate::files::requests::{
+    ask_file_request, content_read_request, edit_requests, leads_elsewhere,
+};
 use crate::limits::MAX_FILE_BYTES;
 use crate::search::read_rules::ReadRules;
 
@@ -36,6 +38,10 @@ pub struct ApplyPatchArgs {
 ///
 /// Asks, for every file the patch touches (and every move target), what
 /// write and edit ask first (`protected_path`, `external_directory`), then
+/// `read` for every file whose content a move or a symlink would carry to
+/// another name, and for every move target, exactly as the read tool
+/// would (so a `read` deny on `.env` denies `*** Update File: .env` +
+/// `*** Move to: env.txt`, and a `read` ask asks), then
 /// ONE `edit` request whose patterns are every touched file,
 /// worktree-relative, approving `*`, with the combined diff and each
 /// file's diff in metadata. The new contents are all computed before that
@@ -58,8 +64,41 @@ fn touched(op: &PatchOp, directory: &Path) -> Vec<PathBuf> {
     paths
 }
 
+/// The `read` requests of `ops` (a move is a read): an update that moves
+/// its file carries the file's content to another name, and one through a
+/// symlink replaces the link with a file holding what it led to, so such a
+/// source asks `read` as the read tool would; a move's target asks too
+/// (its old content is read for the diff, and a read-denied name must not
+/// be reached by a rename either).
+fn read_requests(ops: &[PatchOp], directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
+    let mut requests: Vec<ToolRequest> = Vec::new();
+    for op in ops {
+        let PatchOp::Update { path, move_to, .. } = op else {
+            continue;
+        };
+        let source = paths::resolve(directory, Path::new(path));
+        let mut read = Vec::new();
+        if move_to.is_some() || leads_elsewhere(&source, directory, worktree) {
+            read.push(source);
+        }
+        if let Some(target) = move_to {
+            read.push(paths::resolve(directory, Path::new(target)));
+        }
+        for path in read {
+            if let Some(request) = content_read_request(&path, directory, worktree)
+                && !requests.contains(&request)
+            {
+                requests.push(request);
+            }
+        }
+    }
+    requests
+}
+
 /// What `ops` ask, in order: every file's `protected_path` and
-/// `external_directory` requests, then one `edit` with every pattern.
+/// `external_directory` requests, the `read` of every source a move or a
+/// symlink carries elsewhere (and of every move target), then one `edit`
+/// with every pattern.
 fn requests_for(ops: &[PatchOp], directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
     let mut first: Vec<ToolRequest> = Vec::new();
     let mut edit = ToolRequest {
@@ -84,6 +123,7 @@ fn requests_for(ops: &[PatchOp], directory: &Path, worktree: &Path) -> Vec<ToolR
             }
         }
     }
+    first.extend(read_requests(ops, directory, worktree));
     first.push(edit);
     first
 }

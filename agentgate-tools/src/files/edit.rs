@@ -15,7 +15,9 @@ use crate::files::paths;
 use crate::files::read::read_bounded;
 use crate::files::replace::{EditError, replace};
 use crate::files::request::ToolRequest;
-use crate::files::requests::{ask_file_request, edit_requests};
+use crate::files::requests::{
+    ask_file_request, content_read_request, edit_requests, leads_elsewhere,
+};
 use crate::limits::MAX_FILE_BYTES;
 use crate::search::read_rules::ReadRules;
 
@@ -53,8 +55,24 @@ pub struct EditTool;
 impl EditTool {
     /// The permission requests a call makes, in order (the change is added
     /// to the `edit` request when the call runs). Changes nothing.
+    ///
+    /// Editing a symlink replaces the link with a file holding the edited
+    /// content of what it led to, so through a symlink the call also asks
+    /// `read` for the file, as the read tool would (before `edit`): a file
+    /// the `read` rules deny cannot reappear under the link's name.
     pub fn requests(&self, args: &EditArgs, directory: &Path, worktree: &Path) -> Vec<ToolRequest> {
-        edit_requests(&args.file_path, directory, worktree)
+        let mut requests = edit_requests(&args.file_path, directory, worktree);
+        let path = paths::resolve(directory, Path::new(&args.file_path));
+        if leads_elsewhere(&path, directory, worktree)
+            && let Some(read) = content_read_request(&path, directory, worktree)
+        {
+            let at = requests
+                .iter()
+                .position(|r| r.permission == "edit")
+                .unwrap_or(requests.len());
+            requests.insert(at, read);
+        }
+        requests
     }
 }
 

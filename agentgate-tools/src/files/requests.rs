@@ -69,6 +69,30 @@ pub(crate) fn edit_requests(
     requests
 }
 
+/// The `read` request a tool makes before it carries the content of
+/// `path` (absolute) to another name — a move, or a rewrite through a
+/// symlink, which replaces the link by a file holding what it led to: the
+/// same `read` request the read tool makes for `path` (its
+/// worktree-relative pattern and, through a symlink, where it leads), so a
+/// `read` deny denies and a `read` ask asks. The `external_directory`
+/// request is left out: the tool's edit requests ask it for the same
+/// paths.
+pub(crate) fn content_read_request(
+    path: &Path,
+    directory: &Path,
+    worktree: &Path,
+) -> Option<ToolRequest> {
+    file_requests("read", path, false, directory, worktree)
+        .into_iter()
+        .find(|request| request.permission == "read")
+}
+
+/// Whether `path` (absolute) leads elsewhere through a symlink, so that
+/// rewriting it would replace the link with what it leads to.
+pub(crate) fn leads_elsewhere(path: &Path, directory: &Path, worktree: &Path) -> bool {
+    paths::views(path, directory, worktree).len() > 1
+}
+
 /// Asks a file tool's `request`: `protected_path` by the rules that name
 /// it only (an `"*": "allow"` does not answer it), the rest as usual.
 pub(crate) async fn ask_file_request(

@@ -339,13 +339,22 @@ async fn update_with_move_and_delete() {
         .execute(json!({"patchText": text}), &ctx)
         .await
         .unwrap();
+    // A move reads its source and its target, as the read tool would.
     assert_eq!(
         asked(&seen),
-        vec![(
-            "edit".to_string(),
-            strings(&["old.rs", "src/new.rs", "gone.txt"]),
-            strings(&["*"])
-        )]
+        vec![
+            ("read".to_string(), strings(&["old.rs"]), strings(&["*"])),
+            (
+                "read".to_string(),
+                strings(&["src/new.rs"]),
+                strings(&["*"])
+            ),
+            (
+                "edit".to_string(),
+                strings(&["old.rs", "src/new.rs", "gone.txt"]),
+                strings(&["*"])
+            )
+        ]
     );
     assert!(!dir.join("old.rs").exists());
     assert!(!dir.join("gone.txt").exists());

@@ -1,5 +1,6 @@
 //! The integration tests of agentgate-tools, one module per area.
 
+mod always_shown_is_stored;
 mod apply_patch;
 mod bash_differential;
 mod bash_in_loop;
@@ -17,6 +18,7 @@ mod file_tools;
 mod file_tools_in_loop;
 mod git_config_differential;
 mod listing_read_rules;
+mod move_is_read;
 mod ordinary_commands;
 mod read_images;
 mod replace_props;

@@ -15,11 +15,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::permission::{Approver, PermissionRequest, Reply, ReplyKind};
 
-/// The option ids of the three answers; the gate's cascades follow from
-/// the reply they map to (`always` approves the request's patterns for the
-/// project, `reject` refuses the session's other pending asks too).
+/// The option ids of the answers; the gate's cascades follow from the
+/// reply they map to (`always` approves the request's `always` patterns
+/// for the project, `always_exact` only its asked patterns, `reject`
+/// refuses the session's other pending asks too).
 const ONCE: &str = "once";
 const ALWAYS: &str = "always";
+const ALWAYS_EXACT: &str = "always_exact";
 const REJECT: &str = "reject";
 
 /// The turn a session is running, shared by the session (which starts and
@@ -84,18 +86,25 @@ fn tool_call_of(request: &PermissionRequest) -> ToolCallUpdate {
     ToolCallUpdate::new(id, fields)
 }
 
-/// The options the client offers: allow once, allow always (when an
-/// "always" answer means something for this request), reject once.
+/// The options the client offers: allow once; each "always" answer the
+/// request offers, named by the rules it stores (`Always allow bash "rm *"`,
+/// and `Always allow bash exactly "rm -f src/a.txt"` where that is
+/// narrower), so the editor shows what an "always" grants; reject once.
 pub(crate) fn options_of(request: &PermissionRequest) -> Vec<PermissionOption> {
     let mut options = vec![PermissionOption::new(
         ONCE,
         "Allow once",
         PermissionOptionKind::AllowOnce,
     )];
-    if request.answers().contains(&ReplyKind::Always) {
+    for choice in request.always_choices() {
+        let id = match choice.kind {
+            ReplyKind::Always => ALWAYS,
+            ReplyKind::AlwaysExact => ALWAYS_EXACT,
+            _ => continue,
+        };
         options.push(PermissionOption::new(
-            ALWAYS,
-            "Allow always",
+            id,
+            choice.label,
             PermissionOptionKind::AllowAlways,
         ));
     }
@@ -114,6 +123,7 @@ pub(crate) fn reply_of(outcome: &RequestPermissionOutcome) -> Reply {
         RequestPermissionOutcome::Selected(selected) => match &*selected.option_id.0 {
             ONCE => Reply::Once,
             ALWAYS => Reply::Always,
+            ALWAYS_EXACT => Reply::AlwaysExact,
             _ => Reply::reject(),
         },
         _ => Reply::reject(),
@@ -171,8 +181,29 @@ mod tests {
                 .map(|o| o.option_id.0.to_string())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(ids(&request(&["git push *"])), ["once", "always", "reject"]);
+        assert_eq!(
+            ids(&request(&["git push *"])),
+            ["once", "always", "always_exact", "reject"]
+        );
+        assert_eq!(ids(&request(&["git push"])), ["once", "always", "reject"]);
         assert_eq!(ids(&request(&[])), ["once", "reject"]);
+    }
+
+    #[test]
+    fn always_options_are_named_by_the_rules_they_store() {
+        let names: Vec<String> = options_of(&request(&["git push *"]))
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "Allow once",
+                r#"Always allow bash "git push *""#,
+                r#"Always allow bash exactly "git push""#,
+                "Reject"
+            ]
+        );
     }
 
     #[test]
@@ -182,6 +213,7 @@ mod tests {
         };
         assert_eq!(reply_of(&selected("once")), Reply::Once);
         assert_eq!(reply_of(&selected("always")), Reply::Always);
+        assert_eq!(reply_of(&selected("always_exact")), Reply::AlwaysExact);
         assert_eq!(reply_of(&selected("reject")), Reply::reject());
         assert_eq!(reply_of(&selected("unknown")), Reply::reject());
         assert_eq!(

@@ -346,6 +346,8 @@ impl RemoteAgent {
         }
         let body = match reply {
             Reply::Always => json!({"reply": "always"}),
+            // An agentgate server's extension: the asked patterns only.
+            Reply::AlwaysExact => json!({"reply": "always_exact"}),
             Reply::Once | Reply::Grant => json!({"reply": "once"}),
             Reply::Reject {
                 feedback: Some(message),

@@ -138,10 +138,11 @@ impl Bus {
     }
 }
 
-/// opencode's word for a reply (`grant` is a `once` with a sandbox grant).
+/// opencode's word for a reply (`grant` is a `once` with a sandbox grant,
+/// `always_exact` an `always` that stores the asked patterns).
 fn reply_word(reply: &Reply) -> &'static str {
     match reply {
-        Reply::Always => "always",
+        Reply::Always | Reply::AlwaysExact => "always",
         Reply::Reject { .. } => "reject",
         _ => "once",
     }

@@ -451,7 +451,8 @@ async fn answer(
     }
 }
 
-/// Answers an ask: `once`, `always`, or `reject` (with `message`: the
+/// Answers an ask: `once`, `always`, `always_exact` (an extension: only
+/// the asked patterns), or `reject` (with `message`: the
 /// model reads it as feedback).
 #[utoipa::path(post, path = "/permission/{requestID}/reply", params(("requestID" = String, Path)), request_body = ReplyBody, responses((status = 200, body = bool), (status = 404, body = ErrorBody)))]
 async fn reply(

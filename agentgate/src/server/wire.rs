@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-use crate::permission::{PermissionRequest, Reply};
+use crate::permission::{AlwaysChoice, PermissionRequest, Reply, ReplyKind};
 use crate::transcript::MessageError;
 use crate::{Message, Part, Role, Session, ToolState, Usage};
 
@@ -177,7 +177,7 @@ pub(crate) struct PromptBody {
 /// The body of `POST /permission/{requestID}/reply`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub(crate) struct ReplyBody {
-    /// `once`, `always` or `reject`.
+    /// `once`, `always`, `always_exact` or `reject`.
     pub(crate) reply: ReplyWord,
     /// With `reject`: feedback the model reads (reject-with-feedback).
     #[serde(default)]
@@ -200,6 +200,11 @@ pub(crate) enum ReplyWord {
     Once,
     /// Allow, and approve the request's `always` patterns for the project.
     Always,
+    /// Allow, and approve exactly the request's asked patterns for the
+    /// project (offered where `always` would approve more; see the
+    /// request's `alwaysChoices`). An extension of opencode's API.
+    #[serde(rename = "always_exact")]
+    AlwaysExact,
     /// Refuse (and every other pending ask of the session).
     Reject,
 }
@@ -209,6 +214,7 @@ impl ReplyWord {
         match self {
             ReplyWord::Once => Reply::Once,
             ReplyWord::Always => Reply::Always,
+            ReplyWord::AlwaysExact => Reply::AlwaysExact,
             ReplyWord::Reject => Reply::Reject {
                 feedback: message.filter(|m| !m.trim().is_empty()),
             },
@@ -238,6 +244,42 @@ pub(crate) struct PermissionInfo {
     pub(crate) always: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) tool: Option<ToolRef>,
+    /// Each "always" answer the request offers, with the rules it stores
+    /// and how to say so (an extension of opencode's shape: the approval
+    /// page and `agent attach` show these words).
+    #[serde(rename = "alwaysChoices")]
+    pub(crate) always_choices: Vec<AlwaysChoiceInfo>,
+}
+
+/// One "always" answer of a request: the `reply` word that picks it, a
+/// label naming the rules it stores, the same in words, and the rules.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct AlwaysChoiceInfo {
+    /// `always` or `always_exact`.
+    pub(crate) reply: &'static str,
+    /// `Always allow bash "rm *"`.
+    pub(crate) label: String,
+    /// What the rules cover, in words, and for how long.
+    pub(crate) meaning: String,
+    /// The `{permission, pattern, action}` rules stored for the project.
+    #[schema(value_type = Vec<Object>)]
+    pub(crate) rules: Value,
+}
+
+impl AlwaysChoiceInfo {
+    fn of(choice: AlwaysChoice) -> Option<Self> {
+        let reply = match choice.kind {
+            ReplyKind::Always => "always",
+            ReplyKind::AlwaysExact => "always_exact",
+            _ => return None,
+        };
+        Some(AlwaysChoiceInfo {
+            reply,
+            rules: serde_json::to_value(&choice.rules).unwrap_or(Value::Null),
+            label: choice.label,
+            meaning: choice.meaning,
+        })
+    }
 }
 
 impl PermissionInfo {
@@ -253,6 +295,11 @@ impl PermissionInfo {
                 message_id: t.message_id.clone(),
                 call_id: t.call_id.clone(),
             }),
+            always_choices: request
+                .always_choices()
+                .into_iter()
+                .filter_map(AlwaysChoiceInfo::of)
+                .collect(),
         }
     }
 }

@@ -244,12 +244,18 @@ function renderAsks() {
     if (metadata.diff) {
       card.querySelector(".ask-diff").replaceWith(diffNode(metadata.diff));
     }
-    if ((ask.always || []).length) {
-      const always = card.querySelector(".ask-always");
-      always.querySelector("span").textContent = ask.always.join(", ");
-      always.hidden = false;
-    } else {
-      card.querySelector('[data-reply="always"]').hidden = true;
+    // One button per "always" answer, named by the rules it stores, and
+    // what those rules cover in words (the server says both).
+    const buttons = card.querySelector(".ask-buttons");
+    const rejectButton = buttons.querySelector('[data-reply="reject"]');
+    const meanings = card.querySelector(".ask-always");
+    for (const choice of ask.alwaysChoices || []) {
+      const button = el("button", null, choice.label);
+      button.type = "button";
+      button.dataset.reply = choice.reply;
+      buttons.insertBefore(button, rejectButton);
+      meanings.append(el("li", null, `${choice.label}: ${choice.meaning}`));
+      meanings.hidden = false;
     }
     for (const button of card.querySelectorAll("[data-reply]")) {
       button.addEventListener("click", () => reply(card, ask.id, button.dataset.reply));
