@@ -19,6 +19,7 @@ use crate::chat_cli::{answer, describe_ask};
 use crate::interrupt::{INTERRUPTED, cancel_on_signals};
 use crate::line_reader::LineReader;
 use crate::render::{Format, input_summary, one_line};
+use crate::terminal_text::{StreamText, Untrusted, json_safe, terminal_safe};
 
 /// What `agent attach` was given.
 #[derive(Debug, Clone)]
@@ -53,7 +54,11 @@ struct TerminalApprover {
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &PermissionRequest) -> Reply {
         let _turn = self.one_at_a_time.lock().await;
-        eprintln!("\n{}", describe_ask(request));
+        // Only at a terminal: the ask in its frame, on a line of its own.
+        eprintln!(
+            "\n{}",
+            crate::ask_frame::framed(&describe_ask(request), true)
+        );
         answer(&self.reader, request).await
     }
 }
@@ -67,21 +72,47 @@ struct RemoteRenderer<O: Write, E: Write> {
     asks: Asks,
     at_line_start: bool,
     tools: HashMap<String, String>,
+    /// The renderer of the server's streamed text.
+    stream: StreamText,
 }
 
 impl<O: Write, E: Write> RemoteRenderer<O, E> {
-    fn note(&mut self, line: &str) {
+    fn new(out: O, err: E, format: Format, asks: Asks) -> Self {
+        RemoteRenderer {
+            out,
+            err,
+            format,
+            asks,
+            at_line_start: true,
+            tools: HashMap::new(),
+            stream: StreamText::default(),
+        }
+    }
+
+    /// Ends the answer's current line (with what its stream still held).
+    fn end_line(&mut self) {
+        let held = self.stream.finish();
+        if !held.is_empty() {
+            let _ = self.out.write_all(held.as_bytes());
+            self.at_line_start = false;
+        }
         if !self.at_line_start {
             let _ = writeln!(self.out);
             let _ = self.out.flush();
             self.at_line_start = true;
         }
-        let _ = writeln!(self.err, "{}", crate::terminal_text::terminal_safe(line));
+    }
+
+    /// A line of activity on the error writer: all of it the server's
+    /// text or built from it, so terminal-safe.
+    fn note(&mut self, line: &str) {
+        self.end_line();
+        let _ = writeln!(self.err, "{}", terminal_safe(line));
         let _ = self.err.flush();
     }
 
     fn json(&mut self, value: Value) {
-        let _ = writeln!(self.out, "{value}");
+        let _ = writeln!(self.out, "{}", json_safe(&value.to_string()));
         let _ = self.out.flush();
     }
 
@@ -103,9 +134,12 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
     fn text(&mut self, event: &RemoteEvent) {
         match event {
             RemoteEvent::TextDelta { delta, .. } => {
-                let _ = self.out.write_all(delta.as_bytes());
+                let shown = self.stream.push(delta);
+                let _ = self.out.write_all(shown.as_bytes());
                 let _ = self.out.flush();
-                self.at_line_start = delta.ends_with('\n');
+                if !shown.is_empty() {
+                    self.at_line_start = shown.ends_with('\n');
+                }
             }
             RemoteEvent::Tool(call) => {
                 if self.tools.get(&call.part_id) == Some(&call.status) {
@@ -137,10 +171,7 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
                 self.note(&format!("error: {}", one_line(message, 300)));
             }
             RemoteEvent::Finished(turn) => {
-                if !self.at_line_start {
-                    let _ = writeln!(self.out);
-                    self.at_line_start = true;
-                }
+                self.end_line();
                 let _ = self.out.flush();
                 if let Some(message) = stop_message(turn) {
                     self.note(&format!("agent: {message}"));
@@ -253,14 +284,8 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
         // The renderer prints the warning at a line start.
         Asks::Reject => Arc::new(RejectAll::new(std::io::sink())),
     };
-    let mut renderer = RemoteRenderer {
-        out: std::io::stdout(),
-        err: std::io::stderr(),
-        format: options.format,
-        asks,
-        at_line_start: true,
-        tools: HashMap::new(),
-    };
+    let mut renderer =
+        RemoteRenderer::new(std::io::stdout(), std::io::stderr(), options.format, asks);
     let started = async {
         let agent = RemoteAgent::builder(&options.url)
             .credentials_from_env()
@@ -272,7 +297,11 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
             None => agent.new_session().await?,
         };
         if options.format == Format::Text {
-            eprintln!("agent: session {} at {}", session.id(), agent.url());
+            eprintln!(
+                "agent: session {} at {}",
+                Untrusted::new(session.id()),
+                Untrusted::new(agent.url())
+            );
         }
         session.stream(options.prompt.clone()).await
     };
@@ -285,7 +314,8 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
         started = started => match started {
             Ok(stream) => stream,
             Err(error) => {
-                eprintln!("agent: {error}");
+                // The server's own words may be in it.
+                eprintln!("agent: {}", Untrusted::new(error));
                 return Ok(1);
             }
         },
@@ -325,14 +355,7 @@ mod tests {
     use super::*;
 
     fn renderer(format: Format, asks: Asks) -> RemoteRenderer<Vec<u8>, Vec<u8>> {
-        RemoteRenderer {
-            out: Vec::new(),
-            err: Vec::new(),
-            format,
-            asks,
-            at_line_start: true,
-            tools: HashMap::new(),
-        }
+        RemoteRenderer::new(Vec::new(), Vec::new(), format, asks)
     }
 
     fn request() -> PermissionRequest {

@@ -25,6 +25,7 @@ use crate::line_reader::{Line, LineReader};
 use crate::render::{Format, Renderer, input_summary};
 use crate::run_cli::{RunOptions, build_agent};
 use crate::spinner::Spinner;
+use crate::terminal_text::Untrusted;
 use crate::workspace::{approval_store, session_store};
 
 /// How an ask is shown: the request, its patterns, the diff or command,
@@ -104,6 +105,7 @@ async fn with_asks<T>(
     reader: &LineReader,
     asks: &mut mpsc::Receiver<ApprovalRequest>,
     interrupts: &mut mpsc::UnboundedReceiver<()>,
+    tty: bool,
 ) -> Option<T> {
     while interrupts.try_recv().is_ok() {}
     tokio::pin!(work);
@@ -111,7 +113,7 @@ async fn with_asks<T>(
         tokio::select! {
             done = &mut work => return Some(done),
             Some(request) = asks.recv() => {
-                eprintln!("{}", describe_ask(&request.request));
+                eprintln!("{}", crate::ask_frame::framed(&describe_ask(&request.request), tty));
                 let reply = answer(reader, &request.request).await;
                 request.respond(reply);
             }
@@ -150,32 +152,39 @@ async fn run_command(
         reader,
         asks,
         interrupts,
+        tty,
     )
     .await;
     let prepared = match prepared {
         None => return,
         Some(Err(not_sent)) => {
-            eprintln!("agent: {}", not_sent.message);
+            eprintln!("agent: {}", Untrusted::new(&not_sent.message));
             return;
         }
         Some(Ok(prepared)) => prepared,
     };
     for note in &prepared.notes {
-        eprintln!("agent: {note}");
+        eprintln!("agent: {}", Untrusted::new(note));
     }
     if let Some(plan) = &prepared.subtask {
-        eprintln!("agent: running /{name} as sub-agent {}", plan.agent);
+        eprintln!(
+            "agent: running /{} as sub-agent {}",
+            Untrusted::new(name),
+            Untrusted::new(&plan.agent)
+        );
         let session = built.agent.session().id.clone();
         let work = built
             .agent
             .engine()
             .run_subtask(&session, plan, cancel.clone());
-        match with_asks(work, &cancel, reader, asks, interrupts).await {
+        match with_asks(work, &cancel, reader, asks, interrupts, tty).await {
             None => {}
-            Some(Ok(output)) => println!("{}", output.output),
-            Some(Err(error)) => {
-                eprintln!("agent: the sub-agent {} did not run: {error}", plan.agent)
-            }
+            Some(Ok(output)) => println!("{}", Untrusted::new(&output.output)),
+            Some(Err(error)) => eprintln!(
+                "agent: the sub-agent {} did not run: {}",
+                Untrusted::new(&plan.agent),
+                Untrusted::new(error)
+            ),
         }
         return;
     }
@@ -237,7 +246,8 @@ async fn turn(
         std::io::stderr(),
         Format::Text,
         agent.session().id.clone(),
-    );
+    )
+    .styled(tty);
     let mut spinner = Spinner::new(tty);
     spinner.set(Some("thinking".into()));
     let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -261,7 +271,7 @@ async fn turn(
             }
             Some(request) = asks.recv() => {
                 spinner.clear();
-                renderer.note(&describe_ask(&request.request));
+                renderer.ask(&describe_ask(&request.request));
                 let reply = answer(reader, &request.request).await;
                 request.respond(reply);
             }
@@ -318,8 +328,8 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
     let mut built = built?;
     eprintln!(
         "agent chat: session {} (agent {}); /help lists the commands",
-        built.agent.session().id,
-        built.agent.session().agent
+        Untrusted::new(&built.agent.session().id),
+        Untrusted::new(&built.agent.session().agent)
     );
     loop {
         let line = tokio::select! {
@@ -371,9 +381,9 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                     // Titles are written by a model: shown terminal-safe.
                     println!(
                         "{here} {}  {}  {}",
-                        session.id,
-                        session.agent,
-                        crate::terminal_text::terminal_safe(&session.title)
+                        Untrusted::new(&session.id),
+                        Untrusted::new(&session.agent),
+                        Untrusted::new(&session.title)
                     );
                 }
                 continue;
@@ -384,18 +394,19 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                         let info = model.info();
                         eprintln!(
                             "model {}/{} (/model PROVIDER/MODEL switches)",
-                            info.provider, info.id
+                            Untrusted::new(&info.provider),
+                            Untrusted::new(&info.id)
                         );
                     }
-                    Err(e) => eprintln!("agent: no model: {e}"),
+                    Err(e) => eprintln!("agent: no model: {}", Untrusted::new(e)),
                 }
                 continue;
             }
             "/agent" if argument.is_empty() => {
                 eprintln!(
                     "agent {} (/agent NAME switches to one of {})",
-                    built.agent.session().agent,
-                    built.agents.join(", ")
+                    Untrusted::new(&built.agent.session().agent),
+                    Untrusted::new(built.agents.join(", "))
                 );
                 continue;
             }
@@ -418,7 +429,7 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                 let Some(rebuilt) = rebuilt else {
                     eprintln!(
                         "agent: interrupted; keeping session {}",
-                        built.agent.session().id
+                        Untrusted::new(&built.agent.session().id)
                     );
                     continue;
                 };
@@ -428,22 +439,26 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                         options = next;
                         eprintln!(
                             "session {} (agent {})",
-                            built.agent.session().id,
-                            built.agent.session().agent
+                            Untrusted::new(&built.agent.session().id),
+                            Untrusted::new(&built.agent.session().agent)
                         );
                     }
-                    Err(e) => eprintln!("agent: {e}"),
+                    Err(e) => eprintln!("agent: {}", Untrusted::new(e)),
                 }
                 continue;
             }
             "/help" => {
-                eprint!("{}", help(&built.commands));
+                // Custom commands' descriptions are the project's text.
+                eprint!("{}", Untrusted::new(help(&built.commands)));
                 continue;
             }
             _ if command.starts_with('/') => {
                 let name = &command[1..];
                 if built.commands.get(name).is_none() {
-                    eprintln!("agent: unknown command {command}; /help lists the commands");
+                    eprintln!(
+                        "agent: unknown command {}; /help lists the commands",
+                        Untrusted::new(command)
+                    );
                     continue;
                 }
                 run_command(

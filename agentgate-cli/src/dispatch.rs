@@ -34,7 +34,10 @@ fn project(config: Option<PathBuf>) -> Result<Project, String> {
     let ctx = Context::from_env(config).map_err(|e| e.to_string())?;
     let project = Project::load(&ctx).map_err(|e| e.to_string())?;
     for warning in &project.warnings {
-        eprintln!("agent: warning: {warning}");
+        eprintln!(
+            "agent: warning: {}",
+            crate::terminal_text::Untrusted::new(warning)
+        );
     }
     Ok(project)
 }
@@ -180,7 +183,9 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                 Ok(ExitCode::SUCCESS)
             } else {
                 eprintln!(
-                    "agent: no approval {permission} {pattern:?} (see `agent approvals list`)"
+                    "agent: no approval {} \"{}\" (see `agent approvals list`)",
+                    crate::terminal_text::Untrusted::new(&permission),
+                    crate::terminal_text::Untrusted::new(&pattern)
                 );
                 Ok(ExitCode::FAILURE)
             };

