@@ -252,7 +252,16 @@ async fn turn(
     spinner.set(Some("thinking".into()));
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     loop {
+        // Biased: what the stream already holds (the model's text before
+        // an ask) is printed before the ask is drawn, so the ask comes
+        // after everything the model said before it.
         tokio::select! {
+            biased;
+            Some(()) = interrupts.recv() => {
+                spinner.clear();
+                renderer.note("^C: cancelling the turn");
+                cancel.cancel();
+            }
             item = stream.next() => {
                 let Some(item) = item else { break };
                 spinner.clear();
@@ -271,19 +280,45 @@ async fn turn(
             }
             Some(request) = asks.recv() => {
                 spinner.clear();
+                let finished = catch_up(&mut stream, &mut renderer, &request.request.id).await;
                 renderer.ask(&describe_ask(&request.request));
                 let reply = answer(reader, &request.request).await;
                 request.respond(reply);
-            }
-            Some(()) = interrupts.recv() => {
-                spinner.clear();
-                renderer.note("^C: cancelling the turn");
-                cancel.cancel();
+                if finished {
+                    break;
+                }
             }
             _ = tick.tick() => spinner.tick(),
         }
     }
     spinner.set(None);
+}
+
+/// How long the turn's stream may stay silent before an ask is drawn
+/// without its `permission.asked` event.
+const CATCH_UP: Duration = Duration::from_millis(300);
+
+/// Prints what the turn's stream still holds from before the ask `id`
+/// (the engine relays its events through a task of its own, so the
+/// model's last words may arrive after the ask itself), up to the stream's
+/// `permission.asked` event for it: the ask is then drawn after everything
+/// the model said before it. Whether the turn finished meanwhile.
+async fn catch_up<R: std::io::Write>(
+    stream: &mut (impl futures::Stream<Item = TurnEvent> + Unpin),
+    renderer: &mut Renderer<std::io::Stdout, R>,
+    id: &str,
+) -> bool {
+    while let Ok(Some(item)) = tokio::time::timeout(CATCH_UP, stream.next()).await {
+        renderer.event(&item);
+        match &item {
+            TurnEvent::Event(Event::PermissionAsked { request }) if request.id == id => {
+                return false;
+            }
+            TurnEvent::Finished(_) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Runs `agent chat`.

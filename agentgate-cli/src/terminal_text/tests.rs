@@ -289,3 +289,166 @@ proptest! {
         }
     }
 }
+
+/// Every place the CLI's code prints: it either prints only literal text,
+/// or goes through the renderer (`Untrusted`, `terminal_safe`,
+/// `json_safe`, an ask's `framed`, a stream's rendered piece), or is listed
+/// here with why what it prints is the program's own. A new print of an
+/// event's, a model's or a server's text fails this test until it is
+/// routed through the renderer.
+const OWN_TEXT: [(&str, &str, &str); 11] = [
+    (
+        "acp_cli.rs",
+        "{warning}",
+        "agent acp's log, left to the ACP owner",
+    ),
+    (
+        "acp_cli.rs",
+        "{error}",
+        "agent acp's log, left to the ACP owner",
+    ),
+    (
+        "serve_cli.rs",
+        "{warning}",
+        "agent serve's log, left to the server owner",
+    ),
+    ("serve_cli.rs", "password {password}", "made by the program"),
+    ("serve_cli.rs", "bound.local_addr()", "a socket address"),
+    ("run_cli.rs", "{DEMO_NOTICE}", "a constant"),
+    ("acp_cli.rs", "{DEMO_NOTICE}", "a constant"),
+    ("serve_cli.rs", "{DEMO_NOTICE}", "a constant"),
+    ("run_cli.rs", "interrupted {when}", "the program's words"),
+    (
+        "spinner.rs",
+        "{status}",
+        "made terminal-safe in Spinner::set",
+    ),
+    (
+        "dispatch.rs",
+        "text.as_bytes()",
+        "print(): print_shown's writer, and the program's tables and JSON",
+    ),
+];
+
+/// Marks of a print that goes through the renderer.
+const RENDERED: [&str; 7] = [
+    "Untrusted::new(",
+    "terminal_safe(",
+    "json_safe(",
+    "framed(",
+    "shown.as_bytes()",
+    "held.as_bytes()",
+    "Untrusted({self})",
+];
+
+/// The print calls (macro or `write_all`) of `source` before its tests,
+/// each as one line of text.
+fn print_calls(source: &str) -> Vec<String> {
+    let code = source.split("#[cfg(test)]").next().unwrap_or("");
+    let code = code.replace("'('", "'_'").replace("')'", "'_'");
+    let bytes = code.as_bytes();
+    let mut calls = Vec::new();
+    for mark in [
+        "println!(",
+        "print!(",
+        "writeln!(",
+        "write!(",
+        ".write_all(",
+    ] {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(mark) {
+            let start = from + at;
+            let mut depth = 0usize;
+            let mut end = start + mark.len() - 1;
+            let mut in_string = false;
+            while end < bytes.len() {
+                match (bytes[end], in_string) {
+                    (b'\\', true) => end += 1,
+                    (b'"', _) => in_string = !in_string,
+                    (b'(', false) => depth += 1,
+                    (b')', false) => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                end += 1;
+            }
+            let call = code[start..=end.min(bytes.len() - 1)].split_whitespace();
+            calls.push(call.collect::<Vec<_>>().join(" "));
+            from = start + mark.len();
+        }
+    }
+    calls
+}
+
+/// Whether `call` prints only literal text (no `{…}` in its format, no
+/// argument after it).
+fn literal_only(call: &str) -> bool {
+    let Some(open) = call.find('(') else {
+        return false;
+    };
+    let args = call[open + 1..call.len() - 1].trim();
+    let format = match args.split_once(", \"") {
+        Some((_writer, rest)) if !args.starts_with('"') => format!("\"{rest}"),
+        _ => args.to_string(),
+    };
+    if format.is_empty() || format == "self.out" || format == "self.err" {
+        return true;
+    }
+    format.starts_with('"')
+        && format.ends_with('"')
+        && !format.replace("{{", "").contains('{')
+        && !format[1..format.len() - 1].contains('"')
+        || format.starts_with("b\"") && format.ends_with('"')
+}
+
+#[test]
+fn every_print_of_foreign_text_goes_through_the_renderer() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![root.clone(), root.join("permission_cli")];
+    let mut unrouted = Vec::new();
+    let mut seen = 0;
+    while let Some(dir) = files.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let name = name.unwrap_or_default();
+            let source = std::fs::read_to_string(&path).unwrap_or_default();
+            for call in print_calls(&source) {
+                seen += 1;
+                let rendered = RENDERED.iter().any(|mark| call.contains(mark));
+                let own = OWN_TEXT
+                    .iter()
+                    .any(|(file, snippet, _)| *file == name && call.contains(snippet));
+                if !(rendered || own || literal_only(&call)) {
+                    unrouted.push(format!("{name}: {call}"));
+                }
+            }
+        }
+    }
+    assert!(seen > 40, "the scan finds the prints ({seen})");
+    assert!(
+        unrouted.is_empty(),
+        "prints not through the renderer:\n{}",
+        unrouted.join("\n")
+    );
+}
+
+#[test]
+fn the_print_scan_tells_a_raw_print_from_a_rendered_one() {
+    let source = r#"fn f() { println!("{}", delta); eprintln!("agent: {}", Untrusted::new(e)); eprintln!("plain"); }"#;
+    let calls = print_calls(source);
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert!(!literal_only(&calls[0]));
+    assert!(calls[1].contains("Untrusted::new("));
+    assert!(calls.iter().any(|c| literal_only(c) && c.contains("plain")));
+}
