@@ -44,16 +44,55 @@ enum Asks {
     Reject,
 }
 
+/// What the renderer has printed: the asks whose `permission.asked`
+/// event it showed, and how many events in all.
+#[derive(Debug, Default)]
+struct Printed {
+    asks: std::collections::HashSet<String>,
+    events: u64,
+}
+
+/// Where the renderer tells the approver what it printed.
+type Shown = tokio::sync::watch::Sender<Printed>;
+
+/// How long the server's stream must be quiet before an ask is drawn: a
+/// server may send the model's text just after the ask (its events come
+/// from more than one source), and that text belongs above the ask.
+const QUIET: std::time::Duration = std::time::Duration::from_millis(150);
+
+/// The longest an ask waits for that.
+const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Waits until the renderer has printed the event of ask `id` and the
+/// stream has then been quiet for [`QUIET`] (or [`CATCH_UP`] passed).
+async fn settled(shown: &Shown, id: &str) {
+    let mut printed = shown.subscribe();
+    let wait = async {
+        let _ = printed.wait_for(|p| p.asks.contains(id)).await;
+        loop {
+            let before = shown.borrow().events;
+            tokio::time::sleep(QUIET).await;
+            if shown.borrow().events == before {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(CATCH_UP, wait).await;
+}
+
 /// Answers at the terminal, one ask at a time.
 struct TerminalApprover {
     reader: LineReader,
     one_at_a_time: tokio::sync::Mutex<()>,
+    shown: Shown,
 }
 
 #[agentgate::async_trait]
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &PermissionRequest) -> Reply {
         let _turn = self.one_at_a_time.lock().await;
+        // The ask is drawn after the text the server sent around it.
+        settled(&self.shown, &request.id).await;
         // Only at a terminal: the ask in its frame, on a line of its own.
         eprintln!(
             "\n{}",
@@ -74,6 +113,8 @@ struct RemoteRenderer<O: Write, E: Write> {
     tools: HashMap<String, String>,
     /// The renderer of the server's streamed text.
     stream: StreamText,
+    /// Where the asks printed so far are told to the approver.
+    shown: Option<Shown>,
 }
 
 impl<O: Write, E: Write> RemoteRenderer<O, E> {
@@ -86,6 +127,7 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
             at_line_start: true,
             tools: HashMap::new(),
             stream: StreamText::default(),
+            shown: None,
         }
     }
 
@@ -120,6 +162,15 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
         // opencode's warning, in either format, before the rejection.
         if let (RemoteEvent::Asked(request), Asks::Reject) = (event, self.asks) {
             self.note(&auto_reject_line(request));
+        }
+        if let Some(shown) = self.shown.clone() {
+            if let RemoteEvent::Asked(request) = event {
+                self.end_line();
+                shown.send_modify(|p| {
+                    p.asks.insert(request.id.clone());
+                });
+            }
+            shown.send_modify(|p| p.events += 1);
         }
         match self.format {
             Format::Json => {
@@ -275,17 +326,22 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
     } else {
         Asks::Reject
     };
+    let mut renderer =
+        RemoteRenderer::new(std::io::stdout(), std::io::stderr(), options.format, asks);
     let approver: Arc<dyn Approver> = match asks {
         Asks::Auto => Arc::new(AllowAll),
-        Asks::Terminal => Arc::new(TerminalApprover {
-            reader: LineReader::start()?,
-            one_at_a_time: tokio::sync::Mutex::new(()),
-        }),
+        Asks::Terminal => {
+            let (shown, _) = tokio::sync::watch::channel(Default::default());
+            renderer.shown = Some(shown.clone());
+            Arc::new(TerminalApprover {
+                reader: LineReader::start()?,
+                one_at_a_time: tokio::sync::Mutex::new(()),
+                shown,
+            })
+        }
         // The renderer prints the warning at a line start.
         Asks::Reject => Arc::new(RejectAll::new(std::io::sink())),
     };
-    let mut renderer =
-        RemoteRenderer::new(std::io::stdout(), std::io::stderr(), options.format, asks);
     let started = async {
         let agent = RemoteAgent::builder(&options.url)
             .credentials_from_env()

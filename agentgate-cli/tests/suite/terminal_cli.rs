@@ -107,12 +107,24 @@ async fn chat_shows_the_real_ask_after_a_concealing_model() {
         ["rejected", ""],
         ["> ", "/exit\r"],
     ]);
+    let transcript = in_a_terminal(&sandbox, &steps, &["chat"]).await;
+    assert!(sandbox.project.join("src/lib.rs").exists(), "nothing ran");
+    assert_no_raw_escape(&transcript, "the chat's terminal");
+    // The escapes are there, written out.
+    assert!(transcript.contains("\\u{1b}[8m"), "{transcript}");
+    assert!(transcript.contains("\\u{1b}]52;c;"), "{transcript}");
+    assert_the_real_ask_is_visible(&transcript);
+}
+
+/// Runs `agent ARGS` in a pseudo-terminal through `steps` (see
+/// tests/data/pty_driver.py); all it printed.
+async fn in_a_terminal(sandbox: &Sandbox, steps: &Value, args: &[&str]) -> String {
     let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pty_driver.py");
     let out = tokio::process::Command::new("python3")
         .arg(driver)
         .arg(steps.to_string())
         .arg(env!("CARGO_BIN_EXE_agent"))
-        .arg("chat")
+        .args(args)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", sandbox.root.join("home"))
@@ -132,12 +144,13 @@ async fn chat_shows_the_real_ask_after_a_concealing_model() {
         .map(|s| s.as_str().unwrap())
         .collect();
     assert_eq!(report["ok"], true, "{transcript}");
-    assert!(sandbox.project.join("src/lib.rs").exists(), "nothing ran");
-    assert_no_raw_escape(&transcript, "the chat's terminal");
-    // The escapes are there, written out.
-    assert!(transcript.contains("\\u{1b}[8m"), "{transcript}");
-    assert!(transcript.contains("\\u{1b}]52;c;"), "{transcript}");
+    transcript
+}
 
+/// The screen `transcript` draws shows the fake card as plain text and
+/// the real ask (for `rm -rf src`) after it, framed, its command and
+/// patterns in the default colours; no model line has a colour.
+fn assert_the_real_ask_is_visible(transcript: &str) {
     let parser = screen_of(transcript.as_bytes());
     let screen = parser.screen();
     let cards = rows_with(screen, "permission requested: bash");
@@ -249,4 +262,24 @@ async fn attach_prints_no_escape_of_the_servers_text() {
         assert!(stdout.contains("]52;c;eA=="), "{format}: {stdout}");
     }
     child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn attach_at_a_terminal_shows_the_real_ask_after_the_servers_text() {
+    let sandbox = Sandbox::new("terminal-attach-ask");
+    std::fs::create_dir_all(sandbox.project.join("src")).unwrap();
+    std::fs::write(sandbox.project.join("src/lib.rs"), "// kept\n").unwrap();
+    let server = openai_server(
+        text_then_command(&ATTACK, "rm -rf src"),
+        openai_answer("never"),
+    )
+    .await;
+    local_provider(&sandbox, &server, r#", "permission": {"bash": "ask"}"#);
+    let (mut child, url) = serve(&sandbox).await;
+    let steps = json!([["choice> ", "r\r"], ["rejected", ""]]);
+    let transcript = in_a_terminal(&sandbox, &steps, &["attach", &url, "tidy up"]).await;
+    child.kill().await.unwrap();
+    assert!(sandbox.project.join("src/lib.rs").exists(), "nothing ran");
+    assert_no_raw_escape(&transcript, "attach's terminal");
+    assert_the_real_ask_is_visible(&transcript);
 }
