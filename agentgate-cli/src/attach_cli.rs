@@ -49,6 +49,10 @@ enum Asks {
 #[derive(Debug, Default)]
 struct Printed {
     asks: std::collections::HashSet<String>,
+    /// The tool calls it showed (a call's text and its start come from the
+    /// same source, in order: once the call is shown, so is the text
+    /// before it).
+    calls: std::collections::HashSet<String>,
     events: u64,
 }
 
@@ -63,12 +67,16 @@ const QUIET: std::time::Duration = std::time::Duration::from_millis(150);
 /// The longest an ask waits for that.
 const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// Waits until the renderer has printed the event of ask `id` and the
-/// stream has then been quiet for [`QUIET`] (or [`CATCH_UP`] passed).
-async fn settled(shown: &Shown, id: &str) {
+/// Waits until the renderer has printed the event of `request` and of its
+/// tool call, and the stream has then been quiet for [`QUIET`] (or
+/// [`CATCH_UP`] passed).
+async fn settled(shown: &Shown, request: &PermissionRequest) {
     let mut printed = shown.subscribe();
+    let call = request.tool.as_ref().map(|t| t.call_id.as_str());
     let wait = async {
-        let _ = printed.wait_for(|p| p.asks.contains(id)).await;
+        let _ = printed
+            .wait_for(|p| p.asks.contains(&request.id) && call.is_none_or(|c| p.calls.contains(c)))
+            .await;
         loop {
             let before = shown.borrow().events;
             tokio::time::sleep(QUIET).await;
@@ -92,7 +100,7 @@ impl Approver for TerminalApprover {
     async fn approve(&self, request: &PermissionRequest) -> Reply {
         let _turn = self.one_at_a_time.lock().await;
         // The ask is drawn after the text the server sent around it.
-        settled(&self.shown, &request.id).await;
+        settled(&self.shown, request).await;
         // Only at a terminal: the ask in its frame, on a line of its own.
         eprintln!(
             "\n{}",
@@ -164,11 +172,17 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
             self.note(&auto_reject_line(request));
         }
         if let Some(shown) = self.shown.clone() {
-            if let RemoteEvent::Asked(request) = event {
-                self.end_line();
-                shown.send_modify(|p| {
-                    p.asks.insert(request.id.clone());
-                });
+            match event {
+                RemoteEvent::Asked(request) => {
+                    self.end_line();
+                    shown.send_modify(|p| {
+                        p.asks.insert(request.id.clone());
+                    });
+                }
+                RemoteEvent::Tool(call) => shown.send_modify(|p| {
+                    p.calls.insert(call.call_id.clone());
+                }),
+                _ => {}
             }
             shown.send_modify(|p| p.events += 1);
         }

@@ -296,7 +296,7 @@ async fn turn(
 
 /// How long the turn's stream may stay silent before an ask is drawn
 /// without its `permission.asked` event.
-const CATCH_UP: Duration = Duration::from_millis(300);
+const CATCH_UP: Duration = Duration::from_secs(1);
 
 /// Prints what the turn's stream still holds from before the ask `id`
 /// (the engine relays its events through a task of its own, so the

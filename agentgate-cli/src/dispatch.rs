@@ -21,7 +21,12 @@ fn print_shown(text: &str) -> Result<(), String> {
     print(&crate::terminal_text::terminal_safe(text))
 }
 
+/// Prints a command's output (tables naming the project's agents,
+/// commands, MCP servers and rules; JSON) with every control character
+/// written as a `\uXXXX` escape: visible to a person, and the same value
+/// to a JSON reader.
 fn print(text: &str) -> Result<(), String> {
+    let text = crate::terminal_text::json_safe(text);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())

@@ -126,7 +126,8 @@ impl<T: fmt::Display> fmt::Debug for Untrusted<T> {
 /// strings but not DEL, C1 or the bidirectional controls) with those
 /// written as `\uXXXX` escapes too: the same JSON value, safe on a
 /// terminal. They can only stand inside strings, so the result parses to
-/// the same value.
+/// the same value. On any other text it is a renderer too (controls
+/// written out, in JSON's notation): `agent`'s table outputs use it.
 pub fn json_safe(line: &str) -> String {
     if !line.chars().any(hidden_effect) {
         return line.to_string();

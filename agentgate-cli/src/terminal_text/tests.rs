@@ -326,7 +326,7 @@ const OWN_TEXT: [(&str, &str, &str); 11] = [
     (
         "dispatch.rs",
         "text.as_bytes()",
-        "print(): print_shown's writer, and the program's tables and JSON",
+        "print(): its text went through json_safe just before",
     ),
 ];
 

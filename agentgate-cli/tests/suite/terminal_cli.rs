@@ -283,3 +283,33 @@ async fn attach_at_a_terminal_shows_the_real_ask_after_the_servers_text() {
     assert_no_raw_escape(&transcript, "attach's terminal");
     assert_the_real_ask_is_visible(&transcript);
 }
+
+/// The listing commands print the project's text (here a custom command's
+/// description, from a hostile repository) with its controls written out;
+/// their JSON keeps the value.
+#[tokio::test]
+async fn listings_print_no_escape_of_the_project() {
+    let sandbox = Sandbox::new("terminal-listing");
+    let dir = sandbox.project.join(".opencode/commands");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("tidy.md"),
+        "---\ndescription: \"tidy \\e]52;c;eA==\\a\\e[8m \\x9b8m\"\n---\nTidy up.\n",
+    )
+    .unwrap();
+    let out = sandbox.agent(&["commands"], &[]).await;
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("tidy"), "{stdout}");
+    assert_no_raw_escape(&stdout, "agent commands");
+    assert!(stdout.contains("\\u001b]52;c;eA=="), "{stdout}");
+    let out = sandbox.agent(&["commands", "--json"], &[]).await;
+    let stdout = text(&out.stdout);
+    assert_no_raw_escape(&stdout, "agent commands --json");
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(value.to_string().contains("\\u001b]52"), "{value}");
+    assert!(
+        value.to_string().contains('\u{9b}'),
+        "the value is kept: {value}"
+    );
+}
