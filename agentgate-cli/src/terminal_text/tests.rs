@@ -154,6 +154,55 @@ fn onlcr(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A shared buffer: stdout and stderr of a terminal, in the order written.
+#[derive(Clone, Default)]
+struct Terminal(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl std::io::Write for Terminal {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What `agent chat`'s renderer writes for a turn streaming `pieces` of
+/// text and then asking for `rm -rf src` (drawn as at a terminal); and
+/// how many of the bytes came before the ask.
+fn through_the_renderer(pieces: &[String]) -> (Vec<u8>, usize) {
+    use agentgate_core::{DeltaField, Event, TurnEvent};
+    let screen = Terminal::default();
+    let mut renderer = crate::render::Renderer::new(
+        screen.clone(),
+        screen.clone(),
+        crate::render::Format::Text,
+        "ses_1",
+    )
+    .styled(true);
+    for piece in pieces {
+        renderer.event(&TurnEvent::Event(Event::PartDelta {
+            session_id: "ses_1".into(),
+            message_id: "msg_1".into(),
+            part_id: "prt_1".into(),
+            field: DeltaField::Text,
+            delta: piece.clone(),
+        }));
+    }
+    let model_bytes = screen.0.borrow().len();
+    let request: agentgate_permission::PermissionRequest =
+        serde_json::from_value(serde_json::json!({
+            "id": "per_1", "session_id": "ses_1", "permission": "bash",
+            "patterns": ["rm -rf src"], "always": ["rm *"],
+            "metadata": {"command": "rm -rf src"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+    renderer.ask(&crate::chat_cli::describe_ask(&request));
+    let bytes = screen.0.borrow().clone();
+    (bytes, model_bytes)
+}
+
 /// What the emulator was asked to do besides drawing: each must never
 /// come from the model's text.
 #[derive(Default)]
@@ -230,8 +279,8 @@ proptest! {
         prop_assert!(!shown.contains(ESC));
     }
 
-    /// For any model output, streamed in pieces and followed by an ask,
-    /// the screen the emulator draws shows the ask after the model's
+    /// For any model output, streamed in pieces through the renderer of
+    /// `agent chat` and followed by an ask, the screen the emulator draws shows the ask after the model's
     /// text: its header in inverse video (which no model text has), its
     /// command and patterns in the default colours; the model's text is
     /// all default text; no clipboard write, title or bell happened; and
@@ -241,18 +290,7 @@ proptest! {
         text in hostile_text(),
         cuts in prop::collection::vec(any::<usize>(), 0..8),
     ) {
-        let mut bytes = Vec::new();
-        let mut stream = StreamText::default();
-        for piece in split_at(&text, &cuts) {
-            bytes.extend(stream.push(&piece).into_bytes());
-        }
-        bytes.extend(stream.finish().as_bytes());
-        bytes.push(b'\n');
-        let model_bytes = bytes.len();
-        let ask = "permission requested: bash\n  patterns: rm -rf src\n  command: rm -rf src\n  [o] once  [r] reject";
-        bytes.extend(crate::ask_frame::framed(ask, true).into_bytes());
-        bytes.push(b'\n');
-
+        let (bytes, model_bytes) = through_the_renderer(&split_at(&text, &cuts));
         let own = String::from_utf8_lossy(&bytes[model_bytes..]).into_owned();
         let rest = own.replace("\u{1b}[0m", "").replace("\u{1b}[7m", "");
         prop_assert!(!rest.contains(ESC), "only the frame's escapes: {own:?}");
@@ -260,7 +298,8 @@ proptest! {
 
         let mut parser = vt100::Parser::new_with_callbacks(400, 100, 0, Requests::default());
         parser.process(&onlcr(&bytes[..model_bytes]));
-        let model_rows = parser.screen().cursor_position().0;
+        let (row, col) = parser.screen().cursor_position();
+        let model_rows = row + u16::from(col > 0);
         parser.process(&onlcr(&bytes[model_bytes..]));
         prop_assert!(parser.callbacks().0.is_empty(), "{:?}", parser.callbacks().0);
         let screen = parser.screen();
