@@ -170,7 +170,7 @@ impl std::io::Write for Terminal {
 
 /// What `agent chat`'s renderer writes for a turn streaming `pieces` of
 /// text and then asking for `rm -rf src` (drawn as at a terminal); and
-/// how many of the bytes came before the ask.
+/// how many of the bytes came before the ask's frame.
 fn through_the_renderer(pieces: &[String]) -> (Vec<u8>, usize) {
     use agentgate_core::{DeltaField, Event, TurnEvent};
     let screen = Terminal::default();
@@ -190,7 +190,6 @@ fn through_the_renderer(pieces: &[String]) -> (Vec<u8>, usize) {
             delta: piece.clone(),
         }));
     }
-    let model_bytes = screen.0.borrow().len();
     let request: agentgate_permission::PermissionRequest =
         serde_json::from_value(serde_json::json!({
             "id": "per_1", "session_id": "ses_1", "permission": "bash",
@@ -200,6 +199,9 @@ fn through_the_renderer(pieces: &[String]) -> (Vec<u8>, usize) {
         .unwrap_or_else(|e| panic!("{e}"));
     renderer.ask(&crate::chat_cli::describe_ask(&request));
     let bytes = screen.0.borrow().clone();
+    // The ask starts at the first escape: the frame's reset (the model's
+    // text has none; `prop_assert`s check the split).
+    let model_bytes = bytes.iter().position(|b| *b == 0x1b).unwrap_or(bytes.len());
     (bytes, model_bytes)
 }
 
@@ -292,6 +294,7 @@ proptest! {
     ) {
         let (bytes, model_bytes) = through_the_renderer(&split_at(&text, &cuts));
         let own = String::from_utf8_lossy(&bytes[model_bytes..]).into_owned();
+        prop_assert!(own.starts_with("\u{1b}[0m\u{1b}[7m permission requested: bash "), "{own:?}");
         let rest = own.replace("\u{1b}[0m", "").replace("\u{1b}[7m", "");
         prop_assert!(!rest.contains(ESC), "only the frame's escapes: {own:?}");
         prop_assert!(!bytes[..model_bytes].contains(&0x1b));
