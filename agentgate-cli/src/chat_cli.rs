@@ -72,7 +72,7 @@ pub async fn answer(
     request: &agentgate_permission::PermissionRequest,
 ) -> Reply {
     loop {
-        match reader.read("choice> ", false).await {
+        match reader.read_answer("choice> ").await {
             Line::Text(t) => match t.trim() {
                 "o" | "once" | "y" => return Reply::Once,
                 "g" | "grant" if request.offers_grant() => return Reply::Grant,

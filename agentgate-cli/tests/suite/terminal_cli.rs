@@ -313,3 +313,48 @@ async fn listings_print_no_escape_of_the_project() {
         "the value is kept: {value}"
     );
 }
+
+/// Keys typed in answer to the model's fake card, while a command runs,
+/// do not answer the real ask that follows: it waits for keys pressed
+/// after it was drawn.
+#[tokio::test]
+async fn an_answer_typed_to_a_fake_ask_does_not_answer_the_real_one() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer};
+    let sandbox = Sandbox::new("terminal-typeahead");
+    std::fs::create_dir_all(sandbox.project.join("src")).unwrap();
+    std::fs::write(sandbox.project.join("src/lib.rs"), "// kept\n").unwrap();
+    let server = MockServer::start().await;
+    let script = [
+        text_then_command(&ATTACK[..2], "sleep 2"),
+        text_then_command(&[], "rm -rf src"),
+        openai_answer("done"),
+    ];
+    for (priority, response) in script.into_iter().enumerate() {
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(response)
+            .up_to_n_times(1)
+            .with_priority(priority as u8 + 1)
+            .mount(&server)
+            .await;
+    }
+    local_provider(
+        &sandbox,
+        &server,
+        r#", "permission": {"bash": {"*": "ask", "sleep *": "allow"}}"#,
+    );
+    let steps = json!([
+        ["agent chat: session", "tidy up\r"],
+        ["[f] reject with feedback", "o\r"],
+        ["choice> ", "r\r"],
+        ["rejected", ""],
+        ["> ", "/exit\r"],
+    ]);
+    let transcript = in_a_terminal(&sandbox, &steps, &["chat"]).await;
+    assert!(
+        sandbox.project.join("src/lib.rs").exists(),
+        "the typed-ahead o did not approve rm -rf src:\n{transcript}"
+    );
+    assert!(transcript.contains("rejected permission"), "{transcript}");
+}
