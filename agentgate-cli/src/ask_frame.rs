@@ -13,7 +13,7 @@
 //! black on black; the command and patterns inside it are in the
 //! terminal's default colours. Off a terminal the ask is plain text.
 
-use crate::terminal_text::terminal_safe;
+use crate::terminal_text::ask_safe;
 
 /// Resets every attribute (colours, inverse, concealed, ...).
 const RESET: &str = "\x1b[0m";
@@ -22,10 +22,12 @@ const INVERSE: &str = "\x1b[7m";
 
 /// `ask` (the lines of [`describe_ask`](crate::chat_cli::describe_ask))
 /// as printed: framed when `styled` (stderr is a terminal), else as it
-/// is. Each line is made terminal-safe again, so the frame's escapes are
-/// the only ones in the result.
+/// is. Each line is made terminal-safe again, with the characters drawn
+/// as nothing written out too ([`ask_safe`]): the frame's escapes are the
+/// only ones in the result, and what is shown is every character of what
+/// is approved.
 pub fn framed(ask: &str, styled: bool) -> String {
-    let ask = terminal_safe(ask);
+    let ask = ask_safe(ask);
     if !styled {
         return ask;
     }
@@ -59,6 +61,17 @@ mod tests {
         assert_eq!(
             framed("permission requested: \x1b[8mx", true),
             "\x1b[0m\x1b[7m permission requested: \\u{1b}[8mx \x1b[0m"
+        );
+        // So is a character drawn as nothing: the command shown is the
+        // command approved, character for character.
+        assert_eq!(
+            framed("  command: rm -rf s\u{200b}rc\u{e0041}", false),
+            "  command: rm -rf s\\u{200b}rc\\u{e0041}"
+        );
+        // Prose keeps its joiners; asks do not.
+        assert_eq!(
+            crate::terminal_text::terminal_safe("👩\u{200d}💻"),
+            "👩\u{200d}💻"
         );
     }
 }

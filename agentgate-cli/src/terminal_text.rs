@@ -98,6 +98,63 @@ impl StreamText {
     }
 }
 
+/// The characters a terminal draws as nothing (Unicode's default-ignorable
+/// code points: format characters such as zero-width spaces and joiners,
+/// soft hyphens, variation selectors, tag characters, invisible fillers).
+/// Harmless in prose, but in an ask they would make the command shown
+/// differ from the command approved, so there they are written out.
+const INVISIBLE: [(char, char); 24] = [
+    ('\u{00AD}', '\u{00AD}'),
+    ('\u{034F}', '\u{034F}'),
+    ('\u{0600}', '\u{0605}'),
+    ('\u{061C}', '\u{061C}'),
+    ('\u{06DD}', '\u{06DD}'),
+    ('\u{070F}', '\u{070F}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{17B4}', '\u{17B5}'),
+    ('\u{180B}', '\u{180F}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2060}', '\u{206F}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{FE00}', '\u{FE0F}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFA0}', '\u{FFA0}'),
+    ('\u{FFF0}', '\u{FFFB}'),
+    ('\u{110BD}', '\u{110BD}'),
+    ('\u{110CD}', '\u{110CD}'),
+    ('\u{13430}', '\u{1343F}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0000}', '\u{E0FFF}'),
+    ('\u{0890}', '\u{0891}'),
+];
+
+/// Whether `c` is drawn as nothing ([`INVISIBLE`]).
+fn invisible(c: char) -> bool {
+    INVISIBLE
+        .iter()
+        .any(|(from, to)| (*from..=*to).contains(&c))
+}
+
+/// [`terminal_safe`], and every character drawn as nothing written out
+/// too: for an ask, whose every character is approved.
+pub fn ask_safe(text: &str) -> String {
+    let safe = terminal_safe(text);
+    if !safe.chars().any(invisible) {
+        return safe;
+    }
+    let mut out = String::with_capacity(safe.len() + 16);
+    for c in safe.chars() {
+        if invisible(c) {
+            escape(c, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A value whose text did not come from the program (a model's, a
 /// project's, a server's): its only `Display` is [`terminal_safe`], so
 /// formatting it into a line cannot carry a control to the terminal.

@@ -494,3 +494,15 @@ fn the_print_scan_tells_a_raw_print_from_a_rendered_one() {
     assert!(calls[1].contains("Untrusted::new("));
     assert!(calls.iter().any(|c| literal_only(c) && c.contains("plain")));
 }
+
+#[test]
+fn every_invisible_character_is_written_out_in_an_ask() {
+    for (from, to) in INVISIBLE {
+        for c in [from, to] {
+            let shown = ask_safe(&format!("rm -rf s{c}rc"));
+            assert_eq!(shown, format!("rm -rf s\\u{{{:x}}}rc", c as u32), "{c:?}");
+        }
+    }
+    // Visible text is left alone.
+    assert_eq!(ask_safe("rm -rf 日本 é ✓"), "rm -rf 日本 é ✓");
+}
