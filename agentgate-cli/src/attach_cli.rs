@@ -330,19 +330,13 @@ fn event_json(event: &RemoteEvent) -> Option<Value> {
     })
 }
 
-/// Runs `agent attach`; returns the exit status.
-pub async fn attach(options: AttachOptions) -> Result<u8, String> {
-    let cancel = cancel_on_signals()?;
-    let asks = if options.auto {
-        Asks::Auto
-    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        Asks::Terminal
-    } else {
-        Asks::Reject
-    };
-    let mut renderer =
-        RemoteRenderer::new(std::io::stdout(), std::io::stderr(), options.format, asks);
-    let approver: Arc<dyn Approver> = match asks {
+/// The approver for `asks`; at the terminal it draws an ask once
+/// `renderer` has printed what came before it.
+fn approver<O: Write, E: Write>(
+    asks: Asks,
+    renderer: &mut RemoteRenderer<O, E>,
+) -> Result<Arc<dyn Approver>, String> {
+    Ok(match asks {
         Asks::Auto => Arc::new(AllowAll),
         Asks::Terminal => {
             let (shown, _) = tokio::sync::watch::channel(Default::default());
@@ -355,7 +349,22 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
         }
         // The renderer prints the warning at a line start.
         Asks::Reject => Arc::new(RejectAll::new(std::io::sink())),
+    })
+}
+
+/// Runs `agent attach`; returns the exit status.
+pub async fn attach(options: AttachOptions) -> Result<u8, String> {
+    let cancel = cancel_on_signals()?;
+    let asks = if options.auto {
+        Asks::Auto
+    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Asks::Terminal
+    } else {
+        Asks::Reject
     };
+    let mut renderer =
+        RemoteRenderer::new(std::io::stdout(), std::io::stderr(), options.format, asks);
+    let approver = approver(asks, &mut renderer)?;
     let started = async {
         let agent = RemoteAgent::builder(&options.url)
             .credentials_from_env()

@@ -438,7 +438,7 @@ fn detail_lines(sub: &str, tool: &str, output: &str, metadata: &Value) -> Vec<St
     lines
 }
 
-/// `line` as the terminal may show it ([`terminal_safe`](crate::terminal_text::terminal_safe)),
+/// `line` as the terminal may show it ([`terminal_safe`]),
 /// cut to `max` characters.
 fn shown(line: &str, max: usize) -> String {
     let mut out = terminal_safe(&line.chars().take(max).collect::<String>());
