@@ -326,7 +326,7 @@ async fn an_answer_typed_to_a_fake_ask_does_not_answer_the_real_one() {
     std::fs::write(sandbox.project.join("src/lib.rs"), "// kept\n").unwrap();
     let server = MockServer::start().await;
     let script = [
-        text_then_command(&ATTACK[..2], "sleep 2"),
+        text_then_command(&ATTACK[..2], "sleep 3"),
         text_then_command(&[], "rm -rf src"),
         openai_answer("done"),
     ];
