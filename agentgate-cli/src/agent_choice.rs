@@ -52,6 +52,9 @@ pub fn choose(workspace: &Workspace, name: &str) -> Result<Option<String>, Strin
     } else {
         return Ok(Some(agent.name.clone()));
     };
-    eprintln!("agent: warning: agent {name:?} {why}; falling back to the default agent");
+    eprintln!(
+        "agent: warning: agent \"{}\" {why}; falling back to the default agent",
+        crate::terminal_text::Untrusted::new(name)
+    );
     Ok(None)
 }

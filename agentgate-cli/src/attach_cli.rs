@@ -19,6 +19,7 @@ use crate::chat_cli::{answer, describe_ask};
 use crate::interrupt::{INTERRUPTED, cancel_on_signals};
 use crate::line_reader::LineReader;
 use crate::render::{Format, input_summary, one_line};
+use crate::terminal_text::{StreamText, Untrusted, json_safe, terminal_safe};
 
 /// What `agent attach` was given.
 #[derive(Debug, Clone)]
@@ -43,24 +44,72 @@ enum Asks {
     Reject,
 }
 
+/// What the renderer has printed: the asks whose `permission.asked`
+/// event it showed, and how many events in all.
+#[derive(Debug, Default)]
+struct Printed {
+    asks: std::collections::HashSet<String>,
+    /// The tool calls it showed (a call's text and its start come from the
+    /// same source, in order: once the call is shown, so is the text
+    /// before it).
+    calls: std::collections::HashSet<String>,
+    events: u64,
+}
+
+/// Where the renderer tells the approver what it printed.
+type Shown = tokio::sync::watch::Sender<Printed>;
+
+/// How long the server's stream must be quiet before an ask is drawn: a
+/// server may send the model's text just after the ask (its events come
+/// from more than one source), and that text belongs above the ask.
+const QUIET: std::time::Duration = std::time::Duration::from_millis(150);
+
+/// The longest an ask waits for that.
+const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Waits until the renderer has printed the event of `request` and of its
+/// tool call, and the stream has then been quiet for [`QUIET`] (or
+/// [`CATCH_UP`] passed).
+async fn settled(shown: &Shown, request: &PermissionRequest) {
+    let mut printed = shown.subscribe();
+    let call = request.tool.as_ref().map(|t| t.call_id.as_str());
+    let wait = async {
+        let _ = printed
+            .wait_for(|p| p.asks.contains(&request.id) && call.is_none_or(|c| p.calls.contains(c)))
+            .await;
+        loop {
+            let before = shown.borrow().events;
+            tokio::time::sleep(QUIET).await;
+            if shown.borrow().events == before {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(CATCH_UP, wait).await;
+}
+
 /// Answers at the terminal, one ask at a time.
 struct TerminalApprover {
     reader: LineReader,
     one_at_a_time: tokio::sync::Mutex<()>,
+    shown: Shown,
 }
 
 #[agentgate::async_trait]
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &PermissionRequest) -> Reply {
         let _turn = self.one_at_a_time.lock().await;
-        eprintln!("\n{}", describe_ask(request));
+        // The ask is drawn after the text the server sent around it.
+        settled(&self.shown, request).await;
         // What "always" stores, in words (the same words as the page's).
+        let mut ask = describe_ask(request);
         for choice in request.always_choices() {
             if choice.kind == ReplyKind::Always {
-                let line = format!("  [a] {}: {}", choice.label, choice.meaning);
-                eprintln!("{}", crate::terminal_text::terminal_safe(&line));
+                ask.push_str(&format!("\n  [a] {}: {}", choice.label, choice.meaning));
             }
         }
+        // Only at a terminal: the ask in its frame, on a line of its own.
+        eprintln!("\n{}", crate::ask_frame::framed(&ask, true));
         answer(&self.reader, request).await
     }
 }
@@ -74,21 +123,50 @@ struct RemoteRenderer<O: Write, E: Write> {
     asks: Asks,
     at_line_start: bool,
     tools: HashMap<String, String>,
+    /// The renderer of the server's streamed text.
+    stream: StreamText,
+    /// Where the asks printed so far are told to the approver.
+    shown: Option<Shown>,
 }
 
 impl<O: Write, E: Write> RemoteRenderer<O, E> {
-    fn note(&mut self, line: &str) {
+    fn new(out: O, err: E, format: Format, asks: Asks) -> Self {
+        RemoteRenderer {
+            out,
+            err,
+            format,
+            asks,
+            at_line_start: true,
+            tools: HashMap::new(),
+            stream: StreamText::default(),
+            shown: None,
+        }
+    }
+
+    /// Ends the answer's current line (with what its stream still held).
+    fn end_line(&mut self) {
+        let held = self.stream.finish();
+        if !held.is_empty() {
+            let _ = self.out.write_all(held.as_bytes());
+            self.at_line_start = false;
+        }
         if !self.at_line_start {
             let _ = writeln!(self.out);
             let _ = self.out.flush();
             self.at_line_start = true;
         }
-        let _ = writeln!(self.err, "{}", crate::terminal_text::terminal_safe(line));
+    }
+
+    /// A line of activity on the error writer: all of it the server's
+    /// text or built from it, so terminal-safe.
+    fn note(&mut self, line: &str) {
+        self.end_line();
+        let _ = writeln!(self.err, "{}", terminal_safe(line));
         let _ = self.err.flush();
     }
 
     fn json(&mut self, value: Value) {
-        let _ = writeln!(self.out, "{value}");
+        let _ = writeln!(self.out, "{}", json_safe(&value.to_string()));
         let _ = self.out.flush();
     }
 
@@ -96,6 +174,21 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
         // opencode's warning, in either format, before the rejection.
         if let (RemoteEvent::Asked(request), Asks::Reject) = (event, self.asks) {
             self.note(&auto_reject_line(request));
+        }
+        if let Some(shown) = self.shown.clone() {
+            match event {
+                RemoteEvent::Asked(request) => {
+                    self.end_line();
+                    shown.send_modify(|p| {
+                        p.asks.insert(request.id.clone());
+                    });
+                }
+                RemoteEvent::Tool(call) => shown.send_modify(|p| {
+                    p.calls.insert(call.call_id.clone());
+                }),
+                _ => {}
+            }
+            shown.send_modify(|p| p.events += 1);
         }
         match self.format {
             Format::Json => {
@@ -110,9 +203,12 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
     fn text(&mut self, event: &RemoteEvent) {
         match event {
             RemoteEvent::TextDelta { delta, .. } => {
-                let _ = self.out.write_all(delta.as_bytes());
+                let shown = self.stream.push(delta);
+                let _ = self.out.write_all(shown.as_bytes());
                 let _ = self.out.flush();
-                self.at_line_start = delta.ends_with('\n');
+                if !shown.is_empty() {
+                    self.at_line_start = shown.ends_with('\n');
+                }
             }
             RemoteEvent::Tool(call) => {
                 if self.tools.get(&call.part_id) == Some(&call.status) {
@@ -144,10 +240,7 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
                 self.note(&format!("error: {}", one_line(message, 300)));
             }
             RemoteEvent::Finished(turn) => {
-                if !self.at_line_start {
-                    let _ = writeln!(self.out);
-                    self.at_line_start = true;
-                }
+                self.end_line();
                 let _ = self.out.flush();
                 if let Some(message) = stop_message(turn) {
                     self.note(&format!("agent: {message}"));
@@ -242,6 +335,28 @@ fn event_json(event: &RemoteEvent) -> Option<Value> {
     })
 }
 
+/// The approver for `asks`; at the terminal it draws an ask once
+/// `renderer` has printed what came before it.
+fn approver<O: Write, E: Write>(
+    asks: Asks,
+    renderer: &mut RemoteRenderer<O, E>,
+) -> Result<Arc<dyn Approver>, String> {
+    Ok(match asks {
+        Asks::Auto => Arc::new(AllowAll),
+        Asks::Terminal => {
+            let (shown, _) = tokio::sync::watch::channel(Default::default());
+            renderer.shown = Some(shown.clone());
+            Arc::new(TerminalApprover {
+                reader: LineReader::start()?,
+                one_at_a_time: tokio::sync::Mutex::new(()),
+                shown,
+            })
+        }
+        // The renderer prints the warning at a line start.
+        Asks::Reject => Arc::new(RejectAll::new(std::io::sink())),
+    })
+}
+
 /// Runs `agent attach`; returns the exit status.
 pub async fn attach(options: AttachOptions) -> Result<u8, String> {
     let cancel = cancel_on_signals()?;
@@ -252,23 +367,9 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
     } else {
         Asks::Reject
     };
-    let approver: Arc<dyn Approver> = match asks {
-        Asks::Auto => Arc::new(AllowAll),
-        Asks::Terminal => Arc::new(TerminalApprover {
-            reader: LineReader::start()?,
-            one_at_a_time: tokio::sync::Mutex::new(()),
-        }),
-        // The renderer prints the warning at a line start.
-        Asks::Reject => Arc::new(RejectAll::new(std::io::sink())),
-    };
-    let mut renderer = RemoteRenderer {
-        out: std::io::stdout(),
-        err: std::io::stderr(),
-        format: options.format,
-        asks,
-        at_line_start: true,
-        tools: HashMap::new(),
-    };
+    let mut renderer =
+        RemoteRenderer::new(std::io::stdout(), std::io::stderr(), options.format, asks);
+    let approver = approver(asks, &mut renderer)?;
     let started = async {
         let agent = RemoteAgent::builder(&options.url)
             .credentials_from_env()
@@ -280,7 +381,11 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
             None => agent.new_session().await?,
         };
         if options.format == Format::Text {
-            eprintln!("agent: session {} at {}", session.id(), agent.url());
+            eprintln!(
+                "agent: session {} at {}",
+                Untrusted::new(session.id()),
+                Untrusted::new(agent.url())
+            );
         }
         session.stream(options.prompt.clone()).await
     };
@@ -293,7 +398,8 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
         started = started => match started {
             Ok(stream) => stream,
             Err(error) => {
-                eprintln!("agent: {error}");
+                // The server's own words may be in it.
+                eprintln!("agent: {}", Untrusted::new(error));
                 return Ok(1);
             }
         },
@@ -333,14 +439,7 @@ mod tests {
     use super::*;
 
     fn renderer(format: Format, asks: Asks) -> RemoteRenderer<Vec<u8>, Vec<u8>> {
-        RemoteRenderer {
-            out: Vec::new(),
-            err: Vec::new(),
-            format,
-            asks,
-            at_line_start: true,
-            tools: HashMap::new(),
-        }
+        RemoteRenderer::new(Vec::new(), Vec::new(), format, asks)
     }
 
     fn request() -> PermissionRequest {

@@ -25,6 +25,7 @@ use crate::line_reader::{Line, LineReader};
 use crate::render::{Format, Renderer, input_summary};
 use crate::run_cli::{RunOptions, build_agent};
 use crate::spinner::Spinner;
+use crate::terminal_text::Untrusted;
 use crate::workspace::{approval_store, session_store};
 
 /// How an ask is shown: the request, its patterns, the diff or command,
@@ -71,7 +72,7 @@ pub async fn answer(
     request: &agentgate_permission::PermissionRequest,
 ) -> Reply {
     loop {
-        match reader.read("choice> ", false).await {
+        match reader.read_answer("choice> ").await {
             Line::Text(t) => match t.trim() {
                 "o" | "once" | "y" => return Reply::Once,
                 "g" | "grant" if request.offers_grant() => return Reply::Grant,
@@ -104,6 +105,7 @@ async fn with_asks<T>(
     reader: &LineReader,
     asks: &mut mpsc::Receiver<ApprovalRequest>,
     interrupts: &mut mpsc::UnboundedReceiver<()>,
+    tty: bool,
 ) -> Option<T> {
     while interrupts.try_recv().is_ok() {}
     tokio::pin!(work);
@@ -111,7 +113,7 @@ async fn with_asks<T>(
         tokio::select! {
             done = &mut work => return Some(done),
             Some(request) = asks.recv() => {
-                eprintln!("{}", describe_ask(&request.request));
+                eprintln!("{}", crate::ask_frame::framed(&describe_ask(&request.request), tty));
                 let reply = answer(reader, &request.request).await;
                 request.respond(reply);
             }
@@ -150,32 +152,39 @@ async fn run_command(
         reader,
         asks,
         interrupts,
+        tty,
     )
     .await;
     let prepared = match prepared {
         None => return,
         Some(Err(not_sent)) => {
-            eprintln!("agent: {}", not_sent.message);
+            eprintln!("agent: {}", Untrusted::new(&not_sent.message));
             return;
         }
         Some(Ok(prepared)) => prepared,
     };
     for note in &prepared.notes {
-        eprintln!("agent: {note}");
+        eprintln!("agent: {}", Untrusted::new(note));
     }
     if let Some(plan) = &prepared.subtask {
-        eprintln!("agent: running /{name} as sub-agent {}", plan.agent);
+        eprintln!(
+            "agent: running /{} as sub-agent {}",
+            Untrusted::new(name),
+            Untrusted::new(&plan.agent)
+        );
         let session = built.agent.session().id.clone();
         let work = built
             .agent
             .engine()
             .run_subtask(&session, plan, cancel.clone());
-        match with_asks(work, &cancel, reader, asks, interrupts).await {
+        match with_asks(work, &cancel, reader, asks, interrupts, tty).await {
             None => {}
-            Some(Ok(output)) => println!("{}", output.output),
-            Some(Err(error)) => {
-                eprintln!("agent: the sub-agent {} did not run: {error}", plan.agent)
-            }
+            Some(Ok(output)) => println!("{}", Untrusted::new(&output.output)),
+            Some(Err(error)) => eprintln!(
+                "agent: the sub-agent {} did not run: {}",
+                Untrusted::new(&plan.agent),
+                Untrusted::new(error)
+            ),
         }
         return;
     }
@@ -237,12 +246,22 @@ async fn turn(
         std::io::stderr(),
         Format::Text,
         agent.session().id.clone(),
-    );
+    )
+    .styled(tty);
     let mut spinner = Spinner::new(tty);
     spinner.set(Some("thinking".into()));
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     loop {
+        // Biased: what the stream already holds (the model's text before
+        // an ask) is printed before the ask is drawn, so the ask comes
+        // after everything the model said before it.
         tokio::select! {
+            biased;
+            Some(()) = interrupts.recv() => {
+                spinner.clear();
+                renderer.note("^C: cancelling the turn");
+                cancel.cancel();
+            }
             item = stream.next() => {
                 let Some(item) = item else { break };
                 spinner.clear();
@@ -261,19 +280,45 @@ async fn turn(
             }
             Some(request) = asks.recv() => {
                 spinner.clear();
-                renderer.note(&describe_ask(&request.request));
+                let finished = catch_up(&mut stream, &mut renderer, &request.request.id).await;
+                renderer.ask(&describe_ask(&request.request));
                 let reply = answer(reader, &request.request).await;
                 request.respond(reply);
-            }
-            Some(()) = interrupts.recv() => {
-                spinner.clear();
-                renderer.note("^C: cancelling the turn");
-                cancel.cancel();
+                if finished {
+                    break;
+                }
             }
             _ = tick.tick() => spinner.tick(),
         }
     }
     spinner.set(None);
+}
+
+/// How long the turn's stream may stay silent before an ask is drawn
+/// without its `permission.asked` event.
+const CATCH_UP: Duration = Duration::from_secs(1);
+
+/// Prints what the turn's stream still holds from before the ask `id`
+/// (the engine relays its events through a task of its own, so the
+/// model's last words may arrive after the ask itself), up to the stream's
+/// `permission.asked` event for it: the ask is then drawn after everything
+/// the model said before it. Whether the turn finished meanwhile.
+async fn catch_up<R: std::io::Write>(
+    stream: &mut (impl futures::Stream<Item = TurnEvent> + Unpin),
+    renderer: &mut Renderer<std::io::Stdout, R>,
+    id: &str,
+) -> bool {
+    while let Ok(Some(item)) = tokio::time::timeout(CATCH_UP, stream.next()).await {
+        renderer.event(&item);
+        match &item {
+            TurnEvent::Event(Event::PermissionAsked { request }) if request.id == id => {
+                return false;
+            }
+            TurnEvent::Finished(_) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Runs `agent chat`.
@@ -318,8 +363,8 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
     let mut built = built?;
     eprintln!(
         "agent chat: session {} (agent {}); /help lists the commands",
-        built.agent.session().id,
-        built.agent.session().agent
+        Untrusted::new(&built.agent.session().id),
+        Untrusted::new(&built.agent.session().agent)
     );
     loop {
         let line = tokio::select! {
@@ -371,9 +416,9 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                     // Titles are written by a model: shown terminal-safe.
                     println!(
                         "{here} {}  {}  {}",
-                        session.id,
-                        session.agent,
-                        crate::terminal_text::terminal_safe(&session.title)
+                        Untrusted::new(&session.id),
+                        Untrusted::new(&session.agent),
+                        Untrusted::new(&session.title)
                     );
                 }
                 continue;
@@ -384,18 +429,19 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                         let info = model.info();
                         eprintln!(
                             "model {}/{} (/model PROVIDER/MODEL switches)",
-                            info.provider, info.id
+                            Untrusted::new(&info.provider),
+                            Untrusted::new(&info.id)
                         );
                     }
-                    Err(e) => eprintln!("agent: no model: {e}"),
+                    Err(e) => eprintln!("agent: no model: {}", Untrusted::new(e)),
                 }
                 continue;
             }
             "/agent" if argument.is_empty() => {
                 eprintln!(
                     "agent {} (/agent NAME switches to one of {})",
-                    built.agent.session().agent,
-                    built.agents.join(", ")
+                    Untrusted::new(&built.agent.session().agent),
+                    Untrusted::new(built.agents.join(", "))
                 );
                 continue;
             }
@@ -418,7 +464,7 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                 let Some(rebuilt) = rebuilt else {
                     eprintln!(
                         "agent: interrupted; keeping session {}",
-                        built.agent.session().id
+                        Untrusted::new(&built.agent.session().id)
                     );
                     continue;
                 };
@@ -428,22 +474,26 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                         options = next;
                         eprintln!(
                             "session {} (agent {})",
-                            built.agent.session().id,
-                            built.agent.session().agent
+                            Untrusted::new(&built.agent.session().id),
+                            Untrusted::new(&built.agent.session().agent)
                         );
                     }
-                    Err(e) => eprintln!("agent: {e}"),
+                    Err(e) => eprintln!("agent: {}", Untrusted::new(e)),
                 }
                 continue;
             }
             "/help" => {
-                eprint!("{}", help(&built.commands));
+                // Custom commands' descriptions are the project's text.
+                eprint!("{}", Untrusted::new(help(&built.commands)));
                 continue;
             }
             _ if command.starts_with('/') => {
                 let name = &command[1..];
                 if built.commands.get(name).is_none() {
-                    eprintln!("agent: unknown command {command}; /help lists the commands");
+                    eprintln!(
+                        "agent: unknown command {}; /help lists the commands",
+                        Untrusted::new(command)
+                    );
                     continue;
                 }
                 run_command(

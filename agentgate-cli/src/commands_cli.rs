@@ -37,7 +37,10 @@ pub fn list(directory: &Path, json: bool) -> Result<String, String> {
     let workspace = Workspace::with_loader(directory, ConfigLoader::new(directory))
         .map_err(|e| e.to_string())?;
     for warning in &workspace.config().warnings {
-        eprintln!("agent: warning: {warning}");
+        eprintln!(
+            "agent: warning: {}",
+            crate::terminal_text::Untrusted::new(warning)
+        );
     }
     let commands = workspace.commands();
     let summaries: Vec<CommandSummary<'_>> = commands

@@ -21,7 +21,12 @@ fn print_shown(text: &str) -> Result<(), String> {
     print(&crate::terminal_text::terminal_safe(text))
 }
 
+/// Prints a command's output (tables naming the project's agents,
+/// commands, MCP servers and rules; JSON) with every control character
+/// written as a `\uXXXX` escape: visible to a person, and the same value
+/// to a JSON reader.
 fn print(text: &str) -> Result<(), String> {
+    let text = crate::terminal_text::json_safe(text);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
@@ -34,7 +39,10 @@ fn project(config: Option<PathBuf>) -> Result<Project, String> {
     let ctx = Context::from_env(config).map_err(|e| e.to_string())?;
     let project = Project::load(&ctx).map_err(|e| e.to_string())?;
     for warning in &project.warnings {
-        eprintln!("agent: warning: {warning}");
+        eprintln!(
+            "agent: warning: {}",
+            crate::terminal_text::Untrusted::new(warning)
+        );
     }
     Ok(project)
 }
@@ -180,7 +188,9 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                 Ok(ExitCode::SUCCESS)
             } else {
                 eprintln!(
-                    "agent: no approval {permission} {pattern:?} (see `agent approvals list`)"
+                    "agent: no approval {} \"{}\" (see `agent approvals list`)",
+                    crate::terminal_text::Untrusted::new(&permission),
+                    crate::terminal_text::Untrusted::new(&pattern)
                 );
                 Ok(ExitCode::FAILURE)
             };

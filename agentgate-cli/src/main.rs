@@ -38,12 +38,17 @@
 //!   `spinner` (the progress line);
 //! - `sessions_cli`: `agent sessions` and `agent approvals`;
 //! - `debug_cli`: `agent debug config` and `agent debug prompt`;
-//! - `mcp_cli`: `agent mcp list`.
+//! - `mcp_cli`: `agent mcp list`;
+//! - `terminal_text`: the one renderer of text that did not come from the
+//!   program (model, tool, server, project text; `Untrusted` wraps it),
+//!   and `ask_frame`: how an ask is drawn so that no model text passes
+//!   for one.
 
 mod acp_cli;
 mod agent_choice;
 mod agents_cli;
 mod args;
+mod ask_frame;
 mod attach_cli;
 mod chat_cli;
 mod commands_cli;
@@ -73,7 +78,8 @@ fn main() -> ExitCode {
     match dispatch::run(cli) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("agent: {message}");
+            // An error may quote a server, a model or a project.
+            eprintln!("agent: {}", terminal_text::Untrusted::new(message));
             ExitCode::from(2)
         }
     }

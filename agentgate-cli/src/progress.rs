@@ -24,7 +24,8 @@ pub async fn announce_if_slow<T>(
         () = tokio::time::sleep(after) => {}
     }
     if let Some(line) = describe() {
-        eprintln!("agent: {line}");
+        // It names MCP servers and tools: the project's text.
+        eprintln!("agent: {}", crate::terminal_text::Untrusted::new(line));
     }
     work.await
 }

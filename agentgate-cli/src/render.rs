@@ -11,6 +11,8 @@ use agentgate_core::{
 };
 use serde_json::{Value, json};
 
+use crate::terminal_text::{StreamText, json_safe, terminal_safe};
+
 /// How `agent run` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Format {
@@ -38,6 +40,10 @@ pub struct Renderer<O: Write, E: Write> {
     /// The root session's error messages already printed, so the turn's
     /// last line does not print the same error a second time.
     shown_errors: Vec<String>,
+    /// The renderer of the answer's streamed text.
+    stream: StreamText,
+    /// Draw asks in their frame (stderr is a terminal).
+    styled: bool,
 }
 
 impl<O: Write, E: Write> std::fmt::Debug for Renderer<O, E> {
@@ -171,7 +177,16 @@ impl<O: Write, E: Write> Renderer<O, E> {
             cost: None,
             verbose: false,
             shown_errors: Vec::new(),
+            stream: StreamText::default(),
+            styled: false,
         }
+    }
+
+    /// With `true` (stderr is a terminal), asks are drawn in the frame of
+    /// [`ask_frame`](crate::ask_frame), which the model's text cannot draw.
+    pub fn styled(mut self, styled: bool) -> Self {
+        self.styled = styled;
+        self
     }
 
     /// With `true`, a finished call also shows what it did: a command's
@@ -195,15 +210,35 @@ impl<O: Write, E: Write> Renderer<O, E> {
     /// answer's current line, so the two do not run together), made
     /// terminal-safe.
     pub fn note(&mut self, line: &str) {
+        self.end_line();
+        // Every activity line may carry the model's or the project's text
+        // (a command, a path, an error): none of it may redraw the screen.
+        let _ = writeln!(self.err, "{}", terminal_safe(line));
+        let _ = self.err.flush();
+    }
+
+    /// Shows an ask (the text of
+    /// [`describe_ask`](crate::chat_cli::describe_ask)) on a line of its
+    /// own, in its frame when [`styled`](Self::styled).
+    pub fn ask(&mut self, ask: &str) {
+        self.end_line();
+        let _ = writeln!(self.err, "{}", crate::ask_frame::framed(ask, self.styled));
+        let _ = self.err.flush();
+    }
+
+    /// Ends the answer's current line (what its stream still held, then a
+    /// newline), so that what follows starts a line of its own.
+    fn end_line(&mut self) {
+        let held = self.stream.finish();
+        if !held.is_empty() {
+            let _ = self.out.write_all(held.as_bytes());
+            self.at_line_start = false;
+        }
         if !self.at_line_start {
             let _ = writeln!(self.out);
             let _ = self.out.flush();
             self.at_line_start = true;
         }
-        // Every activity line may carry the model's or the project's text
-        // (a command, a path, an error): none of it may redraw the screen.
-        let _ = writeln!(self.err, "{}", crate::terminal_text::terminal_safe(line));
-        let _ = self.err.flush();
     }
 
     /// Prints one item of the turn's stream.
@@ -213,10 +248,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             Format::Text => match item {
                 TurnEvent::Event(event) => self.text(event),
                 TurnEvent::Finished(result) => {
-                    if !self.at_line_start {
-                        let _ = writeln!(self.out);
-                        self.at_line_start = true;
-                    }
+                    self.end_line();
                     let _ = self.out.flush();
                     let message = match result {
                         Ok(TurnResult {
@@ -262,7 +294,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }),
             _ => return,
         };
-        let _ = writeln!(self.out, "{value}");
+        // Text inside the JSON is the model's: no control reaches the
+        // terminal raw even when the lines are not piped.
+        let _ = writeln!(self.out, "{}", json_safe(&value.to_string()));
         let _ = self.out.flush();
     }
 
@@ -278,9 +312,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 delta,
                 ..
             } if sub.is_empty() => {
-                let _ = self.out.write_all(delta.as_bytes());
+                // The model's text, piece by piece, through the one
+                // renderer (which carries a split line end across pieces).
+                let shown = self.stream.push(delta);
+                let _ = self.out.write_all(shown.as_bytes());
                 let _ = self.out.flush();
-                self.at_line_start = delta.ends_with('\n');
+                if !shown.is_empty() {
+                    self.at_line_start = shown.ends_with('\n');
+                }
             }
             Event::PartUpdated {
                 part: Part::Tool(tool),
@@ -399,10 +438,10 @@ fn detail_lines(sub: &str, tool: &str, output: &str, metadata: &Value) -> Vec<St
     lines
 }
 
-/// `line` as the terminal may show it ([`terminal_safe`](crate::terminal_text::terminal_safe)),
+/// `line` as the terminal may show it ([`terminal_safe`]),
 /// cut to `max` characters.
 fn shown(line: &str, max: usize) -> String {
-    let mut out = crate::terminal_text::terminal_safe(&line.chars().take(max).collect::<String>());
+    let mut out = terminal_safe(&line.chars().take(max).collect::<String>());
     if line.chars().count() > max {
         out.push('…');
     }

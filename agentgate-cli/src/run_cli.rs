@@ -122,7 +122,12 @@ async fn start_mcp(workspace: &Workspace) -> Option<McpManager> {
     .await;
     for server in manager.status().await {
         if let McpStatus::Failed(error) = &server.status {
-            eprintln!("agent: MCP server {} failed: {error}", server.name);
+            // The server's name is the project's, its error may quote it.
+            eprintln!(
+                "agent: MCP server {} failed: {}",
+                crate::terminal_text::Untrusted::new(&server.name),
+                crate::terminal_text::Untrusted::new(error)
+            );
         }
     }
     Some(manager)
@@ -154,7 +159,10 @@ pub async fn build_agent(
     .map_err(|e| format!("loading the configuration failed: {e}"))?
     .map_err(|e| e.to_string())?;
     for warning in &workspace.config().warnings {
-        eprintln!("agent: warning: {warning}");
+        eprintln!(
+            "agent: warning: {}",
+            crate::terminal_text::Untrusted::new(warning)
+        );
     }
     let chosen = match &options.agent {
         Some(name) => crate::agent_choice::choose(&workspace, name)?,
@@ -323,7 +331,10 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         let mut prepared = match prepared {
             Ok(prepared) => prepared,
             Err(not_sent) => {
-                eprintln!("agent: {}", not_sent.message);
+                eprintln!(
+                    "agent: {}",
+                    crate::terminal_text::Untrusted::new(&not_sent.message)
+                );
                 if not_sent.rejected && !options.auto {
                     eprintln!(
                         "agent: `agent run` cannot ask you; rerun with --auto to allow what the rules leave to ask"
@@ -383,7 +394,7 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         match check_answer(schema, &answer, retries, options.format) {
             Checked::Valid => break 0,
             Checked::Invalid(message) => {
-                eprintln!("agent: {message}");
+                renderer.note(&format!("agent: {message}"));
                 break 1;
             }
             Checked::Retry(problem) => {
@@ -541,7 +552,10 @@ async fn run_subtask(
     options: &RunOptions,
     cancel: agentgate_core::CancellationToken,
 ) -> u8 {
-    eprintln!("agent: running the command as sub-agent {}", plan.agent);
+    eprintln!(
+        "agent: running the command as sub-agent {}",
+        crate::terminal_text::Untrusted::new(&plan.agent)
+    );
     match agent
         .engine()
         .run_subtask(&agent.session().id, plan, cancel)
@@ -549,17 +563,19 @@ async fn run_subtask(
     {
         Ok(output) => {
             if options.format == Format::Json {
-                println!(
-                    "{}",
-                    serde_json::json!({"type": "subtask.finished", "agent": plan.agent, "output": output.output})
-                );
+                let line = serde_json::json!({"type": "subtask.finished", "agent": plan.agent, "output": output.output});
+                println!("{}", crate::terminal_text::json_safe(&line.to_string()));
             } else {
-                println!("{}", output.output);
+                println!("{}", crate::terminal_text::Untrusted::new(&output.output));
             }
             0
         }
         Err(error) => {
-            eprintln!("agent: the sub-agent {} did not run: {error}", plan.agent);
+            eprintln!(
+                "agent: the sub-agent {} did not run: {}",
+                crate::terminal_text::Untrusted::new(&plan.agent),
+                crate::terminal_text::Untrusted::new(error)
+            );
             1
         }
     }

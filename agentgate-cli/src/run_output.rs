@@ -35,13 +35,14 @@ pub enum Checked {
 pub fn check_answer(schema: &OutputSchema, answer: &str, retries: u32, format: Format) -> Checked {
     match schema.check(answer) {
         Ok(value) => {
-            match format {
-                Format::Text => println!("{value}"),
-                Format::Json => println!(
-                    "{}",
-                    serde_json::json!({"type": "structured.output", "value": value})
-                ),
-            }
+            // The model's JSON: its strings may hold any character.
+            let line = match format {
+                Format::Text => value.to_string(),
+                Format::Json => {
+                    serde_json::json!({"type": "structured.output", "value": value}).to_string()
+                }
+            };
+            println!("{}", crate::terminal_text::json_safe(&line));
             Checked::Valid
         }
         Err(problem) if retries >= schema.retry_limit() => Checked::Invalid(format!(
@@ -60,7 +61,7 @@ pub fn write_last_message(path: &Path, answer: Option<&str>) -> Result<(), Strin
         None => {
             eprintln!(
                 "agent: no final message to write to {} (the turn ended without an answer)",
-                path.display()
+                crate::terminal_text::Untrusted::new(path.display())
             );
             Ok(())
         }

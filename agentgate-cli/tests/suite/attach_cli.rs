@@ -17,7 +17,7 @@ use super::run_cli::{
 };
 
 /// `agent serve --port 0` in the sandbox's project; its URL.
-async fn serve(sandbox: &Sandbox) -> (tokio::process::Child, String) {
+pub async fn serve(sandbox: &Sandbox) -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())

@@ -19,3 +19,4 @@ mod serve_cli;
 mod serve_postgres;
 mod sessions_cli;
 mod store_cli;
+mod terminal_cli;
