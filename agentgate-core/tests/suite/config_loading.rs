@@ -80,7 +80,9 @@ fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + Send + Sync +
 #[test]
 fn layers_apply_in_opencode_order() {
     let s = setup();
+    // Trusted: the project's layer as opencode reads it.
     let config = ConfigLoader::new(&s.project)
+        .trust_project(true)
         .home(&s.home)
         .env(env(&[
             ("MODEL_NAME", "gpt-4.1"),
