@@ -38,7 +38,9 @@
 //!   `spinner` (the progress line);
 //! - `sessions_cli`: `agent sessions` and `agent approvals`;
 //! - `debug_cli`: `agent debug config` and `agent debug prompt`;
-//! - `mcp_cli`: `agent mcp list`.
+//! - `mcp_cli`: `agent mcp list`;
+//! - `trust_cli`: `agent trust`, and the question `agent run` and `agent
+//!   chat` ask about an untrusted project at a terminal.
 
 mod acp_cli;
 mod agent_choice;
@@ -62,6 +64,7 @@ mod serve_cli;
 mod sessions_cli;
 mod spinner;
 mod terminal_text;
+mod trust_cli;
 mod workspace;
 
 use std::process::ExitCode;

@@ -83,7 +83,11 @@ pub use agentgate_core::*;
 #[cfg(all(feature = "tools", feature = "providers"))]
 mod coding_agent;
 #[cfg(all(feature = "tools", feature = "providers"))]
+mod trust_policy;
+#[cfg(all(feature = "tools", feature = "providers"))]
 mod workspace;
+#[cfg(all(feature = "tools", feature = "providers"))]
+pub use trust_policy::{ProjectTrust, TrustCallback, TrustPolicy};
 #[cfg(all(feature = "tools", feature = "providers"))]
 pub use coding_agent::{CodingAgent, CodingAgentBuilder};
 #[cfg(all(feature = "tools", feature = "providers"))]
