@@ -31,14 +31,11 @@ fn part_lines(parts: &[RiskyPart]) -> String {
 /// `agent trust [DIR]`: shows what the project's configuration can do and
 /// records it as trusted.
 pub fn trust(dir: &Path) -> Result<String, String> {
-    let workspace =
-        Workspace::with_trust(dir, ConfigLoader::new(dir), &TrustPolicy::untrusted())
-            .map_err(|e| e.to_string())?;
+    let workspace = Workspace::with_trust(dir, ConfigLoader::new(dir), &TrustPolicy::untrusted())
+        .map_err(|e| e.to_string())?;
     let root = workspace.project_root();
     let parts = workspace.trust_state().parts().to_vec();
-    let record = store()
-        .record(&root, &parts)
-        .map_err(|e| e.to_string())?;
+    let record = store().record(&root, &parts).map_err(|e| e.to_string())?;
     let mut out = format!("trusted {}\n", record.directory);
     if parts.is_empty() {
         out.push_str(
@@ -80,7 +77,8 @@ pub fn list() -> Result<String, String> {
 pub fn revoke(dir: &Path) -> Result<String, String> {
     let root = ConfigLoader::new(dir).resolved_worktree();
     let store = store();
-    let found = store.revoke(&root).map_err(|e| e.to_string())? || store.revoke(dir).map_err(|e| e.to_string())?;
+    let found = store.revoke(&root).map_err(|e| e.to_string())?
+        || store.revoke(dir).map_err(|e| e.to_string())?;
     Ok(if found {
         format!("no longer trusted: {}\n", root.display())
     } else {
@@ -118,8 +116,16 @@ fn question(workspace: &Workspace) -> String {
 /// workspace stays as it is, its warnings saying what was set aside.
 pub async fn confirm(workspace: Workspace) -> Result<Workspace, String> {
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    if workspace.trust_state().is_trusted() || !interactive || ASKED.swap(true, Ordering::SeqCst)
+    if let ProjectTrust::Changed { what, .. } = workspace.trust_state()
+        && !interactive
     {
+        eprintln!(
+            "agent: the configuration of {} changed since you trusted it, so it is not trusted now; new:\n{}`agent trust` trusts it again",
+            terminal_safe(&workspace.project_root().display().to_string()),
+            part_lines(what)
+        );
+    }
+    if workspace.trust_state().is_trusted() || !interactive || ASKED.swap(true, Ordering::SeqCst) {
         return Ok(workspace);
     }
     let text = question(&workspace);

@@ -87,9 +87,9 @@ mod trust_policy;
 #[cfg(all(feature = "tools", feature = "providers"))]
 mod workspace;
 #[cfg(all(feature = "tools", feature = "providers"))]
-pub use trust_policy::{ProjectTrust, TrustCallback, TrustPolicy};
-#[cfg(all(feature = "tools", feature = "providers"))]
 pub use coding_agent::{CodingAgent, CodingAgentBuilder};
+#[cfg(all(feature = "tools", feature = "providers"))]
+pub use trust_policy::{ProjectTrust, TrustCallback, TrustPolicy};
 #[cfg(all(feature = "tools", feature = "providers"))]
 pub use workspace::{DEFAULT_APP, DEFAULT_MODELS, Workspace, WorkspaceError};
 

@@ -49,7 +49,9 @@ impl ProjectTrust {
     /// new), one line each: the key, what it does, its value.
     pub fn lines(&self) -> Vec<String> {
         match self {
-            ProjectTrust::Untrusted { reasons } => reasons.iter().map(RiskyPart::describe).collect(),
+            ProjectTrust::Untrusted { reasons } => {
+                reasons.iter().map(RiskyPart::describe).collect()
+            }
             ProjectTrust::Changed { what, .. } => what.iter().map(RiskyPart::describe).collect(),
             _ => Vec::new(),
         }
@@ -120,7 +122,10 @@ impl TrustPolicy {
     }
 
     /// When the project is not trusted otherwise, `ask` decides.
-    pub fn ask(mut self, ask: impl Fn(&Path, &ProjectTrust) -> bool + Send + Sync + 'static) -> Self {
+    pub fn ask(
+        mut self,
+        ask: impl Fn(&Path, &ProjectTrust) -> bool + Send + Sync + 'static,
+    ) -> Self {
         self.ask = Some(Arc::new(ask));
         self
     }
@@ -137,7 +142,10 @@ impl TrustPolicy {
         &self,
         root: &Path,
         risks: &[RiskyPart],
-    ) -> (ProjectTrust, Option<agentgate_core::project_trust::TrustStoreError>) {
+    ) -> (
+        ProjectTrust,
+        Option<agentgate_core::project_trust::TrustStoreError>,
+    ) {
         if risks.is_empty() {
             return (ProjectTrust::NotNeeded, None);
         }

@@ -141,7 +141,11 @@ impl Workspace {
         loader: ConfigLoader,
         policy: &TrustPolicy,
     ) -> Result<Self, WorkspaceError> {
-        let loader = loader.trust_project(false);
+        let mut loader = loader.trust_project(false);
+        if !loader.has_user_keyed_providers() {
+            loader =
+                loader.user_keyed_providers(|id| agentgate_providers::find_provider(id).is_some());
+        }
         let mut config = loader.load()?;
         let root = loader.resolved_worktree();
         let (trust, record_error) = policy.decide(&root, &config.project_risks);

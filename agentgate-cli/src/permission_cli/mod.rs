@@ -122,9 +122,8 @@ fn set_aside_note(project: &Project) -> String {
     if project.set_aside.is_empty() {
         return String::new();
     }
-    let mut text = String::from(
-        "  set aside, the project is not trusted (`agent trust` enables them):\n",
-    );
+    let mut text =
+        String::from("  set aside, the project is not trusted (`agent trust` enables them):\n");
     for line in &project.set_aside {
         text.push_str(&format!("    - {line}\n"));
     }

@@ -159,7 +159,13 @@ impl Project {
                     .project_risks
                     .iter()
                     .filter(|p| p.kind == agentgate_core::project_trust::RiskKind::LooserRule)
-                    .map(|p| format!("{} ({})", p.describe(), shown_path(Path::new(&p.file), &ctx.dir)))
+                    .map(|p| {
+                        format!(
+                            "{} ({})",
+                            p.describe(),
+                            shown_path(Path::new(&p.file), &ctx.dir)
+                        )
+                    })
                     .collect()
             },
         })

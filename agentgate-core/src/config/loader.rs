@@ -58,7 +58,11 @@ pub struct ConfigLoader {
     global_dir: Option<PathBuf>,
     env: EnvLookup,
     trust_project: bool,
+    keyed: Option<ProviderPredicate>,
 }
+
+/// Says whether a provider id's requests carry the user's key.
+pub type ProviderPredicate = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl std::fmt::Debug for ConfigLoader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -123,7 +127,25 @@ impl ConfigLoader {
             global_dir: None,
             env: Arc::new(|name| std::env::var(name).ok()),
             trust_project: false,
+            keyed: None,
         }
+    }
+
+    /// Which provider ids read the user's key on their own (from the
+    /// environment): an untrusted project may not redirect those, nor a
+    /// provider a user layer gives a key. Unset, every provider counts
+    /// (the facade sets the providers it knows).
+    pub fn user_keyed_providers(
+        mut self,
+        keyed: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.keyed = Some(Arc::new(keyed));
+        self
+    }
+
+    /// Whether [`user_keyed_providers`](Self::user_keyed_providers) was set.
+    pub fn has_user_keyed_providers(&self) -> bool {
+        self.keyed.is_some()
     }
 
     /// Whether the project's layers (`opencode.json(c)` from the worktree
@@ -216,6 +238,7 @@ impl ConfigLoader {
     pub fn load(&self) -> Result<Config, ConfigErrors> {
         let mut state = Merge {
             trusted: self.trust_project,
+            keyed: self.keyed.clone(),
             ..Merge::default()
         };
         let global = self.resolved_global_dir();
@@ -423,6 +446,8 @@ struct Merge {
     trusted: bool,
     /// What the project's layers set that trust enables.
     risks: Vec<RiskyPart>,
+    /// The providers that read the user's key on their own.
+    keyed: Option<ProviderPredicate>,
 }
 
 impl Merge {
@@ -440,7 +465,18 @@ impl Merge {
             lower_native_agents(&mut blanked, file, &mut ignored.0, &mut ignored.1);
             blanked
         });
-        let screened = screen_project_layer(&layer, blanked.as_ref(), file);
+        let merged = &self.value;
+        let keyed = self.keyed.clone();
+        let user_keyed = |id: &str| {
+            let user_key = merged
+                .get("provider")
+                .and_then(|p| p.get(id))
+                .and_then(|p| p.get("options"))
+                .and_then(|o| o.get("apiKey"))
+                .is_some();
+            user_key || keyed.as_ref().is_none_or(|keyed| keyed(id))
+        };
+        let screened = screen_project_layer(&layer, blanked.as_ref(), file, &user_keyed);
         if self.trusted {
             self.risks.extend(screened.risky);
             return self.apply(file, layer);

@@ -28,7 +28,7 @@ pub use error::{ConfigError, ConfigErrors, ConfigWarning};
 pub use hooks::HookConfig;
 pub use jsonc::{UnterminatedComment, strip_jsonc};
 pub use keys::{TOP_LEVEL_KEYS, did_you_mean};
-pub use loader::{Config, ConfigLoader, EnvLookup, parse_config_text};
+pub use loader::{Config, ConfigLoader, EnvLookup, ProviderPredicate, parse_config_text};
 pub use provider::{ProviderConfig, ProviderModel};
 pub use substitute::{substitute, substitute_within_project};
 pub use trust::{

@@ -196,10 +196,15 @@ const REDIRECT_OPTIONS: &[&str] = &["baseurl", "url", "endpoint", "host", "api",
 /// outside `{file:}` replaced by nothing (`None` when that text does not
 /// parse). Where the two differ inside `provider`, a value came from
 /// outside the project.
+///
+/// `user_keyed` says whether a provider id's requests carry the user's key
+/// (a provider the SDK knows, whose key is read from the environment, or
+/// one a user layer gives a key): only those cannot be redirected.
 pub fn screen_project_layer(
     full: &Map<String, Value>,
     blanked: Option<&Map<String, Value>>,
     file: &str,
+    user_keyed: &dyn Fn(&str) -> bool,
 ) -> Screened {
     let mut out = Screened::default();
     for (key, value) in full {
@@ -224,7 +229,7 @@ pub fn screen_project_layer(
             Treatment::Mcp => screen_mcp(shown, file, &mut out.risky),
             Treatment::Provider => {
                 let blanked = blanked.and_then(|b| b.get(key));
-                screen_providers(value, blanked, file, &mut out.risky)
+                screen_providers(value, blanked, file, user_keyed, &mut out.risky)
             }
         };
         if let Some(kept) = kept {
@@ -363,6 +368,7 @@ fn screen_providers(
     value: &Value,
     blanked: Option<&Value>,
     file: &str,
+    user_keyed: &dyn Fn(&str) -> bool,
     risky: &mut Vec<RiskyPart>,
 ) -> Option<Value> {
     let Value::Object(providers) = value else {
@@ -372,7 +378,12 @@ fn screen_providers(
     for (id, entry) in providers {
         let blanked = blanked.and_then(|b| b.get(id));
         let path = format!("provider.{id}");
-        if let Some(entry) = screen_provider(entry, blanked, &path, file, risky) {
+        let at = Place {
+            path: &path,
+            file,
+            guarded: user_keyed(id),
+        };
+        if let Some(entry) = screen_provider(entry, blanked, &at, risky) {
             out.insert(id.clone(), entry);
         }
     }
@@ -389,15 +400,23 @@ fn is_redirect(key: &str) -> bool {
     REDIRECT_OPTIONS.contains(&folded.as_str())
 }
 
+/// Where a provider's part is: its key path, its file, and whether the
+/// provider carries the user's key (then a redirect needs the layer's own).
+struct Place<'a> {
+    path: &'a str,
+    file: &'a str,
+    guarded: bool,
+}
+
 /// One `provider.<id>` entry: `env` and `npm` set aside, its `options` and
 /// each model's `options` screened.
 fn screen_provider(
     entry: &Value,
     blanked: Option<&Value>,
-    path: &str,
-    file: &str,
+    place: &Place<'_>,
     risky: &mut Vec<RiskyPart>,
 ) -> Option<Value> {
+    let (path, file) = (place.path, place.file);
     let Value::Object(fields) = entry else {
         return Some(entry.clone());
     };
@@ -414,12 +433,12 @@ fn screen_provider(
                 risky.push(RiskyPart::new(file, at, RiskKind::Command, field));
                 None
             }
-            "api" => {
+            "api" if place.guarded => {
                 risky.push(RiskyPart::new(file, at, RiskKind::Redirect, field));
                 None
             }
-            "options" => screen_options(field, blanked_field, &at, file, risky),
-            "models" => Some(screen_models(field, blanked_field, &at, file, risky)),
+            "options" => screen_options(field, blanked_field, &place.at(&at), risky),
+            "models" => Some(screen_models(field, blanked_field, &place.at(&at), risky)),
             _ => Some(field.clone()),
         };
         if let Some(kept) = kept {
@@ -429,14 +448,25 @@ fn screen_provider(
     (!out.is_empty()).then_some(Value::Object(out))
 }
 
+impl Place<'_> {
+    /// The same provider, at `path`.
+    fn at<'b>(&'b self, path: &'b str) -> Place<'b> {
+        Place {
+            path,
+            file: self.file,
+            guarded: self.guarded,
+        }
+    }
+}
+
 /// Each model's `options` screened as a provider's.
 fn screen_models(
     value: &Value,
     blanked: Option<&Value>,
-    path: &str,
-    file: &str,
+    place: &Place<'_>,
     risky: &mut Vec<RiskyPart>,
 ) -> Value {
+    let path = place.path;
     let Value::Object(models) = value else {
         return value.clone();
     };
@@ -453,7 +483,8 @@ fn screen_models(
             let blanked_field = blanked.and_then(|b| b.get(key));
             let field = match key.as_str() {
                 "options" => {
-                    screen_options(field, blanked_field, &format!("{at}.options"), file, risky)
+                    let at = format!("{at}.options");
+                    screen_options(field, blanked_field, &place.at(&at), risky)
                 }
                 _ => Some(field.clone()),
             };
@@ -472,10 +503,10 @@ fn screen_models(
 fn screen_options(
     value: &Value,
     blanked: Option<&Value>,
-    path: &str,
-    file: &str,
+    place: &Place<'_>,
     risky: &mut Vec<RiskyPart>,
 ) -> Option<Value> {
+    let (path, file) = (place.path, place.file);
     let Value::Object(options) = value else {
         return Some(value.clone());
     };
@@ -510,7 +541,7 @@ fn screen_options(
             out.insert(key.clone(), Value::Object(kept));
         } else if outside(key, field) {
             risky.push(RiskyPart::new(file, at, RiskKind::Secret, shown));
-        } else if is_redirect(key) && !own_key {
+        } else if place.guarded && is_redirect(key) && !own_key {
             risky.push(RiskyPart::new(file, at, RiskKind::Redirect, field));
         } else {
             out.insert(key.clone(), field.clone());
@@ -601,7 +632,7 @@ mod tests {
             "formatter": {"x": {"command": ["touch", "/tmp/f"]}},
             "unknown_key": 1
         }));
-        let screened = screen_project_layer(&full, Some(&blanked), "p/opencode.json");
+        let screened = screen_project_layer(&full, Some(&blanked), "p/opencode.json", &|_| true);
         assert_eq!(
             Value::Object(screened.value.clone()),
             json!({
@@ -638,13 +669,13 @@ mod tests {
     fn a_redirect_stays_when_the_layer_gives_the_key_itself() {
         let layer = map(json!({"provider": {"local": {"options": {
             "baseURL": "http://127.0.0.1:8080/v1", "apiKey": "project-key"}}}}));
-        let screened = screen_project_layer(&layer, Some(&layer), "f");
+        let screened = screen_project_layer(&layer, Some(&layer), "f", &|_| true);
         assert_eq!(screened.value, layer);
         assert!(screened.risky.is_empty());
         // The same key from the user's environment is not the layer's own.
         let blanked = map(json!({"provider": {"local": {"options": {
             "baseURL": "http://127.0.0.1:8080/v1", "apiKey": ""}}}}));
-        let screened = screen_project_layer(&layer, Some(&blanked), "f");
+        let screened = screen_project_layer(&layer, Some(&blanked), "f", &|_| true);
         assert_eq!(
             keys(&screened),
             [
@@ -659,6 +690,25 @@ mod tests {
     }
 
     #[test]
+    fn a_provider_without_the_users_key_may_point_anywhere() {
+        let layer = map(json!({"provider": {
+            "local": {"options": {"baseURL": "http://127.0.0.1:8080/v1"}},
+            "openai": {"options": {"baseURL": "http://127.0.0.1:8080/v1"}}}}));
+        let keyed = |id: &str| id == "openai";
+        let screened = screen_project_layer(&layer, Some(&layer), "f", &keyed);
+        assert_eq!(
+            Value::Object(screened.value),
+            json!({"provider": {
+                "local": {"options": {"baseURL": "http://127.0.0.1:8080/v1"}},
+                "openai": {"options": {}}}})
+        );
+        assert_eq!(
+            keys(&screened),
+            [("provider.openai.options.baseURL", RiskKind::Redirect)]
+        );
+    }
+
+    #[test]
     fn outside_values_leave_headers_and_unparsable_layers_lose_all_options() {
         let full = map(json!({"provider": {"openai": {
             "options": {"headers": {"X-A": "literal", "X-B": "secret"}},
@@ -668,7 +718,7 @@ mod tests {
             "options": {"headers": {"X-A": "literal", "X-B": ""}},
             "env": ["AWS_SECRET_ACCESS_KEY"],
             "models": {"m": {"options": {"baseUrl": "http://x"}, "limit": {"context": 9}}}}}}));
-        let screened = screen_project_layer(&full, Some(&blanked), "f");
+        let screened = screen_project_layer(&full, Some(&blanked), "f", &|_| true);
         assert_eq!(
             Value::Object(screened.value.clone()),
             json!({"provider": {"openai": {
@@ -686,7 +736,7 @@ mod tests {
                 ),
             ]
         );
-        let screened = screen_project_layer(&full, None, "f");
+        let screened = screen_project_layer(&full, None, "f", &|_| true);
         assert!(
             screened
                 .risky
@@ -706,7 +756,7 @@ mod tests {
             "agent": {"build": {"permission": {"bash": "allow"}, "tools": {"edit": true},
                                 "prompt": "Be careful."}}
         }));
-        let screened = screen_project_layer(&layer, Some(&layer), "f");
+        let screened = screen_project_layer(&layer, Some(&layer), "f", &|_| true);
         assert_eq!(
             Value::Object(screened.value),
             json!({
@@ -739,7 +789,7 @@ mod tests {
             "default_agent": "review",
             "permission": {"bash": {"*": "ask"}}
         }));
-        let screened = screen_project_layer(&layer, Some(&layer), "f");
+        let screened = screen_project_layer(&layer, Some(&layer), "f", &|_| true);
         assert_eq!(screened.value, layer);
         assert!(screened.risky.is_empty());
     }
