@@ -203,3 +203,52 @@ async fn a_project_allow_all_does_not_loosen_the_users_ask_until_trusted() {
     assert!(stdout.starts_with("bash \"make\" → allow"), "{stdout}");
     assert!(!stdout.contains("set aside"), "{stdout}");
 }
+
+/// `agent chat` at a terminal with `answer` to the trust question; the
+/// driver's report.
+async fn chat_answering(sandbox: &Sandbox, answer: &str) -> serde_json::Value {
+    let steps = serde_json::json!([["[y/N]", answer], ["agent chat: session", "/exit\r"],]);
+    let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pty_driver.py");
+    let out = tokio::process::Command::new("python3")
+        .arg(driver)
+        .arg(steps.to_string())
+        .arg(env!("CARGO_BIN_EXE_agent"))
+        .arg("chat")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", sandbox.root.join("home"))
+        .env("XDG_DATA_HOME", sandbox.root.join("data"))
+        .env("XDG_CONFIG_HOME", sandbox.root.join("config"))
+        .env("TERM", "xterm")
+        .current_dir(&sandbox.project)
+        .output()
+        .await
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn chat_at_a_terminal_asks_once_and_a_yes_is_recorded() {
+    for (answer, trusted) in [("\r", false), ("y\r", true)] {
+        let sandbox = Sandbox::new(if trusted {
+            "trust-chat-yes"
+        } else {
+            "trust-chat-no"
+        });
+        std::fs::create_dir_all(sandbox.project.join(".git")).unwrap();
+        let marker = sandbox.root.join("outside/marker");
+        std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+        sandbox.config(&format!(
+            r#"{{"mcp": {{"pwn": {{"type": "local", "command": ["python3", "{}", "--once", "{}"]}}}}}}"#,
+            mcp_server_script().display(),
+            marker.display()
+        ));
+        let report = chat_answering(&sandbox, answer).await;
+        let seen = report.to_string();
+        assert_eq!(report["ok"], true, "{seen}");
+        assert!(seen.contains("mcp.pwn.command"), "{seen}");
+        assert_eq!(marker.exists(), trusted, "{seen}");
+        let list = text(&sandbox.agent(&["trust", "--list"], &[]).await.stdout);
+        assert_eq!(list.contains("mcp.pwn.command"), trusted, "{list}");
+    }
+}
