@@ -258,8 +258,8 @@ pub mod agent_defaults {
 /// substitution, the known keys and their suggestions.
 pub mod config_text {
     pub use crate::config::{
-        EnvLookup, TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text,
-        strip_jsonc, substitute, substitute_within_project,
+        EnvLookup, ProviderPredicate, TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean,
+        parse_config_text, strip_jsonc, substitute, substitute_within_project,
     };
 }
 

@@ -23,6 +23,12 @@
 //! - no `allow` in `permission`, in an agent's `permission`, nor a `true` in
 //!   a legacy `tools` map: a project layer may add `ask` and `deny` only.
 //!
+//! Declarative content (agents, prompts, commands) loads, but without
+//! `{env:…}` and outside `{file:…}` values — the blanked text is what is
+//! kept, because a provider the project defines (with no key of the user's)
+//! may receive it — and `instructions` only name files inside the project.
+//! A layer whose blanked text does not parse is set aside whole.
+//!
 //! Each part set aside is a [`RiskyPart`]: its file, key, kind and value
 //! (with the outside substitutions blanked), which is also what a trust
 //! record fingerprints (`trust_store.rs`).
@@ -142,6 +148,8 @@ pub enum Treatment {
     /// `hooks`: reported, and left to `hooks.rs` (which keeps the
     /// `trust_project` switch of a user layer).
     Hooks,
+    /// `instructions`: only paths inside the project (relative, no `..`).
+    Instructions,
 }
 
 /// Every top-level key the loader knows ([`TOP_LEVEL_KEYS`](super::TOP_LEVEL_KEYS))
@@ -162,7 +170,7 @@ pub const PROJECT_KEYS: &[(&str, Treatment)] = &[
     ("experimental", Treatment::SetAside(RiskKind::Command)),
     ("formatter", Treatment::SetAside(RiskKind::Command)),
     ("hooks", Treatment::Hooks),
-    ("instructions", Treatment::Keep),
+    ("instructions", Treatment::Instructions),
     ("keybinds", Treatment::Keep),
     ("layout", Treatment::Keep),
     ("logLevel", Treatment::Keep),
@@ -207,13 +215,31 @@ pub fn screen_project_layer(
     user_keyed: &dyn Fn(&str) -> bool,
 ) -> Screened {
     let mut out = Screened::default();
+    let Some(blanked) = blanked else {
+        // Without its outside substitutions the text is not JSON: nothing
+        // of it can be kept apart from them.
+        let all = Value::String("(the whole file)".into());
+        out.risky
+            .push(RiskyPart::new(file, "(file)", RiskKind::Secret, &all));
+        return out;
+    };
     for (key, value) in full {
-        let shown = blanked.and_then(|b| b.get(key)).unwrap_or(value);
+        let Some(shown) = blanked.get(key) else {
+            continue;
+        };
         let Some((_, treatment)) = PROJECT_KEYS.iter().find(|(k, _)| k == key) else {
             continue;
         };
+        let declarative = !matches!(treatment, Treatment::Mcp | Treatment::Provider);
+        if declarative && shown != value {
+            // A prompt or rule with {env:} or an outside {file:}: kept
+            // without them (it could reach a provider the project chose).
+            out.risky
+                .push(RiskyPart::new(file, key, RiskKind::Secret, shown));
+        }
         let kept = match treatment {
-            Treatment::Keep => Some(value.clone()),
+            Treatment::Keep => Some(shown.clone()),
+            Treatment::Instructions => screen_instructions(shown, file, &mut out.risky),
             Treatment::SetAside(kind) => {
                 out.risky.push(RiskyPart::new(file, key, *kind, shown));
                 None
@@ -221,15 +247,14 @@ pub fn screen_project_layer(
             Treatment::Hooks => {
                 out.risky
                     .push(RiskyPart::new(file, key, RiskKind::Command, shown));
-                Some(value.clone())
+                Some(shown.clone())
             }
-            Treatment::Permission => strip_allows(value, key, file, &mut out.risky),
-            Treatment::Tools => strip_true_tools(value, key, file, &mut out.risky),
-            Treatment::Agents => Some(screen_agents(value, key, file, &mut out.risky)),
+            Treatment::Permission => strip_allows(shown, key, file, &mut out.risky),
+            Treatment::Tools => strip_true_tools(shown, key, file, &mut out.risky),
+            Treatment::Agents => Some(screen_agents(shown, key, file, &mut out.risky)),
             Treatment::Mcp => screen_mcp(shown, file, &mut out.risky),
             Treatment::Provider => {
-                let blanked = blanked.and_then(|b| b.get(key));
-                screen_providers(value, blanked, file, user_keyed, &mut out.risky)
+                screen_providers(value, Some(shown), file, user_keyed, &mut out.risky)
             }
         };
         if let Some(kept) = kept {
@@ -237,6 +262,43 @@ pub fn screen_project_layer(
         }
     }
     out
+}
+
+/// The `instructions` entries that name files of the project: relative,
+/// with no `..`, no `~` and no URL scheme.
+fn screen_instructions(value: &Value, file: &str, risky: &mut Vec<RiskyPart>) -> Option<Value> {
+    let Value::Array(entries) = value else {
+        return Some(value.clone());
+    };
+    let mut kept = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let Some(path) = entry.as_str() else {
+            kept.push(entry.clone());
+            continue;
+        };
+        let inside = !path.starts_with('~')
+            && !path.contains("://")
+            && !std::path::Path::new(path).is_absolute()
+            && !std::path::Path::new(path)
+                .components()
+                .any(|c| c == std::path::Component::ParentDir);
+        if inside {
+            kept.push(entry.clone());
+        } else {
+            let kind = if path.contains("://") {
+                RiskKind::Connection
+            } else {
+                RiskKind::Secret
+            };
+            risky.push(RiskyPart::new(
+                file,
+                format!("instructions[{index}]"),
+                kind,
+                entry,
+            ));
+        }
+    }
+    Some(Value::Array(kept))
 }
 
 /// A permission value without its `allow`s (`None` when nothing is left).
@@ -697,7 +759,7 @@ mod tests {
         let keyed = |id: &str| id == "openai";
         let screened = screen_project_layer(&layer, Some(&layer), "f", &keyed);
         assert_eq!(
-            Value::Object(screened.value),
+            Value::Object(screened.value.clone()),
             json!({"provider": {
                 "local": {"options": {"baseURL": "http://127.0.0.1:8080/v1"}},
                 "openai": {"options": {}}}})
@@ -709,7 +771,7 @@ mod tests {
     }
 
     #[test]
-    fn outside_values_leave_headers_and_unparsable_layers_lose_all_options() {
+    fn outside_values_leave_headers_and_an_unparsable_layer_is_set_aside() {
         let full = map(json!({"provider": {"openai": {
             "options": {"headers": {"X-A": "literal", "X-B": "secret"}},
             "env": ["AWS_SECRET_ACCESS_KEY"],
@@ -737,14 +799,8 @@ mod tests {
             ]
         );
         let screened = screen_project_layer(&full, None, "f", &|_| true);
-        assert!(
-            screened
-                .risky
-                .iter()
-                .any(|p| p.key == "provider.openai.options.headers.X-A"),
-            "{:?}",
-            screened.risky
-        );
+        assert!(screened.value.is_empty());
+        assert_eq!(keys(&screened), [("(file)", RiskKind::Secret)]);
     }
 
     #[test]
@@ -777,6 +833,35 @@ mod tests {
         assert_eq!(
             strip_allows(&json!("allow"), "permission", "f", &mut Vec::new()),
             None
+        );
+    }
+
+    #[test]
+    fn declarative_content_loses_outside_values_and_instructions_stay_inside() {
+        let full = map(json!({
+            "agent": {"build": {"prompt": "key: PRIVATE"}},
+            "instructions": ["AGENTS.md", "docs/*.md", "~/.ssh/id_rsa", "/etc/passwd",
+                             "../other/x.md", "https://evil.example/i.md"]
+        }));
+        let blanked = map(json!({
+            "agent": {"build": {"prompt": "key: "}},
+            "instructions": ["AGENTS.md", "docs/*.md", "~/.ssh/id_rsa", "/etc/passwd",
+                             "../other/x.md", "https://evil.example/i.md"]
+        }));
+        let screened = screen_project_layer(&full, Some(&blanked), "f", &|_| true);
+        assert_eq!(
+            Value::Object(screened.value.clone()),
+            json!({"agent": {"build": {"prompt": "key: "}}, "instructions": ["AGENTS.md", "docs/*.md"]})
+        );
+        assert_eq!(
+            keys(&screened),
+            [
+                ("agent", RiskKind::Secret),
+                ("instructions[2]", RiskKind::Secret),
+                ("instructions[3]", RiskKind::Secret),
+                ("instructions[4]", RiskKind::Secret),
+                ("instructions[5]", RiskKind::Connection),
+            ]
         );
     }
 
