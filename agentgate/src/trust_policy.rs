@@ -180,3 +180,57 @@ fn untrusted(risks: &[RiskyPart]) -> ProjectTrust {
         reasons: risks.to_vec(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use agentgate_core::project_trust::RiskKind;
+
+    use super::*;
+
+    fn part(key: &str) -> RiskyPart {
+        serde_json::from_value(serde_json::json!({
+            "file": "/p/opencode.json", "key": key, "kind": "command", "value": "[\"x\"]"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn each_policy_decides_as_documented() {
+        let dir = std::env::temp_dir().join(format!("agentgate-policy-{}", std::process::id()));
+        let root = dir.join("project");
+        std::fs::create_dir_all(&root).unwrap();
+        let risks = vec![part("mcp.a.command")];
+        let untrusted = TrustPolicy::untrusted();
+        assert_eq!(untrusted.decide(&root, &[]).0, ProjectTrust::NotNeeded);
+        let (state, _) = untrusted.decide(&root, &risks);
+        assert_eq!(
+            state,
+            ProjectTrust::Untrusted {
+                reasons: risks.clone()
+            }
+        );
+        assert_eq!(state.lines().len(), 1);
+        assert_eq!(state.parts()[0].kind, RiskKind::Command);
+        assert_eq!(
+            TrustPolicy::trust_all().decide(&root, &risks).0,
+            ProjectTrust::Trusted
+        );
+        let store = TrustStore::in_data_dir(&dir.join("data"));
+        let recorded = TrustPolicy::recorded(store.clone());
+        assert!(!recorded.decide(&root, &risks).0.is_trusted());
+        store.record(&root, &risks).unwrap();
+        assert_eq!(recorded.decide(&root, &risks).0, ProjectTrust::Trusted);
+        let grown = vec![part("mcp.a.command"), part("formatter")];
+        let (state, _) = recorded.decide(&root, &grown);
+        assert_eq!(
+            state,
+            ProjectTrust::Changed {
+                what: vec![part("formatter")],
+                all: grown.clone()
+            }
+        );
+        let asked = TrustPolicy::recorded(store).ask(|_, state| state.lines().len() == 1);
+        assert_eq!(asked.decide(&root, &grown).0, ProjectTrust::Trusted);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
