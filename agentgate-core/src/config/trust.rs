@@ -89,9 +89,9 @@ impl RiskyPart {
     fn new(file: &str, key: impl Into<String>, kind: RiskKind, value: &Value) -> Self {
         RiskyPart {
             file: file.to_string(),
-            key: key.into(),
+            key: visible(&key.into()),
             kind,
-            value: canonical_json(value),
+            value: visible(&canonical_json(value)),
         }
     }
 
@@ -115,6 +115,25 @@ impl RiskyPart {
             ),
         }
     }
+}
+
+/// `text` with every control character and bidirectional override (which
+/// a hostile project could use to hide or imitate text on a terminal)
+/// written as `\u{…}`: a part is shown as it is, never interpreted.
+fn visible(text: &str) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    text.chars()
+        .map(|c| {
+            if hidden(c) {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// One layer screened: what it may set untrusted, and what was set aside.
@@ -652,6 +671,19 @@ mod tests {
             .iter()
             .map(|p| (p.key.as_str(), p.kind))
             .collect()
+    }
+
+    #[test]
+    fn a_part_cannot_write_to_the_terminal() {
+        let layer = map(json!({"mcp": {"a\u{1b}[2Jb\u{202e}": {"command": ["x\u{9b}31m"]}}}));
+        let screened = screen_project_layer(&layer, Some(&layer), "f", &|_| true);
+        let line = screened.risky[0].describe();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(!line.contains('\u{202e}'), "{line:?}");
+        assert!(
+            line.contains("\\u{1b}") && line.contains("\\u{9b}"),
+            "{line:?}"
+        );
     }
 
     #[test]
