@@ -69,6 +69,12 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Trust a project's configuration: show what its opencode.json(c) and
+    /// .opencode/ would do (start commands, connect to URLs, redirect a
+    /// provider, allow what your rules ask) and record it as trusted. An
+    /// untrusted project's configuration does none of that; when what it
+    /// would do changes after trust, it is untrusted again.
+    Trust(TrustArgs),
     /// Inspect how the configuration is resolved.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -91,6 +97,19 @@ pub(crate) enum Command {
     /// `agent run` does; same exit status. The password comes from
     /// OPENCODE_SERVER_PASSWORD or AGENT_SERVER_PASSWORD.
     Attach(AttachArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The project directory (default: the current one; its worktree root
+    /// is what is trusted).
+    pub(crate) dir: Option<PathBuf>,
+    /// List the trusted projects and what each may do.
+    #[arg(long, conflicts_with_all = ["dir", "revoke"])]
+    pub(crate) list: bool,
+    /// Stop trusting DIR.
+    #[arg(long, value_name = "DIR", conflicts_with = "dir")]
+    pub(crate) revoke: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -195,6 +195,17 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                 Ok(ExitCode::FAILURE)
             };
         }
+        Command::Trust(args) => {
+            let text = if args.list {
+                crate::trust_cli::list()?
+            } else if let Some(dir) = args.revoke {
+                crate::trust_cli::revoke(&dir)?
+            } else {
+                crate::trust_cli::trust(&crate::trust_cli::directory(args.dir)?)?
+            };
+            print(&text)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Debug(DebugCommand::Config { json }) => {
             print(&debug_cli::config(&current_dir()?, json)?)?;
             return Ok(ExitCode::SUCCESS);

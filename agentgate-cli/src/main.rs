@@ -43,6 +43,8 @@
 //!   program (model, tool, server, project text; `Untrusted` wraps it),
 //!   and `ask_frame`: how an ask is drawn so that no model text passes
 //!   for one.
+//! - `trust_cli`: `agent trust`, and the question `agent run` and `agent
+//!   chat` ask about an untrusted project at a terminal.
 
 mod acp_cli;
 mod agent_choice;
@@ -67,6 +69,7 @@ mod serve_cli;
 mod sessions_cli;
 mod spinner;
 mod terminal_text;
+mod trust_cli;
 mod workspace;
 
 use std::process::ExitCode;

@@ -158,6 +158,8 @@ pub async fn build_agent(
     .await
     .map_err(|e| format!("loading the configuration failed: {e}"))?
     .map_err(|e| e.to_string())?;
+    // At a terminal, an untrusted project is asked about once.
+    let workspace = crate::trust_cli::confirm(workspace).await?;
     for warning in &workspace.config().warnings {
         eprintln!(
             "agent: warning: {}",

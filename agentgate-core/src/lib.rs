@@ -261,8 +261,20 @@ pub mod agent_defaults {
 /// substitution, the known keys and their suggestions.
 pub mod config_text {
     pub use crate::config::{
-        EnvLookup, TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean, parse_config_text,
-        strip_jsonc, substitute,
+        EnvLookup, ProviderPredicate, TOP_LEVEL_KEYS, UnterminatedComment, did_you_mean,
+        parse_config_text, strip_jsonc, substitute, substitute_within_project,
+    };
+}
+
+/// Project trust (issue 39): what an untrusted project's layer may set
+/// ([`screen_project_layer`](project_trust::screen_project_layer), a pure
+/// function over one layer) and the user's record of trusted projects
+/// ([`TrustStore`](project_trust::TrustStore)).
+pub mod project_trust {
+    pub use crate::config::{
+        PROJECT_KEYS, RiskKind, RiskyPart, Screened, TRUST_FILE, Treatment, TrustRecord,
+        TrustStore, TrustStoreError, canonical_json, fingerprint, project_key, screen_agent,
+        screen_project_layer, strip_allows,
     };
 }
 

@@ -24,6 +24,7 @@ use futures::Stream;
 use tokio_util::sync::CancellationToken;
 
 use crate::coding_agent_error::CodingAgentError;
+use crate::trust_policy::TrustPolicy;
 use crate::workspace::{CLI_APP, Workspace};
 
 /// A change to the engine builder, applied after the configuration's.
@@ -35,6 +36,7 @@ pub struct CodingAgentBuilder {
     directory: PathBuf,
     loader: Option<ConfigLoader>,
     workspace: Option<Workspace>,
+    trust: Option<TrustPolicy>,
     model: Option<Arc<dyn LanguageModel>>,
     model_name: Option<String>,
     resolver: Option<Arc<dyn ModelResolver>>,
@@ -71,6 +73,19 @@ impl CodingAgentBuilder {
     /// model or show what it found).
     pub fn workspace(mut self, workspace: Workspace) -> Self {
         self.workspace = Some(workspace);
+        self
+    }
+
+    /// Decides whether the project's configuration layers are trusted
+    /// (see [`TrustPolicy`]). Default: trusted only when this program
+    /// recorded the project as trusted ([`TrustPolicy::recorded_for`] of
+    /// its [`app`](Self::app)), or when the [`config`](Self::config)
+    /// loader says so (`ConfigLoader::trust_project(true)`); until then the
+    /// project may add `deny` and `ask` rules, agents, prompts, commands
+    /// and skills, but starts no process, redirects no provider, sends no
+    /// outside secret and allows nothing its user's configuration does not.
+    pub fn trust(mut self, policy: TrustPolicy) -> Self {
+        self.trust = Some(policy);
         self
     }
 
@@ -272,11 +287,11 @@ impl CodingAgentBuilder {
     /// exist; [`CodingAgentError::Session`] when the session cannot be
     /// created or loaded.
     pub async fn build(self) -> Result<CodingAgent, CodingAgentError> {
+        let app = self.app.unwrap_or_else(program_app);
         let workspace = match self.workspace {
             Some(workspace) => workspace,
-            None => load_workspace(&self.directory, self.loader)?,
+            None => load_workspace(&self.directory, self.loader, self.trust, &app)?,
         };
-        let app = self.app.unwrap_or_else(program_app);
         let resolver = self.resolver.or_else(|| default_resolver(&workspace));
         let model = match self.model {
             Some(model) => model,
@@ -348,13 +363,22 @@ impl CodingAgentBuilder {
     }
 }
 
-/// The directory's workspace, its warnings logged.
+/// The directory's workspace, its project trusted as `trust` decides
+/// (default: as `app` recorded it, or as the loader says), its warnings
+/// logged.
 fn load_workspace(
     directory: &std::path::Path,
     loader: Option<ConfigLoader>,
+    trust: Option<TrustPolicy>,
+    app: &str,
 ) -> Result<Workspace, CodingAgentError> {
     let loader = loader.unwrap_or_else(|| ConfigLoader::new(directory));
-    let workspace = Workspace::with_loader(directory, loader)?;
+    let policy = match trust {
+        Some(policy) => policy,
+        None if loader.project_is_trusted() => TrustPolicy::trust_all(),
+        None => TrustPolicy::recorded_for(app),
+    };
+    let workspace = Workspace::with_trust(directory, loader, &policy)?;
     for warning in &workspace.config().warnings {
         tracing::warn!("{warning}");
     }
@@ -513,6 +537,7 @@ impl CodingAgent {
             directory: directory.into(),
             loader: None,
             workspace: None,
+            trust: None,
             model: None,
             model_name: None,
             resolver: None,

@@ -84,6 +84,7 @@ mod coding_agent;
 mod coding_agent_error;
 #[cfg(feature = "mcp")]
 mod coding_agent_mcp;
+mod trust_policy;
 mod workspace;
 pub use coding_agent::{CodingAgent, CodingAgentBuilder};
 pub use coding_agent_error::CodingAgentError;
@@ -93,6 +94,7 @@ pub use workspace::{CLI_APP, DEFAULT_MODELS, Workspace, WorkspaceError};
 // session gets its coding agent.
 mod agent_factory;
 pub use agent_factory::{AgentFactory, AgentSetup, ConfiguredAgents, FactoryError};
+pub use trust_policy::{ProjectTrust, TrustCallback, TrustPolicy};
 
 // Serving a coding agent to editors over the Agent Client Protocol.
 #[cfg(feature = "acp")]

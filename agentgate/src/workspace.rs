@@ -24,6 +24,16 @@ use agentgate_providers::{ConfigModelResolver, ProviderError, model_from_config}
 #[cfg(feature = "tools")]
 use agentgate_tools::{BashTool, Sandbox, SandboxMode, SandboxPolicy, SkillTool};
 
+use crate::trust_policy::{ProjectTrust, TrustPolicy};
+
+/// The record file a policy reads, for a warning.
+fn error_file(policy: &TrustPolicy) -> String {
+    policy
+        .store()
+        .map(|s| s.path().display().to_string())
+        .unwrap_or_default()
+}
+
 /// The model used when the configuration names none but a provider's key
 /// is in the environment, per key variable, first match wins.
 pub const DEFAULT_MODELS: &[(&str, &str)] = &[
@@ -75,6 +85,9 @@ pub enum WorkspaceError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The record of trusted projects could not be written.
+    #[error("recording the project's trust: {0} (check that the data directory is writable)")]
+    Trust(#[source] agentgate_core::project_trust::TrustStoreError),
 }
 
 /// A directory's loaded configuration and what is assembled from it.
@@ -97,11 +110,13 @@ pub struct Workspace {
     config: Config,
     skills: Skills,
     commands: Commands,
+    trust: ProjectTrust,
 }
 
 impl Workspace {
     /// Loads `directory`'s configuration stack as opencode does
-    /// ([`ConfigLoader::new`]).
+    /// ([`ConfigLoader::new`]), its project trusted only when `agent trust`
+    /// recorded it ([`TrustPolicy::recorded_for`] of [`CLI_APP`], the `agent` CLI's).
     pub fn load(directory: impl Into<PathBuf>) -> Result<Self, WorkspaceError> {
         let directory = directory.into();
         let loader = ConfigLoader::new(&directory);
@@ -109,23 +124,103 @@ impl Workspace {
     }
 
     /// Loads with `loader` (another home, environment or global folder).
+    /// The project is trusted when the loader says so
+    /// ([`ConfigLoader::trust_project`]), else as [`load`](Self::load)
+    /// decides.
     pub fn with_loader(
         directory: impl Into<PathBuf>,
         loader: ConfigLoader,
     ) -> Result<Self, WorkspaceError> {
+        let policy = if loader.project_is_trusted() {
+            TrustPolicy::trust_all()
+        } else {
+            TrustPolicy::recorded_for(CLI_APP)
+        };
+        Self::with_trust(directory, loader, &policy)
+    }
+
+    /// Loads with `loader`, the project's trust decided by `policy`: the
+    /// layers are read screened first; when they set something trust would
+    /// change and `policy` trusts the project, they are read again as they
+    /// are. [`trust_state`](Self::trust_state) says which; an untrusted
+    /// project's set-aside parts are in the config's warnings.
+    pub fn with_trust(
+        directory: impl Into<PathBuf>,
+        loader: ConfigLoader,
+        policy: &TrustPolicy,
+    ) -> Result<Self, WorkspaceError> {
+        let mut loader = loader.trust_project(false);
+        #[cfg(feature = "providers")]
+        if !loader.has_user_keyed_providers() {
+            loader =
+                loader.user_keyed_providers(|id| agentgate_providers::find_provider(id).is_some());
+        }
         let mut config = loader.load()?;
+        let root = loader.resolved_worktree();
+        let (trust, record_error) = policy.decide(&root, &config.project_risks);
+        if let Some(error) = record_error {
+            config.warnings.push(agentgate_core::ConfigWarning {
+                file: error_file(policy),
+                path: String::new(),
+                message: format!("the project is treated as untrusted: {error}"),
+            });
+        }
+        let loader = loader.trust_project(matches!(trust, ProjectTrust::Trusted));
+        if loader.project_is_trusted() {
+            config = loader.load()?;
+        }
+        Self::assemble(directory.into(), loader, config, trust)
+    }
+
+    fn assemble(
+        directory: PathBuf,
+        loader: ConfigLoader,
+        mut config: Config,
+        trust: ProjectTrust,
+    ) -> Result<Self, WorkspaceError> {
         let (skills, skill_warnings) = Skills::discover(&loader, &config);
         let (mut commands, command_warnings) = Commands::from_config(&config);
         commands.add_skills(&skills);
         config.warnings.extend(skill_warnings);
         config.warnings.extend(command_warnings);
         Ok(Workspace {
-            directory: directory.into(),
+            directory,
             loader,
             config,
             skills,
             commands,
+            trust,
         })
+    }
+
+    /// Whether the project's configuration layers are trusted, and if not,
+    /// what they would do ([`ProjectTrust::lines`]).
+    pub fn trust_state(&self) -> &ProjectTrust {
+        &self.trust
+    }
+
+    /// The project directory trust is recorded for: the worktree root.
+    pub fn project_root(&self) -> PathBuf {
+        self.loader.resolved_worktree()
+    }
+
+    /// Records the project as trusted in `store` with what it can do now,
+    /// and loads it again trusted. Nothing is recorded when trust would
+    /// change nothing.
+    pub fn trust_and_reload(
+        &self,
+        store: &agentgate_core::project_trust::TrustStore,
+    ) -> Result<Self, WorkspaceError> {
+        if !self.trust.parts().is_empty() {
+            store
+                .record(&self.project_root(), self.trust.parts())
+                .map_err(WorkspaceError::Trust)?;
+        }
+        Self::with_trust(
+            self.directory.clone(),
+            self.loader.clone(),
+            &TrustPolicy::trust_all(),
+        )
     }
 
     /// The project directory.

@@ -106,9 +106,11 @@ async fn the_builder_alone_assembles_the_configured_provider_mcp_and_limit() {
 
     // Only the loader is given, to keep the machine's own global config
     // and environment out of the test.
+    // The embedder trusts the directory it wrote (its MCP server starts).
     let loader = agentgate::ConfigLoader::new(&project)
         .home(&home)
-        .env(|_| None);
+        .env(|_| None)
+        .trust_project(true);
     let agent = agentgate::CodingAgent::builder(&project)
         .config(loader)
         .build()

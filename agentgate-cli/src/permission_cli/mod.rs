@@ -107,8 +107,27 @@ pub fn check(
     if json {
         pretty(&explanation)
     } else {
-        Ok(explanation.to_string())
+        let mut text = explanation.to_string();
+        let note = set_aside_note(project);
+        if !note.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Ok(text + &note)
     }
+}
+
+/// The project rules set aside because the project is not trusted, as
+/// lines after a decision (nothing when there are none).
+fn set_aside_note(project: &Project) -> String {
+    if project.set_aside.is_empty() {
+        return String::new();
+    }
+    let mut text =
+        String::from("  set aside, the project is not trusted (`agent trust` enables them):\n");
+    for line in &project.set_aside {
+        text.push_str(&format!("    - {line}\n"));
+    }
+    text
 }
 
 /// As the gate decides: the agent's rules alone first (a deny is final,
@@ -262,6 +281,7 @@ fn check_command(
             }
         }
     }
+    text.push_str(&set_aside_note(project));
     Ok(text)
 }
 

@@ -36,6 +36,9 @@ pub struct Project {
     /// Markdown agent files that were skipped, one message each (file, what
     /// is wrong); the commands still run without them.
     pub warnings: Vec<String>,
+    /// The project's rules set aside because the project is not trusted
+    /// (its `allow`s), one line each: key, what it would do, file.
+    pub set_aside: Vec<String>,
 }
 
 /// The directories scanned for markdown agents (`agent(s)/**/*.md`,
@@ -149,6 +152,22 @@ impl Project {
             agent_sources,
             default_agent: loaded.default_agent.clone(),
             warnings: loaded.warnings.iter().map(ToString::to_string).collect(),
+            set_aside: if loaded.project_trusted {
+                Vec::new()
+            } else {
+                loaded
+                    .project_risks
+                    .iter()
+                    .filter(|p| p.kind == agentgate_core::project_trust::RiskKind::LooserRule)
+                    .map(|p| {
+                        format!(
+                            "{} ({})",
+                            p.describe(),
+                            shown_path(Path::new(&p.file), &ctx.dir)
+                        )
+                    })
+                    .collect()
+            },
         })
     }
 
@@ -184,6 +203,7 @@ impl Project {
             agent_sources,
             default_agent,
             warnings: Vec::new(),
+            set_aside: Vec::new(),
         })
     }
 

@@ -50,6 +50,10 @@ fn run(dir: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(dir)
         .env("HOME", "/home/tester")
+        .env(
+            "XDG_DATA_HOME",
+            std::env::temp_dir().join(format!("agent-agents-cli-data-{}", std::process::id())),
+        )
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -192,6 +196,8 @@ fn default_agent_from_the_config_comes_first() {
 #[test]
 fn debug_agent_prints_the_agent_and_its_tools() {
     let dir = project("debug");
+    // Trusted: the markdown agent's `tools` as opencode reads them.
+    assert!(run(&dir, &["trust"]).status.success());
     let agent = json(&run(&dir, &["debug", "agent", "review"]));
     assert_eq!(agent["name"], "review");
     assert_eq!(agent["mode"], "subagent");

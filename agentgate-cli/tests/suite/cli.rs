@@ -15,7 +15,23 @@ const HOME: &str = "/home/tester";
 fn agent() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
     cmd.env("HOME", HOME);
+    // The record of trusted projects (`agent trust`) of these tests.
+    cmd.env(
+        "XDG_DATA_HOME",
+        std::env::temp_dir().join(format!("agentgate-cli-data-{}", std::process::id())),
+    );
     cmd
+}
+
+/// Trusts the project in `dir` (its configuration as written, as opencode
+/// reads it: these tests check opencode's semantics).
+fn trust(dir: &Path) {
+    let out = agent().arg("trust").current_dir(dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A fresh, empty directory for one test.
@@ -217,6 +233,7 @@ const CONFIG: &str = r#"{
 fn check_json_explains_with_layers() {
     let dir = scratch("check");
     std::fs::write(dir.join("opencode.jsonc"), CONFIG).unwrap();
+    trust(&dir);
     let out = run_in(
         &dir,
         &[
@@ -522,6 +539,7 @@ fn lint_knows_mcp_servers_and_custom_tools() {
     .unwrap();
     std::fs::create_dir_all(dir.join(".opencode/tool")).unwrap();
     std::fs::write(dir.join(".opencode/tool/deploy.ts"), "export default {}").unwrap();
+    trust(&dir);
     let out = run_in(&dir, &["permission", "lint", "--json"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let findings: Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -542,6 +560,7 @@ fn lint_reports_the_user_rules_of_markdown_agents_only() {
         "---\ndescription: r\npermission:\n  bash:\n    \"rm *\": deny\n    \"*\": allow\n---\nReview.\n",
     )
     .unwrap();
+    trust(&dir);
     let out = run_in(&dir, &["permission", "lint"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let text = stdout(&out);
@@ -576,6 +595,7 @@ fn lint_warns_about_bash_allow_all_with_denies() {
         r#"{"permission": {"bash": {"*": "allow", "rm *": "deny", "git push *": "deny"}}}"#,
     )
     .unwrap();
+    trust(&dir);
     let out = run_in(&dir, &["permission", "lint"], "");
     // Warnings are findings: the exit status stays 1, as for every finding.
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
@@ -592,6 +612,8 @@ fn lint_warns_about_bash_allow_all_with_denies() {
         r#"{"permission": {"bash": {"*": "ask", "git *": "allow", "git push *": "deny"}}}"#,
     )
     .unwrap();
+    // A new allow: the project is asked about again.
+    trust(&dir);
     let out = run_in(&dir, &["permission", "lint"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("no findings in 3 rules"));
@@ -612,6 +634,7 @@ fn default_files_are_deep_merged_jsonc_last() {
         r#"{"permission": {"webfetch": "allow", "bash": {"git *": "allow"}}}"#,
     )
     .unwrap();
+    trust(&dir);
     let out = run_in(&dir, &["permission", "rules"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();

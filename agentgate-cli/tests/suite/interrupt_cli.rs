@@ -96,6 +96,8 @@ async fn ctrl_c_while_mcp_servers_start_exits_130_without_a_model_request() {
     let server = openai_server(openai_answer("Never."), openai_answer("Never.")).await;
     let pid_file = sandbox.root.join("mcp.pid");
     local_provider_with(&sandbox, &server, &silent_server(&pid_file));
+    // A project's own MCP servers start once it is trusted.
+    assert!(sandbox.agent(&["trust"], &[]).await.status.success());
 
     let mut child = spawn_agent(&sandbox, &["run", "hello"]);
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
@@ -210,6 +212,8 @@ async fn ctrl_c_in_chat_cancels_the_turn_and_the_mcp_server_keeps_serving() {
             pid_file.display()
         ),
     );
+    // A project's own MCP servers start once it is trusted.
+    assert!(sandbox.agent(&["trust"], &[]).await.status.success());
     let steps = serde_json::json!([
         ["agent chat: session", "wait a while\r"],
         ["[o] once", "o\r"],

@@ -10,6 +10,7 @@ mod commands_cli;
 mod config_cli;
 mod interrupt_cli;
 mod opencode_differential;
+mod project_trust_cli;
 mod run_attachments;
 mod run_cli;
 mod run_faults;

@@ -332,6 +332,8 @@ async fn the_configs_mcp_servers_are_started_and_a_failing_one_is_reported_not_f
         &server,
         r#", "mcp": {"broken": {"type": "local", "command": ["false"]}}"#,
     );
+    // A project's own MCP servers start once it is trusted.
+    assert!(sandbox.agent(&["trust"], &[]).await.status.success());
     let out = sandbox.agent(&["run", "hello"], &[]).await;
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");

@@ -151,8 +151,9 @@ impl LayeredHooks {
                 file,
                 path: "hooks".into(),
                 message: "not run: a project's hooks are commands that would run without an \
-                          ask; to run them, set \"hooks\": {\"trust_project\": true} in your \
-                          user config (~/.config/opencode/opencode.json)"
+                          ask and the project is not trusted; `agent trust` enables them (or set \
+                          \"hooks\": {\"trust_project\": true} in your user config, \
+                          ~/.config/opencode/opencode.json)"
                     .into(),
             });
         }

@@ -41,7 +41,8 @@ use super::jsonc::strip_jsonc;
 use super::keys::{TOP_LEVEL_KEYS, unknown_keys};
 use super::native_agents::lower_native_agents;
 use super::provider::ProviderConfig;
-use super::substitute::substitute;
+use super::substitute::{substitute, substitute_within_project};
+use super::trust::{RiskyPart, screen_agent, screen_project_layer};
 use crate::agents::config::merge_value;
 use crate::agents::{AgentConfig, MarkdownAgentError, merge_agent_config, scan_markdown_agents};
 
@@ -56,7 +57,12 @@ pub struct ConfigLoader {
     home: Option<PathBuf>,
     global_dir: Option<PathBuf>,
     env: EnvLookup,
+    trust_project: bool,
+    keyed: Option<ProviderPredicate>,
 }
+
+/// Says whether a provider id's requests carry the user's key.
+pub type ProviderPredicate = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl std::fmt::Debug for ConfigLoader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -65,6 +71,7 @@ impl std::fmt::Debug for ConfigLoader {
             .field("worktree", &self.worktree)
             .field("home", &self.home)
             .field("global_dir", &self.global_dir)
+            .field("trust_project", &self.trust_project)
             .finish_non_exhaustive()
     }
 }
@@ -98,6 +105,14 @@ pub struct Config {
     /// The `hooks` key's commands, every layer's that may set them
     /// (`config/hooks.rs`: a project's only when the user trusts them).
     pub hooks: Vec<HookConfig>,
+    /// What the project's layers set that trust enables (`config/trust.rs`),
+    /// found whether or not the project is trusted; empty when trust would
+    /// change nothing.
+    pub project_risks: Vec<RiskyPart>,
+    /// Whether the project's layers were loaded trusted
+    /// ([`ConfigLoader::trust_project`]); when not, `project_risks` were set
+    /// aside, each with a warning.
+    pub project_trusted: bool,
 }
 
 impl ConfigLoader {
@@ -111,7 +126,43 @@ impl ConfigLoader {
             home: agentgate_permission::home_dir().map(PathBuf::from),
             global_dir: None,
             env: Arc::new(|name| std::env::var(name).ok()),
+            trust_project: false,
+            keyed: None,
         }
+    }
+
+    /// Which provider ids read the user's key on their own (from the
+    /// environment): an untrusted project may not redirect those, nor a
+    /// provider a user layer gives a key. Unset, every provider counts
+    /// (the facade sets the providers it knows).
+    pub fn user_keyed_providers(
+        mut self,
+        keyed: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.keyed = Some(Arc::new(keyed));
+        self
+    }
+
+    /// Whether [`user_keyed_providers`](Self::user_keyed_providers) was set.
+    pub fn has_user_keyed_providers(&self) -> bool {
+        self.keyed.is_some()
+    }
+
+    /// Whether the project's layers (`opencode.json(c)` from the worktree
+    /// down, its `.opencode` folders) are trusted: loaded as opencode loads
+    /// them. Untrusted (the default), each is screened first
+    /// (`config/trust.rs`): it may not start processes, connect where it
+    /// chooses, redirect a provider, substitute values from outside the
+    /// project into a provider, or turn a rule into `allow`; what it set
+    /// aside is in [`Config::project_risks`] and the warnings.
+    pub fn trust_project(mut self, trusted: bool) -> Self {
+        self.trust_project = trusted;
+        self
+    }
+
+    /// Whether the project's layers are loaded trusted.
+    pub fn project_is_trusted(&self) -> bool {
+        self.trust_project
     }
 
     /// Sets the worktree (the walk up stops there).
@@ -185,7 +236,11 @@ impl ConfigLoader {
     /// error does not stop the others from being read, so that every error
     /// is reported at once.
     pub fn load(&self) -> Result<Config, ConfigErrors> {
-        let mut state = Merge::default();
+        let mut state = Merge {
+            trusted: self.trust_project,
+            keyed: self.keyed.clone(),
+            ..Merge::default()
+        };
         let global = self.resolved_global_dir();
         let worktree = self.resolved_worktree();
         if let Some(global) = &global {
@@ -244,7 +299,15 @@ impl ConfigLoader {
             }
             let (found, errors) = scan_markdown_agents(dir);
             state.warnings.extend(errors.iter().map(markdown_warning));
-            for agent in found {
+            let project_dir = walk.iter().any(|w| dir.starts_with(w))
+                && self
+                    .home
+                    .as_ref()
+                    .is_none_or(|home| dir != &home.join(".opencode"));
+            for mut agent in found {
+                if project_dir {
+                    state.screen_markdown_agent(&mut agent);
+                }
                 match state.agents.get_mut(&agent.name) {
                     Some(base) => merge_agent_config(base, &agent.config),
                     None => {
@@ -296,6 +359,14 @@ impl ConfigLoader {
         };
         let base = path.parent().unwrap_or(Path::new("."));
         match self.parse(&text, Some(path), base, &shown) {
+            Ok(value) if state.project => {
+                let root = self.resolved_worktree();
+                let blanked =
+                    substitute_within_project(&text, Some(path), base, self.home.as_deref(), &root)
+                        .ok()
+                        .and_then(|text| parse_config_text(&text, &shown).ok());
+                state.apply_project(&shown, value, blanked);
+            }
             Ok(value) => state.apply(&shown, value),
             Err(error) => state.errors.push(error),
         }
@@ -371,9 +442,106 @@ struct Merge {
     project: bool,
     /// Every layer's `hooks`.
     hooks: LayeredHooks,
+    /// The project's layers are trusted.
+    trusted: bool,
+    /// What the project's layers set that trust enables.
+    risks: Vec<RiskyPart>,
+    /// The providers that read the user's key on their own.
+    keyed: Option<ProviderPredicate>,
 }
 
 impl Merge {
+    /// A project's layer: screened (`config/trust.rs`) and, untrusted,
+    /// applied without what was set aside, its rules only tightening.
+    fn apply_project(
+        &mut self,
+        file: &str,
+        mut layer: Map<String, Value>,
+        blanked: Option<Map<String, Value>>,
+    ) {
+        let mut ignored = (Vec::new(), Vec::new());
+        lower_native_agents(&mut layer, file, &mut self.warnings, &mut self.errors);
+        let blanked = blanked.map(|mut blanked| {
+            lower_native_agents(&mut blanked, file, &mut ignored.0, &mut ignored.1);
+            blanked
+        });
+        let merged = &self.value;
+        let keyed = self.keyed.clone();
+        let user_keyed = |id: &str| {
+            let user_key = merged
+                .get("provider")
+                .and_then(|p| p.get(id))
+                .and_then(|p| p.get("options"))
+                .and_then(|o| o.get("apiKey"))
+                .is_some();
+            user_key || keyed.as_ref().is_none_or(|keyed| keyed(id))
+        };
+        let screened = screen_project_layer(&layer, blanked.as_ref(), file, &user_keyed);
+        if self.trusted {
+            self.risks.extend(screened.risky);
+            return self.apply(file, layer);
+        }
+        for part in &screened.risky {
+            // hooks.rs warns about the hooks it leaves out itself.
+            if part.key != "hooks" {
+                self.warnings.push(part.warning());
+            }
+        }
+        self.risks.extend(screened.risky);
+        let mut layer = screened.value;
+        if let Some(permission) = layer.get("permission") {
+            self.only_tighten(permission.clone());
+        }
+        self.apply(file, std::mem::take(&mut layer));
+    }
+
+    /// Before an untrusted project's `permission` (with no `allow` left) is
+    /// merged: each permission it names that the layers so far give as one
+    /// action (`"bash": "ask"`) becomes `{"*": action}`, so that the
+    /// project's patterns are added after it instead of replacing it.
+    fn only_tighten(&mut self, project: Value) {
+        let Some(current) = self.value.get_mut("permission") else {
+            return;
+        };
+        if let Value::String(action) = current {
+            *current = serde_json::json!({ "*": action });
+        }
+        let (Value::Object(current), Value::Object(project)) = (current, project) else {
+            return;
+        };
+        for (name, rules) in project {
+            if let (Some(existing @ Value::String(_)), Value::Object(_)) =
+                (current.get_mut(&name), &rules)
+            {
+                let action = existing.clone();
+                *existing = serde_json::json!({ "*": action });
+            }
+        }
+    }
+
+    /// A markdown agent of a project's `.opencode` folder: its
+    /// `permission` without `allow` unless the project is trusted.
+    fn screen_markdown_agent(&mut self, agent: &mut crate::agents::MarkdownAgent) {
+        let Ok(value) = serde_json::to_value(&agent.config) else {
+            return;
+        };
+        let file = agent.path.display().to_string();
+        let mut risky = Vec::new();
+        let path = format!("agent.{}", agent.name);
+        let screened = screen_agent(&value, &path, &file, &mut risky);
+        if risky.is_empty() {
+            return;
+        }
+        if !self.trusted {
+            self.warnings.extend(risky.iter().map(RiskyPart::warning));
+            let mut errors = Vec::new();
+            if let Some(parsed) = parse_agent(&screened, &path, &file, &mut errors) {
+                agent.config = parsed;
+            }
+        }
+        self.risks.extend(risky);
+    }
+
     /// Checks one layer on its own (so each error names this file) and
     /// merges what is valid.
     fn apply(&mut self, file: &str, mut layer: Map<String, Value>) {
@@ -387,7 +555,8 @@ impl Merge {
         );
         check_layer(&layer, file, &mut self.warnings, &mut self.errors);
         if let Some(hooks) = layer.remove("hooks") {
-            self.hooks.add(&hooks, file, self.project, &mut self.errors);
+            let untrusted = self.project && !self.trusted;
+            self.hooks.add(&hooks, file, untrusted, &mut self.errors);
         }
         for (key, forced_primary) in [("agent", false), ("mode", true)] {
             match layer.remove(key) {
@@ -536,6 +705,8 @@ impl Merge {
             providers,
             warnings: self.warnings,
             hooks,
+            project_risks: self.risks,
+            project_trusted: self.trusted,
         })
     }
 }

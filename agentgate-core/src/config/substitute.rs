@@ -26,7 +26,25 @@ pub fn substitute(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, ConfigError> {
     let text = substitute_env(text, env);
-    substitute_files(&text, file, base, home)
+    substitute_files(&text, file, base, home, &|_| true)
+}
+
+/// [`substitute`] as it is done for an untrusted project's layer to find
+/// what came from outside the project: every `{env:VAR}` becomes nothing
+/// (the environment is the user's), and a `{file:path}` whose file,
+/// symbolic links resolved, is not under `root` becomes nothing too.
+pub fn substitute_within_project(
+    text: &str,
+    file: Option<&Path>,
+    base: &Path,
+    home: Option<&Path>,
+    root: &Path,
+) -> Result<String, ConfigError> {
+    let text = substitute_env(text, &|_| None);
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let inside =
+        move |path: &Path| std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(&root));
+    substitute_files(&text, file, base, home, &inside)
 }
 
 /// The first `{<kind>:…}` token at or after `from`: its start and end (one
@@ -65,6 +83,7 @@ fn substitute_files(
     file: Option<&Path>,
     base: &Path,
     home: Option<&Path>,
+    readable: &dyn Fn(&Path) -> bool,
 ) -> Result<String, ConfigError> {
     let shown = file.map_or_else(|| "inline config".to_string(), |f| f.display().to_string());
     let mut out = String::with_capacity(text.len());
@@ -80,6 +99,9 @@ fn substitute_files(
         }
         let path = &token["{file:".len()..token.len() - 1];
         let resolved = resolve(path, base, home);
+        if !readable(&resolved) {
+            continue;
+        }
         let content = crate::bounded_read::read_text(&resolved).map_err(|error| {
             let line = text[..start].matches('\n').count() + 1;
             ConfigError::new(

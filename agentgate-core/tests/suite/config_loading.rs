@@ -80,7 +80,9 @@ fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + Send + Sync +
 #[test]
 fn layers_apply_in_opencode_order() {
     let s = setup();
+    // Trusted: the project's layer as opencode reads it.
     let config = ConfigLoader::new(&s.project)
+        .trust_project(true)
         .home(&s.home)
         .env(env(&[
             ("MODEL_NAME", "gpt-4.1"),
@@ -253,9 +255,20 @@ fn env_is_substituted_before_file_so_it_may_name_the_file() {
              "c": {"prompt": "{file:~/p.txt}"}}}"#,
     );
     let home = s.home.display().to_string();
-    let config = ConfigLoader::new(&s.project)
+    let loader = ConfigLoader::new(&s.project)
         .home(&s.home)
-        .env(env(&[("MY_HOME", &home)]))
+        .env(env(&[("MY_HOME", &home)]));
+    // Untrusted, the project's layer keeps only its own files' content.
+    let untrusted = loader.clone().load().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(untrusted.agents["a"].prompt.as_deref(), Some(""));
+    assert_eq!(
+        untrusted.agents["b"].prompt.as_deref(),
+        Some("next to the config")
+    );
+    assert_eq!(untrusted.agents["c"].prompt.as_deref(), Some(""));
+    // Trusted, as opencode reads it.
+    let config = loader
+        .trust_project(true)
         .load()
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(config.agents["a"].prompt.as_deref(), Some("from home"));

@@ -14,6 +14,7 @@ mod hooks;
 mod layering;
 mod mode_reminders;
 mod permission_preset;
+mod project_trust;
 mod session_file;
 mod session_titles;
 mod step_size;
