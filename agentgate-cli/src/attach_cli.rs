@@ -101,15 +101,12 @@ impl Approver for TerminalApprover {
         let _turn = self.one_at_a_time.lock().await;
         // The ask is drawn after the text the server sent around it.
         settled(&self.shown, request).await;
-        // What "always" stores, in words (the same words as the page's).
-        let mut ask = describe_ask(request);
-        for choice in request.always_choices() {
-            if choice.kind == ReplyKind::Always {
-                ask.push_str(&format!("\n  [a] {}: {}", choice.label, choice.meaning));
-            }
-        }
-        // Only at a terminal: the ask in its frame, on a line of its own.
-        eprintln!("\n{}", crate::ask_frame::framed(&ask, true));
+        // Only at a terminal: the ask in its frame, on a line of its own;
+        // it says what each "always" stores, in the page's words.
+        eprintln!(
+            "\n{}",
+            crate::ask_frame::framed(&describe_ask(request), true)
+        );
         answer(&self.reader, request).await
     }
 }

@@ -52,16 +52,20 @@ pub fn describe_ask(request: &agentgate_permission::PermissionRequest) -> String
     if request.answers().contains(&ReplyKind::Grant) {
         text.push_str("  [g] once and let the command write there (sandbox)");
     }
-    if request.answers().contains(&ReplyKind::Always) {
-        let rules: Vec<String> = request
-            .always_rules()
-            .0
-            .iter()
-            .map(|r| format!("{} {:?} allow", r.permission, r.pattern))
-            .collect();
-        text.push_str(&format!("  [a] always (adds: {})", safe(&rules.join("; "))));
-    }
     text.push_str("  [r] reject  [f] reject with feedback");
+    // What each "always" stores, named by its rules and said in words (the
+    // same text as ACP's options and the server's page).
+    for choice in request.always_choices() {
+        let key = match choice.kind {
+            ReplyKind::AlwaysExact => "x",
+            _ => "a",
+        };
+        text.push_str(&format!(
+            "\n  [{key}] {}: {}",
+            safe(&choice.label),
+            safe(&choice.meaning)
+        ));
+    }
     text
 }
 
@@ -77,6 +81,7 @@ pub async fn answer(
                 "o" | "once" | "y" => return Reply::Once,
                 "g" | "grant" if request.offers_grant() => return Reply::Grant,
                 "a" | "always" if !request.always.is_empty() => return Reply::Always,
+                "x" | "exact" if request.offers_exact() => return Reply::AlwaysExact,
                 "r" | "reject" | "n" => return Reply::reject(),
                 "f" | "feedback" => {
                     return match reader.read("feedback> ", false).await {
@@ -84,7 +89,7 @@ pub async fn answer(
                         _ => Reply::reject(),
                     };
                 }
-                _ => eprintln!("answer o, g (where offered), a, r or f"),
+                _ => eprintln!("answer o, g or x (where offered), a, r or f"),
             },
             Line::Interrupted | Line::Eof => return Reply::reject(),
         }

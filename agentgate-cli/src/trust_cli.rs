@@ -131,7 +131,7 @@ pub async fn confirm(workspace: Workspace) -> Result<Workspace, String> {
     let text = question(&workspace);
     let answer = tokio::task::spawn_blocking(move || {
         let mut stderr = std::io::stderr();
-        let _ = stderr.write_all(text.as_bytes());
+        let _ = stderr.write_all(terminal_safe(&text).as_bytes());
         let _ = stderr.flush();
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line).map(|_| line)

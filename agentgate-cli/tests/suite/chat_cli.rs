@@ -41,7 +41,7 @@ async fn chat_asks_remembers_always_and_ctrl_c_cancels_the_turn() {
     ));
     let steps = json!([
         ["agent chat: session", "say hi\r"],
-        ["[a] always", "a\r"],
+        ["[a] Always allow", "a\r"],
         ["ok one", ""],
         ["> ", "say hi again\r"],
         ["ok two", ""],

@@ -344,6 +344,8 @@ async fn an_answer_typed_to_a_fake_ask_does_not_answer_the_real_one() {
         &server,
         r#", "permission": {"bash": {"*": "ask", "sleep *": "allow"}}"#,
     );
+    // The project's own `allow` counts once its user trusts it.
+    assert!(sandbox.agent(&["trust"], &[]).await.status.success());
     let steps = json!([
         ["agent chat: session", "tidy up\r"],
         ["[f] reject with feedback", "o\r"],
