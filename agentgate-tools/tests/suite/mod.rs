@@ -22,6 +22,7 @@ mod replace_props;
 mod sandbox;
 mod sandbox_clone;
 mod sandbox_kernel;
+mod sandbox_limits;
 mod sandbox_nested;
 mod sandbox_roots;
 mod search_differential;
