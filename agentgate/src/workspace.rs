@@ -244,6 +244,12 @@ impl Workspace {
     pub fn database(app: &str) -> Result<agentgate_store::SqliteStore, WorkspaceError> {
         let store = agentgate_store::SqliteStore::open(Self::database_path(app))
             .map_err(|e| WorkspaceError::Approvals(e.to_string()))?;
+        // The data directory is the SDK's own: only its owner may list it
+        // (an older version created it 0755).
+        let data_dir = Self::data_dir(app);
+        agentgate_permission::private_files::tighten(&data_dir).map_err(|e| {
+            WorkspaceError::Approvals(format!("cannot make {} private: {e}", data_dir.display()))
+        })?;
         store
             .import_json_approvals_once(&Self::data_dir(app).join("approvals"))
             .map_err(|e| WorkspaceError::Approvals(e.to_string()))?;
