@@ -55,7 +55,7 @@ pub enum WorkspaceError {
     },
     /// The `sandbox` key is not a valid policy.
     #[error(
-        "the config's \"sandbox\" key: {0} (see docs/sandbox.md: mode, network, writable, deny_read, env)"
+        "the config's \"sandbox\" key: {0} (see docs/sandbox.md: mode, network, writable, deny_read, env, limits)"
     )]
     Sandbox(String),
     /// The built-in tools could not be created.

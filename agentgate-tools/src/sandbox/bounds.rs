@@ -125,7 +125,6 @@ impl LimitPlan {
 /// own, where `RLIMIT_NPROC` counts the call's processes alone.
 #[cfg(target_os = "linux")]
 pub(super) fn prepare(limits: &SandboxLimits, user_namespace: bool) -> (CallBounds, LimitPlan) {
-    use super::sys::Rlimit;
     let processes = limits.processes_max();
     let memory = limits.memory_max();
     let mut bounds = CallBounds {
@@ -151,13 +150,35 @@ pub(super) fn prepare(limits: &SandboxLimits, user_namespace: bool) -> (CallBoun
             (false, false)
         }
     };
-    if let (false, true, Some(n)) = (by_leaf_processes, user_namespace, processes) {
-        plan.rlimits.push((Rlimit::Processes, n));
-    }
-    if let (false, Some(bytes)) = (by_leaf_memory, memory) {
-        plan.rlimits.push((Rlimit::Data, bytes));
-    }
+    plan.rlimits = stand_ins(
+        processes,
+        memory,
+        (by_leaf_processes, by_leaf_memory),
+        user_namespace,
+    );
     (bounds, plan)
+}
+
+/// The resource limits that stand in for what the leaf does not bound
+/// (`by_leaf`: processes, memory): `RLIMIT_NPROC` only in the command's
+/// own user namespace (elsewhere it counts every process of the user, and
+/// nothing for root), `RLIMIT_DATA` per process.
+#[cfg(target_os = "linux")]
+fn stand_ins(
+    processes: Option<u64>,
+    memory: Option<u64>,
+    by_leaf: (bool, bool),
+    user_namespace: bool,
+) -> Vec<(super::sys::Rlimit, u64)> {
+    use super::sys::Rlimit;
+    let mut rlimits = Vec::new();
+    if let (false, true, Some(n)) = (by_leaf.0, user_namespace, processes) {
+        rlimits.push((Rlimit::Processes, n));
+    }
+    if let (false, Some(bytes)) = (by_leaf.1, memory) {
+        rlimits.push((Rlimit::Data, bytes));
+    }
+    rlimits
 }
 
 /// How this machine enforces the ceilings, for the status.
@@ -227,6 +248,36 @@ mod tests {
         let bounds = CallBounds::default();
         assert!(!bounds.watched());
         assert_eq!(bounds.reached(), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn resource_limits_stand_in_only_where_they_count_the_call() {
+        use super::super::sys::Rlimit::{Data, Processes};
+        let (n, m) = (Some(32), Some(64 << 20));
+        // (by leaf, user namespace) -> stand-ins
+        let table = [
+            ((true, true), true, vec![]),
+            ((true, true), false, vec![]),
+            (
+                (false, false),
+                true,
+                vec![(Processes, 32), (Data, 64 << 20)],
+            ),
+            // As root, or without a namespace of its own: RLIMIT_NPROC
+            // would count the whole user (or nothing), so it is not set.
+            ((false, false), false, vec![(Data, 64 << 20)]),
+            ((true, false), false, vec![(Data, 64 << 20)]),
+            ((false, true), true, vec![(Processes, 32)]),
+        ];
+        for (by_leaf, userns, expected) in table {
+            assert_eq!(
+                stand_ins(n, m, by_leaf, userns),
+                expected,
+                "{by_leaf:?} {userns}"
+            );
+        }
+        assert!(stand_ins(None, None, (false, false), true).is_empty());
     }
 
     #[cfg(target_os = "linux")]
