@@ -190,10 +190,12 @@ pub(super) fn guard(limits: &SandboxLimits, user_namespace: bool) -> Guard {
         return Guard::NotRequested;
     }
     let layout = super::cgroup::layout();
-    let leaf = layout.describe();
     let processes_by = match (processes, layout.processes(), user_namespace) {
         (None, _, _) => Some("no process ceiling (unlimited)".to_string()),
-        (Some(n), true, _) => Some(format!("at most {n} processes by {leaf}")),
+        (Some(n), true, _) => Some(format!(
+            "at most {n} processes by {}",
+            layout.describe(true)
+        )),
         (Some(n), false, true) => Some(format!(
             "at most {n} processes by RLIMIT_NPROC in the command's user namespace"
         )),
@@ -201,7 +203,11 @@ pub(super) fn guard(limits: &SandboxLimits, user_namespace: bool) -> Guard {
     };
     let memory_by = match (memory, layout.memory()) {
         (None, _) => "no memory ceiling (unlimited)".to_string(),
-        (Some(bytes), true) => format!("at most {} of memory by {leaf}", human_bytes(bytes)),
+        (Some(bytes), true) => format!(
+            "at most {} of memory by {}",
+            human_bytes(bytes),
+            layout.describe(false)
+        ),
         (Some(bytes), false) => format!(
             "at most {} of memory per process by RLIMIT_DATA",
             human_bytes(bytes)

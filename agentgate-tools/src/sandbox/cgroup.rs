@@ -57,11 +57,13 @@ impl Layout {
         self.parents.iter().any(|p| p.memory)
     }
 
-    /// Which cgroups, for the status line.
-    pub(super) fn describe(&self) -> String {
+    /// Which cgroups hold the process ceiling (`processes`) or the memory
+    /// ceiling, for the status line.
+    pub(super) fn describe(&self, processes: bool) -> String {
         let named: Vec<String> = self
             .parents
             .iter()
+            .filter(|p| if processes { p.pids } else { p.memory })
             .map(|p| {
                 let version = if p.v2 { "v2" } else { "v1" };
                 format!("a cgroup {version} leaf below {}", p.dir.display())
@@ -176,6 +178,9 @@ fn below_mount(point: &Path, root: &str, path: &str) -> Option<PathBuf> {
     let rest = rest.trim_start_matches('/');
     if rest.split('/').any(|part| part == "..") {
         return None;
+    }
+    if rest.is_empty() {
+        return Some(point.to_path_buf());
     }
     Some(point.join(rest))
 }
@@ -447,6 +452,23 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn the_status_names_the_hierarchy_of_each_ceiling() {
+        let layout = Layout {
+            parents: candidates(MOUNTINFO, OWN).into_iter().skip(2).collect(),
+        };
+        assert!(layout.processes() && layout.memory());
+        assert_eq!(
+            layout.describe(true),
+            "a cgroup v1 leaf below /sys/fs/cgroup/pids"
+        );
+        assert_eq!(
+            layout.describe(false),
+            "a cgroup v1 leaf below /sys/fs/cgroup/memory/process_api/44b9"
+        );
+        assert!(!Layout::default().processes());
     }
 
     #[test]
