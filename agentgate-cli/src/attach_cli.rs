@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use agentgate::permission::{
-    AllowAll, Approver, PermissionRequest, RejectAll, Reply, ReplyKind, auto_reject_line,
+    AllowAll, Approver, PermissionRequest, RejectAll, Reply, auto_reject_line,
 };
 use agentgate::remote::{RemoteAgent, RemoteEvent, RemoteStop, RemoteTurn};
 use futures::StreamExt;

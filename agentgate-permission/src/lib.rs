@@ -46,7 +46,8 @@
 //! ```
 
 // Private modules, one job each; the items users need are re-exported below
-// (this list is the crate's API). `wildcard` and `arity` stay namespaces.
+// (this list is the crate's API). `wildcard`, `arity` and `private_files`
+// stay namespaces.
 mod always;
 #[cfg(feature = "gate")]
 mod approver;
@@ -58,6 +59,7 @@ mod error;
 mod gate;
 mod layered;
 mod lint;
+pub mod private_files;
 mod radix;
 mod request;
 mod rule;

@@ -327,12 +327,16 @@ impl JsonFileStore {
         }
     }
 
+    /// Creates the store's folder `0700` (an existing one is tightened:
+    /// its files name every approved command).
     fn create_dir(&self) -> Result<(), StoreError> {
-        fs::create_dir_all(&self.dir).map_err(|source| StoreError::Io {
-            action: "create directory",
-            path: self.dir.clone(),
-            source,
-        })
+        crate::private_files::create_private_dir_all(&self.dir)
+            .and_then(|()| crate::private_files::tighten(&self.dir))
+            .map_err(|source| StoreError::Io {
+                action: "create directory",
+                path: self.dir.clone(),
+                source,
+            })
     }
 
     /// Takes the cross-process lock of `project`; it is released when the
@@ -551,5 +555,27 @@ mod tests {
         assert!(store.revoke("p", &rule).unwrap());
         assert!(!store.revoke("p", &rule).unwrap());
         assert!(store.load("p").unwrap().is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn file_store_is_private_and_tightens_an_open_folder() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let root = std::env::temp_dir().join(format!("agentgate-approvals-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let dir = root.join("approvals");
+        let store = JsonFileStore::new(&dir);
+        let rule = Rule::new("bash", "ls *", crate::rule::Action::Allow);
+        store.append("p", std::slice::from_ref(&rule)).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            assert_eq!(mode(&path) & 0o077, 0, "{}", path.display());
+        }
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        store.append("p", std::slice::from_ref(&rule)).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -142,10 +142,11 @@ pub use shell::bash::{BASH, BashArgs, BashError, BashTool, bash_requests};
 // The OS sandbox under spawned commands (Landlock, namespaces, the reaper,
 // the environment filter) and its policy, the `sandbox` config key.
 pub use sandbox::{
-    CORE_VARIABLES, CallScope, CommandOutput, DEFAULT_EXCLUDES, DEFAULT_KEEP, DenialKind,
-    EnvFilter, EnvInherit, Guard, OnUnsupported, PreparedCommand, ProtectedChange, SECRET_PATHS,
-    Sandbox, SandboxDenial, SandboxError, SandboxMode, SandboxPolicy, SandboxStatus,
-    SandboxedChild, UnknownSandboxMode, approved_directories,
+    CORE_VARIABLES, CallScope, Ceiling, CommandOutput, DEFAULT_EXCLUDES, DEFAULT_KEEP,
+    DEFAULT_MEMORY_SHARE, DEFAULT_PROCESSES, DenialKind, EnvFilter, EnvInherit, Guard,
+    InvalidLimit, LimitReached, OnUnsupported, PreparedCommand, ProtectedChange, SECRET_PATHS,
+    Sandbox, SandboxDenial, SandboxError, SandboxLimits, SandboxMode, SandboxPolicy, SandboxStatus,
+    SandboxedChild, UnknownSandboxMode, approved_directories, parse_memory, parse_processes,
 };
 
 // Reading files and folders (§19).

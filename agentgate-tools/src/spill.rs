@@ -91,6 +91,12 @@ fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
             .open(dir.join(name))?
     };
     file.write_all(bytes)?;
+    // Files are made 0600 and new folders 0700; one that an earlier
+    // version made 0755 is tightened. Best effort: a shared folder of
+    // another user's cannot be, and the file itself is private anyway.
+    if let Err(error) = agentgate_permission::private_files::tighten(&dir) {
+        tracing::debug!(%error, dir = %dir.display(), "spill folder left as it is");
+    }
     Ok(dir.join(name))
 }
 
@@ -123,6 +129,14 @@ mod tests {
             .next()
             .unwrap();
         assert_eq!(std::fs::read_to_string(path).unwrap(), "a\nb\nc");
+        // Only the owner may read a spill, or list its folder; a folder
+        // left open (by an earlier version) is tightened.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(path.as_ref()), mode(&dir)), (0o600, 0o700));
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        truncate_and_spill(&truncator(&dir), "bash", "d\ne\nf".into()).await;
+        assert_eq!(mode(&dir), 0o700);
 
         // The directory becomes a link to somewhere else: nothing is
         // written there.

@@ -69,7 +69,7 @@ pub enum WorkspaceError {
     /// The `sandbox` key is not a valid policy.
     #[cfg(feature = "tools")]
     #[error(
-        "the config's \"sandbox\" key: {0} (see docs/sandbox.md: mode, network, writable, deny_read, env)"
+        "the config's \"sandbox\" key: {0} (see docs/sandbox.md: mode, network, writable, deny_read, env, limits)"
     )]
     Sandbox(#[source] serde_json::Error),
     /// The built-in tools could not be created.
@@ -371,6 +371,10 @@ impl Workspace {
             source,
         };
         let store = agentgate_store::SqliteStore::open(&path).map_err(|e| failed(e.into()))?;
+        // The data directory is the SDK's own: only its owner may list it
+        // (an older version created it 0755).
+        let data_dir = Self::data_dir(app);
+        agentgate_permission::private_files::tighten(&data_dir).map_err(|e| failed(e.into()))?;
         store
             .import_json_approvals_once(&Self::data_dir(app).join("approvals"))
             .map_err(|e| failed(e.into()))?;

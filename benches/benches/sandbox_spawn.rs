@@ -12,6 +12,9 @@
 //!   the environment filter and the session).
 //! - `prepare_only`: `Sandbox::prepare` alone (no process).
 //! - `prepare_only_masked`: the same for the masked policy below.
+//! - `workspace_write_no_limits` (ratio only): `workspace_write` without
+//!   the call ceilings (`sandbox.limits` unlimited: no cgroup leaf), the
+//!   cost of a call before them.
 //! - `workspace_write_masked`: `workspace-write` with two denied paths
 //!   inside the project (a directory and a file), which the kernel layer
 //!   masks with mounts.
@@ -39,7 +42,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use agentgate_tools::{CallScope, Sandbox, SandboxMode, SandboxPolicy};
+use agentgate_tools::{CallScope, Ceiling, Sandbox, SandboxLimits, SandboxMode, SandboxPolicy};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn true_command() -> tokio::process::Command {
@@ -93,6 +96,17 @@ fn spawn(c: &mut Criterion) {
     let write = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(true));
     let offline = Sandbox::new(SandboxPolicy::new(SandboxMode::WorkspaceWrite).with_network(false));
     let danger = Sandbox::new(SandboxPolicy::new(SandboxMode::DangerFullAccess));
+    // The same as `write` without the call ceilings (no cgroup leaf, no
+    // resource limits): what a call cost before `sandbox.limits`.
+    let unlimited = Sandbox::new(
+        SandboxPolicy::new(SandboxMode::WorkspaceWrite)
+            .with_network(true)
+            .with_limits(
+                SandboxLimits::default()
+                    .with_processes(Ceiling::Unlimited)
+                    .with_memory(Ceiling::Unlimited),
+            ),
+    );
     eprintln!("{}", danger.status().summary());
     eprintln!("{}", write.status().summary());
     eprintln!("{}", offline.status().summary());
@@ -110,6 +124,7 @@ fn spawn(c: &mut Criterion) {
         &danger,
         &[
             ("workspace_write", &write),
+            ("workspace_write_no_limits", &unlimited),
             ("workspace_write_network_off", &offline),
             ("workspace_write_masked", &masked),
         ],

@@ -15,6 +15,7 @@ mod run_attachments;
 mod run_cli;
 mod run_faults;
 mod run_hooks_output;
+mod run_limits;
 mod serve_browser;
 mod serve_cli;
 mod serve_postgres;

@@ -86,11 +86,10 @@ impl FileSessionStore {
     /// Opens (creating it if needed) a store in `dir`.
     pub async fn open(dir: impl Into<PathBuf>) -> Result<Self, SessionStoreError> {
         let root = dir.into();
-        for sub in ["sessions", "messages"] {
-            let path = root.join(sub);
-            tokio::fs::create_dir_all(&path)
-                .await
-                .map_err(|e| io_error("create directory", &path, e))?;
+        // Only the owner may read it (every transcript is here): folders
+        // 0700, files 0600, existing ones tightened.
+        for path in [root.clone(), root.join("sessions"), root.join("messages")] {
+            private_dir(&path)?;
         }
         Ok(FileSessionStore { root })
     }
@@ -121,6 +120,14 @@ impl FileSessionStore {
     }
 }
 
+/// Creates `path` (and missing parents) `0700`, or tightens it.
+fn private_dir(path: &Path) -> Result<(), SessionStoreError> {
+    use agentgate_permission::private_files::{create_private_dir_all, tighten};
+    create_private_dir_all(path)
+        .and_then(|()| tighten(path))
+        .map_err(|e| io_error("create directory", path, e))
+}
+
 /// Writes `value` as JSON to `path` atomically: a temporary file in the
 /// same directory, flushed, then renamed over `path`.
 async fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), SessionStoreError> {
@@ -133,7 +140,12 @@ async fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), Sessio
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     let result = async {
-        let mut file = tokio::fs::File::create(&temp)
+        let mut options = tokio::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        options.mode(agentgate_permission::private_files::PRIVATE_FILE_MODE);
+        let mut file = options
+            .open(&temp)
             .await
             .map_err(|e| io_error("create", &temp, e))?;
         file.write_all(&json)
@@ -239,9 +251,7 @@ impl SessionStore for FileSessionStore {
             return Err(SessionStoreError::NotFound(message.session_id.clone()));
         }
         let dir = self.messages_dir(&message.session_id)?;
-        tokio::fs::create_dir_all(&dir)
-            .await
-            .map_err(|e| io_error("create directory", &dir, e))?;
+        private_dir(&dir)?;
         let path = dir.join(format!("{}.json", checked(&message.id)?));
         write_atomic(&path, message).await?;
         // The session's `time.updated` follows (a second write: the files

@@ -143,3 +143,34 @@ async fn writes_leave_no_temporary_files_and_ids_cannot_escape() {
         Err(SessionStoreError::NotFound(_))
     ));
 }
+
+/// Only the owner may read the store: folders 0700 and files 0600 under
+/// this process's umask, and a folder left open is tightened on open.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_file_store_is_private() {
+    use agentgate_core::Message;
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = store_dir();
+    let root = dir.path().join("sessions-store");
+    let store = FileSessionStore::open(&root).await.unwrap();
+    let session = Session::new("build", std::env::temp_dir());
+    store.put_session(&session).await.unwrap();
+    store
+        .put_message(&Message::user(&session.id, "secret"))
+        .await
+        .unwrap();
+    let messages = store.messages_dir(&session.id).unwrap();
+    for folder in [root.clone(), root.join("sessions"), messages.clone()] {
+        assert_eq!(mode(&folder), 0o700, "{}", folder.display());
+    }
+    let session_file = store.session_path(&session.id).unwrap();
+    assert_eq!(mode(&session_file), 0o600);
+    for entry in std::fs::read_dir(&messages).unwrap() {
+        assert_eq!(mode(&entry.unwrap().path()), 0o600);
+    }
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    FileSessionStore::open(&root).await.unwrap();
+    assert_eq!(mode(&root), 0o700);
+}

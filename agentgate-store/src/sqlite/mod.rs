@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use agentgate_permission::private_files;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::import::{ImportReport, import_file_store, import_json_approvals};
@@ -112,6 +113,27 @@ pub struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
 }
 
+/// The database file and its `-wal`, `-shm` and `-journal` companions:
+/// only their owner may read them (they hold every transcript). A new
+/// database is created `0600` before SQLite opens it, whose companions
+/// then take the database's mode; existing ones are tightened.
+fn make_private(path: &Path) -> Result<(), String> {
+    let created =
+        private_files::private_file_options(std::fs::OpenOptions::new().write(true).create(true))
+            .open(path);
+    if let Err(error) = created {
+        return Err(format!("cannot create {}: {error}", path.display()));
+    }
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        private_files::tighten(&file)
+            .map_err(|e| format!("cannot make {} private: {e}", file.display()))?;
+    }
+    Ok(())
+}
+
 impl SqliteStore {
     /// Opens (creating it and its directory if needed) the store at `path`
     /// and migrates its schema to [`SCHEMA_VERSION`].
@@ -122,9 +144,10 @@ impl SqliteStore {
             detail,
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
+            private_files::create_private_dir_all(parent)
                 .map_err(|e| open_error(format!("cannot create {}: {e}", parent.display())))?;
         }
+        make_private(&path).map_err(open_error)?;
         let mut conn = Connection::open(&path).map_err(|e| open_error(e.to_string()))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| open_error(e.to_string()))?;

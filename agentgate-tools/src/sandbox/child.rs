@@ -7,6 +7,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
+use super::bounds::LimitPlan;
 use super::kernel::KernelPlan;
 use super::namespaces::Namespaces;
 use super::{reaper, sys};
@@ -23,6 +24,8 @@ pub(super) struct ChildPlan {
     /// The kernel layer: mounts, abstract-socket scope, capabilities,
     /// seccomp.
     kernel: KernelPlan,
+    /// The call's cgroup leaf to join and the resource limits to set.
+    limits: LimitPlan,
 }
 
 impl ChildPlan {
@@ -32,6 +35,7 @@ impl ChildPlan {
         no_new_privs: bool,
         landlock: Option<OwnedFd>,
         kernel: KernelPlan,
+        limits: LimitPlan,
     ) -> Self {
         let namespaces = if kernel.mounts() && namespaces.pid() {
             namespaces.with_mount_namespace()
@@ -43,6 +47,7 @@ impl ChildPlan {
             no_new_privs,
             landlock,
             kernel,
+            limits,
         }
     }
 
@@ -51,6 +56,7 @@ impl ChildPlan {
     /// need the privileges (and, for `/proc`, the PID namespace) that the
     /// later steps take away, and the seccomp filter comes last.
     fn enter(&self) -> io::Result<()> {
+        self.limits.join()?;
         sys::setsid()?;
         self.namespaces.enter()?;
         if self.namespaces.pid() {
@@ -78,8 +84,11 @@ impl ChildPlan {
 
     /// The init's part when it was cloned straight into the namespaces: its
     /// own session and process group, then the maps and loopback of the
-    /// new namespaces. System calls only.
+    /// new namespaces. Before anything else it joins the call's cgroup
+    /// leaf, so the command and all it starts are counted there. System
+    /// calls only.
     pub(super) fn enter_as_init(&self) -> io::Result<()> {
+        self.limits.join()?;
         sys::setsid()?;
         self.namespaces.configure()
     }
@@ -106,6 +115,7 @@ impl ChildPlan {
         // Standard input, output and error are in place by now; nothing
         // else of the agent's descriptors passes exec.
         sys::close_on_exec_from_3();
+        self.limits.set_rlimits()?;
         if self.no_new_privs {
             sys::set_no_new_privs()?;
         }

@@ -23,7 +23,10 @@
 //!   Landlock; and a seccomp filter refusing `ptrace`, new unix sockets and
 //!   a few more calls (`seccomp`);
 //! - an environment of the core variables and what the policy names
-//!   (`env`).
+//!   (`env`);
+//! - a ceiling on its processes and memory (`limits`, `bounds`): a cgroup
+//!   leaf per call where the agent can make one (`cgroup`), resource
+//!   limits otherwise; a call that reaches one is ended.
 //!
 //! The agent process itself is never restricted. Where something cannot be
 //! enforced the status says so, the first call of each session logs it, and
@@ -31,8 +34,10 @@
 //! run, denials visible in the output become a clear note for the model
 //! ([`SandboxDenial`]).
 
+mod bounds;
 mod denial;
 mod env;
+mod limits;
 mod policy;
 mod protected_changes;
 // The fixed protected names and the project's folders they are looked for
@@ -43,6 +48,8 @@ mod sandboxed_child;
 mod spawn;
 mod status;
 
+#[cfg(target_os = "linux")]
+mod cgroup;
 #[cfg(target_os = "linux")]
 mod child;
 #[cfg(all(
@@ -73,10 +80,15 @@ mod seccomp;
 #[cfg(target_os = "linux")]
 mod sys;
 
+pub use bounds::LimitReached;
 pub use denial::{DenialKind, SandboxDenial};
 pub use env::{CORE_VARIABLES, DEFAULT_EXCLUDES, DEFAULT_KEEP, EnvFilter, EnvInherit};
 #[cfg(target_os = "linux")]
 pub(crate) use handles::create_new_file;
+pub use limits::{
+    Ceiling, DEFAULT_MEMORY_SHARE, DEFAULT_PROCESSES, InvalidLimit, SandboxLimits, parse_memory,
+    parse_processes,
+};
 pub use policy::{OnUnsupported, SECRET_PATHS, SandboxMode, SandboxPolicy, UnknownSandboxMode};
 pub use protected_names::{PROTECTED_AT_ANY_DEPTH, ProtectedName, TOP_LEVEL_NAMES};
 pub use roots::{PROTECTED_NAMES, protected_folders, protected_roots};

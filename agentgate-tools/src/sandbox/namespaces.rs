@@ -64,6 +64,12 @@ impl Namespaces {
         Namespaces { flags, user_maps }
     }
 
+    /// Whether the command gets a user namespace of its own (a non-root
+    /// agent's), where `RLIMIT_NPROC` counts its processes alone.
+    pub(super) fn user_namespace(&self) -> bool {
+        self.flags & libc::CLONE_NEWUSER != 0
+    }
+
     /// Whether a PID namespace is entered (the caller must then fork its
     /// init, see `reaper`).
     pub(super) fn pid(&self) -> bool {

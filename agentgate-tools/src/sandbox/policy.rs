@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::env::EnvFilter;
+use super::limits::SandboxLimits;
 
 /// How much a spawned command may do, named as codex names its modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -92,7 +93,8 @@ pub enum OnUnsupported {
 /// ```json
 /// {"sandbox": {"mode": "workspace-write", "network": false,
 ///              "writable": ["~/.cache"], "deny_read": ["~/private"],
-///              "allow_read": ["~/.kube"], "on_unsupported": "error"}}
+///              "allow_read": ["~/.kube"], "on_unsupported": "error",
+///              "limits": {"processes": 4096, "memory": "8GiB"}}}
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -128,6 +130,9 @@ pub struct SandboxPolicy {
     /// agent, docker, a terminal multiplexer, a database. Off by default:
     /// the seccomp filter refuses them (`socketpair` always works).
     pub allow_unix_sockets: bool,
+    /// The ceilings of each call: how many processes and how much memory
+    /// (`{"processes": 4096, "memory": "8GiB"}`); see [`SandboxLimits`].
+    pub limits: SandboxLimits,
 }
 
 impl Default for SandboxPolicy {
@@ -142,6 +147,7 @@ impl Default for SandboxPolicy {
             on_unsupported: OnUnsupported::default(),
             env: EnvFilter::default(),
             allow_unix_sockets: false,
+            limits: SandboxLimits::default(),
         }
     }
 }
@@ -230,6 +236,12 @@ impl SandboxPolicy {
     /// [`allow_unix_sockets`](Self::allow_unix_sockets)).
     pub fn with_unix_sockets(mut self, allowed: bool) -> Self {
         self.allow_unix_sockets = allowed;
+        self
+    }
+
+    /// Sets the ceilings of each call.
+    pub fn with_limits(mut self, limits: SandboxLimits) -> Self {
+        self.limits = limits;
         self
     }
 

@@ -380,8 +380,10 @@ impl Sandbox {
         } else {
             (None, Vec::new())
         };
+        #[cfg(not(target_os = "linux"))]
+        let call_bounds = super::bounds::CallBounds::default();
         #[cfg(target_os = "linux")]
-        let plan = {
+        let (plan, call_bounds) = {
             let landlock = if filesystem {
                 let held = roots.writable.iter().flatten().chain(&granted);
                 let denied_set = self.denied_set(home.as_deref());
@@ -391,8 +393,11 @@ impl Sandbox {
                 None
             };
             let pid = matches!(status.descendants, Guard::Enforced { .. });
-            Some(super::child::ChildPlan::new(
-                super::namespaces::Namespaces::new(pid, network_off),
+            let namespaces = super::namespaces::Namespaces::new(pid, network_off);
+            let (bounds, limits) =
+                super::bounds::prepare(&policy.limits, namespaces.user_namespace());
+            let plan = super::child::ChildPlan::new(
+                namespaces,
                 policy.mode.restricts_files(),
                 landlock,
                 {
@@ -407,7 +412,9 @@ impl Sandbox {
                         .kernel
                         .plan(pid, &unenforced, &readonly, &pinned, Some(&scope.cwd))
                 },
-            ))
+                limits,
+            );
+            (Some(plan), bounds)
         };
         let watched = if protects {
             let roots = super::protected_roots(&scope.directory, &scope.worktree);
@@ -439,6 +446,7 @@ impl Sandbox {
             network_off,
             status: status.clone(),
             first_report,
+            bounds: call_bounds,
         })
     }
 }
@@ -498,6 +506,8 @@ pub struct PreparedCommand {
     network_off: bool,
     status: SandboxStatus,
     first_report: bool,
+    /// The call's ceilings (its cgroup leaf, removed when this drops).
+    bounds: super::bounds::CallBounds,
 }
 
 impl PreparedCommand {
@@ -670,6 +680,7 @@ impl PreparedCommand {
     /// session, a degraded status); `None` when there is nothing to say.
     pub fn note(&self, denials: &[SandboxDenial]) -> Option<String> {
         let mut lines: Vec<String> = denials.iter().map(SandboxDenial::message).collect();
+        lines.extend(self.limit_reached().map(|reached| reached.message()));
         if !denials.is_empty() {
             lines.push(
                 "The sandbox limits commands to the workspace; do not retry the same action. \
@@ -688,7 +699,33 @@ impl PreparedCommand {
         json!({
             "status": serde_json::to_value(&self.status).unwrap_or(Value::Null),
             "denials": serde_json::to_value(denials).unwrap_or(Value::Null),
+            "limit": serde_json::to_value(self.limit_reached()).unwrap_or(Value::Null),
         })
+    }
+
+    /// The ceiling (`sandbox.limits`) the command reached, if any: once it
+    /// has, the caller ends the call ([`limit_watch`](Self::limit_watch)
+    /// says when). Known where the call runs in a cgroup leaf of its own
+    /// (see [`SandboxStatus::limits`]); where resource limits stand in, a
+    /// fork or an allocation past them fails inside the command instead.
+    pub fn limit_reached(&self) -> Option<super::LimitReached> {
+        self.bounds.reached()
+    }
+
+    /// Resolves once the command reached a ceiling (checked every 25 ms);
+    /// never where that cannot be seen. Select on it with the command's
+    /// end, and end the call (kill its process group) when it resolves:
+    /// a fork bomb at the process ceiling does not end by itself.
+    pub async fn limit_watch(&self) -> super::LimitReached {
+        if !self.bounds.watched() {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            if let Some(reached) = self.bounds.reached() {
+                return reached;
+            }
+        }
     }
 }
 
@@ -751,8 +788,12 @@ fn detect(policy: &SandboxPolicy) -> SandboxStatus {
             },
         };
         let (fixed_roots, protected_paths) = roots_guards(policy, &filesystem);
+        let user_namespace =
+            !root && matches!(descendants, Guard::Enforced { .. }) && namespaces.is_ok();
+        let limits = super::bounds::guard(&policy.limits, user_namespace);
         SandboxStatus::new(policy.mode, filesystem, network, descendants)
             .with_roots(fixed_roots, protected_paths)
+            .with_limits(limits)
     }
     #[cfg(not(target_os = "linux"))]
     {

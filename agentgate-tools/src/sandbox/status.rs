@@ -74,6 +74,10 @@ pub struct SandboxStatus {
     /// of [`is_degraded`](Self::is_degraded): the file tools ask
     /// `protected_path` before changing them either way.
     pub protected_paths: Guard,
+    /// Each call's ceilings on processes and memory (`sandbox.limits`).
+    /// Not part of [`is_degraded`](Self::is_degraded): they bound
+    /// resources, not what a command may reach.
+    pub limits: Guard,
 }
 
 impl SandboxStatus {
@@ -91,6 +95,7 @@ impl SandboxStatus {
             credential_masking: Guard::NotRequested,
             fixed_roots: Guard::NotRequested,
             protected_paths: Guard::NotRequested,
+            limits: Guard::NotRequested,
         }
     }
 
@@ -134,7 +139,7 @@ impl SandboxStatus {
     }
 
     /// Every guarantee with its name as the status's JSON names it.
-    pub fn guards(&self) -> [(&'static str, &Guard); 10] {
+    pub fn guards(&self) -> [(&'static str, &Guard); 11] {
         [
             ("filesystem", &self.filesystem),
             ("network", &self.network),
@@ -146,7 +151,14 @@ impl SandboxStatus {
             ("credential_masking", &self.credential_masking),
             ("fixed_roots", &self.fixed_roots),
             ("protected_paths", &self.protected_paths),
+            ("limits", &self.limits),
         ]
+    }
+
+    /// Sets the state of the call ceilings.
+    pub fn with_limits(mut self, limits: Guard) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Sets the state of the fixed roots and of the protected paths.
@@ -158,9 +170,11 @@ impl SandboxStatus {
 
     /// Whether something the policy asks for is not enforced.
     pub fn is_degraded(&self) -> bool {
-        // The protected paths are also guarded by the file tools' own ask.
+        // The protected paths are also guarded by the file tools' own ask;
+        // the ceilings bound resources, not reach.
         self.guards().iter().any(|(name, guard)| {
-            *name != "protected_paths" && matches!(guard, Guard::Unavailable { .. })
+            !matches!(*name, "protected_paths" | "limits")
+                && matches!(guard, Guard::Unavailable { .. })
         })
     }
 
@@ -184,6 +198,7 @@ impl SandboxStatus {
                 "protected paths read-only to commands",
                 &self.protected_paths,
             ),
+            ("call ceilings", &self.limits),
         ];
         for (name, guard) in kernel {
             if *guard != Guard::NotRequested {

@@ -87,6 +87,47 @@ pub(super) fn write_file(path: &CStr, data: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Writes `data` to the open descriptor `fd` in one `write`.
+pub(super) fn write_fd(fd: RawFd, data: &[u8]) -> io::Result<()> {
+    // SAFETY: `data` is valid for `data.len()` bytes; a wrong `fd` only
+    // yields EBADF.
+    #[allow(unsafe_code)]
+    let written = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+    if written < 0 {
+        Err(io::Error::last_os_error())
+    } else if written as usize != data.len() {
+        Err(io::Error::from_raw_os_error(libc::EIO))
+    } else {
+        Ok(())
+    }
+}
+
+/// The resource limits the sandbox sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Rlimit {
+    /// `RLIMIT_NPROC`: processes and threads of the real user (in its
+    /// user namespace).
+    Processes,
+    /// `RLIMIT_DATA`: each process's data segment and private writable
+    /// mappings.
+    Data,
+}
+
+/// Sets both the soft and the hard limit of `which` to `value`.
+pub(super) fn set_rlimit(which: Rlimit, value: u64) -> io::Result<()> {
+    let resource = match which {
+        Rlimit::Processes => libc::RLIMIT_NPROC,
+        Rlimit::Data => libc::RLIMIT_DATA,
+    };
+    let limit = libc::rlimit {
+        rlim_cur: value,
+        rlim_max: value,
+    };
+    // SAFETY: `limit` is a valid rlimit for the call, which only reads it.
+    #[allow(unsafe_code)]
+    check(unsafe { libc::setrlimit(resource, &limit) }).map(drop)
+}
+
 /// Closes a descriptor, ignoring errors.
 pub(super) fn close(fd: RawFd) {
     // SAFETY: closing a descriptor we own; a wrong one only yields EBADF.

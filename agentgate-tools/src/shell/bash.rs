@@ -198,6 +198,8 @@ enum Ending {
     Exited(Option<i32>),
     TimedOut,
     Cancelled,
+    /// The command reached a `sandbox.limits` ceiling.
+    LimitReached,
 }
 
 /// The output collected so far.
@@ -344,6 +346,10 @@ impl TypedTool for BashTool {
         tokio::pin!(deadline);
         let mut status = None;
         let mut pipes_open = true;
+        // Pinned once: output arriving faster than its period (a fork bomb
+        // reporting each failed fork) must not restart it.
+        let limit = sandbox.limit_watch();
+        tokio::pin!(limit);
         let ending = loop {
             tokio::select! {
                 chunk = receiver.recv(), if pipes_open => match chunk {
@@ -371,6 +377,7 @@ impl TypedTool for BashTool {
                     status = Some(exit.ok().and_then(|s| s.code()));
                 }
                 () = &mut deadline => break Ending::TimedOut,
+                _ = &mut limit => break Ending::LimitReached,
                 () = ctx.cancel.cancelled() => break Ending::Cancelled,
             }
             if let Some(code) = status {
@@ -394,8 +401,16 @@ impl TypedTool for BashTool {
             }
         };
 
-        if matches!(ending, Ending::TimedOut | Ending::Cancelled) {
-            group.terminate(&mut child, self.limits.kill_grace).await;
+        if matches!(
+            ending,
+            Ending::TimedOut | Ending::Cancelled | Ending::LimitReached
+        ) {
+            // At a ceiling there is nothing to wind down gracefully.
+            let grace = match ending {
+                Ending::LimitReached => Duration::ZERO,
+                _ => self.limits.kill_grace,
+            };
+            group.terminate(&mut child, grace).await;
             // Keep what was written before the kill.
             while let Ok(chunk) = receiver.try_recv() {
                 captured.push(&chunk);
@@ -424,6 +439,9 @@ impl TypedTool for BashTool {
                 timeout.as_millis()
             )),
             Ending::Cancelled => Some("User aborted the command".to_string()),
+            Ending::LimitReached => {
+                Some("the sandbox ended the command at one of its limits".to_string())
+            }
             Ending::Exited(Some(0)) => None,
             Ending::Exited(Some(code)) => Some(format!("exit code: {code}")),
             Ending::Exited(None) => Some("the command was ended by a signal".to_string()),

@@ -26,6 +26,7 @@ mod sandbox;
 mod sandbox_clone;
 mod sandbox_git_protected;
 mod sandbox_kernel;
+mod sandbox_limits;
 mod sandbox_nested;
 mod sandbox_roots;
 mod search_differential;
