@@ -19,6 +19,7 @@ use agentgate_tools::mcp::McpStatus;
 
 use crate::model_choice::{DEMO_NOTICE, choose_model};
 use crate::run_cli::sandbox_policy;
+use crate::terminal_text::Untrusted;
 use crate::workspace::{approval_store, session_store};
 
 /// What `agent acp` was given.
@@ -48,7 +49,7 @@ impl AgentFactory for CliAgents {
         })
         .await??;
         for warning in &workspace.config().warnings {
-            eprintln!("agent: warning: {warning}");
+            eprintln!("agent: warning: {}", Untrusted::new(warning));
         }
         let choice = choose_model(self.options.model.as_deref(), &workspace, |v| {
             std::env::var(v).ok()
@@ -82,7 +83,11 @@ impl AgentFactory for CliAgents {
         if let Some(manager) = agent.mcp() {
             for server in manager.status().await {
                 if let McpStatus::Failed(error) = &server.status {
-                    eprintln!("agent: MCP server {} failed: {error}", server.name);
+                    eprintln!(
+                        "agent: MCP server {} failed: {}",
+                        Untrusted::new(&server.name),
+                        Untrusted::new(error)
+                    );
                 }
             }
         }
@@ -96,6 +101,11 @@ pub async fn serve(options: AcpOptions) -> Result<(), String> {
     let factory = CliAgents { options, store };
     AcpServer::new(Arc::new(factory))
         .info("agent", env!("CARGO_PKG_VERSION"))
+        // `agent trust`'s record: a project trusted in the editor is
+        // trusted in `agent run` too, and the other way round.
+        .ask_trust(agentgate::project_trust::TrustStore::in_data_dir(
+            &Workspace::data_dir(crate::workspace::APP),
+        ))
         .serve(tokio::io::stdin(), tokio::io::stdout())
         .await
         .map_err(|e| e.to_string())

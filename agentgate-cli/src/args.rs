@@ -160,6 +160,12 @@ pub(crate) struct ServeArgs {
     /// The PostgreSQL schema for the tables (default `public`).
     #[arg(long, value_name = "NAME", requires = "database")]
     pub(crate) database_schema: Option<String>,
+    /// Trust the project's configuration for this server (its MCP
+    /// commands, provider URLs, allow rules), as `agent trust` would, without
+    /// recording it. Without it, a project not trusted with `agent trust`
+    /// is served with those parts set aside, and the page says so.
+    #[arg(long)]
+    pub(crate) trust_project: bool,
 }
 
 impl From<ServeArgs> for crate::serve_cli::ServeOptions {
@@ -172,6 +178,7 @@ impl From<ServeArgs> for crate::serve_cli::ServeOptions {
             sandbox: args.sandbox,
             database: args.database,
             database_schema: args.database_schema,
+            trust_project: args.trust_project,
         }
     }
 }

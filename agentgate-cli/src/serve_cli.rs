@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use agentgate::server::{AgentFactory, AgentSetup, Auth, DEFAULT_USERNAME, FactoryError, Server};
-use agentgate::{CodingAgent, Workspace};
+use agentgate::{CodingAgent, TrustPolicy, Workspace};
 use agentgate_core::ConfigLoader;
 use agentgate_permission::{Action, Rule, Ruleset};
 use agentgate_tools::SandboxMode;
@@ -38,6 +38,9 @@ pub struct ServeOptions {
     pub database: Option<String>,
     /// The PostgreSQL schema the tables live in (default `public`).
     pub database_schema: Option<String>,
+    /// Trust the project's configuration for this run (`--trust-project`),
+    /// else as `agent trust` recorded it.
+    pub trust_project: bool,
 }
 
 /// Where a server keeps its sessions and approvals, and how its asks are
@@ -87,13 +90,14 @@ async fn backing(options: &ServeOptions) -> Result<Backing, String> {
 struct CliAgents {
     model: Option<String>,
     sandbox: Option<SandboxMode>,
+    trust_project: bool,
 }
 
 #[agentgate::async_trait]
 impl AgentFactory for CliAgents {
     async fn build(&self, setup: AgentSetup) -> Result<CodingAgent, FactoryError> {
         let dir = setup.directory().to_path_buf();
-        let workspace = load(&dir).await?;
+        let workspace = load(&dir, self.trust_project).await?;
         let choice = choose_model(self.model.as_deref(), &workspace, |v| std::env::var(v).ok())?;
         let policy = sandbox_policy(self.sandbox, &workspace.config().value)?;
         let mut builder = CodingAgent::builder(&dir)
@@ -112,12 +116,19 @@ impl AgentFactory for CliAgents {
     }
 }
 
-async fn load(dir: &std::path::Path) -> Result<Workspace, FactoryError> {
+/// `dir`'s workspace: its project trusted when `trust_project`, else as
+/// `agent trust` recorded it.
+async fn load(dir: &std::path::Path, trust_project: bool) -> Result<Workspace, FactoryError> {
     let dir = dir.to_path_buf();
-    Ok(
-        tokio::task::spawn_blocking(move || Workspace::with_loader(&dir, ConfigLoader::new(&dir)))
-            .await??,
-    )
+    Ok(tokio::task::spawn_blocking(move || {
+        let loader = ConfigLoader::new(&dir);
+        if trust_project {
+            Workspace::with_trust(&dir, loader, &TrustPolicy::trust_all())
+        } else {
+            Workspace::with_loader(&dir, loader)
+        }
+    })
+    .await??)
 }
 
 /// The address `hostname` names (an IP address, `localhost`, or a name
@@ -168,9 +179,19 @@ pub async fn serve(options: ServeOptions) -> Result<(), String> {
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     // The configuration and the model are checked now, so a broken setup
     // fails at start rather than at the first prompt.
-    let workspace = load(&dir).await.map_err(|e| e.to_string())?;
+    let workspace = load(&dir, options.trust_project)
+        .await
+        .map_err(|e| e.to_string())?;
     for warning in &workspace.config().warnings {
-        eprintln!("agent: warning: {warning}");
+        eprintln!(
+            "agent: warning: {}",
+            crate::terminal_text::Untrusted::new(warning)
+        );
+    }
+    if !workspace.trust_state().is_trusted() {
+        eprintln!(
+            "agent: the project is served untrusted (its page says what was set aside); `agent trust` or `agent serve --trust-project` trusts it"
+        );
     }
     let choice = choose_model(options.model.as_deref(), &workspace, |v| {
         std::env::var(v).ok()
@@ -184,12 +205,14 @@ pub async fn serve(options: ServeOptions) -> Result<(), String> {
     let factory = CliAgents {
         model: options.model.clone(),
         sandbox: options.sandbox,
+        trust_project: options.trust_project,
     };
     let backing = backing(&options).await?;
     let mut builder = Server::builder(Arc::new(factory), &dir)
         .store(backing.store)
         .approvals(backing.approvals)
         .config(workspace.config().clone())
+        .trust(workspace.trust_state().clone())
         .address(address)
         .auth(auth);
     if let Some(relay) = backing.relay {

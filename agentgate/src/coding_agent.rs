@@ -356,6 +356,8 @@ impl CodingAgentBuilder {
         Ok(CodingAgent {
             engine,
             session,
+            trust: workspace.trust_state().clone(),
+            project_root: workspace.project_root(),
             config: workspace.config().clone(),
             #[cfg(feature = "mcp")]
             mcp,
@@ -526,6 +528,8 @@ pub struct CodingAgent {
     engine: Engine,
     session: Session,
     config: Config,
+    trust: crate::ProjectTrust,
+    project_root: PathBuf,
     #[cfg(feature = "mcp")]
     mcp: Option<crate::coding_agent_mcp::McpGuard>,
 }
@@ -575,6 +579,17 @@ impl CodingAgent {
     /// The loaded configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Whether the project's configuration was loaded trusted, and if not,
+    /// what it was not allowed to do ([`ProjectTrust::lines`](crate::ProjectTrust::lines)).
+    pub fn trust(&self) -> &crate::ProjectTrust {
+        &self.trust
+    }
+
+    /// The project directory trust is recorded for (the worktree root).
+    pub fn project_root(&self) -> &std::path::Path {
+        &self.project_root
     }
 
     /// The MCP servers, when there are any (and they were not left out).

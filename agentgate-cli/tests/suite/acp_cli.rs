@@ -371,3 +371,87 @@ async fn always_exactly_on_rm_f_asks_again_for_rm_rf_and_always_rm_star_does_not
     assert_eq!(first.len(), 1, "{first:?}");
     assert!(second.is_empty(), "{second:?}");
 }
+
+/// Opens a session on a project whose own rule allows `rm *` (set aside
+/// while the project is untrusted), answering the trust question with
+/// `trust_answer`, then runs "first" (`rm -f src/a.txt`), rejecting any
+/// ask: the asks of `session/new` and of the prompt, and whether the
+/// file is gone.
+async fn trust_then_rm(name: &str, trust_answer: &'static str) -> (Vec<Value>, Vec<Value>, bool) {
+    let sandbox = Sandbox::new(name);
+    std::fs::create_dir_all(sandbox.project.join("src")).unwrap();
+    std::fs::write(sandbox.project.join("src/a.txt"), "a\n").unwrap();
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(RmModel)
+        .mount(&server)
+        .await;
+    super::run_cli::local_provider(
+        &sandbox,
+        &server,
+        r#", "permission": {"bash": {"*": "ask", "rm *": "allow"}}"#,
+    );
+    let mut child = agent_acp(&sandbox);
+    let mut driver = AcpDriver {
+        stdin: child.stdin.take().unwrap(),
+        lines: BufReader::new(child.stdout.take().unwrap()).lines(),
+        next_id: 0,
+        asks: Vec::new(),
+    };
+    let answer = move |options: &[Value]| {
+        let ids: Vec<&str> = options
+            .iter()
+            .filter_map(|o| o["optionId"].as_str())
+            .collect();
+        if ids.contains(&"trust") {
+            trust_answer.to_string()
+        } else {
+            named(options, "Reject")
+        }
+    };
+    driver
+        .call(
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+            &answer,
+        )
+        .await;
+    let session = driver
+        .call(
+            "session/new",
+            json!({"cwd": sandbox.project, "mcpServers": []}),
+            &answer,
+        )
+        .await;
+    let new_asks = std::mem::take(&mut driver.asks);
+    let session_id = session["result"]["sessionId"].clone();
+    assert!(session_id.is_string(), "{session}");
+    let prompt = json!({"sessionId": session_id, "prompt": [{"type": "text", "text": "first"}]});
+    driver.call("session/prompt", prompt, &answer).await;
+    let prompt_asks = std::mem::take(&mut driver.asks);
+    drop(driver);
+    let _ = child.kill().await;
+    let gone = !sandbox.project.join("src/a.txt").exists();
+    (new_asks, prompt_asks, gone)
+}
+
+#[tokio::test]
+async fn the_editor_is_asked_to_trust_the_project_and_its_answer_decides_its_rules() {
+    // Kept untrusted: the project's `rm *` allow is set aside, rm asks.
+    let (new_asks, prompt_asks, gone) = trust_then_rm("acp-untrusted", "untrusted").await;
+    assert_eq!(new_asks.len(), 1, "{new_asks:?}");
+    let title = new_asks[0]["toolCall"]["title"].as_str().unwrap();
+    assert!(title.starts_with("Trust the project"), "{title}");
+    assert!(
+        title.contains("rm *"),
+        "the question names the looser rule: {title}"
+    );
+    assert_eq!(prompt_asks.len(), 1, "rm is asked: {prompt_asks:?}");
+    assert!(!gone, "the rejected rm did not run");
+
+    // Trusted: recorded, the session runs on the project's own rules.
+    let (new_asks, prompt_asks, gone) = trust_then_rm("acp-trusted", "trust").await;
+    assert_eq!(new_asks.len(), 1, "{new_asks:?}");
+    assert!(prompt_asks.is_empty(), "rm * is allowed: {prompt_asks:?}");
+    assert!(gone, "rm ran");
+}

@@ -132,3 +132,52 @@ async fn a_public_address_without_a_password_gets_a_generated_one() {
     assert_eq!(allowed.status(), 200);
     child.kill().await.unwrap();
 }
+
+/// `GET /project/trust` of `agent serve ARGS` on a project whose own rule
+/// allows `rm *`, and the server's stderr up to its URL.
+async fn served_trust(name: &str, args: &[&str]) -> serde_json::Value {
+    let sandbox = Sandbox::new(name);
+    sandbox.config(r#"{"permission": {"bash": {"*": "ask", "rm *": "allow"}}}"#);
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", sandbox.root.join("home"))
+        .env("XDG_DATA_HOME", sandbox.root.join("data"))
+        .env("XDG_CONFIG_HOME", sandbox.root.join("config"))
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .current_dir(&sandbox.project)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncBufReadExt;
+    let mut stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(60), stdout.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let base = url.rsplit(' ').next().unwrap().to_string();
+    let trust: serde_json::Value = reqwest::get(format!("{base}/project/trust"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    child.kill().await.unwrap();
+    trust
+}
+
+#[tokio::test]
+async fn the_server_says_whether_the_project_is_trusted_and_trusts_it_with_the_flag() {
+    let untrusted = served_trust("serve-untrusted", &[]).await;
+    assert_eq!(untrusted["trusted"], false, "{untrusted}");
+    assert_eq!(untrusted["state"], "untrusted");
+    let lines = untrusted["lines"].to_string();
+    assert!(lines.contains("rm *"), "the looser rule is named: {lines}");
+    let trusted = served_trust("serve-trusted", &["--trust-project"]).await;
+    assert_eq!(trusted["trusted"], true, "{trusted}");
+    assert_eq!(trusted["lines"], serde_json::json!([]));
+}

@@ -156,6 +156,64 @@ impl Approver for ClientApprover {
     }
 }
 
+/// The option ids of the trust question.
+const TRUST: &str = "trust";
+const KEEP_UNTRUSTED: &str = "untrusted";
+
+/// The trust question for the project at `root`, whose configuration
+/// would do `lines`: the options, trust (recorded) or keep it untrusted.
+pub(crate) fn trust_question(
+    session_id: &str,
+    root: &std::path::Path,
+    lines: &[String],
+) -> RequestPermissionRequest {
+    let title = format!(
+        "Trust the project {}? Its configuration would: {}",
+        root.display(),
+        lines.join("; ")
+    );
+    let call = ToolCallUpdate::new(
+        "trust_project",
+        ToolCallUpdateFields::new()
+            .title(title)
+            .locations(vec![ToolCallLocation::new(root)]),
+    );
+    let options = vec![
+        PermissionOption::new(
+            TRUST,
+            "Trust this project (recorded; `agent trust --revoke` undoes it)",
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(
+            KEEP_UNTRUSTED,
+            "Keep it untrusted",
+            PermissionOptionKind::RejectOnce,
+        ),
+    ];
+    RequestPermissionRequest::new(session_id.to_string(), call, options)
+}
+
+/// Asks the client whether to trust the project at `root`; only the
+/// trust option is a yes (a cancelled or failed request is a no).
+pub(crate) async fn ask_trust(
+    connection: &ConnectionTo<Client>,
+    session_id: &str,
+    root: &std::path::Path,
+    lines: &[String],
+) -> bool {
+    let ask = trust_question(session_id, root, lines);
+    match connection.send_request(ask).block_task().await {
+        Ok(response) => matches!(
+            &response.outcome,
+            RequestPermissionOutcome::Selected(selected) if &*selected.option_id.0 == TRUST
+        ),
+        Err(error) => {
+            tracing::warn!(%error, "the client did not answer the trust question; the project stays untrusted");
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

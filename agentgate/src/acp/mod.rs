@@ -52,6 +52,7 @@ pub struct AcpServer {
     factory: Arc<dyn AgentFactory>,
     name: String,
     version: String,
+    trust: Option<crate::project_trust::TrustStore>,
 }
 
 impl AcpServer {
@@ -61,7 +62,22 @@ impl AcpServer {
             factory,
             name: "agentgate".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
+            trust: None,
         }
+    }
+
+    /// Asks the editor, at `session/new` and `session/load`, whether to
+    /// trust a project whose configuration was loaded untrusted (and would
+    /// start a process, redirect a provider or allow what the user's rules
+    /// ask): a `session/request_permission` whose title lists what the
+    /// configuration would do. "Trust" records the project in `store` and
+    /// builds the session's agent again, so the factory must read trust
+    /// from the same store (the `agent` CLI's, `agent trust`'s record, with
+    /// [`TrustStore::in_data_dir`](crate::project_trust::TrustStore::in_data_dir)
+    /// of its data directory). Without it, an untrusted project stays so.
+    pub fn ask_trust(mut self, store: crate::project_trust::TrustStore) -> Self {
+        self.trust = Some(store);
+        self
     }
 
     /// The name and version `initialize` reports (default: `agentgate` and
@@ -85,7 +101,7 @@ impl AcpServer {
         W: AsyncWrite + Send + 'static,
     {
         let info = Implementation::new(self.name, self.version);
-        server::serve(self.factory, info, input, output)
+        server::serve(self.factory, self.trust, info, input, output)
             .await
             .map_err(|e| AcpError(e.to_string()))
     }

@@ -41,6 +41,9 @@ struct AcpSession {
 /// What the handlers share.
 struct Shared {
     factory: Arc<dyn AgentFactory>,
+    /// Where an untrusted project's trust is recorded when the editor
+    /// grants it; `None`: never asked.
+    trust: Option<crate::project_trust::TrustStore>,
     info: Implementation,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
 }
@@ -62,6 +65,7 @@ impl Shared {
 /// client closes its end, building each session's agent with `factory`.
 pub(crate) async fn serve<R, W>(
     factory: Arc<dyn AgentFactory>,
+    trust: Option<crate::project_trust::TrustStore>,
     info: Implementation,
     input: R,
     output: W,
@@ -72,6 +76,7 @@ where
 {
     let shared = Arc::new(Shared {
         factory,
+        trust,
         info,
         sessions: Mutex::new(HashMap::new()),
     });
@@ -231,13 +236,23 @@ async fn open(
         .with_approver(Arc::new(approver))
         .with_resume(resume)
         .with_mcp_servers(client_mcp_entries(mcp_servers));
-    let agent = shared
-        .factory
-        .build(setup)
-        .await
-        .map_err(|error| Error::internal_error().data(error.to_string()))?;
+    let build = |setup: AgentSetup| async {
+        shared
+            .factory
+            .build(setup)
+            .await
+            .map_err(|error| Error::internal_error().data(error.to_string()))
+    };
+    let mut agent = build(setup.clone()).await?;
     let id = agent.session().id.clone();
     *session_id.lock().unwrap_or_else(PoisonError::into_inner) = id.clone();
+    if let Some(store) = &shared.trust
+        && trusted_by_the_editor(connection, store, &agent, &id).await
+    {
+        // Built again on the recorded trust, continuing the same session.
+        drop(agent);
+        agent = build(setup.with_resume(Some(id.clone()))).await?;
+    }
     let modes = modes_of(&agent).await;
     shared
         .sessions
@@ -245,6 +260,32 @@ async fn open(
         .unwrap_or_else(PoisonError::into_inner)
         .insert(id.clone(), Arc::new(AcpSession { agent, turn }));
     Ok((id, modes))
+}
+
+/// Whether the editor trusted `agent`'s untrusted project (asked only when
+/// its configuration would do something trust changes); a yes is recorded
+/// in `store`. A record that cannot be written is logged and counts as no.
+async fn trusted_by_the_editor(
+    connection: &ConnectionTo<Client>,
+    store: &crate::project_trust::TrustStore,
+    agent: &CodingAgent,
+    session_id: &str,
+) -> bool {
+    let trust = agent.trust();
+    if trust.is_trusted() || trust.parts().is_empty() {
+        return false;
+    }
+    let root = agent.project_root();
+    if !super::approver::ask_trust(connection, session_id, root, &trust.lines()).await {
+        return false;
+    }
+    match store.record(root, trust.parts()) {
+        Ok(_) => true,
+        Err(error) => {
+            tracing::warn!(%error, "the project's trust could not be recorded; it stays untrusted");
+            false
+        }
+    }
 }
 
 /// The primary agents (those a person picks) as the session's modes, the

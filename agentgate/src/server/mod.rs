@@ -103,6 +103,7 @@ pub struct ServerBuilder {
     approvals: Option<Arc<dyn ApprovalStore>>,
     relay: Option<Arc<dyn AskRelay>>,
     config: Option<Config>,
+    trust: crate::ProjectTrust,
     address: SocketAddr,
     auth: Auth,
     cors: Vec<String>,
@@ -149,6 +150,16 @@ impl ServerBuilder {
     /// (default: a [`LocalRelay`], this process only).
     pub fn relay(mut self, relay: Arc<dyn AskRelay>) -> Self {
         self.relay = Some(relay);
+        self
+    }
+
+    /// Whether the served project's configuration is trusted
+    /// ([`Workspace::trust_state`](crate::Workspace::trust_state)), for
+    /// `GET /project/trust` and the approval page, which shows what an
+    /// untrusted project's configuration was not allowed to do (default:
+    /// [`ProjectTrust::NotNeeded`](crate::ProjectTrust::NotNeeded)).
+    pub fn trust(mut self, trust: crate::ProjectTrust) -> Self {
+        self.trust = trust;
         self
     }
 
@@ -229,6 +240,7 @@ impl ServerBuilder {
             self.relay.unwrap_or_else(|| Arc::new(LocalRelay::new())),
             self.directory,
             self.config,
+            self.trust,
             events::Bus::new(self.event_capacity),
         ));
         Ok(Server {
@@ -273,6 +285,7 @@ impl Server {
             approvals: None,
             relay: None,
             config: None,
+            trust: crate::ProjectTrust::NotNeeded,
             address: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
             auth: Auth::None,
             cors: Vec::new(),

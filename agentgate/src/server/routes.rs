@@ -118,6 +118,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/permission/{request_id}/reply", post(reply))
         .route("/agent", get(agents))
         .route("/config", get(config))
+        .route("/project/trust", get(project_trust))
         .route("/doc", get(doc))
         .fallback(not_found)
         .with_state(shared)
@@ -560,6 +561,28 @@ async fn config(State(shared): Shared_) -> Json<Value> {
     Json(value)
 }
 
+/// Whether the served project's configuration is trusted (an extension:
+/// opencode trusts every project): `trusted`, the `state`
+/// (`not_needed`, `trusted`, `untrusted`, `changed`) and, when not
+/// trusted, one line per thing its configuration was not allowed to do
+/// (start a process, redirect a provider, allow what the user's rules
+/// ask). The approval page shows them.
+#[utoipa::path(get, path = "/project/trust", responses((status = 200, body = Object)))]
+async fn project_trust(State(shared): Shared_) -> Json<Value> {
+    use crate::ProjectTrust;
+    let state = match &shared.trust {
+        ProjectTrust::NotNeeded => "not_needed",
+        ProjectTrust::Trusted => "trusted",
+        ProjectTrust::Changed { .. } => "changed",
+        _ => "untrusted",
+    };
+    Json(json!({
+        "trusted": shared.trust.is_trusted(),
+        "state": state,
+        "lines": shared.trust.lines(),
+    }))
+}
+
 /// This document.
 #[utoipa::path(get, path = "/doc", responses((status = 200, body = Object)))]
 async fn doc() -> Json<utoipa::openapi::OpenApi> {
@@ -590,6 +613,7 @@ async fn doc() -> Json<utoipa::openapi::OpenApi> {
         respond,
         agents,
         config,
+        project_trust,
         doc
     )
 )]

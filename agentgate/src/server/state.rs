@@ -90,6 +90,8 @@ pub(crate) struct Shared {
     pub(crate) relay: Arc<dyn AskRelay>,
     pub(crate) directory: PathBuf,
     pub(crate) config: Option<Config>,
+    /// Whether the served project's configuration is trusted.
+    pub(crate) trust: crate::ProjectTrust,
     pub(crate) bus: Bus,
     sessions: Mutex<HashMap<String, Arc<Served>>>,
     /// Asks of this process published on the relay and not yet withdrawn.
@@ -106,6 +108,7 @@ impl Shared {
         relay: Arc<dyn AskRelay>,
         directory: PathBuf,
         config: Option<Config>,
+        trust: crate::ProjectTrust,
         bus: Bus,
     ) -> Self {
         Shared {
@@ -115,6 +118,7 @@ impl Shared {
             relay,
             directory,
             config,
+            trust,
             bus,
             sessions: Mutex::new(HashMap::new()),
             published: Mutex::new(HashSet::new()),

@@ -352,6 +352,22 @@ function onEvent(event) {
   }
 }
 
+// The project's trust state: an untrusted project's configuration was
+// loaded without what could start a process, redirect a provider or
+// allow what the user's rules ask; the page says so, with each line.
+async function loadTrust() {
+  const trust = await api("GET", "/project/trust");
+  const box = $("trust");
+  const list = $("trust-lines");
+  list.replaceChildren();
+  if (!trust || trust.trusted) {
+    box.hidden = true;
+    return;
+  }
+  for (const line of trust.lines || []) list.append(el("li", "", line));
+  box.hidden = false;
+}
+
 function connect() {
   const badge = $("connection");
   const source = new EventSource("/event");
@@ -362,6 +378,7 @@ function connect() {
     try {
       await loadSessions();
       await loadAsks();
+      await loadTrust();
       if (state.current) await selectSession(state.current);
     } catch (error) {
       showError(error);
