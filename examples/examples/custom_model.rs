@@ -63,6 +63,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         info: ModelInfo::new("toy", "shout"),
     });
     let agent = CodingAgent::builder(env!("CARGO_MANIFEST_DIR"))
+        // "Always" answers remembered in memory for this run (by default
+        // they are kept in the program's own data directory).
+        .permissions(agentgate::permission::PermissionGate::new())
         .model(model)
         .build()
         .await?;

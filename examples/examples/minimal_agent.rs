@@ -34,6 +34,9 @@ impl Approver for GitOnly {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let approver = Arc::new(GitOnly::default());
     let agent = CodingAgent::builder(env!("CARGO_MANIFEST_DIR"))
+        // "Always" answers remembered in memory for this run (by default
+        // they are kept in the program's own data directory).
+        .permissions(agentgate::permission::PermissionGate::new())
         .model(Arc::new(DemoModel::new()))
         .tools(agentgate::tools::builtin()?)
         .approver(approver.clone())

@@ -66,6 +66,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ]));
     let approver = Arc::new(Always::default());
     let agent = CodingAgent::builder(env!("CARGO_MANIFEST_DIR"))
+        // "Always" answers remembered in memory for this run (by default
+        // they are kept in the program's own data directory).
+        .permissions(agentgate::permission::PermissionGate::new())
         .model(model)
         .tool(Deploy)
         .approver(approver.clone())

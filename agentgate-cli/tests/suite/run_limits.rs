@@ -33,6 +33,8 @@ async fn bomb_run(name: &str, command: &str) -> (String, String, Duration) {
         r#", "sandbox": {"limits": {"processes": 32, "memory": "64MiB"}}"#,
     );
     let started = Instant::now();
+    // The project's `sandbox` key counts once its user trusts it.
+    assert!(sandbox.agent(&["trust"], &[]).await.status.success());
     let out = sandbox.agent(&["run", "--auto", "run it"], &[]).await;
     let elapsed = started.elapsed();
     let stderr = text(&out.stderr);
@@ -79,6 +81,7 @@ async fn a_memory_bomb_ends_with_the_memory_limits_message() {
 async fn an_invalid_limit_names_its_key() {
     let sandbox = Sandbox::new("bad-limit");
     sandbox.config(r#"{"sandbox": {"limits": {"memory": "lots"}}}"#);
+    assert!(sandbox.agent(&["trust"], &[]).await.status.success());
     let out = sandbox.agent(&["run", "--auto", "hello"], &[]).await;
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "{stderr}");

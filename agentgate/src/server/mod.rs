@@ -238,9 +238,11 @@ impl ServerBuilder {
                 .unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
             gate,
             self.relay.unwrap_or_else(|| Arc::new(LocalRelay::new())),
-            self.directory,
-            self.config,
-            self.trust,
+            state::ServedProject {
+                directory: self.directory,
+                config: self.config,
+                trust: self.trust,
+            },
             events::Bus::new(self.event_capacity),
         ));
         Ok(Server {

@@ -100,17 +100,27 @@ pub(crate) struct Shared {
     pub(crate) stop: CancellationToken,
 }
 
+/// The project a server serves: its directory, configuration and trust.
+pub(crate) struct ServedProject {
+    pub(crate) directory: PathBuf,
+    pub(crate) config: Option<Config>,
+    pub(crate) trust: crate::ProjectTrust,
+}
+
 impl Shared {
     pub(crate) fn new(
         factory: Arc<dyn AgentFactory>,
         store: Arc<dyn SessionStore>,
         gate: PermissionGate,
         relay: Arc<dyn AskRelay>,
-        directory: PathBuf,
-        config: Option<Config>,
-        trust: crate::ProjectTrust,
+        project: ServedProject,
         bus: Bus,
     ) -> Self {
+        let ServedProject {
+            directory,
+            config,
+            trust,
+        } = project;
         Shared {
             factory,
             store,

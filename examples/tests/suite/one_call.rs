@@ -62,6 +62,9 @@ async fn one_call_agent_on_an_openai_compatible_server() {
         .with(ListTool::default());
     let home = root.join("home");
     let agent = CodingAgent::builder(&project)
+        // "Always" answers remembered in memory for this run (by default
+        // they are kept in the program's own data directory).
+        .permissions(agentgate::permission::PermissionGate::new())
         .config(ConfigLoader::new(&project).home(&home).env(|_| None))
         .model(Arc::new(model))
         .tools(tools)
