@@ -12,6 +12,7 @@
 //! [`TrustRecord::changes`] names it. The comparison is on the parts
 //! themselves, so the fingerprint is only a short name for them.
 
+use agentgate_permission::private_files::create_private_dir_all;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -148,15 +149,36 @@ impl TrustStore {
         };
         let text = serde_json::to_string_pretty(file).unwrap_or_default();
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        create_private_dir(dir).map_err(io)?;
+        create_private_dir_all(dir).map_err(io)?;
         let temporary = self
             .path
             .with_extension(format!("tmp{}", std::process::id()));
-        let mut out = private_file(&temporary).map_err(io)?;
+        let mut out = private_file(&temporary, true).map_err(io)?;
         out.write_all(text.as_bytes()).map_err(io)?;
         out.sync_all().map_err(io)?;
         drop(out);
         std::fs::rename(&temporary, &self.path).map_err(io)
+    }
+
+    /// Runs `change` on the record file under an exclusive lock (a
+    /// `.lock` file beside it), so two processes recording or revoking at
+    /// once do not lose each other's change.
+    fn locked<T>(
+        &self,
+        change: impl FnOnce(&Self) -> Result<T, TrustStoreError>,
+    ) -> Result<T, TrustStoreError> {
+        let lock_path = self.path.with_extension("lock");
+        let io = |source| TrustStoreError::Io {
+            path: lock_path.clone(),
+            source,
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        create_private_dir_all(dir).map_err(io)?;
+        let lock = private_file(&lock_path, false).map_err(io)?;
+        lock.lock().map_err(io)?;
+        let result = change(self);
+        drop(lock);
+        result
     }
 
     /// Every trusted project.
@@ -181,6 +203,14 @@ impl TrustStore {
         directory: &Path,
         parts: &[RiskyPart],
     ) -> Result<TrustRecord, TrustStoreError> {
+        self.locked(|store| store.record_unlocked(directory, parts))
+    }
+
+    fn record_unlocked(
+        &self,
+        directory: &Path,
+        parts: &[RiskyPart],
+    ) -> Result<TrustRecord, TrustStoreError> {
         let mut file = self.read()?;
         let key = project_key(directory);
         file.projects.retain(|r| r.directory != key);
@@ -200,6 +230,10 @@ impl TrustStore {
 
     /// Forgets `directory`; whether it was trusted.
     pub fn revoke(&self, directory: &Path) -> Result<bool, TrustStoreError> {
+        self.locked(|store| store.revoke_unlocked(directory))
+    }
+
+    fn revoke_unlocked(&self, directory: &Path) -> Result<bool, TrustStoreError> {
         let mut file = self.read()?;
         let key = project_key(directory);
         let before = file.projects.len();
@@ -213,31 +247,40 @@ impl TrustStore {
     }
 }
 
-/// Creates `dir` (and its parents) if needed; a folder this creates is
-/// private (0700 on Unix).
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+/// A file only its owner reads and writes (0600 on Unix, whatever the
+/// umask), created if missing; `truncate` empties it.
+fn private_file(path: &Path, truncate: bool) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(truncate);
+    agentgate_permission::private_files::private_file_options(&mut options).open(path)
 }
 
-/// A new file only its owner reads and writes (0600 on Unix, whatever the
-/// umask).
-fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn records_made_at_once_are_all_kept() {
+        let dir = std::env::temp_dir().join(format!("trust-store-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = TrustStore::in_data_dir(&dir);
+        let threads: Vec<_> = (0..8)
+            .map(|n| {
+                let store = store.clone();
+                let dir = dir.clone();
+                std::thread::spawn(move || {
+                    store
+                        .record(&dir.join(format!("project-{n}")), &[])
+                        .unwrap();
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(store.list().unwrap().len(), 8, "no record was lost");
+        let _ = std::fs::remove_dir_all(&dir);
     }
-    Ok(file)
 }
