@@ -183,6 +183,10 @@ pub(crate) enum Shape {
     /// `alias NAME=VALUE`: renames commands for later lines (opaque);
     /// `alias` alone or `alias -p` prints.
     Alias,
+    /// `set [opts] [args]`: options judged by `shell_settings`.
+    Set,
+    /// `shopt [-su] NAME…`: options judged by `shell_settings`.
+    Shopt,
 }
 
 /// What an option's value means when the program evaluates it.
@@ -368,8 +372,18 @@ pub(crate) const PROGRAMS: &[Program] = &[
         names: &[
             ":", "true", "false", "echo", "pwd", "exit", "return", "break", "continue", "shift",
             "times", "suspend", "logout", "help", "caller", "type", "dirs", "disown", "kill",
-            "ulimit", "umask", "bg", "fg", "compopt", "unalias", "set", "shopt", "history",
+            "ulimit", "umask", "bg", "fg", "compopt", "unalias", "history",
         ],
+        ..BUILTIN
+    },
+    Program {
+        names: &["set"],
+        runs: Runs::Shape(Shape::Set),
+        ..BUILTIN
+    },
+    Program {
+        names: &["shopt"],
+        runs: Runs::Shape(Shape::Shopt),
         ..BUILTIN
     },
     Program {
@@ -2349,7 +2363,9 @@ mod tests {
                 || program.code.iter().any(|(_, code)| *code == Code::Script);
             let exempt = matches!(
                 program.runs,
-                Runs::Shape(Shape::Source | Shape::OtherShell | Shape::Alias)
+                Runs::Shape(
+                    Shape::Source | Shape::OtherShell | Shape::Alias | Shape::Set | Shape::Shopt
+                )
             );
             assert!(
                 !runs || exempt || program.example.is_some(),

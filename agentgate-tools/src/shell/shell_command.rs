@@ -10,6 +10,7 @@
 //! `flock FILE cmd` …) the entries name.
 
 use crate::shell::programs::{self, Code, Opt, Options, Paths, Runs, Shape, Spec, l, s, sl};
+use crate::shell::shell_settings;
 use crate::shell::shell_word::Word;
 
 /// Commands that run the command given after their options: a view of
@@ -666,6 +667,14 @@ fn shape_inner(
             }
             None
         }
+        Shape::Set => {
+            out.opaque.extend(shell_settings::judge_set(args));
+            None
+        }
+        Shape::Shopt => {
+            out.opaque.extend(shell_settings::judge_shopt(args));
+            None
+        }
     }
 }
 
@@ -1126,24 +1135,40 @@ fn shell_script(args: &[Word], out: &mut Analysis) {
             break;
         }
         if text.starts_with("--") {
-            i += if matches!(text, "--rcfile" | "--init-file") {
-                2
+            if matches!(text, "--rcfile" | "--init-file") {
+                startup_file(text, args.get(i + 1), out);
+                i += 2;
             } else {
-                1
-            };
+                if text == "--posix" {
+                    out.opaque
+                        .extend(shell_settings::option_toggle("posix", true, false));
+                }
+                i += 1;
+            }
             continue;
         }
         let Some(cluster) = text.strip_prefix('-').or_else(|| text.strip_prefix('+')) else {
             break;
         };
+        let on = text.starts_with('-');
         let mut step = 1;
         for c in cluster.chars() {
             match c {
-                'c' if text.starts_with('-') => command_string = true,
+                'c' if on => command_string = true,
                 's' => stdin = true,
-                // Each takes the next word (`-oO a b`).
-                'o' | 'O' => step += 1,
-                _ => {}
+                // Each takes the next word (`-oO a b`): a `set -o` and a
+                // `shopt` option.
+                'o' | 'O' => {
+                    if let Some(name) = args.get(i + step) {
+                        out.opaque
+                            .extend(shell_settings::option_word(name, on, c == 'O'));
+                    }
+                    step += 1;
+                }
+                // The command line's own: interactive, login, restricted,
+                // dump strings.
+                'c' | 'i' | 'l' | 'r' | 'D' => {}
+                letter => out.opaque.extend(shell_settings::letter_toggle(letter, on)),
             }
         }
         i += step;
@@ -1167,6 +1192,27 @@ fn shell_script(args: &[Word], out: &mut Analysis) {
             }
         }
         _ => out.reads_stdin = true,
+    }
+}
+
+/// The file `--rcfile FILE` / `--init-file FILE` names, which an
+/// interactive shell sources: a literal file is like a script file (the
+/// command's pattern stands for it); a file only known at run time, a
+/// device or a descriptor (`/dev/stdin`, `<(…)`, `/proc/self/fd/0`) is
+/// text the scan cannot read.
+fn startup_file(option: &str, file: Option<&Word>, out: &mut Analysis) {
+    let Some(file) = file else {
+        return;
+    };
+    let text = file.text.as_str();
+    if file.dynamic
+        || text.starts_with("/dev/")
+        || text.starts_with("/proc/")
+        || text.contains("<(")
+    {
+        out.opaque.push(format!(
+            "a shell sources `{option} {text}`, a file only known when the command runs"
+        ));
     }
 }
 
@@ -1424,6 +1470,8 @@ mod tests {
                     | Shape::Alias
                     | Shape::Script
                     | Shape::ScriptOperands
+                    | Shape::Set
+                    | Shape::Shopt
             ),
             _ => false,
         };
