@@ -351,6 +351,21 @@ pub(crate) fn trusted_path_value(value: &str) -> bool {
         })
 }
 
+/// Why putting `NAME=value` in the environment of a command a program
+/// runs is opaque, if it is: one of bash's variables the table does not
+/// list inert, or `PATH` given more than trusted directories.
+pub(crate) fn environment_reason(assignment: &str) -> Option<String> {
+    let (name, value) = assignment.split_once('=')?;
+    match meaning(name)? {
+        Meaning::Inert(_) => None,
+        Meaning::Opaque(why) => Some(format!("sets `{name}`, which {why}")),
+        Meaning::CommandSearch if trusted_path_value(value) => None,
+        Meaning::CommandSearch => Some(format!(
+            "sets `PATH` to `{value}`, which changes which file a command name runs"
+        )),
+    }
+}
+
 /// What turning an option of `set -o` or `shopt` on (or off) does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Toggle {
