@@ -272,6 +272,24 @@ pub fn shell_c_script<S: AsRef<str>>(tokens: &[S]) -> Option<usize> {
     (command_string && i < tokens.len()).then_some(i)
 }
 
+/// The variables bash gives a meaning to that the scan classifies, with
+/// whether assigning one is understood (`true`: inert, or `PATH` judged by
+/// its value) or makes the line opaque (`false`). Every variable a clean
+/// bash defines (`compgen -v`) and the manual names is among them (a test
+/// checks it against the installed bash); see docs/security.md.
+pub fn bash_variables() -> Vec<(&'static str, bool)> {
+    crate::shell::shell_settings::VARIABLES
+        .iter()
+        .map(|variable| {
+            let understood = !matches!(
+                variable.meaning,
+                crate::shell::shell_settings::Meaning::Opaque(_)
+            );
+            (variable.name, understood)
+        })
+        .collect()
+}
+
 /// Removes one level of shell quoting: `'...'` literally, `"..."` with
 /// `\$ \` \" \\` unescaped, and backslash escapes outside quotes (the
 /// words of [`words_of`] joined by spaces).
