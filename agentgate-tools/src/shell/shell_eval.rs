@@ -222,7 +222,11 @@ impl EvalFacts {
                 let words = node_words(node, source);
                 self.unset(words.get(1..).unwrap_or_default());
             }
-            "heredoc_redirect" => self.heredoc(node, source),
+            "heredoc_redirect" => {
+                self.descriptor_variable(node, source);
+                self.heredoc(node, source);
+            }
+            "file_redirect" | "herestring_redirect" => self.descriptor_variable(node, source),
             "binary_expression"
                 if test_operator(node, source).is_some_and(|op| INTEGER_TESTS.contains(&op))
                     && node.start_byte() < walk.double_brackets_until =>
@@ -749,6 +753,29 @@ impl EvalFacts {
             for segment in arithmetic_segments(node_text(*body, source)) {
                 self.context_text(segment);
             }
+        }
+    }
+
+    /// `{NAME}>file`: bash opens a descriptor and assigns its number to
+    /// `NAME` (tree-sitter may keep `{NAME}` in the redirect or leave it
+    /// as the word before it).
+    fn descriptor_variable(&mut self, node: Node<'_>, source: &str) {
+        let before = source.get(..node.start_byte()).unwrap_or_default();
+        let text = node_text(node, source);
+        let braced = |text: &str| -> Option<String> {
+            let inner = text.strip_prefix('{')?;
+            let (name, _) = inner.split_once('}')?;
+            is_name(name).then(|| name.to_string())
+        };
+        let name = braced(text).or_else(|| {
+            let start = before.rfind('{')?;
+            before
+                .ends_with('}')
+                .then(|| braced(&before[start..]))
+                .flatten()
+        });
+        if let Some(name) = name {
+            self.bash_variable(&name, None, "as a redirection's descriptor");
         }
     }
 

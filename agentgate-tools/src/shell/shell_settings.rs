@@ -898,6 +898,8 @@ mod tests {
             "bash --rcfile <(echo rm -rf src) -ic true",
             "bash --init-file <(echo rm -rf src) -i",
             "sh -o posix -c ls",
+            ": {PATH}>/dev/null; ls",
+            "exec {BASH_XTRACEFD}>log",
         ];
         for line in lines {
             let line = line.replace("\\n", "\n");
@@ -929,6 +931,7 @@ mod tests {
             "env -i PATH=/usr/bin:/bin make",
             "for i in 1 2; do echo $i; done",
             "(( i = SECONDS + 1 ))",
+            "exec {fd}>log; echo x >&$fd",
         ] {
             assert!(opaque(line).is_empty(), "{line:?}: {:?}", opaque(line));
         }
