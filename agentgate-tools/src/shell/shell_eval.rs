@@ -269,6 +269,16 @@ impl EvalFacts {
         {
             self.looks_up = Some(first.text.clone());
         }
+        // `enable -n NAME` turns a builtin off: its name is then looked up
+        // through `PATH` too.
+        if first.text == "enable"
+            && args
+                .iter()
+                .any(|w| w.dynamic || (w.text.starts_with('-') && w.text.contains('n')))
+            && self.looks_up.is_none()
+        {
+            self.looks_up = Some("a builtin `enable -n` turns off".to_string());
+        }
         // `env NAME=v cmd` and `sudo NAME=v cmd` put the assignments in the
         // environment of the command they run.
         let environment =

@@ -899,6 +899,7 @@ mod tests {
             "bash --init-file <(echo rm -rf src) -i",
             "sh -o posix -c ls",
             ": {PATH}>/dev/null; ls",
+            "PATH=./bin:$PATH; enable -n cd; cd x",
             "exec {BASH_XTRACEFD}>log",
         ];
         for line in lines {
