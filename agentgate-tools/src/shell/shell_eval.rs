@@ -684,14 +684,11 @@ impl EvalFacts {
                         self.bash_variable(target, Some(value), &format!("by `{}`", keyword.text))
                     }
                     // `local PATH` makes it unset in the function.
-                    None if keyword.text != "export" && keyword.text != "readonly" => {
-                        if shell_settings::meaning(target) == Some(Meaning::CommandSearch) {
-                            self.bash_variable(
-                                target,
-                                None,
-                                &format!("unset by `{}`", keyword.text),
-                            );
-                        }
+                    None if keyword.text != "export"
+                        && keyword.text != "readonly"
+                        && shell_settings::meaning(target) == Some(Meaning::CommandSearch) =>
+                    {
+                        self.bash_variable(target, None, &format!("unset by `{}`", keyword.text));
                     }
                     None => {}
                 }
