@@ -61,8 +61,9 @@ const INTERACTIVE: &str =
     "only an interactive shell reads it (line editing, completion, history, job control)";
 const LOCALE: &str = "the locale: messages, collation and character classes; bash's parse does not depend on it, and translated strings are chosen by TEXTDOMAIN/TEXTDOMAINDIR";
 
-/// bash's variables (bash 5.2's manual and `compgen -v`), and the few of
-/// the environment the dynamic loader reads. Names are unique (a test
+/// bash's variables (bash 5.2's manual and `compgen -v`), the few of the
+/// environment the dynamic loader reads, and the environment forms of the
+/// executed option values of tabled programs (git's, pagers, editors). Names are unique (a test
 /// checks it).
 pub(crate) const VARIABLES: &[Variable] = &[
     // ---- code, startup files, lookups: opaque ----
@@ -182,6 +183,48 @@ pub(crate) const VARIABLES: &[Variable] = &[
         "LD_LIBRARY_PATH",
         "changes which libraries the dynamic loader loads",
     ),
+    // ---- environment a tabled program runs (git, the pager, the editor):
+    // the environment form of an option value the table makes opaque ----
+    opaque(
+        "GIT_CONFIG_PARAMETERS",
+        "sets git configuration keys (some name commands, as `git -c` does)",
+    ),
+    opaque(
+        "GIT_CONFIG_COUNT",
+        "sets git configuration keys (some name commands, as `git -c` does)",
+    ),
+    opaque(
+        "GIT_CONFIG",
+        "names a git configuration file (whose keys may name commands)",
+    ),
+    opaque(
+        "GIT_CONFIG_GLOBAL",
+        "names a git configuration file (whose keys may name commands)",
+    ),
+    opaque(
+        "GIT_CONFIG_SYSTEM",
+        "names a git configuration file (whose keys may name commands)",
+    ),
+    opaque("GIT_SSH", "is the program git runs to reach a remote"),
+    opaque(
+        "GIT_SSH_COMMAND",
+        "is the command git runs to reach a remote",
+    ),
+    opaque("GIT_PROXY_COMMAND", "is the command git runs to connect"),
+    opaque("GIT_EXTERNAL_DIFF", "is the program `git diff` runs"),
+    opaque("GIT_PAGER", "is the command git pipes its output to"),
+    opaque("GIT_EDITOR", "is the editor git runs"),
+    opaque("GIT_SEQUENCE_EDITOR", "is the editor `git rebase -i` runs"),
+    opaque("GIT_ASKPASS", "is the program git runs for a password"),
+    opaque("GIT_EXEC_PATH", "is where git runs its commands from"),
+    opaque("GIT_TEMPLATE_DIR", "names the hooks a new repository gets"),
+    opaque("SSH_ASKPASS", "is the program ssh runs for a password"),
+    opaque("PAGER", "is the command programs pipe their output to"),
+    opaque("MANPAGER", "is the command `man` pipes its output to"),
+    opaque("EDITOR", "is the editor programs run"),
+    opaque("VISUAL", "is the editor programs run"),
+    opaque("LESSOPEN", "is a command `less` runs on each file"),
+    opaque("LESSCLOSE", "is a command `less` runs after each file"),
     // ---- judged by value ----
     Variable {
         name: "PATH",
@@ -306,6 +349,11 @@ pub(crate) const VARIABLES: &[Variable] = &[
 /// variable of the line's own). `BASH_FUNC_name%%` defines a function for
 /// a child bash.
 pub(crate) fn meaning(name: &str) -> Option<Meaning> {
+    if name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_") {
+        return Some(Meaning::Opaque(
+            "sets git configuration keys (some name commands, as `git -c` does)",
+        ));
+    }
     if name.starts_with("BASH_FUNC_") {
         return Some(Meaning::Opaque(
             "defines a function for every bash started with it",
@@ -900,6 +948,9 @@ mod tests {
             "sh -o posix -c ls",
             ": {PATH}>/dev/null; ls",
             "PATH=./bin:$PATH; enable -n cd; cd x",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log",
+            "GIT_SSH_COMMAND='rm -rf src' git fetch",
+            "env PAGER='rm -rf src' git log",
             "exec {BASH_XTRACEFD}>log",
         ];
         for line in lines {
