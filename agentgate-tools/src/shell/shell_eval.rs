@@ -262,23 +262,7 @@ impl EvalFacts {
         };
         let args = &words[1..];
         let program = programs::find(base_name(&first.text));
-        if !first.dynamic
-            && !first.text.contains('/')
-            && program.is_none_or(|p| !p.builtin)
-            && self.looks_up.is_none()
-        {
-            self.looks_up = Some(first.text.clone());
-        }
-        // `enable -n NAME` turns a builtin off: its name is then looked up
-        // through `PATH` too.
-        if first.text == "enable"
-            && args
-                .iter()
-                .any(|w| w.dynamic || (w.text.starts_with('-') && w.text.contains('n')))
-            && self.looks_up.is_none()
-        {
-            self.looks_up = Some("a builtin `enable -n` turns off".to_string());
-        }
+        self.note_lookup(first, args, program);
         // `env NAME=v cmd` and `sudo NAME=v cmd` put the assignments in the
         // environment of the command they run.
         let environment =
@@ -352,6 +336,28 @@ impl EvalFacts {
                     self.name_argument(name);
                 }
             }
+        }
+    }
+
+    /// Notes the first command name the line looks up through `PATH`: a
+    /// name without `/` that is no builtin, or any after `enable -n`.
+    fn note_lookup(&mut self, first: &Word, args: &[Word], program: Option<&programs::Program>) {
+        if !first.dynamic
+            && !first.text.contains('/')
+            && program.is_none_or(|p| !p.builtin)
+            && self.looks_up.is_none()
+        {
+            self.looks_up = Some(first.text.clone());
+        }
+        // `enable -n NAME` turns a builtin off: its name is then looked up
+        // through `PATH` too.
+        if first.text == "enable"
+            && args
+                .iter()
+                .any(|w| w.dynamic || (w.text.starts_with('-') && w.text.contains('n')))
+            && self.looks_up.is_none()
+        {
+            self.looks_up = Some("a builtin `enable -n` turns off".to_string());
         }
     }
 
