@@ -361,6 +361,17 @@ impl EvalFacts {
         }
     }
 
+    /// An assignment word tree-sitter did not parse as one (`_+=v a`).
+    pub(crate) fn assignment_word(&mut self, name: &str, value: &str) {
+        let known = !value.contains(['$', '`', '\\', '<', '>']);
+        self.bash_variable(name, known.then_some(value), "by an assignment");
+        self.shell_code_assignment(name, value);
+        if !is_integer(value) {
+            self.assigned_text.insert(name.to_string());
+        }
+        self.assignments.push((name.to_string(), value.to_string()));
+    }
+
     /// Why the line can run code through run-time evaluation, one reason
     /// per context (empty when it cannot).
     pub(crate) fn reasons(&self) -> Vec<String> {

@@ -989,6 +989,15 @@ mod tests {
         }
     }
 
+    /// tree-sitter reads `_+=v a` as the program `_+=v`; bash assigns `_`
+    /// and runs `a` (a fuzz find of the new grammar).
+    #[test]
+    fn misparsed_assignments_are_assignments() {
+        let scanned = crate::shell::bash_scan::scan("_+=m4 a && X=1 m1").unwrap();
+        assert!(scanned.patterns.iter().any(|p| p == "a"), "{scanned:?}");
+        assert!(!opaque("_+=x BASH_CMDS+=([ls]=/bin/rm) ls").is_empty());
+    }
+
     #[test]
     fn path_values() {
         for value in [
