@@ -431,7 +431,13 @@ pub(crate) enum Toggle {
 /// of `set -x` where there is one.
 pub(crate) const SET_OPTIONS: &[(&str, Option<char>, Toggle)] = &[
     ("allexport", Some('a'), Toggle::Inert),
-    ("braceexpand", Some('B'), Toggle::Inert),
+    (
+        "braceexpand",
+        Some('B'),
+        Toggle::OffOpaque(
+            "stops brace expansion, which the scan performs as bash does by default (a fuzz find: `set +B; m {a,b}`)",
+        ),
+    ),
     ("emacs", None, Toggle::Inert),
     ("errexit", Some('e'), Toggle::Inert),
     ("errtrace", Some('E'), Toggle::Inert),
