@@ -272,6 +272,24 @@ pub fn shell_c_script<S: AsRef<str>>(tokens: &[S]) -> Option<usize> {
     (command_string && i < tokens.len()).then_some(i)
 }
 
+/// The variables bash gives a meaning to that the scan classifies, with
+/// whether assigning one is understood (`true`: inert, or `PATH` judged by
+/// its value) or makes the line opaque (`false`). Every variable a clean
+/// bash defines (`compgen -v`) and the manual names is among them (a test
+/// checks it against the installed bash); see docs/security.md.
+pub fn bash_variables() -> Vec<(&'static str, bool)> {
+    crate::shell::shell_settings::VARIABLES
+        .iter()
+        .map(|variable| {
+            let understood = !matches!(
+                variable.meaning,
+                crate::shell::shell_settings::Meaning::Opaque(_)
+            );
+            (variable.name, understood)
+        })
+        .collect()
+}
+
 /// Removes one level of shell quoting: `'...'` literally, `"..."` with
 /// `\$ \` \" \\` unescaped, and backslash escapes outside quotes (the
 /// words of [`words_of`] joined by spaces).
@@ -561,7 +579,22 @@ impl Scanner {
                 _ => spans.push((child.start_byte(), child.end_byte())),
             }
         }
-        let words: Vec<Word> = spans
+        // Words bash reads as assignments before the program that
+        // tree-sitter took for the program (`_+=v a` runs `a`: a fuzz find).
+        let leading = spans
+            .iter()
+            .take_while(|&&(start, end)| {
+                let raw = source.get(start..end).unwrap_or_default();
+                match raw_assignment(raw) {
+                    Some((name, value)) => {
+                        self.eval.assignment_word(name, value);
+                        true
+                    }
+                    None => false,
+                }
+            })
+            .count();
+        let words: Vec<Word> = spans[leading..]
             .iter()
             .flat_map(|&(start, end)| words_of(source.get(start..end).unwrap_or_default()))
             .collect();
@@ -764,6 +797,25 @@ impl Scanner {
         }
         Ok(())
     }
+}
+
+/// `NAME=value`, `NAME+=value` or `NAME[i]=value` as written (the name
+/// unquoted, as bash requires of an assignment): the name and the value.
+fn raw_assignment(raw: &str) -> Option<(&str, &str)> {
+    let name_end = raw
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+        .map_or(raw.len(), |(at, _)| at);
+    let name = &raw[..name_end];
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut rest = &raw[name_end..];
+    if rest.starts_with('[') {
+        rest = &rest[rest.find(']')? + 1..];
+    }
+    let value = rest.strip_prefix("+=").or_else(|| rest.strip_prefix('='))?;
+    Some((name, value))
 }
 
 /// Whether a node has a file redirection (`>`, `>>`, `<`, `&>` …) among its

@@ -9,9 +9,11 @@ pub mod bash_scan;
 pub(crate) mod bash;
 
 // What the scanner models of bash, one layer each: programs as data, the
-// walk of a command, variable evaluation, `source`d and `-c` scripts, words.
+// walk of a command, variable evaluation, bash's own variables and options
+// as data, `source`d and `-c` scripts, words.
 pub(crate) mod programs;
 pub(crate) mod shell_command;
 pub(crate) mod shell_eval;
+pub(crate) mod shell_settings;
 pub(crate) mod shell_source;
 pub(crate) mod shell_word;

@@ -88,6 +88,9 @@ pub(crate) struct Spec {
     /// bash's own rule: a value letter in a cluster takes the next word,
     /// and the cluster goes on (`bash -Ox extglob` is `-O extglob -x`).
     pub(crate) values_from_next: bool,
+    /// tar's old style: a first word without a dash is a cluster whose
+    /// value letters take the next words (`tar czfI a.tgz prog src`).
+    pub(crate) bundled_first: bool,
 }
 
 /// An empty spec to start entries from.
@@ -102,6 +105,7 @@ const SPEC: Spec = Spec {
     plus: false,
     abbreviations: true,
     values_from_next: false,
+    bundled_first: false,
 };
 
 /// What a program runs.
@@ -183,20 +187,53 @@ pub(crate) enum Shape {
     /// `alias NAME=VALUE`: renames commands for later lines (opaque);
     /// `alias` alone or `alias -p` prints.
     Alias,
+    /// `zip`: `-TT`/`--unzip-command` run a shell command.
+    Zip,
+    /// `set [opts] [args]`: options judged by `shell_settings`.
+    Set,
+    /// `shopt [-su] NAME…`: options judged by `shell_settings`.
+    Shopt,
 }
 
-/// What an option's value means when the program evaluates it.
+/// What an option's value is: every option that takes a value has one
+/// (a test checks it), and the walk handles each kind; an option given
+/// with no kind in the table is opaque.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Code {
+pub(crate) enum Value {
+    /// Data the program reads as such (a number, a name, a format, a
+    /// signal, a descriptor number).
+    Inert,
+    /// A path the program reads (or changes into).
+    Read,
+    /// A path the program writes or creates.
+    Written,
+    /// A path written, or, when it starts with `|` or `!`, a shell command
+    /// its output is piped to (`strace -o '|cmd'`).
+    WrittenOrPipe,
+    /// A program it runs (`faketime --date-prog`): seen as a command.
+    Program,
+    /// The shell that runs its shell commands (`su -s`, `hyperfine -S`):
+    /// a bash-like shell of the table, else opaque.
+    Shell,
     /// A command line, scanned like the top level (`flock -c`, `su -c`,
-    /// `compgen -C`, `complete -C`).
+    /// `compgen -C`).
     Script,
+    /// A file a shell sources (`bash --rcfile`): a literal file is like a
+    /// script file; a device, descriptor or `<(…)` is opaque.
+    Sourced,
     /// A command name (a function): analysed as a command of one word
     /// (`complete -F f`).
     CommandName,
     /// Text bash expands again (`compgen -W`): opaque when it holds an
     /// expansion or an escape.
     Expanded,
+    /// `NAME=value` put in the environment of the command it runs
+    /// (`strace -E`, `bwrap --setenv NAME VALUE`): judged like an
+    /// assignment to one of bash's variables.
+    Environment,
+    /// `KEY=VALUE` settings (`git -c`): keys on this list are inert, any
+    /// other is opaque.
+    Config(&'static [&'static str]),
     /// Present at all: opaque for this reason.
     Opaque(&'static str),
 }
@@ -236,6 +273,9 @@ pub(crate) enum Paths {
     /// A directory change: the target (no operand is `~`, `-` is
     /// `$OLDPWD`); it never makes a bash pattern.
     Cd,
+    /// A change through the directory stack (`pushd DIR`, `popd`): every
+    /// operand is a path; it never makes a bash pattern.
+    DirStack,
 }
 
 /// One program or builtin.
@@ -249,14 +289,13 @@ pub(crate) struct Program {
     pub(crate) options: Options,
     /// What it runs.
     pub(crate) runs: Runs,
-    /// Options whose value (or presence) is code.
-    pub(crate) code: &'static [(Opt, Code)],
+    /// What the value of each option that takes one is: its spellings
+    /// (`"-o --output"`, separated by spaces) and its kind.
+    pub(crate) values: &'static [(&'static str, Value)],
     /// Which words are variable names.
     pub(crate) names_set: Names,
     /// Which words are paths, besides those that look like paths.
     pub(crate) paths: Paths,
-    /// Options whose value is a path (`env -C DIR`, `time -o FILE`).
-    pub(crate) path_options: &'static [Opt],
     /// A line running `{cmd}` through this program, with `{opts}` where
     /// options go: the property test puts a hidden command there (data
     /// for the tests only).
@@ -270,10 +309,9 @@ const PLAIN: Program = Program {
     builtin: false,
     options: Options::Any,
     runs: Runs::Nothing,
-    code: &[],
+    values: &[],
     names_set: Names::None,
     paths: Paths::LookLike,
-    path_options: &[],
     example: None,
 };
 
@@ -305,6 +343,7 @@ const SHELL_OPTIONS: Spec = Spec {
         "--verbose",
         "--noediting",
         "--debugger",
+        "--debug",
         "--dump-strings",
         "--dump-po-strings",
         "--help",
@@ -352,8 +391,11 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: command_after(0),
-        path_options: &[sl('o', "--output")],
         example: Some("time {opts} {cmd}"),
+        values: &[
+            ("-f --format", Value::Inert),
+            ("-o --output", Value::Written),
+        ],
         ..BUILTIN
     },
     Program {
@@ -368,8 +410,18 @@ pub(crate) const PROGRAMS: &[Program] = &[
         names: &[
             ":", "true", "false", "echo", "pwd", "exit", "return", "break", "continue", "shift",
             "times", "suspend", "logout", "help", "caller", "type", "dirs", "disown", "kill",
-            "ulimit", "umask", "bg", "fg", "compopt", "unalias", "set", "shopt", "history",
+            "ulimit", "umask", "bg", "fg", "compopt", "unalias", "history",
         ],
+        ..BUILTIN
+    },
+    Program {
+        names: &["set"],
+        runs: Runs::Shape(Shape::Set),
+        ..BUILTIN
+    },
+    Program {
+        names: &["shopt"],
+        runs: Runs::Shape(Shape::Shopt),
         ..BUILTIN
     },
     Program {
@@ -380,6 +432,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         names_set: Names::OptionValue('p'),
+        values: &[("-p", Value::Inert)],
         ..BUILTIN
     },
     Program {
@@ -394,12 +447,12 @@ pub(crate) const PROGRAMS: &[Program] = &[
     },
     Program {
         names: &["pushd", "popd"],
-        paths: Paths::Operands,
+        paths: Paths::DirStack,
         ..BUILTIN
     },
     Program {
         names: &["push-location", "set-location"],
-        paths: Paths::Operands,
+        paths: Paths::DirStack,
         ..PLAIN
     },
     Program {
@@ -431,6 +484,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         names_set: Names::Operands(Some('a')),
+        values: &[("-a -d -i -n -N -p -t -u", Value::Inert)],
         ..BUILTIN
     },
     Program {
@@ -440,6 +494,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         names_set: Names::OptionValue('v'),
+        values: &[("-v", Value::Inert)],
         ..BUILTIN
     },
     Program {
@@ -449,11 +504,14 @@ pub(crate) const PROGRAMS: &[Program] = &[
             values: "dnOsuCc",
             ..SPEC
         }),
-        code: &[(
-            s('C'),
-            Code::Opaque("evaluates its callback with each line read appended"),
-        )],
         names_set: Names::FirstOperand,
+        values: &[
+            ("-d -n -O -s -u -c", Value::Inert),
+            (
+                "-C",
+                Value::Opaque("evaluates its callback with each line read appended"),
+            ),
+        ],
         ..BUILTIN
     },
     Program {
@@ -480,12 +538,13 @@ pub(crate) const PROGRAMS: &[Program] = &[
             plus: true,
             ..SPEC
         }),
-        code: &[
-            (s('C'), Code::Script),
-            (s('F'), Code::CommandName),
-            (s('W'), Code::Expanded),
-        ],
         example: Some("compgen {opts} -C '{cmd}' a"),
+        values: &[
+            ("-o -A -G -X -P -S", Value::Inert),
+            ("-C", Value::Script),
+            ("-F", Value::CommandName),
+            ("-W", Value::Expanded),
+        ],
         ..BUILTIN
     },
     Program {
@@ -495,10 +554,14 @@ pub(crate) const PROGRAMS: &[Program] = &[
             values: "mqufrx",
             ..SPEC
         }),
-        code: &[(
-            s('x'),
-            Code::Opaque("binds a key sequence to a shell command"),
-        )],
+        values: &[
+            ("-m -q -u -r", Value::Inert),
+            ("-f", Value::Read),
+            (
+                "-x",
+                Value::Opaque("binds a key sequence to a shell command"),
+            ),
+        ],
         ..BUILTIN
     },
     Program {
@@ -514,7 +577,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
             values: "f",
             ..SPEC
         }),
-        code: &[(s('f'), Code::Opaque("loads a builtin from a shared object"))],
+        values: &[("-f", Value::Opaque("loads a builtin from a shared object"))],
         ..BUILTIN
     },
     Program {
@@ -524,9 +587,9 @@ pub(crate) const PROGRAMS: &[Program] = &[
             values: "p",
             ..SPEC
         }),
-        code: &[(
-            s('p'),
-            Code::Opaque("can make a command name run another program for later lines"),
+        values: &[(
+            "-p",
+            Value::Opaque("can make a command name run another program for later lines"),
         )],
         ..BUILTIN
     },
@@ -594,6 +657,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("exec {opts} {cmd}"),
+        values: &[("-a", Value::Inert)],
         ..BUILTIN
     },
     // ---- exec wrappers ----
@@ -640,6 +704,13 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: Runs::Shape(Shape::Sudo),
         example: Some("sudo {opts} {cmd}"),
+        values: &[
+            (
+                "-C -c -g -p -r -T -t -U -u -h --auth-type --close-from --login-class --group --prompt --role --type --command-timeout --other-user --user --preserve-env --host",
+                Value::Inert,
+            ),
+            ("-D -R --chdir --chroot", Value::Read),
+        ],
         ..PLAIN
     },
     Program {
@@ -651,6 +722,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("doas {opts} {cmd}"),
+        values: &[("-u", Value::Inert), ("-C", Value::Read)],
         ..PLAIN
     },
     Program {
@@ -671,9 +743,15 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: Runs::Shape(Shape::Env),
-        code: &[(sl('S', "--split-string"), Code::Script)],
-        path_options: &[sl('C', "--chdir")],
         example: Some("env {opts} A=1 {cmd}"),
+        values: &[
+            (
+                "-u --unset --block-signal --default-signal --ignore-signal",
+                Value::Inert,
+            ),
+            ("-C --chdir", Value::Read),
+            ("-S --split-string", Value::Script),
+        ],
         ..PLAIN
     },
     Program {
@@ -703,6 +781,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(1),
         example: Some("timeout {opts} 5 {cmd}"),
+        values: &[("-s -k --signal --kill-after", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -715,6 +794,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("nice {opts} {cmd}"),
+        values: &[("-n --adjustment", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -728,6 +808,10 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("ionice {opts} {cmd}"),
+        values: &[(
+            "-c -n -p -P -u --class --classdata --pid --pgid --uid",
+            Value::Inert,
+        )],
         ..PLAIN
     },
     Program {
@@ -740,6 +824,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("stdbuf {opts} {cmd}"),
+        values: &[("-i -o -e --input --output --error", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -783,6 +868,17 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: Runs::Shape(Shape::Xargs),
         example: Some("xargs {opts} {cmd}"),
+        values: &[
+            (
+                "-d -E -I -L -n -P -s -e -i -l --delimiter --max-args --max-procs --max-chars --eof --replace --max-lines",
+                Value::Inert,
+            ),
+            ("-a --arg-file", Value::Read),
+            (
+                "--process-slot-var",
+                Value::Opaque("sets an environment variable of the commands it runs"),
+            ),
+        ],
         ..PLAIN
     },
     Program {
@@ -795,7 +891,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
     Program {
         names: &["watch"],
         options: Options::Known(&Spec {
-            flags: "bcegtxpwr",
+            flags: "bcegtxpwrhv",
             values: "nq",
             optional: "d",
             long_flags: &[
@@ -818,6 +914,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: Runs::Shape(Shape::Watch),
         example: Some("watch {opts} '{cmd}'"),
+        values: &[("-n -q -d --interval --equexit --differences", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -865,8 +962,11 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: Runs::Shape(Shape::Flock),
-        code: &[(sl('c', "--command"), Code::Script)],
         example: Some("flock {opts} lock {cmd}"),
+        values: &[
+            ("-w -E --timeout --conflict-exit-code", Value::Inert),
+            ("-c --command", Value::Script),
+        ],
         ..PLAIN
     },
     Program {
@@ -893,11 +993,15 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: Runs::Shape(Shape::Su),
-        code: &[
-            (sl('c', "--command"), Code::Script),
-            (l("--session-command"), Code::Script),
-        ],
         example: Some("su {opts} -c '{cmd}' root"),
+        values: &[
+            (
+                "-g -G -w --group --supp-group --whitelist-environment",
+                Value::Inert,
+            ),
+            ("-c --command --session-command", Value::Script),
+            ("-s --shell", Value::Shell),
+        ],
         ..PLAIN
     },
     Program {
@@ -925,11 +1029,15 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: Runs::Shape(Shape::Runuser),
-        code: &[
-            (sl('c', "--command"), Code::Script),
-            (l("--session-command"), Code::Script),
-        ],
         example: Some("runuser {opts} -u root -- {cmd}"),
+        values: &[
+            (
+                "-g -G -u -w --group --supp-group --user --whitelist-environment",
+                Value::Inert,
+            ),
+            ("-c --command --session-command", Value::Script),
+            ("-s --shell", Value::Shell),
+        ],
         ..PLAIN
     },
     Program {
@@ -937,6 +1045,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         options: Options::Known(&Spec {
             flags: "aefqhVk",
             values: "cBEIOoTm",
+            optional: "t",
             long_flags: &[
                 "--append",
                 "--return",
@@ -957,11 +1066,22 @@ pub(crate) const PROGRAMS: &[Program] = &[
                 "--output-limit",
                 "--logging-format",
             ],
+            long_optional: &["--timing"],
             ..SPEC
         }),
         runs: Runs::Shape(Shape::Script),
-        code: &[(sl('c', "--command"), Code::Script)],
         example: Some("script {opts} -c '{cmd}' /dev/null"),
+        values: &[
+            (
+                "-E -o -m --echo --output-limit --logging-format",
+                Value::Inert,
+            ),
+            (
+                "-B -I -O -T -t --log-in --log-out --log-io --log-timing --timing",
+                Value::Written,
+            ),
+            ("-c --command", Value::Script),
+        ],
         ..PLAIN
     },
     Program {
@@ -977,6 +1097,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("eatmydata {opts} {cmd}"),
+        values: &[("-r --rewrite", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -1000,6 +1121,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("tini {opts} -- {cmd}"),
+        values: &[("-p -e", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -1013,6 +1135,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("cgexec {opts} {cmd}"),
+        values: &[("-g -b", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -1061,13 +1184,23 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: Runs::Shape(Shape::ScriptOperands),
-        code: &[
-            (sl('s', "--setup"), Code::Script),
-            (sl('p', "--prepare"), Code::Script),
-            (sl('C', "--conclude"), Code::Script),
-            (sl('c', "--cleanup"), Code::Script),
-        ],
         example: Some("hyperfine {opts} '{cmd}'"),
+        values: &[
+            (
+                "-w -m -M -r -D -u -n -L -P --warmup --min-runs --max-runs --runs --parameter-step-size --time-unit --command-name --style --sort --parameter-list",
+                Value::Inert,
+            ),
+            (
+                "-s --setup -p --prepare -C --conclude -c --cleanup",
+                Value::Script,
+            ),
+            ("-S --shell", Value::Shell),
+            (
+                "--export-asciidoc --export-csv --export-json --export-markdown --export-orgmode --output",
+                Value::Written,
+            ),
+            ("--input", Value::Read),
+        ],
         ..PLAIN
     },
     Program {
@@ -1082,6 +1215,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
             shell_without: true,
         },
         example: Some("chroot {opts} / {cmd}"),
+        values: &[("--userspec --groups", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -1118,6 +1252,16 @@ pub(crate) const PROGRAMS: &[Program] = &[
             shell_without: true,
         },
         example: Some("nsenter {opts} {cmd}"),
+        values: &[
+            (
+                "-t -S -G -N --target --setuid --setgid --net-socket --keep-caps",
+                Value::Inert,
+            ),
+            (
+                "-m -u -i -n -p -U -C -T -r -w --mount --uts --ipc --net --pid --user --cgroup --time --root --wd --wdns",
+                Value::Read,
+            ),
+        ],
         ..PLAIN
     },
     Program {
@@ -1170,6 +1314,17 @@ pub(crate) const PROGRAMS: &[Program] = &[
             shell_without: true,
         },
         example: Some("unshare {opts} {cmd}"),
+        values: &[
+            (
+                "-S -G --setuid --setgid --map-user --map-group --map-users --map-groups --propagation --setgroups --monotonic --boottime",
+                Value::Inert,
+            ),
+            ("-R -w --root --wd --mount-proc --mount-binfmt", Value::Read),
+            (
+                "-m -u -i -n -p -U -C -T --mount --uts --ipc --net --pid --user --cgroup --time",
+                Value::Written,
+            ),
+        ],
         ..PLAIN
     },
     Program {
@@ -1211,12 +1366,19 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("setpriv {opts} {cmd}"),
+        values: &[
+            (
+                "--ruid --euid --rgid --egid --reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits --pdeathsig --selinux-label --apparmor-profile --landlock-access",
+                Value::Inert,
+            ),
+            ("--landlock-rule --seccomp-filter", Value::Read),
+        ],
         ..PLAIN
     },
     Program {
         names: &["systemd-run"],
         options: Options::Known(&Spec {
-            flags: "rGSPtqh",
+            flags: "rGSPtqhd",
             values: "upEHM",
             long_flags: &[
                 "--user",
@@ -1233,6 +1395,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
                 "--shell",
                 "--no-block",
                 "--no-ask-password",
+                "--slice-inherit",
                 "--help",
                 "--version",
             ],
@@ -1264,23 +1427,33 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: command_after(0),
-        code: &[
+        example: Some("systemd-run {opts} {cmd}"),
+        values: &[
             (
-                sl('H', "--host"),
-                Code::Opaque("runs the command on another host"),
+                "-u --unit --description --slice --service-type --uid --gid --nice --on-active --on-boot --on-startup --on-unit-active --on-unit-inactive --on-calendar --on-timezone-change --on-clock-change",
+                Value::Inert,
+            ),
+            ("--working-directory", Value::Read),
+            ("-E --setenv", Value::Environment),
+            (
+                "-p --property --timer-property --path-property --socket-property",
+                Value::Opaque("sets unit properties, some of which run commands (`ExecStartPre=`)"),
             ),
             (
-                sl('M', "--machine"),
-                Code::Opaque("runs the command in a container"),
+                "-H --host",
+                Value::Opaque("runs the command on another host"),
+            ),
+            (
+                "-M --machine",
+                Value::Opaque("runs the command in a container"),
             ),
         ],
-        example: Some("systemd-run {opts} {cmd}"),
         ..PLAIN
     },
     Program {
         names: &["chrt"],
         options: Options::Known(&Spec {
-            flags: "abdfiompevRhV",
+            flags: "abdfiomprevRhV",
             values: "TPD",
             long_flags: &[
                 "--all-tasks",
@@ -1302,8 +1475,11 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: command_after(1),
-        code: &[],
         example: Some("chrt {opts} 0 {cmd}"),
+        values: &[(
+            "-T -P -D --sched-runtime --sched-period --sched-deadline",
+            Value::Inert,
+        )],
         ..PLAIN
     },
     Program {
@@ -1336,6 +1512,10 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("prlimit {opts} {cmd}"),
+        values: &[(
+            "-p --pid --output -c -d -e -f -i -l -m -n -q -r -s -t -u -v -x -y --core --data --nice --fsize --sigpending --memlock --rss --nofile --msgqueue --rtprio --stack --cpu --nproc --as --locks --rttime",
+            Value::Inert,
+        )],
         ..PLAIN
     },
     Program {
@@ -1365,6 +1545,10 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("numactl {opts} {cmd}"),
+        values: &[(
+            "-i -m -N -C -P -p -w --interleave --membind --cpunodebind --physcpubind --preferred --preferred-many --weighted-interleave",
+            Value::Inert,
+        )],
         ..PLAIN
     },
     Program {
@@ -1375,6 +1559,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("nocache {opts} {cmd}"),
+        values: &[("-n", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -1392,6 +1577,19 @@ pub(crate) const PROGRAMS: &[Program] = &[
             shell_without: true,
         },
         example: Some("fakeroot {opts} {cmd}"),
+        values: &[
+            ("-b", Value::Inert),
+            ("-i", Value::Read),
+            ("-s", Value::Written),
+            (
+                "-l --lib",
+                Value::Opaque("preloads a library into the command it runs"),
+            ),
+            (
+                "--faked",
+                Value::Opaque("runs another program as its daemon"),
+            ),
+        ],
         ..PLAIN
     },
     Program {
@@ -1405,6 +1603,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(1),
         example: Some("faketime {opts} '2020-01-01' {cmd}"),
+        values: &[("-m -p", Value::Inert), ("--date-prog", Value::Program)],
         ..PLAIN
     },
     Program {
@@ -1436,6 +1635,14 @@ pub(crate) const PROGRAMS: &[Program] = &[
             shell_without: true,
         },
         example: Some("proot {opts} {cmd}"),
+        values: &[
+            ("-v -k --verbose --kernel-release", Value::Inert),
+            (
+                "-r -b -m -w --rootfs --bind --mount --pwd --cwd",
+                Value::Read,
+            ),
+            ("-q --qemu", Value::Program),
+        ],
         ..PLAIN
     },
     Program {
@@ -1485,6 +1692,17 @@ pub(crate) const PROGRAMS: &[Program] = &[
             shell_without: true,
         },
         example: Some("firejail {opts} {cmd}"),
+        values: &[
+            (
+                "--net --caps.drop --seccomp --name --dns --ip --netfilter --rlimit-as --timeout --x11 --join",
+                Value::Inert,
+            ),
+            (
+                "--profile --private --whitelist --blacklist --read-only --read-write",
+                Value::Read,
+            ),
+            ("--env", Value::Environment),
+        ],
         ..PLAIN
     },
     Program {
@@ -1564,12 +1782,27 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("bwrap {opts} {cmd}"),
+        values: &[
+            (
+                "--argv0 --userns --userns2 --pidns --uid --gid --hostname --unsetenv --sync-fd --seccomp --add-seccomp-fd --exec-label --file-label --block-fd --userns-block-fd --info-fd --json-status-fd --cap-add --cap-drop --perms --size --bind-fd --ro-bind-fd --file --bind-data --ro-bind-data --chmod",
+                Value::Inert,
+            ),
+            (
+                "--chdir --lock-file --remount-ro --proc --dev --tmpfs --mqueue --dir --bind --bind-try --dev-bind --dev-bind-try --ro-bind --ro-bind-try --symlink --overlay-src",
+                Value::Read,
+            ),
+            ("--setenv", Value::Environment),
+            (
+                "--args",
+                Value::Opaque("reads more arguments from a file descriptor"),
+            ),
+        ],
         ..PLAIN
     },
     Program {
         names: &["strace"],
         options: Options::Known(&Spec {
-            flags: "cCdDfFhiknqrtTvVwxyzZY",
+            flags: "AcCdDfFhiknqrtTvVwxyzZY",
             values: "abeEIoOpPsSuUX",
             long_flags: &[
                 "--summary-only",
@@ -1579,6 +1812,16 @@ pub(crate) const PROGRAMS: &[Program] = &[
                 "--quiet",
                 "--help",
                 "--version",
+                "--successful-only",
+                "--failed-only",
+                "--instruction-pointer",
+                "--stack-traces",
+                "--syscall-number",
+                "--output-append-mode",
+                "--no-abbrev",
+                "--summary-wall-clock",
+                "--debug",
+                "--seccomp-bpf",
             ],
             long_values: &[
                 "--trace",
@@ -1591,12 +1834,44 @@ pub(crate) const PROGRAMS: &[Program] = &[
                 "--env",
                 "--trace-path",
                 "--summary-columns",
+                "--detach-on",
+                "--interruptible",
+                "--columns",
+                "--abbrev",
+                "--verbose",
+                "--raw",
+                "--read",
+                "--write",
+                "--kvm",
+                "--const-print-style",
+                "--decode-pids",
+                "--summary-syscall-overhead",
+                "--summary-sort-by",
+                "--inject",
+                "--fault",
+            ],
+            long_optional: &[
+                "--daemonize",
+                "--relative-timestamps",
+                "--absolute-timestamps",
+                "--syscall-times",
+                "--strings-in-hex",
+                "--decode-fds",
+                "--tips",
             ],
             ..SPEC
         }),
         runs: command_after(0),
-        path_options: &[sl('o', "--output")],
         example: Some("strace {opts} {cmd}"),
+        values: &[
+            (
+                "-a -b -e -I -O -p -s -S -u -U -X --trace --signal --status --attach --string-limit --user --summary-columns --detach-on --interruptible --columns --abbrev --verbose --raw --read --write --kvm --const-print-style --decode-pids --summary-syscall-overhead --summary-sort-by --inject --fault --daemonize --relative-timestamps --absolute-timestamps --syscall-times --strings-in-hex --decode-fds --tips",
+                Value::Inert,
+            ),
+            ("-P --trace-path", Value::Read),
+            ("-o --output", Value::WrittenOrPipe),
+            ("-E --env", Value::Environment),
+        ],
         ..PLAIN
     },
     Program {
@@ -1609,41 +1884,135 @@ pub(crate) const PROGRAMS: &[Program] = &[
             ..SPEC
         }),
         runs: command_after(0),
-        path_options: &[sl('o', "--output")],
         example: Some("ltrace {opts} {cmd}"),
+        values: &[
+            (
+                "-a -A -e -n -p -s -u -w -x -D --align --indent",
+                Value::Inert,
+            ),
+            ("-F -l --config --library", Value::Read),
+            ("-o --output", Value::Written),
+        ],
         ..PLAIN
     },
     Program {
         names: &["valgrind"],
         options: Options::Known(&Spec {
-            // valgrind's options are `--name=value`; `-q`, `-v` and `-h`.
-            flags: "qvh",
+            // valgrind's options are `--name=value`; `-q`, `-v`, `-s`, `-h`.
+            flags: "qvsh",
             long_flags: &[
                 "--help",
+                "--help-debug",
+                "--help-dyn-options",
                 "--version",
                 "--quiet",
                 "--verbose",
-                "--trace-children",
             ],
             long_optional: &[
-                "--tool",
-                "--log-file",
-                "--log-fd",
-                "--leak-check",
-                "--show-leak-kinds",
-                "--track-origins",
+                "--alignment",
+                "--allow-mismatched-debuginfo",
+                "--aspace-minaddr",
+                "--avg-transtab-entry-size",
+                "--child-silent-after-fork",
+                "--debuginfo-server",
+                "--default-suppressions",
+                "--demangle",
+                "--dsymutil",
                 "--error-exitcode",
-                "--suppressions",
+                "--error-limit",
+                "--error-markers",
+                "--errors-for-leak-kinds",
+                "--exit-on-first-error",
+                "--expensive-definedness-checks",
+                "--extra-debuginfo-path",
+                "--fair-sched",
+                "--free-fill",
+                "--freelist-big-blocks",
+                "--freelist-vol",
+                "--fullpath-after",
                 "--gen-suppressions",
-                "--trace-children",
+                "--ignore-range-below-sp",
+                "--ignore-ranges",
+                "--input-fd",
+                "--keep-debuginfo",
+                "--keep-stacktraces",
+                "--kernel-variant",
+                "--leak-check",
+                "--leak-check-heuristics",
+                "--leak-resolution",
+                "--log-fd",
+                "--log-file",
+                "--log-socket",
+                "--main-stacksize",
+                "--malloc-fill",
+                "--max-stackframe",
+                "--max-threads",
+                "--merge-recursive-frames",
                 "--num-callers",
+                "--num-transtab-sectors",
+                "--partial-loads-ok",
+                "--read-inline-info",
+                "--read-var-info",
+                "--redzone-size",
+                "--require-text-symbol",
+                "--resync-filter",
+                "--run-cxx-freeres",
+                "--run-libc-freeres",
+                "--show-below-main",
+                "--show-emwarns",
+                "--show-error-list",
+                "--show-leak-kinds",
+                "--show-mismatched-frees",
+                "--show-possibly-lost",
+                "--show-reachable",
+                "--sigill-diagnostics",
+                "--sim-hints",
+                "--smc-check",
+                "--soname-synonyms",
+                "--suppressions",
+                "--time-stamp",
+                "--tool",
+                "--trace-children",
+                "--trace-children-skip",
+                "--trace-children-skip-by-arg",
+                "--track-fds",
+                "--track-origins",
+                "--undef-value-errors",
+                "--unw-stack-scan-frames",
+                "--unw-stack-scan-thresh",
+                "--valgrind-stacksize",
+                "--vgdb",
+                "--vgdb-error",
+                "--vgdb-poll",
+                "--vgdb-prefix",
+                "--vgdb-shadow-registers",
+                "--vgdb-stop-at",
+                "--workaround-gcc296-bugs",
                 "--xml",
+                "--xml-fd",
                 "--xml-file",
+                "--xml-socket",
+                "--xml-user-comment",
+                "--xtree-leak",
+                "--xtree-leak-file",
+                "--xtree-memory",
+                "--xtree-memory-file",
             ],
             abbreviations: false,
             ..SPEC
         }),
         runs: command_after(0),
+        values: &[
+            (
+                "--alignment --allow-mismatched-debuginfo --aspace-minaddr --avg-transtab-entry-size --child-silent-after-fork --debuginfo-server --default-suppressions --demangle --dsymutil --error-exitcode --error-limit --error-markers --errors-for-leak-kinds --exit-on-first-error --expensive-definedness-checks --fair-sched --free-fill --freelist-big-blocks --freelist-vol --fullpath-after --gen-suppressions --ignore-range-below-sp --ignore-ranges --input-fd --keep-debuginfo --keep-stacktraces --kernel-variant --leak-check --leak-check-heuristics --leak-resolution --log-fd --log-socket --main-stacksize --malloc-fill --max-stackframe --max-threads --merge-recursive-frames --num-callers --num-transtab-sectors --partial-loads-ok --read-inline-info --read-var-info --redzone-size --require-text-symbol --resync-filter --run-cxx-freeres --run-libc-freeres --show-below-main --show-emwarns --show-error-list --show-leak-kinds --show-mismatched-frees --show-possibly-lost --show-reachable --sigill-diagnostics --sim-hints --smc-check --soname-synonyms --time-stamp --tool --trace-children --trace-children-skip --trace-children-skip-by-arg --track-fds --track-origins --undef-value-errors --unw-stack-scan-frames --unw-stack-scan-thresh --valgrind-stacksize --vgdb --vgdb-error --vgdb-poll --vgdb-shadow-registers --vgdb-stop-at --workaround-gcc296-bugs --xml --xml-fd --xml-socket --xml-user-comment --xtree-leak --xtree-memory",
+                Value::Inert,
+            ),
+            ("--extra-debuginfo-path --suppressions", Value::Read),
+            (
+                "--log-file --vgdb-prefix --xml-file --xtree-leak-file --xtree-memory-file",
+                Value::Written,
+            ),
+        ],
         example: Some("valgrind {opts} {cmd}"),
         ..PLAIN
     },
@@ -1673,6 +2042,13 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("xvfb-run {opts} {cmd}"),
+        values: &[
+            (
+                "-n -p -s -w --server-num --xauth-protocol --server-args --wait",
+                Value::Inert,
+            ),
+            ("-e -f --error-file --auth-file", Value::Written),
+        ],
         ..PLAIN
     },
     Program {
@@ -1685,6 +2061,10 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("dbus-run-session {opts} {cmd}"),
+        values: &[
+            ("--config-file", Value::Read),
+            ("--dbus-daemon", Value::Program),
+        ],
         ..PLAIN
     },
     Program {
@@ -1698,6 +2078,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("torsocks {opts} {cmd}"),
+        values: &[("-u -a -p -P --user --pass --address --port", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -1710,6 +2091,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("proxychains {opts} {cmd}"),
+        values: &[("-f", Value::Read)],
         ..PLAIN
     },
     Program {
@@ -1737,6 +2119,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
             shell_without: true,
         },
         example: Some("pkexec {opts} {cmd}"),
+        values: &[("--user", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -1749,6 +2132,7 @@ pub(crate) const PROGRAMS: &[Program] = &[
         }),
         runs: command_after(0),
         example: Some("caffeinate {opts} {cmd}"),
+        values: &[("-t -w", Value::Inert)],
         ..PLAIN
     },
     Program {
@@ -1788,6 +2172,293 @@ pub(crate) const PROGRAMS: &[Program] = &[
         ),
         ..PLAIN
     },
+    // ---- programs with options whose values run or write ----
+    Program {
+        names: &["tar"],
+        options: Options::Known(&Spec {
+            flags: "ABGJMOPRSUWZacdhijklmnoprstuvwxz",
+            values: "CFHIKLNTVXbfg",
+            long_flags: &[
+                "--absolute-names",
+                "--acls",
+                "--anchored",
+                "--append",
+                "--auto-compress",
+                "--block-number",
+                "--bzip2",
+                "--catenate",
+                "--check-device",
+                "--check-links",
+                "--clamp-mtime",
+                "--compare",
+                "--compress",
+                "--concatenate",
+                "--confirmation",
+                "--create",
+                "--delay-directory-restore",
+                "--delete",
+                "--dereference",
+                "--diff",
+                "--exclude-backups",
+                "--exclude-caches",
+                "--exclude-caches-all",
+                "--exclude-caches-under",
+                "--exclude-vcs",
+                "--exclude-vcs-ignores",
+                "--extract",
+                "--force-local",
+                "--full-time",
+                "--get",
+                "--gunzip",
+                "--gzip",
+                "--hard-dereference",
+                "--help",
+                "--ignore-case",
+                "--ignore-command-error",
+                "--ignore-failed-read",
+                "--ignore-zeros",
+                "--incremental",
+                "--interactive",
+                "--keep-directory-symlink",
+                "--keep-newer-files",
+                "--keep-old-files",
+                "--list",
+                "--lzip",
+                "--lzma",
+                "--lzop",
+                "--multi-volume",
+                "--no-acls",
+                "--no-anchored",
+                "--no-auto-compress",
+                "--no-check-device",
+                "--no-delay-directory-restore",
+                "--no-ignore-case",
+                "--no-ignore-command-error",
+                "--no-null",
+                "--no-overwrite-dir",
+                "--no-recursion",
+                "--no-same-owner",
+                "--no-same-permissions",
+                "--no-seek",
+                "--no-selinux",
+                "--no-unquote",
+                "--no-verbatim-files-from",
+                "--no-wildcards",
+                "--no-wildcards-match-slash",
+                "--no-xattrs",
+                "--null",
+                "--numeric-owner",
+                "--old-archive",
+                "--one-file-system",
+                "--overwrite",
+                "--overwrite-dir",
+                "--portability",
+                "--posix",
+                "--preserve-order",
+                "--preserve-permissions",
+                "--read-full-records",
+                "--recursion",
+                "--recursive-unlink",
+                "--remove-files",
+                "--restrict",
+                "--same-order",
+                "--same-owner",
+                "--same-permissions",
+                "--seek",
+                "--selinux",
+                "--show-defaults",
+                "--show-omitted-dirs",
+                "--show-snapshot-field-ranges",
+                "--show-stored-names",
+                "--show-transformed-names",
+                "--skip-old-files",
+                "--sparse",
+                "--test-label",
+                "--to-stdout",
+                "--touch",
+                "--uncompress",
+                "--ungzip",
+                "--unlink-first",
+                "--unquote",
+                "--update",
+                "--usage",
+                "--utc",
+                "--verbatim-files-from",
+                "--verbose",
+                "--verify",
+                "--version",
+                "--wildcards",
+                "--wildcards-match-slash",
+                "--xattrs",
+                "--xz",
+                "--zstd",
+                "--preserve",
+            ],
+            long_values: &[
+                "--add-file",
+                "--after-date",
+                "--blocking-factor",
+                "--checkpoint-action",
+                "--directory",
+                "--exclude",
+                "--exclude-from",
+                "--exclude-ignore",
+                "--exclude-ignore-recursive",
+                "--exclude-tag",
+                "--exclude-tag-all",
+                "--exclude-tag-under",
+                "--file",
+                "--files-from",
+                "--format",
+                "--group",
+                "--group-map",
+                "--hole-detection",
+                "--index-file",
+                "--info-script",
+                "--label",
+                "--level",
+                "--listed-incremental",
+                "--mode",
+                "--mtime",
+                "--new-volume-script",
+                "--newer",
+                "--newer-mtime",
+                "--no-quote-chars",
+                "--owner",
+                "--owner-map",
+                "--pax-option",
+                "--quote-chars",
+                "--quoting-style",
+                "--record-size",
+                "--rmt-command",
+                "--rsh-command",
+                "--sort",
+                "--sparse-version",
+                "--starting-file",
+                "--strip-components",
+                "--suffix",
+                "--tape-length",
+                "--to-command",
+                "--transform",
+                "--use-compress-program",
+                "--volno-file",
+                "--warning",
+                "--xattrs-exclude",
+                "--xattrs-include",
+                "--xform",
+            ],
+            long_optional: &[
+                "--atime-preserve",
+                "--backup",
+                "--checkpoint",
+                "--occurrence",
+                "--one-top-level",
+                "--totals",
+            ],
+            bundled_first: true,
+            ..SPEC
+        }),
+        values: &[
+            (
+                "-H -K -L -V -b --blocking-factor --exclude --exclude-ignore --exclude-ignore-recursive --exclude-tag --exclude-tag-all --exclude-tag-under --format --group --group-map --hole-detection --label --level --mode --mtime --no-quote-chars --owner --owner-map --pax-option --quote-chars --quoting-style --record-size --sort --sparse-version --starting-file --strip-components --suffix --tape-length --transform --warning --xattrs-exclude --xattrs-include --xform --atime-preserve --backup --checkpoint --occurrence --one-top-level --totals",
+                Value::Inert,
+            ),
+            (
+                "-C --directory -X --exclude-from -T --files-from -f --file --add-file -N --newer --after-date --newer-mtime",
+                Value::Read,
+            ),
+            (
+                "-g --listed-incremental --index-file --volno-file",
+                Value::Written,
+            ),
+            (
+                "-I --use-compress-program --to-command -F --info-script --new-volume-script",
+                Value::Script,
+            ),
+            ("--rsh-command --rmt-command", Value::Program),
+            (
+                "--checkpoint-action",
+                Value::Opaque("can run a shell command at each checkpoint (`exec=`)"),
+            ),
+        ],
+        example: Some("tar {opts} --to-command='{cmd}' -xf a.tar"),
+        ..PLAIN
+    },
+    Program {
+        names: &["git"],
+        options: Options::Known(&Spec {
+            // git's own options, before the subcommand (whose options are
+            // not read: they are the subcommand's operands).
+            flags: "vhpP",
+            values: "Cc",
+            long_flags: &[
+                "--version",
+                "--help",
+                "--paginate",
+                "--no-pager",
+                "--no-replace-objects",
+                "--no-lazy-fetch",
+                "--no-optional-locks",
+                "--no-advice",
+                "--bare",
+                "--literal-pathspecs",
+                "--glob-pathspecs",
+                "--noglob-pathspecs",
+                "--icase-pathspecs",
+                "--html-path",
+                "--man-path",
+                "--info-path",
+            ],
+            long_values: &[
+                "--git-dir",
+                "--work-tree",
+                "--namespace",
+                "--config-env",
+                "--super-prefix",
+                "--list-cmds",
+                "--attr-source",
+            ],
+            long_optional: &["--exec-path"],
+            abbreviations: false,
+            ..SPEC
+        }),
+        values: &[
+            (
+                "--namespace --super-prefix --list-cmds --attr-source",
+                Value::Inert,
+            ),
+            ("-C --git-dir --work-tree", Value::Read),
+            ("-c", Value::Config(GIT_INERT_SETTINGS)),
+            (
+                "--config-env",
+                Value::Opaque("sets a configuration key (some name commands) from the environment"),
+            ),
+            (
+                "--exec-path",
+                Value::Opaque("runs git's commands from another directory"),
+            ),
+        ],
+        ..PLAIN
+    },
+    Program {
+        names: &["zip"],
+        runs: Runs::Shape(Shape::Zip),
+        ..PLAIN
+    },
+    Program {
+        names: &["scp", "sftp", "sshfs"],
+        runs: Runs::Opaque(
+            "copies with ssh, whose `-o ProxyCommand`, `-F` config and `-S` program run commands here",
+        ),
+        ..PLAIN
+    },
+    Program {
+        names: &["rsync"],
+        runs: Runs::Opaque(
+            "runs a remote shell (`-e`, `--rsh`, `--rsync-path`), and the scan does not read rsync's options",
+        ),
+        ..PLAIN
+    },
     // ---- shells ----
     Program {
         names: &[
@@ -1797,6 +2468,10 @@ pub(crate) const PROGRAMS: &[Program] = &[
         options: Options::Known(&SHELL_OPTIONS),
         runs: Runs::Shape(Shape::Shell),
         example: Some("bash {opts} -c '{cmd}'"),
+        values: &[
+            ("-o -O", Value::Inert),
+            ("--rcfile --init-file", Value::Sourced),
+        ],
         ..PLAIN
     },
     Program {
@@ -1840,6 +2515,154 @@ pub(crate) const PROGRAMS: &[Program] = &[
         ..PLAIN
     },
 ];
+
+impl Program {
+    /// The kind of the value of `option` (by either spelling), if the
+    /// table gives one.
+    pub(crate) fn value_of(&self, option: Opt) -> Option<Value> {
+        self.values.iter().find_map(|(spellings, kind)| {
+            spellings
+                .split(' ')
+                .any(|spelling| same_spelling(spelling, option))
+                .then_some(*kind)
+        })
+    }
+}
+
+/// Whether `spelling` (`-o`, `--output`) is one of `option`'s.
+fn same_spelling(spelling: &str, option: Opt) -> bool {
+    match spelling.strip_prefix("--") {
+        Some(_) => option.long == Some(spelling),
+        None => {
+            let mut letters = spelling.chars().skip(1);
+            option.short.is_some() && letters.next() == option.short && letters.next().is_none()
+        }
+    }
+}
+
+/// Whether `program` runs a command given as its words (after options
+/// and operands of its own): the wrappers the `bash -c` predicate skips.
+pub(crate) fn wraps(program: &Program) -> bool {
+    match program.runs {
+        Runs::Command { .. } => true,
+        Runs::Shape(shape) => !matches!(
+            shape,
+            Shape::Eval
+                | Shape::Trap
+                | Shape::Source
+                | Shape::Shell
+                | Shape::OtherShell
+                | Shape::Alias
+                | Shape::ScriptOperands
+                | Shape::Set
+                | Shape::Shopt
+                | Shape::Zip
+        ),
+        Runs::Nothing | Runs::Opaque(_) => false,
+    }
+}
+
+/// Whether `program` is a bash-like shell (`-c`, a script file, its input).
+pub(crate) fn is_shell(program: &Program) -> bool {
+    program.runs == Runs::Shape(Shape::Shell)
+}
+
+/// Whether `program` changes directory (its target is a path, it makes no
+/// bash pattern).
+pub(crate) fn changes_directory(program: &Program) -> bool {
+    matches!(program.paths, Paths::Cd | Paths::DirStack)
+}
+
+/// Whether every operand of `program` is a path.
+pub(crate) fn operands_are_paths(program: &Program) -> bool {
+    matches!(program.paths, Paths::Operands | Paths::Cd | Paths::DirStack)
+}
+
+/// The names of the entries `keep` selects, in table order.
+pub(crate) fn names_where(keep: fn(&Program) -> bool) -> Vec<&'static str> {
+    PROGRAMS
+        .iter()
+        .filter(|program| keep(program))
+        .flat_map(|program| program.names.iter().copied())
+        .collect()
+}
+
+/// `git -c KEY=VALUE` settings known to change nothing the scan models
+/// (keys compared without case; one ending in `.` stands for its section).
+/// Any other key is opaque: `core.sshCommand`, `core.pager`, `alias.*`,
+/// `core.fsmonitor`, `core.hooksPath`, `diff.external`, `gpg.program` …
+/// name commands.
+pub(crate) const GIT_INERT_SETTINGS: &[&str] = &[
+    "user.name",
+    "user.email",
+    "color.",
+    "core.autocrlf",
+    "core.quotepath",
+    "core.safecrlf",
+    "core.filemode",
+    "core.ignorecase",
+    "core.longpaths",
+    "core.abbrev",
+    "core.eol",
+    "core.whitespace",
+    "core.symlinks",
+    "init.defaultbranch",
+    "advice.",
+    "safe.directory",
+    "pull.rebase",
+    "pull.ff",
+    "merge.ff",
+    "merge.conflictstyle",
+    "push.default",
+    "push.autosetupremote",
+    "commit.gpgsign",
+    "tag.gpgsign",
+    "log.",
+    "diff.renames",
+    "diff.algorithm",
+    "diff.noprefix",
+    "diff.mnemonicprefix",
+    "diff.colormoved",
+    "diff.context",
+    "fetch.prune",
+    "rebase.autosquash",
+    "rebase.autostash",
+    "http.sslverify",
+    "http.postbuffer",
+    "protocol.version",
+    "gc.auto",
+    "maintenance.auto",
+    "status.",
+    "format.pretty",
+    "i18n.",
+    "column.",
+    "grep.linenumber",
+    "branch.sort",
+    "versionsort.",
+    "rerere.enabled",
+    "submodule.recurse",
+    "checkout.defaultremote",
+    "feature.manyfiles",
+    "index.threads",
+    "pack.threads",
+];
+
+/// Why the setting `KEY[=VALUE]` is opaque, if its key is not on `inert`.
+pub(crate) fn setting_reason(setting: &str, inert: &[&str]) -> Option<String> {
+    let key = setting
+        .split('=')
+        .next()
+        .unwrap_or(setting)
+        .to_ascii_lowercase();
+    let known = inert.iter().any(|entry| {
+        key == *entry || (entry.ends_with('.') && key.starts_with(entry) && key.len() > entry.len())
+    });
+    (!known).then(|| {
+        format!(
+            "sets `{key}`, which the scan does not know to be inert (some settings name commands)"
+        )
+    })
+}
 
 /// The entry for `name`, if the table has one. The first entry wins
 /// (`wait` is listed once among the plain builtins and once with its
@@ -1937,6 +2760,197 @@ mod tests {
                 assert!(seen.insert(*name), "`{name}` has two entries");
             }
         }
+    }
+
+    /// Option values that run, source or write are seen or asked.
+    #[test]
+    fn executed_option_values() {
+        for line in [
+            "strace -o '|rm -rf src' true",
+            "strace -o'!rm -rf src' true",
+            "strace --output='|rm -rf src' true",
+            "strace -qqo '|rm -rf src' true",
+            "flock l -c 'rm -rf src'",
+            "tar -I 'rm -rf src' -cf a.tar x",
+            "tar --use-compress-program='rm -rf src' -cf a.tar x",
+            "tar cIf 'rm -rf src' a.tar x",
+            "tar -xf a.tar --to-command='rm -rf src'",
+            "tar -F 'rm -rf src' -cf a.tar x",
+        ] {
+            let scanned = line_scan(line);
+            assert!(
+                scanned.patterns.iter().any(|p| p == "rm -rf src"),
+                "{line}: {scanned:?}"
+            );
+        }
+        for line in [
+            "strace -o \"$OUT\" true",
+            "strace --out '|rm -rf src' true",
+            "su -s /usr/bin/rm root",
+            "su --shell=/usr/bin/python3 -c x root",
+            "runuser -u u -s /bin/rm x",
+            "hyperfine -S python3 'import os'",
+            "tar --checkpoint=1 --checkpoint-action=exec='rm -rf src' -cf a.tar x",
+            "tar --rsh-command=$X -cf h:a.tar x",
+            "git -c core.sshCommand='rm -rf src' fetch",
+            "git -c alias.x='!rm -rf src' x",
+            "git -c core.pager='rm -rf src' log",
+            "git --exec-path=./evil status",
+            "git --config-env=core.pager=X log",
+            "zip -TT 'rm -rf src' -T a.zip x",
+            "zip --unzip-command='rm -rf src' -T a.zip x",
+            "scp -o ProxyCommand='rm -rf src' a h:b",
+            "rsync -e 'sh -c \"rm -rf src\"' a h:b",
+            "systemd-run -p ExecStartPre='/bin/rm -rf src' true",
+            "strace -E BASH_ENV=./x bash -c true",
+            "bwrap --setenv BASH_ENV ./x bash -c true",
+            "bash --rcfile /dev/fd/3 -i",
+            "sh --init-file /proc/self/fd/0 -i",
+            "xargs --process-slot-var=BASH_ENV bash -c true",
+        ] {
+            assert!(!line_scan(line).opaque.is_empty(), "{line}");
+        }
+        for line in [
+            "strace -f -o trace.log ./app",
+            "su -s /bin/bash -c 'ls' root",
+            "git -c user.name=x -c color.ui=always commit -m x",
+            "git -C sub status",
+            "tar -czf out.tgz src",
+            "tar xzf a.tgz -C out",
+            "zip -r a.zip src",
+            "find . -name x -fprint out.txt",
+        ] {
+            assert!(
+                line_scan(line).opaque.is_empty(),
+                "{line}: {:?}",
+                line_scan(line).opaque
+            );
+        }
+        assert!(
+            line_scan("find . -fprintf /etc/x '%p' -quit")
+                .path_args
+                .contains(&"/etc/x".to_string())
+        );
+        assert!(
+            line_scan("tar -cf /tmp/a.tar src")
+                .path_args
+                .contains(&"/tmp/a.tar".to_string())
+        );
+    }
+
+    /// Every option that takes a value says what the value is.
+    #[test]
+    fn every_value_option_has_a_kind() {
+        let mut missing = Vec::new();
+        for program in PROGRAMS {
+            let Options::Known(spec) = program.options else {
+                continue;
+            };
+            let shorts = spec.values.chars().chain(spec.optional.chars()).map(s);
+            let longs = spec
+                .long_values
+                .iter()
+                .chain(spec.long_optional)
+                .chain(spec.long_pairs)
+                .map(|long| l(long));
+            for option in shorts.chain(longs) {
+                if program.value_of(option).is_none() {
+                    missing.push(format!("{} {option:?}", program.names[0]));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "values without a kind: {missing:#?}");
+    }
+
+    /// The options a program's `--help` lists: on each line that starts
+    /// (after blanks) with `-`, the `-x` and `--name` words before the
+    /// description (two blanks), without their `=ARG`, `[=ARG]` or `<ARG>`.
+    fn help_options(help: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for line in help.lines() {
+            let trimmed = line.trim_start();
+            if !trimmed.starts_with('-') || trimmed.len() == line.len() {
+                continue;
+            }
+            let head = trimmed.split("  ").next().unwrap_or("");
+            for token in head.split([',', ' ', '|', '/']) {
+                let token = token.trim_matches(['[', ']']);
+                let name: String = token
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                    .collect();
+                let long = name.len() > 2 && name.starts_with("--");
+                let short = name.len() == 2 && name.starts_with('-') && name != "--";
+                if (long || short) && !found.contains(&name) {
+                    found.push(name);
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether the entry's options know `option` (`-x` or `--name`).
+    fn classifies(spec: &Spec, option: &str) -> bool {
+        match option.strip_prefix("--") {
+            Some(_) => spec
+                .long_flags
+                .iter()
+                .chain(spec.long_values)
+                .chain(spec.long_optional)
+                .chain(spec.long_pairs)
+                .any(|long| *long == option),
+            None => option.chars().nth(1).is_some_and(|c| {
+                spec.flags.contains(c) || spec.values.contains(c) || spec.optional.contains(c)
+            }),
+        }
+    }
+
+    /// Every option the `--help` of a tabled program installed here lists
+    /// is one its entry classifies (programs not installed are skipped,
+    /// and named).
+    #[test]
+    fn every_option_of_installed_programs_is_classified() {
+        let mut skipped = Vec::new();
+        let mut checked = Vec::new();
+        let mut unclassified = Vec::new();
+        for program in PROGRAMS.iter().filter(|p| !p.builtin) {
+            let Options::Known(spec) = program.options else {
+                continue;
+            };
+            for name in program.names {
+                let Some(output) = std::process::Command::new(name)
+                    .arg("--help")
+                    .env_clear()
+                    .env(
+                        "PATH",
+                        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    )
+                    .env("LC_ALL", "C")
+                    .stdin(std::process::Stdio::null())
+                    .output()
+                    .ok()
+                else {
+                    skipped.push(*name);
+                    continue;
+                };
+                let help = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&output.stdout),
+                    String::from_utf8_lossy(&output.stderr)
+                );
+                checked.push(*name);
+                for option in help_options(&help) {
+                    if !classifies(spec, &option) {
+                        unclassified.push(format!("{name} {option}"));
+                    }
+                }
+            }
+        }
+        println!("--help checked: {checked:?}; not installed: {skipped:?}");
+        assert!(
+            unclassified.is_empty(),
+            "options --help lists that the table does not classify: {unclassified:#?}"
+        );
     }
 
     #[test]
@@ -2237,9 +3251,23 @@ mod tests {
     ];
 
     fn excluded(program: &Program, short: Option<char>, long: Option<&str>) -> bool {
-        let coded = program.code.iter().any(|(opt, _)| {
-            (short.is_some() && opt.short == short) || (long.is_some() && opt.long == long)
-        });
+        let short_spelling = short.map(|c| format!("-{c}"));
+        let spellings = [short_spelling.as_deref(), long];
+        let coded = program
+            .values
+            .iter()
+            .filter(|(written, _)| {
+                written
+                    .split(' ')
+                    .any(|spelling| spellings.contains(&Some(spelling)))
+            })
+            .map(|(_, kind)| *kind)
+            .any(|kind| {
+                matches!(
+                    kind,
+                    Value::Script | Value::CommandName | Value::Expanded | Value::Opaque(_)
+                )
+            });
         let name = program.names[0];
         coded
             || MODES.iter().any(|(program, c, l)| {
@@ -2346,10 +3374,20 @@ mod tests {
     fn every_entry_that_runs_or_evaluates_has_an_example() {
         for program in PROGRAMS {
             let runs = !matches!(program.runs, Runs::Nothing | Runs::Opaque(_))
-                || program.code.iter().any(|(_, code)| *code == Code::Script);
+                || program
+                    .values
+                    .iter()
+                    .any(|(_, kind)| *kind == Value::Script);
             let exempt = matches!(
                 program.runs,
-                Runs::Shape(Shape::Source | Shape::OtherShell | Shape::Alias)
+                Runs::Shape(
+                    Shape::Source
+                        | Shape::OtherShell
+                        | Shape::Alias
+                        | Shape::Set
+                        | Shape::Shopt
+                        | Shape::Zip
+                )
             );
             assert!(
                 !runs || exempt || program.example.is_some(),

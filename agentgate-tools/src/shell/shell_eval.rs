@@ -51,6 +51,7 @@ use tree_sitter::Node;
 
 use crate::shell::programs::{self, Names, Runs, Shape, s};
 use crate::shell::shell_command::{base_name, parse_options};
+use crate::shell::shell_settings::{self, Meaning, trusted_path_value};
 use crate::shell::shell_word::{Word, words_of};
 
 /// The integer comparison operators of `[[` (bash evaluates their
@@ -165,6 +166,14 @@ pub(crate) struct EvalFacts {
     shell_code: Vec<String>,
     /// Namerefs declared to refer to a name only known at run time.
     dynamic_namerefs: Vec<String>,
+    /// Why an assignment to one of bash's own variables is opaque (see
+    /// `shell_settings`), one reason each.
+    variables: Vec<(String, String)>,
+    /// How the line changes `PATH` to a value that is not only trusted
+    /// directories (`PATH=tools:$PATH`, `unset PATH`, `read PATH`).
+    path_changed: Option<String>,
+    /// The first command name the line looks up through `PATH`.
+    looks_up: Option<String>,
 }
 
 /// Per-script walk state: the end of the last context recorded, so the
@@ -213,7 +222,11 @@ impl EvalFacts {
                 let words = node_words(node, source);
                 self.unset(words.get(1..).unwrap_or_default());
             }
-            "heredoc_redirect" => self.heredoc(node, source),
+            "heredoc_redirect" => {
+                self.descriptor_variable(node, source);
+                self.heredoc(node, source);
+            }
+            "file_redirect" | "herestring_redirect" => self.descriptor_variable(node, source),
             "binary_expression"
                 if test_operator(node, source).is_some_and(|op| INTEGER_TESTS.contains(&op))
                     && node.start_byte() < walk.double_brackets_until =>
@@ -249,10 +262,19 @@ impl EvalFacts {
         };
         let args = &words[1..];
         let program = programs::find(base_name(&first.text));
+        self.note_lookup(first, args, program);
+        // `env NAME=v cmd` and `sudo NAME=v cmd` put the assignments in the
+        // environment of the command they run.
+        let environment =
+            program.is_some_and(|p| matches!(p.runs, Runs::Shape(Shape::Env | Shape::Sudo)));
         // `let i=1+2` assigns an integer: its words are arithmetic.
         let arithmetic = program.is_some_and(|p| p.names_set == Names::Arithmetic);
         for word in args.iter().filter(|_| !arithmetic) {
             if let Some((name, value)) = assignment_parts(&word.text) {
+                if environment {
+                    let value = (!word.dynamic).then_some(value);
+                    self.bash_variable(name, value, &format!("`{}` sets it", first.text));
+                }
                 self.shell_code_assignment(name, value);
                 if !is_integer(value) {
                     self.tainted.insert(name.to_string());
@@ -317,6 +339,39 @@ impl EvalFacts {
         }
     }
 
+    /// Notes the first command name the line looks up through `PATH`: a
+    /// name without `/` that is no builtin, or any after `enable -n`.
+    fn note_lookup(&mut self, first: &Word, args: &[Word], program: Option<&programs::Program>) {
+        if !first.dynamic
+            && !first.text.contains('/')
+            && program.is_none_or(|p| !p.builtin)
+            && self.looks_up.is_none()
+        {
+            self.looks_up = Some(first.text.clone());
+        }
+        // `enable -n NAME` turns a builtin off: its name is then looked up
+        // through `PATH` too.
+        if first.text == "enable"
+            && args
+                .iter()
+                .any(|w| w.dynamic || (w.text.starts_with('-') && w.text.contains('n')))
+            && self.looks_up.is_none()
+        {
+            self.looks_up = Some("a builtin `enable -n` turns off".to_string());
+        }
+    }
+
+    /// An assignment word tree-sitter did not parse as one (`_+=v a`).
+    pub(crate) fn assignment_word(&mut self, name: &str, value: &str) {
+        let known = !value.contains(['$', '`', '\\', '<', '>']);
+        self.bash_variable(name, known.then_some(value), "by an assignment");
+        self.shell_code_assignment(name, value);
+        if !is_integer(value) {
+            self.assigned_text.insert(name.to_string());
+        }
+        self.assignments.push((name.to_string(), value.to_string()));
+    }
+
     /// Why the line can run code through run-time evaluation, one reason
     /// per context (empty when it cannot).
     pub(crate) fn reasons(&self) -> Vec<String> {
@@ -335,6 +390,18 @@ impl EvalFacts {
                 )
             })
             .collect();
+        // A variable bash runs as code has its reason above.
+        reasons.extend(
+            self.variables
+                .iter()
+                .filter(|(name, _)| !self.shell_code.contains(name))
+                .map(|(_, reason)| reason.clone()),
+        );
+        if let (Some(change), Some(program)) = (&self.path_changed, &self.looks_up) {
+            reasons.push(format!(
+                "the line changes `PATH` ({change}) and looks up `{program}` through it: which file runs is only known at run time"
+            ));
+        }
         for name in &self.dynamic_namerefs {
             reasons.push(format!(
                 "`{name}` is a nameref to a variable whose name is only known at run time"
@@ -343,11 +410,15 @@ impl EvalFacts {
         // The first assignment to a nameref declared without a target
         // names its target: one bash runs as code is set through it.
         for (name, value) in &self.assignments {
+            let target = value.trim_matches(['\'', '"']);
             if self.namerefs.contains(name)
-                && is_shell_code_variable(value.trim_matches(['\'', '"']))
+                && matches!(
+                    shell_settings::meaning(target),
+                    Some(Meaning::Opaque(_) | Meaning::CommandSearch)
+                )
             {
                 reasons.push(format!(
-                    "the line points the nameref `{name}` at `{value}`, whose value bash runs as code"
+                    "the line points the nameref `{name}` at `{value}`, a variable bash gives a meaning to"
                 ));
             }
         }
@@ -410,6 +481,30 @@ impl EvalFacts {
         }
     }
 
+    /// Notes an assignment to `name` (`value`: its text, `None` when only
+    /// known at run time or unset; `how`: how the line assigns it): one of
+    /// bash's own variables not on the inert list is a reason, `PATH` one
+    /// when it is given more than trusted directories.
+    fn bash_variable(&mut self, name: &str, value: Option<&str>, how: &str) {
+        match shell_settings::meaning(name) {
+            None | Some(Meaning::Inert(_)) => {}
+            Some(Meaning::Opaque(why)) => {
+                if !self.variables.iter().any(|(known, _)| known == name) {
+                    let reason = format!("the line assigns `{name}` ({how}), which {why}");
+                    self.variables.push((name.to_string(), reason));
+                }
+            }
+            Some(Meaning::CommandSearch) => {
+                if !value.is_some_and(trusted_path_value) && self.path_changed.is_none() {
+                    self.path_changed = Some(match value {
+                        Some(value) => format!("`{name}={value}`, {how}"),
+                        None => how.to_string(),
+                    });
+                }
+            }
+        }
+    }
+
     /// Whether bash evaluates what is assigned to `name`: an integer
     /// variable, or a nameref whose first assignment names its target.
     fn evaluates_assignments(&self, name: &str) -> bool {
@@ -443,7 +538,14 @@ impl EvalFacts {
     }
 
     fn context_text(&mut self, text: &str) {
-        self.contexts.push(context_of(text));
+        let context = context_of(text);
+        // Arithmetic can assign any variable it names (`(( BASH_CMDS[ls]=1 ))`).
+        for reference in &context.references {
+            if let Reference::Name(name) = reference {
+                self.bash_variable(name, None, "in arithmetic");
+            }
+        }
+        self.contexts.push(context);
     }
 
     /// `${…}`: indirect (`${!name}`), prompt (`${name@P}`), offset and
@@ -485,6 +587,7 @@ impl EvalFacts {
                 if !is_integer(value) {
                     self.tainted.insert(name.to_string());
                 }
+                self.bash_variable(name, Some(value), "by `${…=…}`");
                 break;
             }
         }
@@ -501,6 +604,18 @@ impl EvalFacts {
         let name = node_text(name_node, source).to_string();
         let value = node.child_by_field_name("value");
         let value_text = value.map_or("", |value| node_text(value, source));
+        // `PATH+=…` appends to the current value.
+        let appends = value.is_some_and(|value| {
+            source
+                .get(node.start_byte()..value.start_byte())
+                .is_some_and(|left| left.ends_with("+="))
+        });
+        let assigned = if appends {
+            format!("$PATH{value_text}")
+        } else {
+            value_text.to_string()
+        };
+        self.bash_variable(&name, Some(&assigned), "by an assignment");
         let integer = match value {
             None => true,
             Some(value) => value.kind() == "arithmetic_expansion" || is_integer(value_text),
@@ -545,6 +660,7 @@ impl EvalFacts {
         if runtime {
             self.tainted.insert(node_text(variable, source).to_string());
         }
+        self.bash_variable(node_text(variable, source), None, "as a loop variable");
     }
 
     /// `declare`, `typeset`, `local`, `export`, `readonly` (the keyword
@@ -579,6 +695,21 @@ impl EvalFacts {
                 .split('=')
                 .next()
                 .is_some_and(|left| left.contains('['));
+            if !word.dynamic {
+                match value {
+                    Some(value) => {
+                        self.bash_variable(target, Some(value), &format!("by `{}`", keyword.text))
+                    }
+                    // `local PATH` makes it unset in the function.
+                    None if keyword.text != "export"
+                        && keyword.text != "readonly"
+                        && shell_settings::meaning(target) == Some(Meaning::CommandSearch) =>
+                    {
+                        self.bash_variable(target, None, &format!("unset by `{}`", keyword.text));
+                    }
+                    None => {}
+                }
+            }
             if !is_name(target) || subscript || (value.is_none() && word.dynamic) {
                 self.name_argument(word);
                 continue;
@@ -596,7 +727,10 @@ impl EvalFacts {
                 self.tainted.insert(target.to_string());
                 match value {
                     // A nameref to a variable bash runs as code sets it.
-                    Some(value) if is_name(value) => self.shell_code_name(value),
+                    Some(value) if is_name(value) => {
+                        self.shell_code_name(value);
+                        self.bash_variable(value, None, &format!("through the nameref `{target}`"));
+                    }
                     Some(value) if word.dynamic || value.contains(['$', '`']) => {
                         self.dynamic_namerefs.push(target.to_string());
                     }
@@ -613,6 +747,10 @@ impl EvalFacts {
     /// is evaluated.
     fn unset(&mut self, args: &[Word]) {
         for word in args {
+            if !word.dynamic && shell_settings::meaning(&word.text) == Some(Meaning::CommandSearch)
+            {
+                self.bash_variable(&word.text, None, "unset");
+            }
             if !word.text.starts_with('-') && (word.dynamic || !is_name(&word.text)) {
                 self.context_text(&word.text);
             }
@@ -642,6 +780,29 @@ impl EvalFacts {
         }
     }
 
+    /// `{NAME}>file`: bash opens a descriptor and assigns its number to
+    /// `NAME` (tree-sitter may keep `{NAME}` in the redirect or leave it
+    /// as the word before it).
+    fn descriptor_variable(&mut self, node: Node<'_>, source: &str) {
+        let before = source.get(..node.start_byte()).unwrap_or_default();
+        let text = node_text(node, source);
+        let braced = |text: &str| -> Option<String> {
+            let inner = text.strip_prefix('{')?;
+            let (name, _) = inner.split_once('}')?;
+            is_name(name).then(|| name.to_string())
+        };
+        let name = braced(text).or_else(|| {
+            let start = before.rfind('{')?;
+            before
+                .ends_with('}')
+                .then(|| braced(&before[start..]))
+                .flatten()
+        });
+        if let Some(name) = name {
+            self.bash_variable(&name, None, "as a redirection's descriptor");
+        }
+    }
+
     /// `test` / `[` as words: the operand of `-v` is a variable name.
     /// (Their integer comparisons take numbers only; `[[`'s evaluate.)
     fn test_words(&mut self, args: &[Word]) {
@@ -658,6 +819,7 @@ impl EvalFacts {
     fn name_argument(&mut self, word: &Word) {
         if !word.dynamic && is_name(&word.text) {
             self.shell_code_name(&word.text);
+            self.bash_variable(&word.text, None, "by a builtin that assigns it");
             self.tainted.insert(word.text.clone());
             return;
         }
@@ -665,6 +827,7 @@ impl EvalFacts {
             && let Some((name, _)) = word.text.split_once('[')
         {
             self.tainted.insert(name.to_string());
+            self.bash_variable(name, None, "by a builtin that assigns it");
         }
         self.context_text(&word.text);
     }

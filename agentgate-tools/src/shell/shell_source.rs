@@ -336,7 +336,19 @@ const UNQUOTED_BODY: &str =
 /// Comments tree-sitter and bash may not agree on.
 fn comments(parse: &Parse, source: &str) -> Vec<String> {
     let bytes = source.as_bytes();
-    let starts_comment = |at: usize| at == 0 || COMMENT_STARTS.contains(&bytes[at - 1]);
+    // A blank escaped by a backslash (`\ #`) is part of a word, and so is
+    // the `#` after it (a fuzz find: `m5 \ # $(m6)` runs `m6`).
+    let escaped = |at: usize| {
+        bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|byte| **byte == b'\\')
+            .count()
+            % 2
+            == 1
+    };
+    let starts_comment =
+        |at: usize| at == 0 || (COMMENT_STARTS.contains(&bytes[at - 1]) && !escaped(at - 1));
     let mut reasons = Vec::new();
     // Every comment tree-sitter sees starts where bash starts one.
     if let Some(&at) = parse.comments.iter().find(|at| !starts_comment(**at)) {

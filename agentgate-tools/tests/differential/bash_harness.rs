@@ -329,7 +329,7 @@ impl<C: Choices> Gen<'_, C> {
             self.simple(out, depth + 1);
             return;
         }
-        match self.c.below(20) {
+        match self.c.below(24) {
             0 => {
                 out.push_str("( ");
                 self.script(out, depth + 1);
@@ -501,7 +501,126 @@ impl<C: Choices> Gen<'_, C> {
                     "set -- m7; \"$@\"",
                 ]));
             }
+            14 => self.bash_variable(out, depth + 1),
+            15 => self.toggle(out, depth + 1),
+            16 => self.table_alias(out, depth + 1),
+            17 => self.option_value(out, depth + 1),
             _ => self.simple(out, depth + 1),
+        }
+    }
+
+    /// An assignment, in one of bash's forms, to one of the variables
+    /// bash gives a meaning to (the scanner's list), then a command.
+    fn bash_variable(&mut self, out: &mut String, depth: usize) {
+        let names = agentgate_tools::bash_scan::bash_variables();
+        let (name, _) = names[self.c.below(names.len())];
+        // `BASH_XTRACEFD`, `PS4` and `BASH_ENV` carry the harness's own
+        // trace: they are opaque to the scan, so such a line is asked and
+        // never run, whatever the run would show.
+        let value = self.pick(&[
+            "m2", "''", "/usr/bin", "'$(m3)'", "x:$PATH", ".", "m4 a", "$PWD", "1",
+        ]);
+        let form = self.c.below(10);
+        match form {
+            0 => out.push_str(&format!("{name}={value}")),
+            1 => out.push_str(&format!("{name}+={value}")),
+            2 => out.push_str(&format!("{name}[m1]={value}")),
+            3 => out.push_str(&format!("{name}=([m1]={value})")),
+            4 => out.push_str(&format!("declare -A {name}=([m1]={value})")),
+            5 => out.push_str(&format!("declare -n R={name}; R[m1]={value}")),
+            6 => out.push_str(&format!("export {name}={value}")),
+            7 => out.push_str(&format!("read -r {name} <<< {value}")),
+            8 => out.push_str(&format!("printf -v {name} %s {value}")),
+            _ => out.push_str(&format!("f() {{ local {name}={value}; m5; }}; f")),
+        }
+        out.push_str(self.pick(&["; ", "\n", " && ", " "]));
+        self.simple(out, depth);
+    }
+
+    /// `shopt` and `set -o` toggles, then a command.
+    fn toggle(&mut self, out: &mut String, depth: usize) {
+        out.push_str(self.pick(&[
+            "shopt -s expand_aliases",
+            "shopt -u interactive_comments",
+            "shopt -s extglob",
+            "shopt -s nullglob",
+            "shopt -s cdable_vars",
+            "shopt -s extdebug",
+            "shopt -s xpg_echo",
+            "set -o posix",
+            "set +o interactive-comments",
+            "set -k",
+            "set -H",
+            "set -euo pipefail",
+            "set -f",
+            "set +B",
+            "set -o noglob",
+            "shopt -so keyword",
+            "bash -O expand_aliases -c",
+        ]));
+        if out.ends_with("-c") {
+            out.push_str(" 'BASH_ALIASES[m1]=m2\nm1 a'");
+            return;
+        }
+        out.push_str(self.pick(&["; ", "\n"]));
+        self.simple(out, depth);
+        if self.c.one_in(2) {
+            out.push_str(" m1=x # m6");
+        }
+    }
+
+    /// A command renamed through bash's tables (`BASH_ALIASES`,
+    /// `BASH_CMDS`, `alias`, `hash -p`), then run by its old name.
+    fn table_alias(&mut self, out: &mut String, depth: usize) {
+        let _ = depth;
+        out.push_str(self.pick(&[
+            "shopt -s expand_aliases; BASH_ALIASES[m1]=m2\nm1 a",
+            "shopt -s expand_aliases; BASH_ALIASES=([m1]='m3 b')\nm1",
+            "BASH_CMDS[m1]=${PATH%%:*}/m4; m1 c",
+            "declare -n T=BASH_CMDS; T[m1]=${PATH%%:*}/m5; m1",
+            "f() { BASH_CMDS[m1]=${PATH%%:*}/m6; }; f; m1 d",
+            "shopt -s expand_aliases; alias m1=m7\nm1",
+            "hash -p ${PATH%%:*}/m8 m1; m1 e",
+            "PATH=.:$PATH; m1",
+        ]));
+    }
+
+    /// A tabled program's option with a generated value (a pipe, `!`, a
+    /// process substitution, a path, a command line).
+    fn option_value(&mut self, out: &mut String, depth: usize) {
+        let value = match self.c.below(7) {
+            0 => "'|m3 v'".to_string(),
+            1 => "'!m4'".to_string(),
+            2 => "<(m5)".to_string(),
+            3 => "o".to_string(),
+            4 => "/dev/null".to_string(),
+            5 => "\"$X\"".to_string(),
+            _ => "'m6 w'".to_string(),
+        };
+        let template = self.pick(&[
+            "strace -f -o V ",
+            "strace -qqoV ",
+            "strace --output=V ",
+            "flock o -c V",
+            "env -S V",
+            "timeout -s KILL 5 ",
+            "xargs -a V ",
+            "find . -maxdepth 0 -fprint V -exec ",
+            "bash --rcfile V -ic m1",
+            "bash --init-file V -i < /dev/null",
+            "watch -n 1 -x ",
+            "script -q -c V /dev/null",
+            "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=V . ",
+            "tar -cf /dev/null -I V . ",
+            "git -c alias.x=!V x ",
+            "setsid -w ",
+        ]);
+        out.push_str(&template.replace('V', &value));
+        if template.ends_with(' ') {
+            self.simple(out, depth);
+            if template.contains("-exec") {
+                out.push_str(" \\;");
+            }
         }
     }
 
