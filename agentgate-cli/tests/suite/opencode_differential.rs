@@ -278,6 +278,18 @@ fn debug_agent_matches_opencode_on_every_tree() {
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
             std::fs::write(full, text).unwrap();
         }
+        // opencode trusts every project: the trees are compared trusted
+        // (what an untrusted one sets aside is in docs/deviations.md).
+        let _ = Command::new(&agent)
+            .arg("trust")
+            .current_dir(&project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("PWD", &project)
+            .envs(tree.env.iter().copied())
+            .output()
+            .unwrap();
         // The resolved configuration: every top-level key this SDK has,
         // as opencode resolves it (opencode adds its own defaults, such as
         // `plugin` and `username`, which are not compared).

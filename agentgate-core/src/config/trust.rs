@@ -259,6 +259,7 @@ pub fn screen_project_layer(
         let kept = match treatment {
             Treatment::Keep => Some(shown.clone()),
             Treatment::Instructions => screen_instructions(shown, file, &mut out.risky),
+            Treatment::SetAside(_) if is_inert_value(key, shown) => Some(shown.clone()),
             Treatment::SetAside(kind) => {
                 out.risky.push(RiskyPart::new(file, key, *kind, shown));
                 None
@@ -281,6 +282,22 @@ pub fn screen_project_layer(
         }
     }
     out
+}
+
+/// Values of set-aside keys that only turn the thing off, so they may
+/// stay (and need no trust): `"share": "disabled"` or `"manual"` (nothing
+/// is shared unless the person asks), `"autoshare": false`.
+const INERT_VALUES: &[(&str, &[&str])] = &[
+    ("share", &["\"disabled\"", "\"manual\""]),
+    ("autoshare", &["false"]),
+];
+
+/// Whether `value` of `key` is one of its [`INERT_VALUES`].
+fn is_inert_value(key: &str, value: &Value) -> bool {
+    let value = value.to_string();
+    INERT_VALUES
+        .iter()
+        .any(|(k, values)| *k == key && values.contains(&value.as_str()))
 }
 
 /// The `instructions` entries that name files of the project: relative,
@@ -489,8 +506,10 @@ struct Place<'a> {
     guarded: bool,
 }
 
-/// One `provider.<id>` entry: `env` and `npm` set aside, its `options` and
-/// each model's `options` screened.
+/// One `provider.<id>` entry: `env` set aside, its `options` and each
+/// model's `options` screened. `npm` is kept: opencode installs and runs that
+/// package, this agent never does (the wire format comes from the provider's
+/// id and options), so the key can do nothing here.
 fn screen_provider(
     entry: &Value,
     blanked: Option<&Value>,
@@ -508,10 +527,6 @@ fn screen_provider(
         let kept = match key.as_str() {
             "env" => {
                 risky.push(RiskyPart::new(file, at, RiskKind::Secret, field));
-                None
-            }
-            "npm" => {
-                risky.push(RiskyPart::new(file, at, RiskKind::Command, field));
                 None
             }
             "api" if place.guarded => {
@@ -684,6 +699,36 @@ mod tests {
             line.contains("\\u{1b}") && line.contains("\\u{9b}"),
             "{line:?}"
         );
+    }
+
+    #[test]
+    fn turning_sharing_off_needs_no_trust() {
+        for (key, value) in [
+            ("share", json!("disabled")),
+            ("share", json!("manual")),
+            ("autoshare", json!(false)),
+        ] {
+            let layer = map(json!({ key: value.clone() }));
+            let screened =
+                screen_project_layer(&layer, Some(&layer), "p/opencode.json", &|_| false);
+            assert!(screened.risky.is_empty(), "{key}: {value}");
+            assert_eq!(screened.value.get(key), Some(&value));
+        }
+        let layer = map(json!({"share": "auto"}));
+        let screened = screen_project_layer(&layer, Some(&layer), "p/opencode.json", &|_| false);
+        assert_eq!(screened.risky.len(), 1, "sharing on is set aside");
+    }
+
+    #[test]
+    fn a_project_providers_npm_package_needs_no_trust_as_nothing_runs_it() {
+        let layer = map(json!({"provider": {"mock": {
+            "npm": "@ai-sdk/openai-compatible",
+            "options": {"baseURL": "http://127.0.0.1:9/v1"},
+            "models": {"m": {}}
+        }}}));
+        let screened = screen_project_layer(&layer, Some(&layer), "p/opencode.json", &|_| false);
+        assert!(screened.risky.is_empty(), "{:?}", screened.risky);
+        assert_eq!(screened.value, layer);
     }
 
     #[test]
