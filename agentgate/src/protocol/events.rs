@@ -429,9 +429,9 @@ mod tests {
         assert_eq!(read.event.session_id(), Some("s"));
     }
 
-    /// One event of every kind, from the strings and numbers given.
-    fn every_event(text: &str, id: &str, number: u64, value: &Value) -> Vec<ServerEvent> {
-        let info = SessionInfo {
+    /// A session as the server describes it, from the values given.
+    fn session(text: &str, id: &str, number: u64) -> SessionInfo {
+        SessionInfo {
             id: id.into(),
             slug: id.into(),
             project_id: "global".into(),
@@ -445,10 +445,14 @@ mod tests {
                 created: number,
                 updated: number,
             },
-        };
+        }
+    }
+
+    /// One event of every kind, from the strings and numbers given.
+    fn every_event(text: &str, id: &str, number: u64, value: &Value) -> Vec<ServerEvent> {
         let change = SessionChange {
             session_id: id.into(),
-            info,
+            info: session(text, id, number),
         };
         let status = |status| {
             ServerEvent::SessionStatus(SessionStatus {

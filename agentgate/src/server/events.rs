@@ -435,15 +435,9 @@ mod tests {
         );
     }
 
-    /// Everything the server writes on the stream: the connection event,
-    /// a turn's events, the gate's, the status events and the session
-    /// changes of the routes.
-    fn everything_written() -> Vec<String> {
-        let bus = Bus::new(256);
-        let mut receiver = bus.sender.subscribe();
-        let mut written = vec![connected()];
-        let mut turn = TurnTranslator::new("/w".into(), "mock".into(), "m1".into(), "build".into());
-        let events = [
+    /// An engine event of each kind the translator publishes.
+    fn turn_events() -> [Event; 5] {
+        [
             Event::MessageCreated {
                 session_id: "ses_1".into(),
                 message_id: "msg_1".into(),
@@ -482,8 +476,18 @@ mod tests {
                     message: "stop".into(),
                 },
             },
-        ];
-        for event in &events {
+        ]
+    }
+
+    /// Everything the server writes on the stream: the connection event,
+    /// a turn's events, the gate's, the status events and the session
+    /// changes of the routes.
+    fn everything_written() -> Vec<String> {
+        let bus = Bus::new(256);
+        let mut receiver = bus.sender.subscribe();
+        let mut written = vec![connected()];
+        let mut turn = TurnTranslator::new("/w".into(), "mock".into(), "m1".into(), "build".into());
+        for event in &turn_events() {
             turn.publish(event, &bus);
         }
         let request = crate::permission::PermissionRequest {
