@@ -126,4 +126,4 @@ pub use error::ProviderError;
 pub use timeouts::{DEFAULT_CHUNK_TIMEOUT, DEFAULT_HEADER_TIMEOUT, Timeouts};
 
 /// The server-sent-events parser under every client.
-pub use sse::{MAX_EVENT_BYTES, SseError, SseEvent, SseParser, sse_events};
+pub use sse::{MAX_EVENT_BYTES, MAX_ID_BYTES, SseError, SseEvent, SseParser, sse_events};

@@ -9,6 +9,12 @@
 //! character) anywhere. An event that is not terminated by a blank line
 //! when the body ends is discarded, as the standard says: a cut stream must
 //! not look complete.
+//!
+//! Bounded against a hostile server: one event buffers at most
+//! [`MAX_EVENT_BYTES`] (or the parser's own limit), and an `id` longer than
+//! [`MAX_ID_BYTES`] is ignored. The last id is copied into every later
+//! event, so without that bound one long id followed by a flood of tiny
+//! events would make each chunk's events many times its size.
 
 use std::collections::VecDeque;
 
@@ -55,6 +61,11 @@ pub struct SseParser {
 /// events of a few kilobytes; a server that sends one without end (no
 /// newline, no blank line) would otherwise grow memory without bound.
 pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The longest `id:` value kept: 1 KiB. Event ids are cursors for a
+/// reconnect (`Last-Event-ID`), a few dozen bytes; a longer one is
+/// ignored, as one holding a NUL is.
+pub const MAX_ID_BYTES: usize = 1024;
 
 impl Default for SseParser {
     fn default() -> Self {
@@ -158,7 +169,9 @@ impl SseParser {
                 self.has_data = true;
             }
             "event" => self.event = Some(value.to_string()),
-            "id" if !value.contains('\0') => self.id = Some(value.to_string()),
+            "id" if !value.contains('\0') && value.len() <= MAX_ID_BYTES => {
+                self.id = Some(value.to_string());
+            }
             _ => {}
         }
         None
@@ -211,17 +224,24 @@ where
         parser: SseParser,
         ready: VecDeque<SseEvent>,
         done: bool,
+        /// The limit an event outgrew: the error that ends the stream
+        /// once the events completed before it are out.
+        overflowed: Option<usize>,
     }
     let state = State {
         bytes,
         parser: SseParser::new(),
         ready: VecDeque::new(),
         done: false,
+        overflowed: None,
     };
     futures::stream::unfold(state, |mut state| async move {
         loop {
             if let Some(event) = state.ready.pop_front() {
                 return Some((Ok(event), state));
+            }
+            if let Some(limit) = state.overflowed.take() {
+                return Some((Err(SseError::EventTooLarge { limit }), state));
             }
             if state.done {
                 return None;
@@ -230,18 +250,10 @@ where
                 Some(Ok(chunk)) => {
                     state.ready.extend(state.parser.push(chunk.as_ref()));
                     if state.parser.overflowed() {
+                        // What was complete still goes out first, then
+                        // the error: a cut stream must not look complete.
                         state.done = true;
-                        if let Some(event) = state.ready.pop_front() {
-                            // What was complete still goes out first.
-                            state.ready.clear();
-                            return Some((Ok(event), state));
-                        }
-                        return Some((
-                            Err(SseError::EventTooLarge {
-                                limit: state.parser.max_event_bytes,
-                            }),
-                            state,
-                        ));
+                        state.overflowed = Some(state.parser.max_event_bytes);
                     }
                 }
                 Some(Err(e)) => {
@@ -292,6 +304,29 @@ mod tests {
             panic!("{items:?}")
         };
         assert!(error.to_string().contains("16 MiB"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn an_overflow_in_the_chunk_of_complete_events_still_ends_in_the_error() {
+        let mut chunk = b"data: 1\n\ndata: 2\n\n".to_vec();
+        chunk.extend(vec![b'x'; MAX_EVENT_BYTES + 1]);
+        let stream = futures::stream::iter([Ok::<_, std::io::Error>(chunk)]);
+        let parsed: Vec<_> = sse_events(stream).collect().await;
+        assert_eq!(parsed.len(), 3, "{parsed:?}");
+        assert!(matches!(&parsed[1], Ok(event) if event.data == "2"));
+        assert!(matches!(parsed[2], Err(SseError::EventTooLarge { .. })));
+    }
+
+    #[test]
+    fn a_long_id_is_not_copied_into_every_event() {
+        let mut parser = SseParser::new();
+        let mut input = format!("id: {}\n", "i".repeat(MAX_ID_BYTES + 1)).into_bytes();
+        input.extend(b"data: 1\n\n".repeat(1000));
+        let events = parser.push(&input);
+        assert_eq!(events.len(), 1000);
+        assert!(events.iter().all(|event| event.id.is_none()));
+        let short = parser.push(b"id: evt_1\ndata: 2\n\n");
+        assert_eq!(short[0].id.as_deref(), Some("evt_1"));
     }
 
     #[test]

@@ -108,6 +108,11 @@ pub mod server;
 #[cfg(feature = "remote")]
 pub mod remote;
 
+// The wire format both of them speak: the server writes it, the client
+// reads it with the same types.
+#[cfg(any(feature = "server", feature = "remote"))]
+mod protocol;
+
 // The permission rules and the approval gate.
 pub use agentgate_permission as permission;
 

@@ -4,12 +4,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::error::RemoteError;
 use super::event::is_safe_id;
 use super::turn::{self, RemoteStream};
 use crate::permission::{Approver, RejectAll, Reply};
+use crate::protocol::{CreateSession, ErrorBody, ReplyBody, SessionInfo};
 
 /// The user name opencode's server expects unless told otherwise.
 const DEFAULT_USERNAME: &str = "opencode";
@@ -139,7 +142,9 @@ impl RemoteAgentBuilder {
                 approver: self.approver,
             }),
         };
-        agent.get("/global/health").await?;
+        // Any JSON answer will do: opencode's servers answer `{healthy,
+        // version}`, a proxy in front of one may answer less.
+        agent.get::<Value>("/global/health").await?;
         Ok(agent)
     }
 }
@@ -222,7 +227,7 @@ impl RemoteAgent {
 
     /// A new session (`POST /session`).
     pub async fn new_session(&self) -> Result<RemoteSession, RemoteError> {
-        let info = self.post("/session", &json!({})).await?;
+        let info = self.post("/session", &CreateSession::default()).await?;
         self.session_from(info)
     }
 
@@ -235,14 +240,17 @@ impl RemoteAgent {
         self.session_from(info)
     }
 
+    /// The session `info` describes (opencode's `Session`, kept whole for
+    /// [`RemoteSession::info`]).
     fn session_from(&self, info: Value) -> Result<RemoteSession, RemoteError> {
-        match info.get("id").and_then(Value::as_str) {
-            Some(id) if is_safe_id(id) => Ok(RemoteSession {
+        match serde_json::from_value::<SessionInfo>(info.clone()) {
+            Ok(session) if is_safe_id(&session.id) => Ok(RemoteSession {
                 agent: self.clone(),
-                id: id.to_string(),
+                id: session.id,
                 info,
             }),
-            _ => Err(self.protocol("a session without a usable id")),
+            Ok(_) => Err(self.protocol("a session without a usable id")),
+            Err(e) => Err(self.protocol(&format!("not a session: {e}"))),
         }
     }
 
@@ -287,13 +295,10 @@ impl RemoteAgent {
             });
         }
         let body = read_limited(response, 64 << 10).await.unwrap_or_default();
-        let message = serde_json::from_slice::<Value>(&body)
+        let message = serde_json::from_slice::<ErrorBody>(&body)
             .ok()
-            .and_then(|v| {
-                v.pointer("/data/message")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
+            .map(|error| error.data.message)
+            .filter(|message| !message.is_empty())
             .unwrap_or_else(|| crate::remote::turn::one_line(&String::from_utf8_lossy(&body), 200));
         Err(RemoteError::Status {
             url,
@@ -315,21 +320,29 @@ impl RemoteAgent {
         }
     }
 
-    async fn json(&self, response: reqwest::Response) -> Result<Value, RemoteError> {
+    async fn json<T: DeserializeOwned>(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<T, RemoteError> {
         let body = read_limited(response, MAX_BODY)
             .await
             .map_err(|reason| self.protocol(&reason))?;
         serde_json::from_slice(&body).map_err(|e| self.protocol(&format!("not JSON: {e}")))
     }
 
-    pub(crate) async fn get(&self, path: &str) -> Result<Value, RemoteError> {
+    pub(crate) async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, RemoteError> {
         let response = self
             .send(self.request(reqwest::Method::GET, path), true)
             .await?;
         self.json(response).await
     }
 
-    pub(crate) async fn post(&self, path: &str, body: &Value) -> Result<Value, RemoteError> {
+    /// POSTs `body`; the answer's JSON (`null` for 204 No Content).
+    pub(crate) async fn post(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> Result<Value, RemoteError> {
         let response = self
             .send(self.request(reqwest::Method::POST, path).json(body), true)
             .await?;
@@ -344,17 +357,8 @@ impl RemoteAgent {
         if !is_safe_id(id) {
             return Err(RemoteError::InvalidId { id: id.into() });
         }
-        let body = match reply {
-            Reply::Always => json!({"reply": "always"}),
-            // An agentgate server's extension: the asked patterns only.
-            Reply::AlwaysExact => json!({"reply": "always_exact"}),
-            Reply::Once | Reply::Grant => json!({"reply": "once"}),
-            Reply::Reject {
-                feedback: Some(message),
-            } => json!({"reply": "reject", "message": message}),
-            _ => json!({"reply": "reject"}),
-        };
-        self.post(&format!("/permission/{id}/reply"), &body).await?;
+        self.post(&format!("/permission/{id}/reply"), &ReplyBody::of(reply))
+            .await?;
         Ok(())
     }
 }
@@ -404,7 +408,10 @@ impl RemoteSession {
     /// Aborts the session's running turn (`POST /session/{id}/abort`).
     pub async fn abort(&self) -> Result<(), RemoteError> {
         self.agent
-            .post(&format!("/session/{}/abort", self.id), &json!({}))
+            .post(
+                &format!("/session/{}/abort", self.id),
+                &serde_json::Map::new(),
+            )
             .await
             .map(|_| ())
     }

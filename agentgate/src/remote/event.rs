@@ -1,14 +1,17 @@
-//! The typed events of a remote turn, and how the server's JSON events
-//! become them: only the events of the client's own session, and nothing a
-//! malformed event could turn into a panic.
+//! The typed events of a remote turn, and how the server's events (read
+//! with [`crate::protocol`]'s types) become them: only the events of the
+//! client's own session, and nothing a malformed event could turn into a
+//! panic.
 
 use std::collections::HashSet;
 
-use serde::Deserialize;
 use serde_json::Value;
 
-use crate::permission::ToolCallRef;
-use crate::permission::{PermissionRequest, Reply};
+use crate::permission::{PermissionRequest, Reply, ToolCallRef};
+use crate::protocol::{
+    Envelope, MessageUpdated, PartDelta, PartSummary, ServerEvent, SessionError, SessionStatus,
+    StatusInfo,
+};
 
 /// One tool call's state as the server reported it.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,31 +129,6 @@ pub(crate) enum Seen {
     Idle,
 }
 
-/// opencode's `PermissionRequest` as the server sends it.
-#[derive(Deserialize)]
-struct WireRequest {
-    id: String,
-    #[serde(rename = "sessionID")]
-    session_id: String,
-    permission: String,
-    #[serde(default)]
-    patterns: Vec<String>,
-    #[serde(default)]
-    always: Vec<String>,
-    #[serde(default)]
-    metadata: Value,
-    #[serde(default)]
-    tool: Option<WireTool>,
-}
-
-#[derive(Deserialize)]
-struct WireTool {
-    #[serde(rename = "messageID")]
-    message_id: String,
-    #[serde(rename = "callID")]
-    call_id: String,
-}
-
 /// Whether `id` can go into a URL path as it is: what server ids are made
 /// of (`ses_…`, `per_…`), nothing that could change the path.
 pub(crate) fn is_safe_id(id: &str) -> bool {
@@ -159,10 +137,6 @@ pub(crate) fn is_safe_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-fn text(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
 /// Follows the events of one session's turn.
@@ -192,25 +166,20 @@ impl TurnState {
 
     /// What the event `data` (one server-sent event's JSON) means.
     pub(crate) fn read(&mut self, data: &str) -> Seen {
-        let Ok(event) = serde_json::from_str::<Value>(data) else {
-            tracing::debug!("skipping an event that is not JSON");
-            return Seen::Nothing;
+        let event = match Envelope::decode(data) {
+            Ok(Some(envelope)) => envelope.event,
+            // A kind this client does not follow.
+            Ok(None) => return Seen::Nothing,
+            Err(error) => {
+                tracing::debug!(%error, "skipping an event this client cannot read");
+                return Seen::Nothing;
+            }
         };
-        let kind = event.get("type").and_then(Value::as_str).unwrap_or("");
-        let Some(properties) = event.get("properties") else {
-            return Seen::Nothing;
-        };
-        let session = properties.get("sessionID").and_then(Value::as_str);
-        if session != Some(self.session_id.as_str()) {
+        if event.session_id() != Some(self.session_id.as_str()) {
             return Seen::Nothing;
         }
-        match kind {
-            "message.part.delta" => {
-                let (Some(part_id), Some(delta)) =
-                    (text(properties, "partID"), text(properties, "delta"))
-                else {
-                    return Seen::Nothing;
-                };
+        match event {
+            ServerEvent::MessagePartDelta(PartDelta { part_id, delta, .. }) => {
                 if self.reasoning.contains(&part_id) {
                     Seen::Event(RemoteEvent::ReasoningDelta { part_id, delta })
                 } else {
@@ -218,38 +187,34 @@ impl TurnState {
                     Seen::Event(RemoteEvent::TextDelta { part_id, delta })
                 }
             }
-            "message.part.updated" => self.part(properties.get("part").unwrap_or(&Value::Null)),
-            "message.updated" => {
-                if let Some(info) = properties.get("info")
-                    && info.get("role").and_then(Value::as_str) == Some("assistant")
-                {
-                    self.message = Some(info.clone());
+            ServerEvent::MessagePartUpdated(updated) => self.part(updated.part),
+            ServerEvent::MessageUpdated(MessageUpdated { info, .. }) => {
+                if info.get("role").and_then(Value::as_str) == Some("assistant") {
+                    self.message = Some(info);
                 }
                 Seen::Nothing
             }
-            "session.error" => {
-                let error = properties.get("error").unwrap_or(&Value::Null);
-                let name = text(error, "name").unwrap_or_else(|| "UnknownError".into());
-                let message = error
-                    .get("data")
-                    .and_then(|d| text(d, "message"))
-                    .unwrap_or_else(|| name.clone());
+            ServerEvent::SessionError(SessionError { error, .. }) => {
+                let (name, message) = match error {
+                    Some(error) if !error.data.message.is_empty() => {
+                        (error.name, error.data.message)
+                    }
+                    Some(error) => (error.name.clone(), error.name),
+                    None => ("UnknownError".to_string(), "UnknownError".to_string()),
+                };
                 self.error = Some((name.clone(), message.clone()));
                 Seen::Event(RemoteEvent::Error { name, message })
             }
-            "session.status" => {
-                let status = properties.get("status").unwrap_or(&Value::Null);
-                match status.get("type").and_then(Value::as_str) {
-                    Some("retry") => Seen::Event(RemoteEvent::Retry {
-                        attempt: status.get("attempt").and_then(Value::as_u64).unwrap_or(0),
-                        message: text(status, "message").unwrap_or_default(),
-                    }),
-                    _ => Seen::Nothing,
-                }
-            }
-            "session.idle" => Seen::Idle,
-            "permission.asked" => match serde_json::from_value::<WireRequest>(properties.clone()) {
-                Ok(request) if is_safe_id(&request.id) => Seen::Ask(PermissionRequest {
+            ServerEvent::SessionStatus(SessionStatus {
+                status:
+                    StatusInfo::Retry {
+                        attempt, message, ..
+                    },
+                ..
+            }) => Seen::Event(RemoteEvent::Retry { attempt, message }),
+            ServerEvent::SessionIdle(_) => Seen::Idle,
+            ServerEvent::PermissionAsked(request) if is_safe_id(&request.id) => {
+                Seen::Ask(PermissionRequest {
                     id: request.id,
                     session_id: request.session_id,
                     permission: request.permission,
@@ -260,40 +225,37 @@ impl TurnState {
                         message_id: t.message_id,
                         call_id: t.call_id,
                     }),
-                }),
-                _ => {
-                    tracing::warn!("skipping a permission request this client cannot answer");
-                    Seen::Nothing
-                }
-            },
-            "permission.replied" => match text(properties, "requestID") {
-                Some(id) => Seen::Answered(id),
-                None => Seen::Nothing,
-            },
+                })
+            }
+            ServerEvent::PermissionAsked(_) => {
+                tracing::warn!("skipping a permission request this client cannot answer");
+                Seen::Nothing
+            }
+            ServerEvent::PermissionReplied(replied) => Seen::Answered(replied.request_id),
             _ => Seen::Nothing,
         }
     }
 
-    fn part(&mut self, part: &Value) -> Seen {
-        let Some(part_id) = text(part, "id") else {
+    fn part(&mut self, part: Value) -> Seen {
+        let Ok(part) = serde_json::from_value::<PartSummary>(part) else {
             return Seen::Nothing;
         };
-        match part.get("type").and_then(Value::as_str) {
-            Some("reasoning") => {
-                self.reasoning.insert(part_id);
+        match part.kind.as_str() {
+            "reasoning" => {
+                self.reasoning.insert(part.id);
                 Seen::Nothing
             }
-            Some("tool") => {
-                let state = part.get("state").unwrap_or(&Value::Null);
+            "tool" => {
+                let state = part.state.unwrap_or_default();
                 Seen::Event(RemoteEvent::Tool(RemoteToolCall {
-                    part_id,
-                    call_id: text(part, "callID").unwrap_or_default(),
-                    tool: text(part, "tool").unwrap_or_default(),
-                    status: text(state, "status").unwrap_or_default(),
-                    input: state.get("input").cloned().unwrap_or(Value::Null),
-                    title: text(state, "title"),
-                    output: text(state, "output"),
-                    error: text(state, "error"),
+                    part_id: part.id,
+                    call_id: part.call_id.unwrap_or_default(),
+                    tool: part.tool.unwrap_or_default(),
+                    status: state.status,
+                    input: state.input,
+                    title: state.title,
+                    output: state.output,
+                    error: state.error,
                 }))
             }
             _ => Seen::Nothing,

@@ -12,16 +12,17 @@
 //! agent's are, and the answers posted back; asks of other sessions are
 //! never answered.
 //!
-//! The server is untrusted input: events are bounded in size, malformed
-//! JSON is skipped, ids are checked before they go into a URL, and a
-//! silent or vanished server ends the stream with an error
-//! ([`RemoteError::Idle`], [`RemoteError::Disconnected`]) rather than a
-//! hang.
+//! The server is untrusted input: events are read with the providers'
+//! bounded SSE parser ([`SseParser`](crate::providers::SseParser), at most
+//! [`max_event_size`](RemoteAgentBuilder::max_event_size) bytes each) and
+//! decoded with the server's own wire types; malformed events are
+//! skipped, ids are checked before they go into a URL, and a silent or
+//! vanished server ends the stream with an error ([`RemoteError::Idle`],
+//! [`RemoteError::Disconnected`]) rather than a hang.
 
 mod client;
 mod error;
 mod event;
-mod sse;
 mod turn;
 
 pub use client::{RemoteAgent, RemoteAgentBuilder, RemoteSession};

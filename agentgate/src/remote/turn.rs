@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use agentgate_providers::SseParser;
 use futures::{Stream, StreamExt};
-use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
@@ -16,8 +16,8 @@ use tokio_util::sync::CancellationToken;
 use super::client::RemoteAgent;
 use super::error::RemoteError;
 use super::event::{RemoteEvent, RemoteStop, RemoteTurn, Seen, TurnState};
-use super::sse::{SseBuffer, SseError};
 use crate::permission::Reply;
+use crate::protocol::{PartInput, PromptBody};
 
 /// The most asks of one turn waiting on the approver at once; a server
 /// sending more has the extra ones left unanswered (it waits for them).
@@ -86,7 +86,12 @@ pub(crate) async fn start(
     agent
         .post(
             &format!("/session/{session_id}/prompt_async"),
-            &json!({"parts": [{"type": "text", "text": prompt}]}),
+            &PromptBody {
+                parts: vec![PartInput::text(prompt)],
+                agent: None,
+                model: None,
+                no_reply: None,
+            },
         )
         .await?;
     let (sender, receiver) = mpsc::channel(256);
@@ -116,7 +121,11 @@ async fn follow(
     let url = agent.url().to_string();
     let idle = agent.inner.idle_timeout;
     let mut body = response.bytes_stream();
-    let mut sse = SseBuffer::new(agent.inner.max_event);
+    // The providers' parser, fed chunk by chunk rather than through
+    // `sse_events`: the idle timeout is per chunk, so the server's
+    // keep-alive comments (which make no event) keep a quiet turn alive.
+    let max_event = agent.inner.max_event.max(1);
+    let mut sse = SseParser::new().with_max_event_bytes(max_event);
     let mut state = TurnState::new(&session_id);
     let (answers_tx, mut answers) = mpsc::unbounded_channel::<Answer>();
     let mut pending: HashMap<String, AbortHandle> = HashMap::new();
@@ -144,7 +153,7 @@ async fn follow(
             },
             () = cancel.cancelled(), if !aborted => {
                 aborted = true;
-                if let Err(error) = agent.post(&format!("/session/{session_id}/abort"), &json!({})).await {
+                if let Err(error) = agent.post(&format!("/session/{session_id}/abort"), &serde_json::Map::new()).await {
                     tracing::warn!(%error, "could not abort the remote turn");
                 }
                 if sender.is_closed() {
@@ -157,15 +166,15 @@ async fn follow(
                     Ok(None | Some(Err(_))) => break 'turn Err(RemoteError::Disconnected { url }),
                     Ok(Some(Ok(bytes))) => bytes,
                 };
-                let datas = match sse.push(&bytes) {
-                    Ok(datas) => datas,
-                    Err(SseError::TooLarge(limit)) => break 'turn Err(RemoteError::Protocol {
+                let events = sse.push(&bytes);
+                if sse.overflowed() {
+                    break 'turn Err(RemoteError::Protocol {
                         url,
-                        reason: format!("an event larger than {limit} bytes"),
-                    }),
-                };
-                for data in datas {
-                    match state.read(&data) {
+                        reason: format!("an event larger than {max_event} bytes"),
+                    });
+                }
+                for event in events {
+                    match state.read(&event.data) {
                         Seen::Nothing => {}
                         Seen::Event(event) => {
                             if sender.send(Ok(event)).await.is_err() {

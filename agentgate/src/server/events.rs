@@ -17,12 +17,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::Stream;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::wire::{MessageContext, PermissionInfo, error_json, message_info, part_json};
+use super::wire::{MessageContext, PermissionInfo, error_body, message_info, part_json};
 use crate::permission::{PermissionEvent, Reply};
+use crate::protocol::{
+    Envelope, ErrorBody, MessageUpdated, PartDelta, PartUpdated, PermissionReplied, ReplyWord,
+    ServerEvent, SessionChange, SessionError, SessionIdle, SessionInfo, StatusInfo,
+};
 use crate::{DeltaField, Event, Message, Role, SessionStatus, Usage};
 
 /// Milliseconds since the Unix epoch.
@@ -54,58 +58,78 @@ impl Bus {
         }
     }
 
-    /// Publishes `{id, type, properties}`.
-    pub(crate) fn publish(&self, kind: &str, properties: Value) {
+    /// Publishes `event` as `{id, type, properties}`.
+    pub(crate) fn publish(&self, event: ServerEvent) {
         if self.sender.receiver_count() == 0 {
             return;
         }
-        let event = json!({"id": event_id(), "type": kind, "properties": properties});
-        let _ = self.sender.send(Arc::from(event.to_string()));
+        let event = Envelope {
+            id: event_id(),
+            event,
+        };
+        let _ = self.sender.send(Arc::from(event.encode()));
+    }
+
+    /// `session.created`, `session.updated` or `session.deleted` (`change`
+    /// makes the event of the three) for `info`.
+    pub(crate) fn session_changed(
+        &self,
+        change: fn(SessionChange) -> ServerEvent,
+        session_id: &str,
+        info: &SessionInfo,
+    ) {
+        self.publish(change(SessionChange {
+            session_id: session_id.to_string(),
+            info: info.clone(),
+        }));
+    }
+
+    fn status(&self, session_id: &str, status: StatusInfo) {
+        self.publish(ServerEvent::SessionStatus(crate::protocol::SessionStatus {
+            session_id: session_id.to_string(),
+            status,
+        }));
     }
 
     /// The gate's event as opencode's.
     pub(crate) fn publish_permission(&self, event: &PermissionEvent) {
         match event {
-            PermissionEvent::Asked(request) => self.publish(
-                "permission.asked",
-                serde_json::to_value(PermissionInfo::of(request)).unwrap_or(Value::Null),
-            ),
+            PermissionEvent::Asked(request) => {
+                self.publish(ServerEvent::PermissionAsked(PermissionInfo::of(request)));
+            }
             PermissionEvent::Replied {
                 session_id,
                 request_id,
                 reply,
-            } => self.publish(
-                "permission.replied",
-                json!({"sessionID": session_id, "requestID": request_id, "reply": reply_word(reply)}),
-            ),
+            } => self.publish(ServerEvent::PermissionReplied(PermissionReplied {
+                session_id: session_id.clone(),
+                request_id: request_id.clone(),
+                reply: reply_word(reply),
+            })),
             _ => {}
         }
     }
 
     /// `session.status` busy.
     pub(crate) fn busy(&self, session_id: &str) {
-        self.publish(
-            "session.status",
-            json!({"sessionID": session_id, "status": {"type": "busy"}}),
-        );
+        self.status(session_id, StatusInfo::Busy);
     }
 
     /// `session.status` idle, then `session.idle`.
     pub(crate) fn idle(&self, session_id: &str) {
-        self.publish(
-            "session.status",
-            json!({"sessionID": session_id, "status": {"type": "idle"}}),
-        );
-        self.publish("session.idle", json!({"sessionID": session_id}));
+        self.status(session_id, StatusInfo::Idle);
+        self.publish(ServerEvent::SessionIdle(SessionIdle {
+            session_id: session_id.to_string(),
+        }));
     }
 
     /// A prompt refused before its turn started: `session.error` with
     /// `message`, then idle, so a client following the session ends.
     pub(crate) fn refused(&self, session_id: &str, message: &str) {
-        self.publish(
-            "session.error",
-            json!({"sessionID": session_id, "error": {"name": "UnknownError", "data": {"message": message}}}),
-        );
+        self.publish(ServerEvent::SessionError(SessionError {
+            session_id: Some(session_id.to_string()),
+            error: Some(ErrorBody::new("UnknownError", message)),
+        }));
         self.idle(session_id);
     }
 
@@ -116,9 +140,9 @@ impl Bus {
         stop: CancellationToken,
     ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>> + use<>> {
         let receiver = self.sender.subscribe();
-        let connected = json!({"id": event_id(), "type": "server.connected", "properties": {}});
+        let connected = connected();
         let first = futures::stream::once(async move {
-            Ok::<_, Infallible>(SseEvent::default().data(connected.to_string()))
+            Ok::<_, Infallible>(SseEvent::default().data(connected))
         });
         let rest = futures::stream::unfold(receiver, |mut receiver| async move {
             match receiver.recv().await {
@@ -138,13 +162,22 @@ impl Bus {
     }
 }
 
+/// The first event of every stream.
+fn connected() -> String {
+    Envelope {
+        id: event_id(),
+        event: ServerEvent::ServerConnected,
+    }
+    .encode()
+}
+
 /// opencode's word for a reply (`grant` is a `once` with a sandbox grant,
 /// `always_exact` an `always` that stores the asked patterns).
-fn reply_word(reply: &Reply) -> &'static str {
+fn reply_word(reply: &Reply) -> ReplyWord {
     match reply {
-        Reply::Always | Reply::AlwaysExact => "always",
-        Reply::Reject { .. } => "reject",
-        _ => "once",
+        Reply::Always | Reply::AlwaysExact => ReplyWord::Always,
+        Reply::Reject { .. } => ReplyWord::Reject,
+        _ => ReplyWord::Once,
     }
 }
 
@@ -195,10 +228,10 @@ impl TurnTranslator {
 
     fn updated(&self, message_id: &str, bus: &Bus) {
         if let Some(known) = self.messages.get(message_id) {
-            bus.publish(
-                "message.updated",
-                json!({"sessionID": known.message.session_id, "info": self.info(known)}),
-            );
+            bus.publish(ServerEvent::MessageUpdated(MessageUpdated {
+                session_id: known.message.session_id.clone(),
+                info: self.info(known),
+            }));
         }
     }
 
@@ -258,10 +291,11 @@ impl TurnTranslator {
                 part,
             } => {
                 let now = now_ms();
-                bus.publish(
-                    "message.part.updated",
-                    json!({"sessionID": session_id, "part": part_json(part, session_id, message_id, now), "time": now}),
-                );
+                bus.publish(ServerEvent::MessagePartUpdated(PartUpdated {
+                    session_id: session_id.clone(),
+                    part: part_json(part, session_id, message_id, now),
+                    time: now,
+                }));
             }
             Event::PartDelta {
                 session_id,
@@ -269,10 +303,13 @@ impl TurnTranslator {
                 part_id,
                 field: DeltaField::Text | DeltaField::Reasoning,
                 delta,
-            } if !delta.is_empty() => bus.publish(
-                "message.part.delta",
-                json!({"sessionID": session_id, "messageID": message_id, "partID": part_id, "field": "text", "delta": delta}),
-            ),
+            } if !delta.is_empty() => bus.publish(ServerEvent::MessagePartDelta(PartDelta {
+                session_id: session_id.clone(),
+                message_id: message_id.clone(),
+                part_id: part_id.clone(),
+                field: "text".into(),
+                delta: delta.clone(),
+            })),
             Event::SessionStatus {
                 session_id,
                 status:
@@ -281,16 +318,20 @@ impl TurnTranslator {
                         message,
                         next,
                     },
-            } => bus.publish(
-                "session.status",
-                json!({"sessionID": session_id, "status": {"type": "retry", "attempt": attempt, "message": message, "next": next}}),
+            } => bus.status(
+                session_id,
+                StatusInfo::Retry {
+                    attempt: u64::from(*attempt),
+                    message: message.clone(),
+                    next: *next,
+                },
             ),
             Event::Error {
                 session_id, error, ..
-            } => bus.publish(
-                "session.error",
-                json!({"sessionID": session_id, "error": error_json(error)}),
-            ),
+            } => bus.publish(ServerEvent::SessionError(SessionError {
+                session_id: Some(session_id.clone()),
+                error: Some(error_body(error)),
+            })),
             // Busy and idle are the server's own (around the whole turn);
             // permission events come from the gate, once for all sessions.
             _ => {}
@@ -311,6 +352,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use crate::Part;
+    use serde_json::json;
 
     fn next(receiver: &mut broadcast::Receiver<Arc<str>>) -> Value {
         serde_json::from_str(&receiver.try_recv().unwrap()).unwrap()
@@ -391,5 +433,153 @@ mod tests {
             replied["properties"],
             json!({"sessionID": "ses_1", "requestID": "per_1", "reply": "reject"})
         );
+    }
+
+    /// An engine event of each kind the translator publishes.
+    fn turn_events() -> [Event; 5] {
+        [
+            Event::MessageCreated {
+                session_id: "ses_1".into(),
+                message_id: "msg_1".into(),
+                role: Role::Assistant,
+            },
+            Event::PartDelta {
+                session_id: "ses_1".into(),
+                message_id: "msg_1".into(),
+                part_id: "prt_1".into(),
+                field: DeltaField::Reasoning,
+                delta: "hm".into(),
+            },
+            Event::PartCreated {
+                session_id: "ses_1".into(),
+                message_id: "msg_1".into(),
+                part: Part::Text {
+                    id: "prt_2".into(),
+                    text: "Hi".into(),
+                    synthetic: false,
+                    provider_metadata: None,
+                },
+            },
+            Event::SessionStatus {
+                session_id: "ses_1".into(),
+                status: SessionStatus::Retry {
+                    attempt: 2,
+                    message: "busy".into(),
+                    next: 9,
+                },
+            },
+            Event::Error {
+                session_id: "ses_1".into(),
+                message_id: None,
+                error: crate::transcript::MessageError {
+                    name: "aborted".into(),
+                    message: "stop".into(),
+                },
+            },
+        ]
+    }
+
+    /// Everything the server writes on the stream: the connection event,
+    /// a turn's events, the gate's, the status events and the session
+    /// changes of the routes.
+    fn everything_written() -> Vec<String> {
+        let bus = Bus::new(256);
+        let mut receiver = bus.sender.subscribe();
+        let mut written = vec![connected()];
+        let mut turn = TurnTranslator::new("/w".into(), "mock".into(), "m1".into(), "build".into());
+        for event in &turn_events() {
+            turn.publish(event, &bus);
+        }
+        let request = crate::permission::PermissionRequest {
+            id: "per_1".into(),
+            session_id: "ses_1".into(),
+            permission: "bash".into(),
+            patterns: vec!["ls".into()],
+            metadata: json!({"command": "ls"}),
+            always: vec!["ls *".into()],
+            tool: None,
+        };
+        bus.publish_permission(&PermissionEvent::Asked(request));
+        bus.publish_permission(&PermissionEvent::Replied {
+            session_id: "ses_1".into(),
+            request_id: "per_1".into(),
+            reply: Reply::AlwaysExact,
+        });
+        bus.busy("ses_1");
+        bus.refused("ses_1", "no");
+        let info = SessionInfo::of(&crate::Session::new("build", "/w"), None);
+        bus.session_changed(ServerEvent::SessionCreated, &info.id, &info);
+        bus.session_changed(ServerEvent::SessionUpdated, &info.id, &info);
+        bus.session_changed(ServerEvent::SessionDeleted, &info.id, &info);
+        while let Ok(event) = receiver.try_recv() {
+            written.push(event.to_string());
+        }
+        written
+    }
+
+    #[test]
+    fn every_event_written_reads_back_with_the_clients_types() {
+        let written = everything_written();
+        let mut kinds = std::collections::HashSet::new();
+        for data in &written {
+            let read = Envelope::decode(data)
+                .unwrap()
+                .unwrap_or_else(|| panic!("a kind outside the table: {data}"));
+            assert_eq!(&read.encode(), data, "written again, the same bytes");
+            let raw: Value = serde_json::from_str(data).unwrap();
+            assert_eq!(raw["type"], read.event.kind().name());
+            kinds.insert(read.event.kind());
+        }
+        let all: std::collections::HashSet<_> = crate::protocol::EventKind::all().collect();
+        assert_eq!(kinds, all, "the server writes exactly the table's events");
+    }
+
+    #[test]
+    fn the_typed_events_keep_the_bytes_of_the_json_they_replace() {
+        let written = everything_written();
+        let properties = |kind: &str| -> Vec<String> {
+            written
+                .iter()
+                .filter_map(|data| {
+                    let raw: Value = serde_json::from_str(data).unwrap();
+                    (raw["type"] == kind).then(|| raw["properties"].to_string())
+                })
+                .collect()
+        };
+        // What the server wrote with `json!` before the protocol module
+        // (serde_json keeps insertion order).
+        assert_eq!(
+            properties("session.status"),
+            [
+                json!({"sessionID": "ses_1", "status": {"type": "retry", "attempt": 2, "message": "busy", "next": 9}}),
+                json!({"sessionID": "ses_1", "status": {"type": "busy"}}),
+                json!({"sessionID": "ses_1", "status": {"type": "idle"}}),
+            ]
+            .map(|v| v.to_string())
+        );
+        assert_eq!(
+            properties("message.part.delta"),
+            [json!({"sessionID": "ses_1", "messageID": "msg_1", "partID": "prt_1", "field": "text", "delta": "hm"}).to_string()]
+        );
+        assert_eq!(
+            properties("permission.replied"),
+            [json!({"sessionID": "ses_1", "requestID": "per_1", "reply": "always"}).to_string()]
+        );
+        assert_eq!(
+            properties("session.error"),
+            [
+                json!({"sessionID": "ses_1", "error": {"name": "MessageAbortedError", "data": {"message": "stop"}}}),
+                json!({"sessionID": "ses_1", "error": {"name": "UnknownError", "data": {"message": "no"}}}),
+            ]
+            .map(|v| v.to_string())
+        );
+        assert_eq!(
+            properties("session.idle"),
+            [json!({"sessionID": "ses_1"}).to_string()]
+        );
+        assert_eq!(properties("server.connected"), ["{}".to_string()]);
+        let first: Value = serde_json::from_str(&written[0]).unwrap();
+        let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["id", "type", "properties"]);
     }
 }

@@ -16,6 +16,7 @@ use super::wire::{
     CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageContext, MessageWithParts,
     PermissionInfo, PromptBody, ReplyBody, RespondBody, SessionInfo, UpdateSession, with_parts,
 };
+use crate::protocol::ServerEvent;
 use crate::{AgentEnvironment, Agents, CLI_APP, Message, ModelRef, Role};
 
 /// The routes served, as the unknown-route answer lists them.
@@ -200,10 +201,9 @@ async fn create_session(
     let served = shared.create(body.agent, body.title).await?;
     let session = shared.store.session(&served.agent.session().id).await?;
     let info = SessionInfo::of(&session, None);
-    shared.bus.publish(
-        "session.created",
-        json!({"sessionID": info.id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
-    );
+    shared
+        .bus
+        .session_changed(ServerEvent::SessionCreated, &info.id, &info);
     Ok(Json(info))
 }
 
@@ -228,10 +228,9 @@ async fn delete_session(
     shared.forget(&session_id);
     shared.store.delete_session(&session_id).await?;
     let info = SessionInfo::of(&session, None);
-    shared.bus.publish(
-        "session.deleted",
-        json!({"sessionID": session_id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
-    );
+    shared
+        .bus
+        .session_changed(ServerEvent::SessionDeleted, &session_id, &info);
     Ok(Json(true))
 }
 
@@ -254,10 +253,9 @@ async fn update_session(
         None => shared.store.session(&session_id).await?,
     };
     let info = session_info(&shared, &session).await;
-    shared.bus.publish(
-        "session.updated",
-        json!({"sessionID": info.id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
-    );
+    shared
+        .bus
+        .session_changed(ServerEvent::SessionUpdated, &info.id, &info);
     Ok(Json(info))
 }
 
@@ -280,10 +278,9 @@ async fn fork_session(
         .fork_session(&session_id, body.message_id.as_deref())
         .await?;
     let info = session_info(&shared, &session).await;
-    shared.bus.publish(
-        "session.created",
-        json!({"sessionID": info.id, "info": serde_json::to_value(&info).unwrap_or(Value::Null)}),
-    );
+    shared
+        .bus
+        .session_changed(ServerEvent::SessionCreated, &info.id, &info);
     Ok(Json(info))
 }
 

@@ -1,59 +1,22 @@
-//! The JSON shapes of opencode's server (1.18) for what this server shares
-//! with it: sessions, messages as `{info, parts}`, parts, permission
-//! requests, the request bodies, and errors. The typed ones derive their
-//! OpenAPI schema (`GET /doc`); messages and parts are built as JSON,
-//! field for field as opencode's `Message` and `Part` schemas name them.
+//! The server's side of the wire: the engine's sessions, messages, parts,
+//! permission requests and errors in opencode's (1.18) shapes. The typed
+//! shapes live in [`crate::protocol`], which the remote client reads with
+//! (re-exported here for the routes); messages and parts are built as
+//! JSON, field for field as opencode's `Message` and `Part` schemas name
+//! them.
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use utoipa::ToSchema;
 
-use crate::permission::{AlwaysChoice, PermissionRequest, Reply, ReplyKind};
+use crate::permission::{AlwaysChoice, PermissionRequest, ReplyKind};
+pub(crate) use crate::protocol::{
+    AlwaysChoiceInfo, CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageWithParts,
+    PartInput, PermissionInfo, PromptBody, ReplyBody, ReplyWord, RespondBody, SessionInfo,
+    SessionModel, SessionTime, ToolRef, UpdateSession,
+};
 use crate::transcript::MessageError;
 use crate::{Message, Part, Role, Session, ToolState, Usage};
-
-/// `{healthy, version}` of `GET /global/health`.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct Health {
-    pub(crate) healthy: bool,
-    pub(crate) version: String,
-}
-
-/// Start and last-update times of a session, ms since the epoch.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct SessionTime {
-    pub(crate) created: u64,
-    pub(crate) updated: u64,
-}
-
-/// The model a session runs on.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct SessionModel {
-    pub(crate) id: String,
-    #[serde(rename = "providerID")]
-    pub(crate) provider_id: String,
-}
-
-/// opencode's `Session`.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SessionInfo {
-    pub(crate) id: String,
-    pub(crate) slug: String,
-    #[serde(rename = "projectID")]
-    pub(crate) project_id: String,
-    pub(crate) directory: String,
-    #[serde(rename = "parentID", skip_serializing_if = "Option::is_none")]
-    pub(crate) parent_id: Option<String>,
-    pub(crate) title: String,
-    pub(crate) agent: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) model: Option<SessionModel>,
-    pub(crate) version: String,
-    pub(crate) time: SessionTime,
-}
 
 /// The creation time an ascending id (`ses_`, `msg_`, …) carries: its
 /// first 12 hex digits are ms since the epoch.
@@ -96,181 +59,11 @@ impl SessionInfo {
     }
 }
 
-/// A model named by a request: `{providerID, modelID}`.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-pub(crate) struct ModelChoice {
-    #[serde(rename = "providerID")]
-    pub(crate) provider_id: String,
-    #[serde(rename = "modelID")]
-    pub(crate) model_id: String,
-}
-
-/// The body of `PATCH /session/{id}`: only `title` changes anything here
-/// (opencode's `metadata`, `permission` and `time.archived` are accepted
-/// and left alone).
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub(crate) struct UpdateSession {
-    /// The new title.
-    #[serde(default)]
-    pub(crate) title: Option<String>,
-}
-
-/// The body of `POST /session/{id}/fork`.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub(crate) struct ForkSession {
-    /// Copy the messages before this one (default: all).
-    #[serde(default, rename = "messageID")]
-    pub(crate) message_id: Option<String>,
-}
-
-/// The body of `POST /session`.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub(crate) struct CreateSession {
-    /// A title for UIs.
-    #[serde(default)]
-    pub(crate) title: Option<String>,
-    /// The agent the session starts in (default: the configured default).
-    #[serde(default)]
-    pub(crate) agent: Option<String>,
-}
-
-/// One part of a prompt: `text`, `file` (named, not read: the model reads
-/// files through its tools, past the permission gate), `agent` or
-/// `subtask`.
-#[derive(Debug, Deserialize, ToSchema)]
-pub(crate) struct PartInput {
-    #[serde(rename = "type")]
-    pub(crate) kind: String,
-    #[serde(default)]
-    pub(crate) text: Option<String>,
-    #[serde(default)]
-    pub(crate) url: Option<String>,
-    #[serde(default)]
-    pub(crate) filename: Option<String>,
-    #[serde(default)]
-    pub(crate) name: Option<String>,
-    #[serde(default)]
-    pub(crate) prompt: Option<String>,
-    #[serde(default)]
-    pub(crate) description: Option<String>,
-    #[serde(default)]
-    pub(crate) agent: Option<String>,
-}
-
-/// The body of `POST /session/{id}/message` and `prompt_async`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct PromptBody {
-    /// The prompt's parts, in order.
-    pub(crate) parts: Vec<PartInput>,
-    /// The agent to run this prompt (and the next ones) on.
-    #[serde(default)]
-    pub(crate) agent: Option<String>,
-    /// The model to run this prompt (and the next ones) on.
-    #[serde(default)]
-    pub(crate) model: Option<ModelChoice>,
-    /// Store the prompt without running it: not supported (400).
-    #[serde(default)]
-    pub(crate) no_reply: Option<bool>,
-}
-
-/// The body of `POST /permission/{requestID}/reply`.
-#[derive(Debug, Deserialize, ToSchema)]
-pub(crate) struct ReplyBody {
-    /// `once`, `always`, `always_exact` or `reject`.
-    pub(crate) reply: ReplyWord,
-    /// With `reject`: feedback the model reads (reject-with-feedback).
-    #[serde(default)]
-    pub(crate) message: Option<String>,
-}
-
-/// The body of `POST /session/{id}/permissions/{permissionID}` (the route
-/// of opencode's first SDK).
-#[derive(Debug, Deserialize, ToSchema)]
-pub(crate) struct RespondBody {
-    /// `once`, `always` or `reject`.
-    pub(crate) response: ReplyWord,
-}
-
-/// An answer to a permission request.
-#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum ReplyWord {
-    /// Allow this call.
-    Once,
-    /// Allow, and approve the request's `always` patterns for the project.
-    Always,
-    /// Allow, and approve exactly the request's asked patterns for the
-    /// project (offered where `always` would approve more; see the
-    /// request's `alwaysChoices`). An extension of opencode's API.
-    #[serde(rename = "always_exact")]
-    AlwaysExact,
-    /// Refuse (and every other pending ask of the session).
-    Reject,
-}
-
-impl ReplyWord {
-    pub(crate) fn reply(self, message: Option<String>) -> Reply {
-        match self {
-            ReplyWord::Once => Reply::Once,
-            ReplyWord::Always => Reply::Always,
-            ReplyWord::AlwaysExact => Reply::AlwaysExact,
-            ReplyWord::Reject => Reply::Reject {
-                feedback: message.filter(|m| !m.trim().is_empty()),
-            },
-        }
-    }
-}
-
-/// The tool call a permission request belongs to.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct ToolRef {
-    #[serde(rename = "messageID")]
-    pub(crate) message_id: String,
-    #[serde(rename = "callID")]
-    pub(crate) call_id: String,
-}
-
-/// opencode's `PermissionRequest`.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct PermissionInfo {
-    pub(crate) id: String,
-    #[serde(rename = "sessionID")]
-    pub(crate) session_id: String,
-    pub(crate) permission: String,
-    pub(crate) patterns: Vec<String>,
-    #[schema(value_type = Object)]
-    pub(crate) metadata: Value,
-    pub(crate) always: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) tool: Option<ToolRef>,
-    /// Each "always" answer the request offers, with the rules it stores
-    /// and how to say so (an extension of opencode's shape: the approval
-    /// page and `agent attach` show these words).
-    #[serde(rename = "alwaysChoices")]
-    pub(crate) always_choices: Vec<AlwaysChoiceInfo>,
-}
-
-/// One "always" answer of a request: the `reply` word that picks it, a
-/// label naming the rules it stores, the same in words, and the rules.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct AlwaysChoiceInfo {
-    /// `always` or `always_exact`.
-    pub(crate) reply: &'static str,
-    /// `Always allow bash "rm *"`.
-    pub(crate) label: String,
-    /// What the rules cover, in words, and for how long.
-    pub(crate) meaning: String,
-    /// The `{permission, pattern, action}` rules stored for the project.
-    #[schema(value_type = Vec<Object>)]
-    pub(crate) rules: Value,
-}
-
 impl AlwaysChoiceInfo {
     fn of(choice: AlwaysChoice) -> Option<Self> {
         let reply = match choice.kind {
-            ReplyKind::Always => "always",
-            ReplyKind::AlwaysExact => "always_exact",
+            ReplyKind::Always => ReplyWord::Always,
+            ReplyKind::AlwaysExact => ReplyWord::AlwaysExact,
             _ => return None,
         };
         Some(AlwaysChoiceInfo {
@@ -304,31 +97,6 @@ impl PermissionInfo {
     }
 }
 
-/// An error: `{name, data: {message}}`, as opencode's errors read.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct ErrorBody {
-    pub(crate) name: String,
-    pub(crate) data: ErrorData,
-}
-
-/// What an error says.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct ErrorData {
-    pub(crate) message: String,
-    /// For an unknown route: the routes this server serves.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) routes: Option<Vec<String>>,
-}
-
-/// A message with its parts, `{info, parts}`, in opencode's shapes.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct MessageWithParts {
-    #[schema(value_type = Object)]
-    pub(crate) info: Value,
-    #[schema(value_type = Vec<Object>)]
-    pub(crate) parts: Vec<Value>,
-}
-
 /// What a message's info needs besides the message: where the session
 /// runs, on which model, and (for an assistant message) the user message
 /// it answers.
@@ -352,6 +120,11 @@ fn tokens(usage: &Usage) -> Value {
 
 /// A recorded error as opencode names its kinds.
 pub(crate) fn error_json(error: &MessageError) -> Value {
+    serde_json::to_value(error_body(error)).unwrap_or(Value::Null)
+}
+
+/// A recorded error as opencode's `{name, data: {message}}`.
+pub(crate) fn error_body(error: &MessageError) -> ErrorBody {
     let name = match error.name.as_str() {
         "aborted" => "MessageAbortedError",
         "context_overflow" => "ContextOverflowError",
@@ -359,7 +132,7 @@ pub(crate) fn error_json(error: &MessageError) -> Value {
         "content_filter" => "ContentFilterError",
         _ => "UnknownError",
     };
-    json!({"name": name, "data": {"message": error.message}})
+    ErrorBody::new(name, error.message.clone())
 }
 
 /// opencode's `UserMessage` or `AssistantMessage` for `message`.
@@ -531,6 +304,7 @@ pub(crate) fn with_parts(message: &Message, ctx: &MessageContext<'_>) -> Message
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+    use crate::permission::Reply;
 
     #[test]
     fn ids_carry_their_creation_time() {
