@@ -6,7 +6,7 @@
 use agentgate_core::{AgentEnvironment, Agents, agent_defaults::default_permission};
 use agentgate_permission::{Action, PermissionConfig, Rule, Ruleset, from_config_with_home};
 
-use super::CliError;
+use super::ProjectError;
 use super::config::ConfigFile;
 use super::project::Project;
 
@@ -69,7 +69,7 @@ pub fn agent_layers(
     name: &str,
     project: &Project,
     env: &AgentEnvironment,
-) -> Result<Vec<NamedLayer>, CliError> {
+) -> Result<Vec<NamedLayer>, ProjectError> {
     let home = env.home.clone().unwrap_or_default();
     let config = project.config.as_ref();
     let user = user_permission(project)?;
@@ -148,7 +148,7 @@ pub fn agent_layers(
 }
 
 /// The user's `permission` config (empty without a config file).
-pub fn user_permission(project: &Project) -> Result<PermissionConfig, CliError> {
+pub fn user_permission(project: &Project) -> Result<PermissionConfig, ProjectError> {
     match &project.config {
         Some(config) => Ok(config.permission()?.unwrap_or_default()),
         None => Ok(PermissionConfig::default()),
@@ -157,7 +157,7 @@ pub fn user_permission(project: &Project) -> Result<PermissionConfig, CliError> 
 
 /// All agents of the project: built-in, then the config's and the markdown
 /// ones, as opencode builds them (§9.2).
-pub fn project_agents(project: &Project, env: &AgentEnvironment) -> Result<Agents, CliError> {
+pub fn project_agents(project: &Project, env: &AgentEnvironment) -> Result<Agents, ProjectError> {
     let user = user_permission(project)?;
     Ok(Agents::from_config(
         env,
@@ -173,7 +173,7 @@ pub fn find_agent<'a>(
     agents: &'a Agents,
     name: &str,
     project: &Project,
-) -> Result<&'a agentgate_core::Agent, CliError> {
+) -> Result<&'a agentgate_core::Agent, ProjectError> {
     agents.get(name).ok_or_else(|| {
         let known: Vec<&str> = agents.list().iter().map(|a| a.name.as_str()).collect();
         let why = if project.agents.get(name).and_then(|c| c.disable) == Some(true) {
@@ -181,7 +181,7 @@ pub fn find_agent<'a>(
         } else {
             ""
         };
-        CliError(format!(
+        ProjectError(format!(
             "unknown agent {name:?}{why}: expected one of {}",
             known.join(", ")
         ))
