@@ -37,7 +37,13 @@ const MAX_LINES: usize = 80;
 /// Functions allowed over [`MAX_LINES`]: (file relative to the root,
 /// function name, the reason). Only a table or a match over a protocol
 /// whose arms read best side by side belongs here.
-const LONG_ALLOWED: &[(&str, &str, &str)] = &[];
+const LONG_ALLOWED: &[(&str, &str, &str)] = &[(
+    "agentgate-providers/src/responses/decode.rs",
+    "event",
+    "a match over the Responses API's stream events, one arm per event type: \
+     read side by side they are the protocol's list; moving arms out would \
+     scatter it",
+)];
 
 /// Functions that were over [`MAX_LINES`] when this test widened from
 /// agentgate-core's engine to the whole workspace, and are not split yet:
@@ -46,17 +52,6 @@ const LONG_ALLOWED: &[(&str, &str, &str)] = &[];
 /// recorded) and goes when its function is split (the test fails when it
 /// is no longer long).
 const NOT_SPLIT_YET: &[(&str, &str, usize)] = &[
-    (
-        "agentgate-providers/src/openai_chat/encode.rs",
-        "encode_message",
-        100,
-    ),
-    ("agentgate-providers/src/responses/decode.rs", "event", 101),
-    (
-        "agentgate-providers/src/responses/encode.rs",
-        "encode_message",
-        101,
-    ),
     ("agentgate-tools/src/files/apply_patch.rs", "run", 95),
     ("agentgate-tools/src/files/patch.rs", "parse_patch", 91),
     ("agentgate-tools/src/files/replace.rs", "block_anchor", 90),
