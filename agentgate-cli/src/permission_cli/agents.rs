@@ -63,6 +63,22 @@ pub fn environment(dir: &std::path::Path, home: &str) -> AgentEnvironment {
     env
 }
 
+/// The agent's own rules: built-in ones, or the defaults for an agent
+/// that only the config defines; without the tool-output allow that
+/// opencode appends last.
+fn own_rules(name: &str, env: &AgentEnvironment) -> Ruleset {
+    let builtin = Agents::builtin(env, &PermissionConfig::default());
+    let mut base = match builtin.get(name) {
+        Some(agent) => agent.permission.clone(),
+        None => default_permission(env),
+    };
+    let tail_rule = Rule::new("external_directory", env.truncate_glob(), Action::Allow);
+    if builtin.get(name).is_some() && base.last() == Some(&tail_rule) {
+        base.0.pop();
+    }
+    base
+}
+
 /// The layers of agent `name` with the user's config, lowest precedence
 /// first; their concatenation is exactly the agent's ruleset.
 pub fn agent_layers(
@@ -78,18 +94,7 @@ pub fn agent_layers(
     let agent = find_agent(&agents, name, project)?;
     let full = &agent.permission;
 
-    // The agent's own rules: built-in ones, or the defaults for an agent
-    // that only the config defines; without the tool-output allow that
-    // opencode appends last.
-    let builtin = Agents::builtin(env, &PermissionConfig::default());
-    let mut base = match builtin.get(name) {
-        Some(agent) => agent.permission.clone(),
-        None => default_permission(env),
-    };
-    let tail_rule = Rule::new("external_directory", env.truncate_glob(), Action::Allow);
-    if builtin.get(name).is_some() && base.last() == Some(&tail_rule) {
-        base.0.pop();
-    }
+    let base = own_rules(name, env);
     let user_rules = from_config_with_home(&user, &home);
     let agent_rules = configs
         .get(name)

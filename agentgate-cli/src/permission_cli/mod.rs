@@ -257,6 +257,14 @@ fn check_command(
     if json {
         return pretty(&result);
     }
+    let mut text = command_text(&result);
+    text.push_str(&set_aside_note(project));
+    Ok(text)
+}
+
+/// What `check bash COMMAND` prints: the decision, then each request the
+/// bash tool would make with how the rules judge each of its patterns.
+fn command_text(result: &CheckedCommand) -> String {
     let mut text = format!("bash {:?} → {}\n", result.pattern, result.action);
     match result.requests.len() {
         0 => text.push_str("  the bash tool asks nothing for this line: it runs\n"),
@@ -281,8 +289,7 @@ fn check_command(
             }
         }
     }
-    text.push_str(&set_aside_note(project));
-    Ok(text)
+    text
 }
 
 /// `agent permission rules`: the config's ruleset (preceded by the agent's
