@@ -298,3 +298,56 @@ fn permission(command: PermissionCommand) -> Result<ExitCode, CliError> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The code of every source file of the CLI (test modules left out),
+    /// by file name.
+    fn sources() -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut dirs = vec![root];
+        let mut out = Vec::new();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && path.file_name().is_some_and(|n| n != "tests.rs")
+                {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                    out.push((name.unwrap_or_default(), code));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn one_runtime_is_built_and_only_here() {
+        let sources = sources();
+        assert!(sources.len() > 20, "the scan finds the sources");
+        let builds: Vec<(String, usize)> = sources
+            .iter()
+            .map(|(name, code)| {
+                let count = [
+                    "Runtime::new(",
+                    "Builder::new_multi_thread(",
+                    "Builder::new_current_thread(",
+                ]
+                .iter()
+                .map(|call| code.matches(call).count())
+                .sum();
+                (name.clone(), count)
+            })
+            .filter(|(_, count)| *count > 0)
+            .collect();
+        assert_eq!(
+            builds,
+            [("dispatch.rs".to_string(), 1)],
+            "tokio runtimes built"
+        );
+    }
+}
