@@ -120,7 +120,7 @@ pub(crate) fn plan(
             .rposition(|m| m.role == Role::User && has_text(m, true))
     {
         end = last;
-        replay = Some(replayed_text(&visible[last]));
+        replay = Some(replayed_text(visible[last]));
     }
     let candidates = &visible[..end];
     let starts: Vec<usize> = candidates
