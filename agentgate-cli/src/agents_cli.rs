@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::permission_cli::agents::{environment, find_agent, project_agents};
-use crate::permission_cli::{CliError, Project};
+use crate::permission_cli::{Project, ProjectError};
 
 /// The tool ids `debug agent` reports on: opencode's built-in registry
 /// (`invalid`, `question`, `bash`, `read`, `glob`, `grep`, `edit`, `write`,
@@ -74,7 +74,7 @@ fn mode_name(mode: AgentMode) -> &'static str {
 /// `agent agents`: every agent in opencode's `list()` order (the default
 /// agent — `default_agent` from the config, else `build` — first, the rest
 /// by name), as a table or as a JSON array of [`AgentSummary`].
-pub fn list(project: &Project, json: bool) -> Result<String, CliError> {
+pub fn list(project: &Project, json: bool) -> Result<String, ProjectError> {
     let env = environment(&project.ctx.dir, &project.ctx.home);
     let agents = project_agents(project, &env)?;
     let listed = agents.list();
@@ -115,14 +115,14 @@ pub fn list(project: &Project, json: bool) -> Result<String, CliError> {
 /// `tools: {id: enabled}` for [`TOOL_IDS`], where a tool is enabled unless
 /// `disabled(ids, agent.permission)` hides it (the last rule for its
 /// permission is `* deny`). Session rules are not included.
-pub fn debug_agent(project: &Project, name: &str) -> Result<String, CliError> {
+pub fn debug_agent(project: &Project, name: &str) -> Result<String, ProjectError> {
     let env = environment(&project.ctx.dir, &project.ctx.home);
     let agents = project_agents(project, &env)?;
     let agent = find_agent(&agents, name, project)?;
     let mut object = match serde_json::to_value(agent) {
         Ok(Value::Object(object)) => object,
         Ok(_) | Err(_) => {
-            return Err(CliError(format!(
+            return Err(ProjectError(format!(
                 "cannot encode agent {name:?} as a JSON object"
             )));
         }
@@ -140,13 +140,13 @@ pub fn debug_agent(project: &Project, name: &str) -> Result<String, CliError> {
     pretty(&object)
 }
 
-fn pretty<T: Serialize>(value: &T) -> Result<String, CliError> {
+fn pretty<T: Serialize>(value: &T) -> Result<String, ProjectError> {
     serde_json::to_string_pretty(value)
         .map(|mut s| {
             s.push('\n');
             s
         })
-        .map_err(|e| CliError(format!("cannot encode the output as JSON: {e}")))
+        .map_err(|e| ProjectError(format!("cannot encode the output as JSON: {e}")))
 }
 
 #[cfg(test)]

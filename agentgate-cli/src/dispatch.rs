@@ -1,15 +1,18 @@
 //! From the parsed command line to the commands: each arm reads what the
 //! command needs (the configuration, the prompt, the current directory),
 //! calls it and prints what it returns; the exit status follows from it.
+//! The async commands run on the process's one tokio runtime
+//! ([`on_runtime`]); what fails is a [`CliError`].
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::args::{
-    ApprovalsCommand, Cli, Command, DebugCommand, McpCommand, PermissionCommand, RunArgs,
-    SessionsCommand,
+    ApprovalsCommand, AttachArgs, Cli, Command, DebugCommand, McpCommand, PermissionCommand,
+    RunArgs, SessionsCommand, TrustArgs,
 };
+use crate::cli_error::CliError;
 use crate::permission_cli::{self, Context, Project, eval};
 use crate::run_cli::{self, RunOptions};
 use crate::{agents_cli, chat_cli, debug_cli, mcp_cli, sessions_cli};
@@ -17,7 +20,7 @@ use crate::{agents_cli, chat_cli, debug_cli, mcp_cli, sessions_cli};
 /// Prints text that holds what the model, the project or a server wrote
 /// (session titles and transcripts, remembered patterns), terminal-safe:
 /// see [`terminal_safe`](crate::terminal_text::terminal_safe).
-fn print_shown(text: &str) -> Result<(), String> {
+fn print_shown(text: &str) -> Result<(), CliError> {
     print(&crate::terminal_text::terminal_safe(text))
 }
 
@@ -25,19 +28,19 @@ fn print_shown(text: &str) -> Result<(), String> {
 /// commands, MCP servers and rules; JSON) with every control character
 /// written as a `\uXXXX` escape: visible to a person, and the same value
 /// to a JSON reader.
-fn print(text: &str) -> Result<(), String> {
+fn print(text: &str) -> Result<(), CliError> {
     let text = crate::terminal_text::json_safe(text);
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| format!("cannot write to stdout: {e}"))
+        .map_err(CliError::Stdout)
 }
 
 /// Loads the configuration and prints a warning for every markdown agent
 /// file that had to be skipped.
-fn project(config: Option<PathBuf>) -> Result<Project, String> {
-    let ctx = Context::from_env(config).map_err(|e| e.to_string())?;
-    let project = Project::load(&ctx).map_err(|e| e.to_string())?;
+fn project(config: Option<PathBuf>) -> Result<Project, CliError> {
+    let ctx = Context::from_env(config)?;
+    let project = Project::load(&ctx)?;
     for warning in &project.warnings {
         eprintln!(
             "agent: warning: {}",
@@ -50,7 +53,7 @@ fn project(config: Option<PathBuf>) -> Result<Project, String> {
 /// The prompt: the arguments, followed by piped stdin when there is some
 /// (as `opencode run` joins them: `git diff | agent run "review this"`);
 /// with no arguments (or `-`), stdin alone.
-fn prompt(words: Vec<String>) -> Result<String, String> {
+fn prompt(words: Vec<String>) -> Result<String, CliError> {
     use std::io::IsTerminal;
     let joined = words.join(" ");
     let stdin = std::io::stdin();
@@ -64,28 +67,38 @@ fn prompt(words: Vec<String>) -> Result<String, String> {
         );
     }
     let mut text = String::new();
-    std::io::Read::read_to_string(&mut stdin.lock(), &mut text)
-        .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+    std::io::Read::read_to_string(&mut stdin.lock(), &mut text).map_err(CliError::Stdin)?;
     match (from_args, text.trim().is_empty()) {
         (true, true) => Ok(joined),
         (true, false) => Ok(format!("{joined}\n{text}")),
         (false, false) => Ok(text),
-        (false, true) => Err("no prompt: pass one as an argument or on stdin".into()),
+        (false, true) => Err(CliError::NoPrompt),
     }
 }
 
-fn current_dir() -> Result<PathBuf, String> {
-    std::env::current_dir().map_err(|e| format!("no current directory: {e}"))
+/// The directory the command was run from.
+fn current_dir() -> Result<PathBuf, CliError> {
+    std::env::current_dir().map_err(CliError::CurrentDir)
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
+/// Runs `future` on the process's one tokio runtime (multi-threaded, IO
+/// and time enabled), built here and only here: each invocation of
+/// `agent` runs one command. When the command is done the runtime is shut
+/// down without waiting long for what it leaves behind (an interrupted
+/// run may leave a blocking task: a config read, a tool's thread).
+fn on_runtime<F: Future>(future: F) -> Result<F::Output, CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
+        .map_err(CliError::Runtime)?;
+    let output = runtime.block_on(future);
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    Ok(output)
 }
 
-fn run_prompt(mut args: RunArgs) -> Result<ExitCode, String> {
+/// `agent run`: the prompt from the arguments and stdin, or a command's
+/// arguments.
+fn run_prompt(mut args: RunArgs) -> Result<ExitCode, CliError> {
     let words = std::mem::take(&mut args.prompt);
     // A command's arguments are the words as given (none is fine).
     let prompt = if args.command.is_some() {
@@ -94,96 +107,102 @@ fn run_prompt(mut args: RunArgs) -> Result<ExitCode, String> {
         prompt(words)?
     };
     let options = args.into_options(prompt);
-    let runtime = runtime()?;
-    let status = runtime.block_on(run_cli::run(options));
-    // An interrupted run may leave a blocking task behind (a config read,
-    // a tool's thread): exit without waiting for it.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    Ok(ExitCode::from(status?))
+    Ok(ExitCode::from(on_runtime(run_cli::run(options))??))
 }
 
-pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
-    let command = match cli.command {
-        Command::Run(args) => return run_prompt(args),
+/// Runs the command `cli` names and says how `agent` exits.
+pub(crate) fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Run(args) => run_prompt(args),
         Command::Chat(args) => {
             let options = RunOptions::from(args);
-            let runtime = runtime()?;
-            let status = runtime.block_on(chat_cli::chat(options));
-            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-            return Ok(ExitCode::from(status?));
+            Ok(ExitCode::from(on_runtime(chat_cli::chat(options))??))
         }
         Command::Acp(args) => {
-            let runtime = runtime()?;
-            let served = runtime.block_on(crate::acp_cli::serve(args.into()));
-            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-            served?;
-            return Ok(ExitCode::SUCCESS);
+            on_runtime(crate::acp_cli::serve(args.into()))??;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Serve(args) => {
-            let runtime = runtime()?;
-            let served = runtime.block_on(crate::serve_cli::serve(args.into()));
-            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-            served?;
-            return Ok(ExitCode::SUCCESS);
+            on_runtime(crate::serve_cli::serve(args.into()))??;
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Attach(args) => {
-            let options = crate::attach_cli::AttachOptions {
-                url: args.url,
-                session: args.session,
-                auto: args.auto,
-                format: args.format,
-                prompt: prompt(args.prompt)?,
-            };
-            let runtime = runtime()?;
-            let status = runtime.block_on(crate::attach_cli::attach(options));
-            runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-            return Ok(ExitCode::from(status?));
-        }
-        Command::Permission(command) => command,
+        Command::Attach(args) => attach(args),
+        Command::Permission(command) => permission(command),
         Command::Agents { config, json } => {
             let project = project(config.config)?;
-            print(&agents_cli::list(&project, json).map_err(|e| e.to_string())?)?;
-            return Ok(ExitCode::SUCCESS);
+            print(&agents_cli::list(&project, json)?)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Commands { json } => {
             print(&crate::commands_cli::list(&current_dir()?, json)?)?;
-            return Ok(ExitCode::SUCCESS);
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Sessions(command) => {
-            let dir = current_dir()?;
-            // `export` is JSON (its strings already escape control
-            // characters); everything else is shown to a person.
-            let json = matches!(command, SessionsCommand::Export { .. });
-            let text = runtime()?.block_on(async {
-                match command {
-                    SessionsCommand::List => sessions_cli::list(&dir).await,
-                    SessionsCommand::Show { id } => sessions_cli::show(&id).await,
-                    SessionsCommand::Export { id } => sessions_cli::export(&id).await,
-                    SessionsCommand::Delete { id } => sessions_cli::delete(&id).await,
-                    SessionsCommand::Rename { id, title } => {
-                        sessions_cli::rename(&id, &title.join(" ")).await
-                    }
-                    SessionsCommand::Fork { id, message } => {
-                        sessions_cli::fork(&id, message.as_deref()).await
-                    }
-                }
-            })?;
-            if json {
-                print(&text)?
-            } else {
-                print_shown(&text)?
+        Command::Sessions(command) => sessions(command),
+        Command::Approvals(command) => approvals(command),
+        Command::Trust(args) => trust(args),
+        Command::Debug(command) => debug(command),
+        Command::Mcp(McpCommand::List { config, json }) => {
+            let project = project(config.config)?;
+            print(&on_runtime(mcp_cli::list(&project, json))?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `agent attach`: a turn on a running `agent serve`.
+fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
+    let options = crate::attach_cli::AttachOptions {
+        url: args.url,
+        session: args.session,
+        auto: args.auto,
+        format: args.format,
+        prompt: prompt(args.prompt)?,
+    };
+    Ok(ExitCode::from(on_runtime(crate::attach_cli::attach(
+        options,
+    ))??))
+}
+
+/// `agent sessions …`: the stored sessions of this directory.
+fn sessions(command: SessionsCommand) -> Result<ExitCode, CliError> {
+    let dir = current_dir()?;
+    // `export` is JSON (its strings already escape control characters);
+    // everything else is shown to a person.
+    let json = matches!(command, SessionsCommand::Export { .. });
+    let text = on_runtime(async {
+        match command {
+            SessionsCommand::List => sessions_cli::list(&dir).await,
+            SessionsCommand::Show { id } => sessions_cli::show(&id).await,
+            SessionsCommand::Export { id } => sessions_cli::export(&id).await,
+            SessionsCommand::Delete { id } => sessions_cli::delete(&id).await,
+            SessionsCommand::Rename { id, title } => {
+                sessions_cli::rename(&id, &title.join(" ")).await
             }
-            return Ok(ExitCode::SUCCESS);
+            SessionsCommand::Fork { id, message } => {
+                sessions_cli::fork(&id, message.as_deref()).await
+            }
         }
-        Command::Approvals(ApprovalsCommand::List) => {
+    })??;
+    if json {
+        print(&text)?
+    } else {
+        print_shown(&text)?
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agent approvals list | revoke`: the remembered "always" answers.
+fn approvals(command: ApprovalsCommand) -> Result<ExitCode, CliError> {
+    match command {
+        ApprovalsCommand::List => {
             print_shown(&sessions_cli::approvals(&current_dir()?)?)?;
-            return Ok(ExitCode::SUCCESS);
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Approvals(ApprovalsCommand::Revoke {
+        ApprovalsCommand::Revoke {
             permission,
             pattern,
-        }) => {
-            return if sessions_cli::revoke(&current_dir()?, &permission, &pattern)? {
+        } => {
+            if sessions_cli::revoke(&current_dir()?, &permission, &pattern)? {
                 print(&format!("revoked {permission} {pattern:?}\n"))?;
                 Ok(ExitCode::SUCCESS)
             } else {
@@ -193,44 +212,42 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
                     crate::terminal_text::Untrusted::new(&pattern)
                 );
                 Ok(ExitCode::FAILURE)
-            };
+            }
         }
-        Command::Trust(args) => {
-            let text = if args.list {
-                crate::trust_cli::list()?
-            } else if let Some(dir) = args.revoke {
-                crate::trust_cli::revoke(&dir)?
-            } else {
-                crate::trust_cli::trust(&crate::trust_cli::directory(args.dir)?)?
-            };
-            print(&text)?;
-            return Ok(ExitCode::SUCCESS);
+    }
+}
+
+/// `agent trust [--list | --revoke DIR | DIR]`.
+fn trust(args: TrustArgs) -> Result<ExitCode, CliError> {
+    let text = if args.list {
+        crate::trust_cli::list()?
+    } else if let Some(dir) = args.revoke {
+        crate::trust_cli::revoke(&dir)?
+    } else {
+        crate::trust_cli::trust(&crate::trust_cli::directory(args.dir)?)?
+    };
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agent debug config | prompt | agent`.
+fn debug(command: DebugCommand) -> Result<ExitCode, CliError> {
+    let text = match command {
+        DebugCommand::Config { json } => debug_cli::config(&current_dir()?, json)?,
+        DebugCommand::Prompt { agent, model } => {
+            debug_cli::prompt(&current_dir()?, &agent, model.as_deref())?
         }
-        Command::Debug(DebugCommand::Config { json }) => {
-            print(&debug_cli::config(&current_dir()?, json)?)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Debug(DebugCommand::Prompt { agent, model }) => {
-            print(&debug_cli::prompt(
-                &current_dir()?,
-                &agent,
-                model.as_deref(),
-            )?)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Mcp(McpCommand::List { config, json }) => {
+        DebugCommand::Agent { config, name } => {
             let project = project(config.config)?;
-            let runtime = tokio::runtime::Runtime::new()
-                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-            print(&runtime.block_on(mcp_cli::list(&project, json)))?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::Debug(DebugCommand::Agent { config, name }) => {
-            let project = project(config.config)?;
-            print(&agents_cli::debug_agent(&project, &name).map_err(|e| e.to_string())?)?;
-            return Ok(ExitCode::SUCCESS);
+            agents_cli::debug_agent(&project, &name)?
         }
     };
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agent permission check | rules | lint | eval`.
+fn permission(command: PermissionCommand) -> Result<ExitCode, CliError> {
     match command {
         PermissionCommand::Check {
             config,
@@ -240,16 +257,18 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             pattern,
         } => {
             let project = project(config.config)?;
-            let text = permission_cli::check(&project, Some(&agent), &permission, &pattern, json)
-                .map_err(|e| e.to_string())?;
-            print(&text)?;
+            print(&permission_cli::check(
+                &project,
+                Some(&agent),
+                &permission,
+                &pattern,
+                json,
+            )?)?;
             Ok(ExitCode::SUCCESS)
         }
         PermissionCommand::Rules { config, agent } => {
             let project = project(config.config)?;
-            let text =
-                permission_cli::rules(&project, agent.as_deref()).map_err(|e| e.to_string())?;
-            print(&text)?;
+            print(&permission_cli::rules(&project, agent.as_deref())?)?;
             Ok(ExitCode::SUCCESS)
         }
         PermissionCommand::Lint {
@@ -259,8 +278,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
             json,
         } => {
             let project = project(config.config)?;
-            let report = permission_cli::lint(&project, agent.as_deref(), &known, json)
-                .map_err(|e| e.to_string())?;
+            let report = permission_cli::lint(&project, agent.as_deref(), &known, json)?;
             print(&report.text)?;
             Ok(if report.findings.is_empty() {
                 ExitCode::SUCCESS
@@ -271,12 +289,65 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, String> {
         PermissionCommand::Eval => {
             let stdin = std::io::stdin().lock();
             let stdout = std::io::stdout().lock();
-            let summary = eval::run(stdin, stdout).map_err(|e| format!("eval: {e}"))?;
+            let summary = eval::run(stdin, stdout).map_err(CliError::Eval)?;
             Ok(if summary.failed == 0 {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The code of every source file of the CLI (test modules left out),
+    /// by file name.
+    fn sources() -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut dirs = vec![root];
+        let mut out = Vec::new();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && path.file_name().is_some_and(|n| n != "tests.rs")
+                {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                    out.push((name.unwrap_or_default(), code));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn one_runtime_is_built_and_only_here() {
+        let sources = sources();
+        assert!(sources.len() > 20, "the scan finds the sources");
+        let builds: Vec<(String, usize)> = sources
+            .iter()
+            .map(|(name, code)| {
+                let count = [
+                    "Runtime::new(",
+                    "Builder::new_multi_thread(",
+                    "Builder::new_current_thread(",
+                ]
+                .iter()
+                .map(|call| code.matches(call).count())
+                .sum();
+                (name.clone(), count)
+            })
+            .filter(|(_, count)| *count > 0)
+            .collect();
+        assert_eq!(
+            builds,
+            [("dispatch.rs".to_string(), 1)],
+            "tokio runtimes built"
+        );
     }
 }

@@ -20,8 +20,8 @@
 
 //!
 //! The modules: `args` is the command line as clap parses it, `dispatch`
-//! turns it into calls of the commands, one module per command or output
-//! format:
+//! turns it into calls of the commands (on one tokio runtime; `cli_error`
+//! is what they fail with), one module per command or output format:
 //!
 //! - `permission_cli`: `agent permission check | rules | lint | eval`, and
 //!   the config loading every command shares (`permission_cli::Project`:
@@ -53,6 +53,7 @@ mod args;
 mod ask_frame;
 mod attach_cli;
 mod chat_cli;
+mod cli_error;
 mod commands_cli;
 mod debug_cli;
 mod dispatch;
@@ -80,9 +81,9 @@ fn main() -> ExitCode {
     let cli = args::Cli::parse();
     match dispatch::run(cli) {
         Ok(code) => code,
-        Err(message) => {
+        Err(error) => {
             // An error may quote a server, a model or a project.
-            eprintln!("agent: {}", terminal_text::Untrusted::new(message));
+            eprintln!("agent: {}", terminal_text::Untrusted::new(error));
             ExitCode::from(2)
         }
     }

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use agentgate_core::{
-    DeltaField, Event, ModelCost, Part, PromptError, StopReason, ToolState, TurnEvent, TurnResult,
-    Usage,
+    DeltaField, Event, ModelCost, Part, PromptError, StopReason, ToolPart, ToolState, TurnEvent,
+    TurnResult, Usage,
 };
 use serde_json::{Value, json};
 
@@ -324,37 +324,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             Event::PartUpdated {
                 part: Part::Tool(tool),
                 ..
-            } => {
-                let status = tool.state.status();
-                if self.tools.get(&tool.id) == Some(&status) {
-                    return;
-                }
-                self.tools.insert(tool.id.clone(), status);
-                match &tool.state {
-                    ToolState::Running { input, .. } => {
-                        self.note(&format!("{sub}→ {} {}", tool.tool, input_summary(input)));
-                    }
-                    ToolState::Completed {
-                        title,
-                        metadata,
-                        output,
-                        ..
-                    } => {
-                        for line in completed_lines(sub, &tool.tool, title, metadata) {
-                            self.note(&line);
-                        }
-                        if self.verbose {
-                            for line in detail_lines(sub, &tool.tool, output, metadata) {
-                                self.note(&line);
-                            }
-                        }
-                    }
-                    ToolState::Error { error, .. } => {
-                        self.note(&format!("{sub}  ✗ {}: {}", tool.tool, one_line(error, 160)));
-                    }
-                    _ => {}
-                }
-            }
+            } => self.tool_update(sub, tool),
             Event::RetryScheduled {
                 attempt,
                 message,
@@ -385,6 +355,41 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     one_line(hook, 80),
                     one_line(error, 240)
                 ));
+            }
+            _ => {}
+        }
+    }
+
+    /// A tool call changed state: one note when it starts, its summary
+    /// (and, verbose, its details) when it completes, its error when it
+    /// fails; nothing when its state is the one already shown.
+    fn tool_update(&mut self, sub: &str, tool: &ToolPart) {
+        let status = tool.state.status();
+        if self.tools.get(&tool.id) == Some(&status) {
+            return;
+        }
+        self.tools.insert(tool.id.clone(), status);
+        match &tool.state {
+            ToolState::Running { input, .. } => {
+                self.note(&format!("{sub}→ {} {}", tool.tool, input_summary(input)));
+            }
+            ToolState::Completed {
+                title,
+                metadata,
+                output,
+                ..
+            } => {
+                for line in completed_lines(sub, &tool.tool, title, metadata) {
+                    self.note(&line);
+                }
+                if self.verbose {
+                    for line in detail_lines(sub, &tool.tool, output, metadata) {
+                        self.note(&line);
+                    }
+                }
+            }
+            ToolState::Error { error, .. } => {
+                self.note(&format!("{sub}  ✗ {}: {}", tool.tool, one_line(error, 160)));
             }
             _ => {}
         }

@@ -503,90 +503,97 @@ pub fn to_model_messages(messages: &[Message]) -> Vec<ModelMessage> {
 /// Appends one message's model form to `out` (see [`to_model_messages`]).
 pub fn append_model_messages(message: &Message, out: &mut Vec<ModelMessage>) {
     match message.role {
-        Role::User => {
-            let content: Vec<ContentPart> = message
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    Part::Text {
-                        text,
-                        provider_metadata,
-                        ..
-                    } => Some(ContentPart::Text {
-                        text: text.clone(),
-                        provider_metadata: provider_metadata.clone(),
-                    }),
-                    Part::File(file) if file.is_sent() => Some(file.to_content()),
-                    _ => None,
-                })
-                .collect();
-            if !content.is_empty() {
-                out.push(ModelMessage {
-                    role: ModelRole::User,
-                    content,
+        Role::User => append_user(message, out),
+        Role::Assistant => append_assistant(message, out),
+    }
+}
+
+/// A user message: its text and the files that are sent, as one message.
+fn append_user(message: &Message, out: &mut Vec<ModelMessage>) {
+    let content: Vec<ContentPart> = message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text {
+                text,
+                provider_metadata,
+                ..
+            } => Some(ContentPart::Text {
+                text: text.clone(),
+                provider_metadata: provider_metadata.clone(),
+            }),
+            Part::File(file) if file.is_sent() => Some(file.to_content()),
+            _ => None,
+        })
+        .collect();
+    if !content.is_empty() {
+        out.push(ModelMessage {
+            role: ModelRole::User,
+            content,
+        });
+    }
+}
+
+/// An assistant message: its text, reasoning and tool calls as one
+/// message, then the calls' results (and attachments) as a tool message.
+fn append_assistant(message: &Message, out: &mut Vec<ModelMessage>) {
+    let mut content = Vec::new();
+    let mut results = Vec::new();
+    for part in &message.parts {
+        match part {
+            Part::Text {
+                text,
+                provider_metadata,
+                ..
+            } if !text.is_empty() => content.push(ContentPart::Text {
+                text: text.clone(),
+                provider_metadata: provider_metadata.clone(),
+            }),
+            Part::Reasoning {
+                text,
+                provider_metadata,
+                ..
+            } => content.push(ContentPart::Reasoning {
+                text: text.clone(),
+                provider_metadata: provider_metadata.clone(),
+            }),
+            Part::Tool(tool) => {
+                content.push(ContentPart::ToolCall {
+                    id: tool.call_id.clone(),
+                    name: tool.tool.clone(),
+                    input: tool.state.input().clone(),
+                    provider_metadata: tool.provider_metadata.clone(),
                 });
-            }
-        }
-        Role::Assistant => {
-            let mut content = Vec::new();
-            let mut results = Vec::new();
-            for part in &message.parts {
-                match part {
-                    Part::Text {
-                        text,
-                        provider_metadata,
-                        ..
-                    } if !text.is_empty() => content.push(ContentPart::Text {
-                        text: text.clone(),
-                        provider_metadata: provider_metadata.clone(),
-                    }),
-                    Part::Reasoning {
-                        text,
-                        provider_metadata,
-                        ..
-                    } => content.push(ContentPart::Reasoning {
-                        text: text.clone(),
-                        provider_metadata: provider_metadata.clone(),
-                    }),
-                    Part::Tool(tool) => {
-                        content.push(ContentPart::ToolCall {
-                            id: tool.call_id.clone(),
-                            name: tool.tool.clone(),
-                            input: tool.state.input().clone(),
-                            provider_metadata: tool.provider_metadata.clone(),
-                        });
-                        let (output, is_error) = tool_result(&tool.state);
-                        results.push(ContentPart::ToolResult {
-                            call_id: tool.call_id.clone(),
-                            name: tool.tool.clone(),
-                            output,
-                            is_error,
-                        });
-                        if let ToolState::Completed {
-                            attachments,
-                            compacted: false,
-                            ..
-                        } = &tool.state
-                        {
-                            results.extend(attachments.iter().map(FilePart::to_content));
-                        }
-                    }
-                    _ => {}
+                let (output, is_error) = tool_result(&tool.state);
+                results.push(ContentPart::ToolResult {
+                    call_id: tool.call_id.clone(),
+                    name: tool.tool.clone(),
+                    output,
+                    is_error,
+                });
+                if let ToolState::Completed {
+                    attachments,
+                    compacted: false,
+                    ..
+                } = &tool.state
+                {
+                    results.extend(attachments.iter().map(FilePart::to_content));
                 }
             }
-            if !content.is_empty() {
-                out.push(ModelMessage {
-                    role: ModelRole::Assistant,
-                    content,
-                });
-            }
-            if !results.is_empty() {
-                out.push(ModelMessage {
-                    role: ModelRole::Tool,
-                    content: results,
-                });
-            }
+            _ => {}
         }
+    }
+    if !content.is_empty() {
+        out.push(ModelMessage {
+            role: ModelRole::Assistant,
+            content,
+        });
+    }
+    if !results.is_empty() {
+        out.push(ModelMessage {
+            role: ModelRole::Tool,
+            content: results,
+        });
     }
 }
 

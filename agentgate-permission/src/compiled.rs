@@ -122,107 +122,16 @@ impl CompiledRuleset {
     /// Compiles the concatenation of `rulesets` (as [`crate::merge`] would).
     pub fn new(rulesets: &[&Ruleset]) -> Self {
         let rules: Vec<Rule> = rulesets.iter().flat_map(|r| r.iter().cloned()).collect();
-        // The last index of every (permission, pattern) pair: only it can decide.
-        let mut last = HashMap::<(&str, &str), u32>::new();
-        for (index, rule) in rules.iter().enumerate() {
-            let index = u32::try_from(index).unwrap_or(u32::MAX);
-            last.insert((rule.permission.as_str(), rule.pattern.as_str()), index);
-        }
-        let kept: Vec<u32> = rules
-            .iter()
-            .enumerate()
-            .filter_map(|(index, rule)| {
-                let index = u32::try_from(index).unwrap_or(u32::MAX);
-                let key = (rule.permission.as_str(), rule.pattern.as_str());
-                (last.get(&key) == Some(&index)).then_some(index)
-            })
-            .collect();
-        let rule_at = |index: u32| rules.get(index as usize);
+        let kept = deciding_rules(&rules);
         let use_views = !CASE_INSENSITIVE;
-
-        // Views: one per literal permission name (backslashes folded).
-        let mut names = RadixTree::new(Direction::Forward);
-        let mut views = Vec::new();
-        let mut seen_names = HashMap::<String, ()>::new();
-        if use_views {
-            for rule in kept.iter().filter_map(|&i| rule_at(i)) {
-                if !is_literal(&rule.permission) {
-                    continue;
-                }
-                let name = rule.permission.replace('\\', "/");
-                if seen_names.insert(name.clone(), ()).is_some() {
-                    continue;
-                }
-                // The last rule per request pattern among those whose
-                // permission pattern matches this name.
-                let mut by_pattern = HashMap::<&str, u32>::new();
-                for &index in &kept {
-                    if let Some(r) = rule_at(index)
-                        && wildcard::matches(&name, &r.permission)
-                    {
-                        let slot = by_pattern.entry(r.pattern.as_str()).or_insert(index);
-                        *slot = (*slot).max(index);
-                    }
-                }
-                let mut view = View {
-                    prefixes: RadixTree::new(Direction::Forward),
-                    suffixes: RadixTree::new(Direction::Backward),
-                };
-                for (pattern, index) in by_pattern {
-                    index_pattern(&mut view.prefixes, &mut view.suffixes, pattern, index);
-                }
-                view.prefixes.finish();
-                view.suffixes.finish();
-                names.insert(&name, views.len() as u32);
-                views.push(view);
-            }
-        }
-        names.finish();
-
-        // Groups: one per permission pattern the views do not cover.
-        let mut groups: Vec<Group> = Vec::new();
-        let mut group_of = HashMap::<&str, usize>::new();
-        for rule_index in kept.iter().copied() {
-            let Some(rule) = rule_at(rule_index) else {
-                continue;
-            };
-            if use_views && is_literal(&rule.permission) {
-                continue;
-            }
-            let g = *group_of.entry(rule.permission.as_str()).or_insert_with(|| {
-                groups.push(Group {
-                    permission: Pattern::new(&rule.permission),
-                    max_index: 0,
-                    prefixes: RadixTree::new(Direction::Forward),
-                    suffixes: RadixTree::new(Direction::Backward),
-                });
-                groups.len() - 1
-            });
-            let group = &mut groups[g];
-            group.max_index = group.max_index.max(rule_index);
-            index_pattern(
-                &mut group.prefixes,
-                &mut group.suffixes,
-                &rule.pattern,
-                rule_index,
-            );
-        }
-        let mut permissions = RadixTree::new(Direction::Forward);
-        for (g, group) in groups.iter_mut().enumerate() {
-            group.prefixes.finish();
-            group.suffixes.finish();
-            permissions.insert(
-                index_key(literal_prefix(group.permission.as_str())),
-                g as u32,
-            );
-        }
-        permissions.finish();
-        // Visit groups with later rules first so the search can stop early.
-        for items in permissions.items_mut() {
-            items.sort_unstable_by_key(|g| std::cmp::Reverse(groups[*g as usize].max_index));
-        }
-        let mut group_order: Vec<u32> = (0..groups.len() as u32).collect();
-        group_order.sort_unstable_by_key(|g| std::cmp::Reverse(groups[*g as usize].max_index));
+        let (names, views) = if use_views {
+            literal_views(&rules, &kept)
+        } else {
+            let mut names = RadixTree::new(Direction::Forward);
+            names.finish();
+            (names, Vec::new())
+        };
+        let (groups, permissions, group_order) = pattern_groups(&rules, &kept, use_views);
         let patterns = rules.iter().map(|r| Pattern::new(&r.pattern)).collect();
         CompiledRuleset {
             rules,
@@ -360,6 +269,39 @@ impl CompiledRuleset {
         // tried latest-rule first: a late, specific group then usually
         // settles the answer and the generic early groups (`*`) are skipped.
         let mut found = [0u32; GROUP_BUFFER];
+        let Some(count) = self.candidate_groups(permission, &mut found) else {
+            // More candidate groups than the buffer holds: visit them in
+            // tree order (each node's groups are sorted by `max_index`).
+            self.permissions.walk(permission, |groups| {
+                for &g in groups {
+                    if !try_group(g, &mut best) {
+                        break;
+                    }
+                }
+                true
+            });
+            return best;
+        };
+        let found = &mut found[..count];
+        found.sort_unstable_by_key(|g| {
+            std::cmp::Reverse(
+                self.groups
+                    .get(*g as usize)
+                    .map_or(0, |group| group.max_index),
+            )
+        });
+        for &g in found.iter() {
+            if !try_group(g, &mut best) {
+                // Sorted by max_index: no later group can win either.
+                break;
+            }
+        }
+        best
+    }
+
+    /// Puts the groups whose permission prefix leads to `permission` into
+    /// `found` and says how many; `None` when there are more than it holds.
+    fn candidate_groups(&self, permission: &str, found: &mut [u32; GROUP_BUFFER]) -> Option<usize> {
         let mut count = 0usize;
         let mut overflow = false;
         self.permissions.walk(permission, |groups| {
@@ -374,40 +316,127 @@ impl CompiledRuleset {
             }
             !overflow
         });
-        if overflow {
-            // More candidate groups than the buffer holds: visit them in
-            // tree order (each node's groups are sorted by `max_index`).
-            self.permissions.walk(permission, |groups| {
-                for &g in groups {
-                    if !try_group(g, &mut best) {
-                        break;
-                    }
-                }
-                true
-            });
-        } else {
-            let found = &mut found[..count];
-            found.sort_unstable_by_key(|g| {
-                std::cmp::Reverse(
-                    self.groups
-                        .get(*g as usize)
-                        .map_or(0, |group| group.max_index),
-                )
-            });
-            for &g in found.iter() {
-                if !try_group(g, &mut best) {
-                    // Sorted by max_index: no later group can win either.
-                    break;
-                }
-            }
-        }
-        best
+        (!overflow).then_some(count)
     }
 
     /// The decided action only. Never allocates.
     pub fn decide(&self, permission: &str, pattern: &str) -> Action {
         self.evaluate(permission, pattern).action
     }
+}
+
+/// The indexes of the rules that can decide: the last of every
+/// (permission, pattern) pair, in order.
+fn deciding_rules(rules: &[Rule]) -> Vec<u32> {
+    let mut last = HashMap::<(&str, &str), u32>::new();
+    for (index, rule) in rules.iter().enumerate() {
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        last.insert((rule.permission.as_str(), rule.pattern.as_str()), index);
+    }
+    rules
+        .iter()
+        .enumerate()
+        .filter_map(|(index, rule)| {
+            let index = u32::try_from(index).unwrap_or(u32::MAX);
+            let key = (rule.permission.as_str(), rule.pattern.as_str());
+            (last.get(&key) == Some(&index)).then_some(index)
+        })
+        .collect()
+}
+
+/// The views: one per literal permission name (backslashes folded), each
+/// indexing the last rule per request pattern among those whose
+/// permission pattern matches that name; and the tree of the names.
+fn literal_views(rules: &[Rule], kept: &[u32]) -> (RadixTree, Vec<View>) {
+    let rule_at = |index: u32| rules.get(index as usize);
+    let mut names = RadixTree::new(Direction::Forward);
+    let mut views = Vec::new();
+    let mut seen_names = HashMap::<String, ()>::new();
+    for rule in kept.iter().filter_map(|&i| rule_at(i)) {
+        if !is_literal(&rule.permission) {
+            continue;
+        }
+        let name = rule.permission.replace('\\', "/");
+        if seen_names.insert(name.clone(), ()).is_some() {
+            continue;
+        }
+        let mut by_pattern = HashMap::<&str, u32>::new();
+        for &index in kept {
+            if let Some(r) = rule_at(index)
+                && wildcard::matches(&name, &r.permission)
+            {
+                let slot = by_pattern.entry(r.pattern.as_str()).or_insert(index);
+                *slot = (*slot).max(index);
+            }
+        }
+        let mut view = View {
+            prefixes: RadixTree::new(Direction::Forward),
+            suffixes: RadixTree::new(Direction::Backward),
+        };
+        for (pattern, index) in by_pattern {
+            index_pattern(&mut view.prefixes, &mut view.suffixes, pattern, index);
+        }
+        view.prefixes.finish();
+        view.suffixes.finish();
+        names.insert(&name, views.len() as u32);
+        views.push(view);
+    }
+    names.finish();
+    (names, views)
+}
+
+/// The groups: one per permission pattern the views do not cover (every
+/// one when `use_views` is off); the tree from each group's literal prefix
+/// to it; and every group by descending `max_index`, so a search visits
+/// later rules first and can stop early.
+fn pattern_groups(
+    rules: &[Rule],
+    kept: &[u32],
+    use_views: bool,
+) -> (Vec<Group>, RadixTree, Vec<u32>) {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_of = HashMap::<&str, usize>::new();
+    for rule_index in kept.iter().copied() {
+        let Some(rule) = rules.get(rule_index as usize) else {
+            continue;
+        };
+        if use_views && is_literal(&rule.permission) {
+            continue;
+        }
+        let g = *group_of.entry(rule.permission.as_str()).or_insert_with(|| {
+            groups.push(Group {
+                permission: Pattern::new(&rule.permission),
+                max_index: 0,
+                prefixes: RadixTree::new(Direction::Forward),
+                suffixes: RadixTree::new(Direction::Backward),
+            });
+            groups.len() - 1
+        });
+        let group = &mut groups[g];
+        group.max_index = group.max_index.max(rule_index);
+        index_pattern(
+            &mut group.prefixes,
+            &mut group.suffixes,
+            &rule.pattern,
+            rule_index,
+        );
+    }
+    let mut permissions = RadixTree::new(Direction::Forward);
+    for (g, group) in groups.iter_mut().enumerate() {
+        group.prefixes.finish();
+        group.suffixes.finish();
+        permissions.insert(
+            index_key(literal_prefix(group.permission.as_str())),
+            g as u32,
+        );
+    }
+    permissions.finish();
+    for items in permissions.items_mut() {
+        items.sort_unstable_by_key(|g| std::cmp::Reverse(groups[*g as usize].max_index));
+    }
+    let mut group_order: Vec<u32> = (0..groups.len() as u32).collect();
+    group_order.sort_unstable_by_key(|g| std::cmp::Reverse(groups[*g as usize].max_index));
+    (groups, permissions, group_order)
 }
 
 /// Indexes `pattern` (rule `index`) by its literal prefix in `prefixes`, or

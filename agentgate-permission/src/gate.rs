@@ -694,14 +694,7 @@ impl Inner {
         // Ceilings (the rules of a task child's parents) bound it: the
         // stricter answer wins, so a parent's deny is as final as the
         // caller's own.
-        let mut settled = true;
-        for pattern in &req.patterns {
-            let action = bounded(&req, |rules| decide(&req.permission, pattern, &[rules]))?;
-            if action == Action::Ask {
-                settled = false;
-            }
-        }
-        if settled {
+        if settled_by_rules(&req)? {
             return Ok(Allowed::ByRules);
         }
         // Something would be asked: read the approvals again, so that one
@@ -766,14 +759,23 @@ impl Inner {
             id: id_of_entry,
             token,
         };
+        Self::answer(this, &guard, receiver, req.timeout).await
+    }
 
-        let outcome = match req.timeout {
+    /// Waits for the answer to the pending ask `guard` stands for; after
+    /// `timeout` (inside a tokio runtime) the ask expires, which answers it.
+    async fn answer(
+        this: &Arc<Self>,
+        guard: &PendingGuard,
+        mut receiver: oneshot::Receiver<Result<Allowed, PermissionError>>,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<Allowed, PermissionError> {
+        let outcome = match timeout {
             Some(timeout) if tokio::runtime::Handle::try_current().is_ok() => {
-                let mut receiver = receiver;
                 match tokio::time::timeout(timeout, &mut receiver).await {
                     Ok(received) => received,
                     Err(_elapsed) => {
-                        this.expire(&guard.id, token);
+                        this.expire(&guard.id, guard.token);
                         receiver.await
                     }
                 }
@@ -784,7 +786,6 @@ impl Inner {
             }
             None => receiver.await,
         };
-        drop(guard);
         // The sender is dropped without a value only by a shutdown or a
         // replacement: both mean "rejected".
         outcome.unwrap_or(Err(PermissionError::Rejected))
@@ -937,6 +938,19 @@ impl Drop for PendingGuard {
     fn drop(&mut self) {
         self.inner.withdraw(&self.id, self.token);
     }
+}
+
+/// Whether the caller's rules, bounded by its ceilings, decide every
+/// pattern of `req` without an ask.
+fn settled_by_rules(req: &AskRequest) -> Result<bool, PermissionError> {
+    let mut settled = true;
+    for pattern in &req.patterns {
+        let action = bounded(req, |rules| decide(&req.permission, pattern, &[rules]))?;
+        if action == Action::Ask {
+            settled = false;
+        }
+    }
+    Ok(settled)
 }
 
 /// The error for a denied request: every rule of the caller's ruleset whose

@@ -8,9 +8,12 @@
 //!   crate's cases through one tally, printing the one-line
 //!   `conformance[<crate>]: …` summary CI collects.
 //! - [`scratch`]: fresh scratch directories under the temporary folder.
-//! - [`approver`] (feature `approver`): an approver that records what it is
+//! - [`imports`] and [`function_length`]: the module import graph of a
+//!   crate and the length of its functions, read from its sources, for the
+//!   layering and function-length tests of every crate.
+//! - `approver` (feature `approver`): an approver that records what it is
 //!   asked and answers by a fixed reply or a function.
-//! - [`replay`] (feature `replay`): loopback wiremock servers replaying
+//! - `replay` (feature `replay`): loopback wiremock servers replaying
 //!   server-sent-event streams, and an HTTP client for them.
 //!
 //! The API speaks std types, `serde_json` values and agentgate-permission's
@@ -20,6 +23,8 @@
 #[cfg(feature = "approver")]
 pub mod approver;
 pub mod conformance;
+pub mod function_length;
+pub mod imports;
 #[cfg(feature = "replay")]
 pub mod replay;
 pub mod scratch;

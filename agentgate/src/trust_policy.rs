@@ -118,7 +118,10 @@ impl TrustPolicy {
     /// The record of `app`'s data directory (where `agent trust` writes
     /// for [`CLI_APP`](crate::CLI_APP)).
     pub fn recorded_for(app: &str) -> Self {
-        TrustPolicy::recorded(TrustStore::in_data_dir(&crate::Workspace::data_dir(app)))
+        // `Workspace::data_dir(app)`, read from core directly: the
+        // workspace builds on this module, not the other way round.
+        let data_dir = agentgate_core::AgentEnvironment::detect(app, ".").data_dir;
+        TrustPolicy::recorded(TrustStore::in_data_dir(Path::new(&data_dir)))
     }
 
     /// When the project is not trusted otherwise, `ask` decides.

@@ -704,6 +704,8 @@ fn text_reply(responses: bool, model: &str, text: &str) -> Vec<u8> {
     sse(&events)
 }
 
+/// A tool call `name(arguments)` as the mock server streams it (Responses
+/// or Chat Completions), its arguments in two halves.
 fn tool_reply(responses: bool, model: &str, name: &str, call_id: &str, arguments: &str) -> Vec<u8> {
     let split = arguments.len() / 2;
     let split = (0..=split)
@@ -711,32 +713,54 @@ fn tool_reply(responses: bool, model: &str, name: &str, call_id: &str, arguments
         .find(|i| arguments.is_char_boundary(*i))
         .unwrap_or(0);
     let (first, second) = arguments.split_at(split);
-    if !responses {
-        let call = |delta: Value| {
+    if responses {
+        responses_tool_reply(model, name, call_id, (first, second), arguments)
+    } else {
+        chat_tool_reply(model, name, call_id, (first, second))
+    }
+}
+
+/// A tool call as a Chat Completions stream, its arguments in two deltas.
+fn chat_tool_reply(
+    model: &str,
+    name: &str,
+    call_id: &str,
+    (first, second): (&str, &str),
+) -> Vec<u8> {
+    let call = |delta: Value| {
+        chat_chunk(
+            model,
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": delta}}]}),
+            None,
+        )
+    };
+    let events = vec![
+        (
+            None,
             chat_chunk(
                 model,
-                json!({"tool_calls": [{"index": 0, "function": {"arguments": delta}}]}),
+                json!({"role": "assistant", "content": null, "refusal": null,
+                       "tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                       "function": {"name": name, "arguments": ""}}]}),
                 None,
-            )
-        };
-        let events = vec![
-            (
-                None,
-                chat_chunk(
-                    model,
-                    json!({"role": "assistant", "content": null, "refusal": null,
-                           "tool_calls": [{"index": 0, "id": call_id, "type": "function",
-                                           "function": {"name": name, "arguments": ""}}]}),
-                    None,
-                ),
             ),
-            (None, call(json!(first))),
-            (None, call(json!(second))),
-            (None, chat_chunk(model, json!({}), Some("tool_calls"))),
-            (None, chat_usage(model)),
-        ];
-        return sse_done(sse(&events));
-    }
+        ),
+        (None, call(json!(first))),
+        (None, call(json!(second))),
+        (None, chat_chunk(model, json!({}), Some("tool_calls"))),
+        (None, chat_usage(model)),
+    ];
+    sse_done(sse(&events))
+}
+
+/// A tool call as a Responses stream, its arguments in two deltas.
+fn responses_tool_reply(
+    model: &str,
+    name: &str,
+    call_id: &str,
+    (first, second): (&str, &str),
+    arguments: &str,
+) -> Vec<u8> {
     let item_id = "fc_mock";
     let item = |status: &str, args: &str| {
         json!({"id": item_id, "type": "function_call", "status": status, "arguments": args,

@@ -6,7 +6,7 @@
 use agentgate_core::{AgentEnvironment, Agents, agent_defaults::default_permission};
 use agentgate_permission::{Action, PermissionConfig, Rule, Ruleset, from_config_with_home};
 
-use super::CliError;
+use super::ProjectError;
 use super::config::ConfigFile;
 use super::project::Project;
 
@@ -63,24 +63,10 @@ pub fn environment(dir: &std::path::Path, home: &str) -> AgentEnvironment {
     env
 }
 
-/// The layers of agent `name` with the user's config, lowest precedence
-/// first; their concatenation is exactly the agent's ruleset.
-pub fn agent_layers(
-    name: &str,
-    project: &Project,
-    env: &AgentEnvironment,
-) -> Result<Vec<NamedLayer>, CliError> {
-    let home = env.home.clone().unwrap_or_default();
-    let config = project.config.as_ref();
-    let user = user_permission(project)?;
-    let configs = &project.agents;
-    let agents = Agents::from_config(env, &user, configs, project.default_agent.clone());
-    let agent = find_agent(&agents, name, project)?;
-    let full = &agent.permission;
-
-    // The agent's own rules: built-in ones, or the defaults for an agent
-    // that only the config defines; without the tool-output allow that
-    // opencode appends last.
+/// The agent's own rules: built-in ones, or the defaults for an agent
+/// that only the config defines; without the tool-output allow that
+/// opencode appends last.
+fn own_rules(name: &str, env: &AgentEnvironment) -> Ruleset {
     let builtin = Agents::builtin(env, &PermissionConfig::default());
     let mut base = match builtin.get(name) {
         Some(agent) => agent.permission.clone(),
@@ -90,6 +76,25 @@ pub fn agent_layers(
     if builtin.get(name).is_some() && base.last() == Some(&tail_rule) {
         base.0.pop();
     }
+    base
+}
+
+/// The layers of agent `name` with the user's config, lowest precedence
+/// first; their concatenation is exactly the agent's ruleset.
+pub fn agent_layers(
+    name: &str,
+    project: &Project,
+    env: &AgentEnvironment,
+) -> Result<Vec<NamedLayer>, ProjectError> {
+    let home = env.home.clone().unwrap_or_default();
+    let config = project.config.as_ref();
+    let user = user_permission(project)?;
+    let configs = &project.agents;
+    let agents = Agents::from_config(env, &user, configs, project.default_agent.clone());
+    let agent = find_agent(&agents, name, project)?;
+    let full = &agent.permission;
+
+    let base = own_rules(name, env);
     let user_rules = from_config_with_home(&user, &home);
     let agent_rules = configs
         .get(name)
@@ -148,7 +153,7 @@ pub fn agent_layers(
 }
 
 /// The user's `permission` config (empty without a config file).
-pub fn user_permission(project: &Project) -> Result<PermissionConfig, CliError> {
+pub fn user_permission(project: &Project) -> Result<PermissionConfig, ProjectError> {
     match &project.config {
         Some(config) => Ok(config.permission()?.unwrap_or_default()),
         None => Ok(PermissionConfig::default()),
@@ -157,7 +162,7 @@ pub fn user_permission(project: &Project) -> Result<PermissionConfig, CliError> 
 
 /// All agents of the project: built-in, then the config's and the markdown
 /// ones, as opencode builds them (§9.2).
-pub fn project_agents(project: &Project, env: &AgentEnvironment) -> Result<Agents, CliError> {
+pub fn project_agents(project: &Project, env: &AgentEnvironment) -> Result<Agents, ProjectError> {
     let user = user_permission(project)?;
     Ok(Agents::from_config(
         env,
@@ -173,7 +178,7 @@ pub fn find_agent<'a>(
     agents: &'a Agents,
     name: &str,
     project: &Project,
-) -> Result<&'a agentgate_core::Agent, CliError> {
+) -> Result<&'a agentgate_core::Agent, ProjectError> {
     agents.get(name).ok_or_else(|| {
         let known: Vec<&str> = agents.list().iter().map(|a| a.name.as_str()).collect();
         let why = if project.agents.get(name).and_then(|c| c.disable) == Some(true) {
@@ -181,7 +186,7 @@ pub fn find_agent<'a>(
         } else {
             ""
         };
-        CliError(format!(
+        ProjectError(format!(
             "unknown agent {name:?}{why}: expected one of {}",
             known.join(", ")
         ))

@@ -15,21 +15,22 @@ use serde_json::{Map, Value};
 /// is given, in opencode's load order (later files win on conflicting keys).
 pub const DEFAULT_FILES: [&str; 2] = ["opencode.jsonc", "opencode.json"];
 
-/// An error the user can act on: the message says what is wrong and where.
+/// An error reading the project (its configuration files, agents and
+/// rules) the user can act on: the message says what is wrong and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CliError(pub String);
+pub struct ProjectError(pub String);
 
-impl fmt::Display for CliError {
+impl fmt::Display for ProjectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for CliError {}
+impl std::error::Error for ProjectError {}
 
-impl From<String> for CliError {
+impl From<String> for ProjectError {
     fn from(message: String) -> Self {
-        CliError(message)
+        ProjectError(message)
     }
 }
 
@@ -65,7 +66,7 @@ impl ConfigFile {
     /// The user's `permission` config, with opencode's legacy top-level
     /// `tools: {name: bool}` folded in underneath it (§3.3); `None` when
     /// the file has neither key.
-    pub fn permission(&self) -> Result<Option<PermissionConfig>, CliError> {
+    pub fn permission(&self) -> Result<Option<PermissionConfig>, ProjectError> {
         self.permission_at(&self.value, "permission")
     }
 
@@ -73,7 +74,7 @@ impl ConfigFile {
         &self,
         object: &Map<String, Value>,
         path: &str,
-    ) -> Result<Option<PermissionConfig>, CliError> {
+    ) -> Result<Option<PermissionConfig>, ProjectError> {
         let tools_path = match path.strip_suffix("permission") {
             Some(parent) => format!("{parent}tools"),
             None => "tools".to_string(),
@@ -94,11 +95,11 @@ impl ConfigFile {
         };
         PermissionConfig::from_value(&merged, path)
             .map(Some)
-            .map_err(|e| CliError(format!("{}: {e}", self.source())))
+            .map_err(|e| ProjectError(format!("{}: {e}", self.source())))
     }
 
     /// `tools: {write: false}` → `{edit: "deny"}` (§3.3).
-    fn legacy_tools(&self, tools: &Value, path: &str) -> Result<Value, CliError> {
+    fn legacy_tools(&self, tools: &Value, path: &str) -> Result<Value, ProjectError> {
         let Value::Object(tools) = tools else {
             return Err(self.error(path, "an object of tool name → true/false", tools));
         };
@@ -117,8 +118,8 @@ impl ConfigFile {
         Ok(Value::Object(out))
     }
 
-    fn error(&self, path: &str, expected: &str, found: &Value) -> CliError {
-        CliError(format!(
+    fn error(&self, path: &str, expected: &str, found: &Value) -> ProjectError {
+        ProjectError(format!(
             "{}: invalid config at {path}: expected {expected}, found {}",
             self.source(),
             describe_value(found)
@@ -141,24 +142,25 @@ pub fn merge_deep(base: &mut Value, over: &Value) {
 
 /// Reads and decodes one config file (JSON with optional comments and
 /// trailing commas).
-pub fn read_file(path: &Path) -> Result<Map<String, Value>, CliError> {
+pub fn read_file(path: &Path) -> Result<Map<String, Value>, ProjectError> {
     let shown = path.display();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError(format!("{shown}: cannot read the config file: {e}")))?;
+        .map_err(|e| ProjectError(format!("{shown}: cannot read the config file: {e}")))?;
     parse_text(&text, &shown.to_string())
 }
 
 /// Decodes config text (JSONC) with agentgate-core's
 /// [`parse_config_text`](agentgate_core::config_text::parse_config_text); `name` is used in
 /// error messages.
-pub fn parse_text(text: &str, name: &str) -> Result<Map<String, Value>, CliError> {
-    agentgate_core::config_text::parse_config_text(text, name).map_err(|e| CliError(e.to_string()))
+pub fn parse_text(text: &str, name: &str) -> Result<Map<String, Value>, ProjectError> {
+    agentgate_core::config_text::parse_config_text(text, name)
+        .map_err(|e| ProjectError(e.to_string()))
 }
 
 /// Loads `--config FILE` when given; otherwise `opencode.jsonc` and
 /// `opencode.json` from `dir` (deep-merged, `opencode.json` last, as
 /// opencode does); `None` when there is nothing to load.
-pub fn load(explicit: Option<&Path>, dir: &Path) -> Result<Option<ConfigFile>, CliError> {
+pub fn load(explicit: Option<&Path>, dir: &Path) -> Result<Option<ConfigFile>, ProjectError> {
     if let Some(path) = explicit {
         return Ok(Some(ConfigFile {
             paths: vec![path.to_path_buf()],
@@ -187,9 +189,11 @@ pub fn load(explicit: Option<&Path>, dir: &Path) -> Result<Option<ConfigFile>, C
 
 /// The home directory used for `~` / `$HOME` expansion, or an error that
 /// says how to set it.
-pub fn home() -> Result<String, CliError> {
+pub fn home() -> Result<String, ProjectError> {
     agentgate_permission::home_dir().ok_or_else(|| {
-        CliError("cannot expand ~ in permission patterns: set the HOME environment variable".into())
+        ProjectError(
+            "cannot expand ~ in permission patterns: set the HOME environment variable".into(),
+        )
     })
 }
 

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use agentgate_permission::{ApprovalStore, Finding, Layered, LintOptions, Ruleset, Severity};
 use agentgate_tools::mcp::{McpConfig, sanitize_name};
 
-pub use config::CliError;
+pub use config::ProjectError;
 pub use project::Project;
 
 /// The agent whose rules `check` uses when `--agent` is not given.
@@ -34,9 +34,9 @@ pub struct Context {
 
 impl Context {
     /// A context for the current process: its working directory and `$HOME`.
-    pub fn from_env(config: Option<PathBuf>) -> Result<Self, CliError> {
+    pub fn from_env(config: Option<PathBuf>) -> Result<Self, ProjectError> {
         let dir = std::env::current_dir()
-            .map_err(|e| CliError(format!("cannot read the current directory: {e}")))?;
+            .map_err(|e| ProjectError(format!("cannot read the current directory: {e}")))?;
         Ok(Context {
             config,
             dir,
@@ -51,7 +51,7 @@ impl Context {
 /// markdown agent file, `permission` appended by opencode) as
 /// `user:<files>:agent.<name>`, and the tool-output allow opencode appends
 /// last as `agent:<name>:final`. Without: only the config's `permission`.
-pub fn layers(project: &Project, agent: Option<&str>) -> Result<Layered, CliError> {
+pub fn layers(project: &Project, agent: Option<&str>) -> Result<Layered, ProjectError> {
     let ctx = &project.ctx;
     let mut layered = Layered::new();
     match agent {
@@ -88,14 +88,14 @@ pub fn check(
     permission: &str,
     pattern: &str,
     json: bool,
-) -> Result<String, CliError> {
+) -> Result<String, ProjectError> {
     let agent = agent.unwrap_or(DEFAULT_AGENT);
     let layered = layers(project, Some(agent))?;
     let directory = project.ctx.dir.display().to_string();
     let approved = crate::workspace::approval_store()
-        .map_err(CliError)?
+        .map_err(ProjectError)?
         .list(&directory)
-        .map_err(|e| CliError(format!("cannot read the remembered approvals: {e}")))?;
+        .map_err(|e| ProjectError(format!("cannot read the remembered approvals: {e}")))?;
     let approved_layer = (
         format!("\"always\" approvals remembered for {directory} (agent approvals list)"),
         approved,
@@ -197,7 +197,7 @@ fn check_command(
     approved: &(String, Ruleset),
     command: &str,
     json: bool,
-) -> Result<String, CliError> {
+) -> Result<String, ProjectError> {
     use agentgate_permission::Action;
     let dir = &project.ctx.dir;
     let worktree = agentgate_core::ConfigLoader::new(dir).resolved_worktree();
@@ -209,7 +209,7 @@ fn check_command(
         &layered.flatten(),
         &approved.1,
     )
-    .map_err(|e| CliError(format!("the bash tool would refuse this command: {e}")))?;
+    .map_err(|e| ProjectError(format!("the bash tool would refuse this command: {e}")))?;
     let mut checked = Vec::new();
     for request in requests {
         let judged_by = if request.permission == agentgate_tools::bash_scan::BASH_OPAQUE {
@@ -257,6 +257,14 @@ fn check_command(
     if json {
         return pretty(&result);
     }
+    let mut text = command_text(&result);
+    text.push_str(&set_aside_note(project));
+    Ok(text)
+}
+
+/// What `check bash COMMAND` prints: the decision, then each request the
+/// bash tool would make with how the rules judge each of its patterns.
+fn command_text(result: &CheckedCommand) -> String {
     let mut text = format!("bash {:?} → {}\n", result.pattern, result.action);
     match result.requests.len() {
         0 => text.push_str("  the bash tool asks nothing for this line: it runs\n"),
@@ -281,13 +289,12 @@ fn check_command(
             }
         }
     }
-    text.push_str(&set_aside_note(project));
-    Ok(text)
+    text
 }
 
 /// `agent permission rules`: the config's ruleset (preceded by the agent's
 /// built-in rules when `agent` is given) as pretty JSON.
-pub fn rules(project: &Project, agent: Option<&str>) -> Result<String, CliError> {
+pub fn rules(project: &Project, agent: Option<&str>) -> Result<String, ProjectError> {
     let rules: Ruleset = layers(project, agent)?.flatten();
     pretty(&rules)
 }
@@ -314,7 +321,7 @@ pub fn lint(
     agent: Option<&str>,
     known: &[String],
     json: bool,
-) -> Result<LintReport, CliError> {
+) -> Result<LintReport, ProjectError> {
     let mut options = LintOptions::new();
     for name in known.iter().cloned().chain(configured_tools(project)) {
         options = options.known(name);
@@ -391,7 +398,7 @@ pub fn lint(
 fn agents_to_lint(
     project: &Project,
     env: &agentgate_core::AgentEnvironment,
-) -> Result<Vec<String>, CliError> {
+) -> Result<Vec<String>, ProjectError> {
     let all = agents::project_agents(project, env)?;
     // A default agent that does not resolve is `run`'s error to report;
     // lint still needs one agent whose stack holds the config's rules.
@@ -443,11 +450,11 @@ fn configured_tools(project: &Project) -> Vec<String> {
     names
 }
 
-fn pretty<T: serde::Serialize>(value: &T) -> Result<String, CliError> {
+fn pretty<T: serde::Serialize>(value: &T) -> Result<String, ProjectError> {
     serde_json::to_string_pretty(value)
         .map(|mut s| {
             s.push('\n');
             s
         })
-        .map_err(|e| CliError(format!("cannot encode the output as JSON: {e}")))
+        .map_err(|e| ProjectError(format!("cannot encode the output as JSON: {e}")))
 }

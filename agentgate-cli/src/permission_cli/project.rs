@@ -13,7 +13,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::config::{self, ConfigFile};
-use super::{CliError, Context};
+use super::{Context, ProjectError};
 
 /// The loaded configuration of one invocation.
 #[derive(Debug, Clone)]
@@ -84,7 +84,7 @@ impl Project {
     /// [`markdown_dirs`] for `ctx`. A config file that cannot be read or
     /// parsed, or whose `agent` map is invalid, is an error; a markdown agent
     /// file with a problem becomes a warning.
-    pub fn load(ctx: &Context) -> Result<Project, CliError> {
+    pub fn load(ctx: &Context) -> Result<Project, ProjectError> {
         if ctx.config.is_none() {
             return Project::load_stack(ctx);
         }
@@ -101,13 +101,13 @@ impl Project {
     /// walk-up, `.opencode/`, `OPENCODE_CONFIG_CONTENT`,
     /// `OPENCODE_PERMISSION`, markdown agents), so `check` answers what
     /// `run` does.
-    fn load_stack(ctx: &Context) -> Result<Project, CliError> {
+    fn load_stack(ctx: &Context) -> Result<Project, ProjectError> {
         // The stack `agent run` and the library read (the Workspace).
         let workspace = agentgate::Workspace::with_loader(
             &ctx.dir,
             ConfigLoader::new(&ctx.dir).home(&ctx.home),
         )
-        .map_err(|e| CliError(e.to_string()))?;
+        .map_err(|e| ProjectError(e.to_string()))?;
         let loaded = workspace.config();
         let config = (!loaded.files.is_empty()).then(|| ConfigFile {
             paths: loaded
@@ -172,7 +172,7 @@ impl Project {
     }
 
     /// A project from an already loaded config file and no markdown agents.
-    pub fn from_config(ctx: &Context, config: Option<ConfigFile>) -> Result<Project, CliError> {
+    pub fn from_config(ctx: &Context, config: Option<ConfigFile>) -> Result<Project, ProjectError> {
         let mut agents = IndexMap::new();
         let mut agent_sources: IndexMap<String, Vec<String>> = IndexMap::new();
         let mut default_agent = None;
@@ -188,7 +188,7 @@ impl Project {
                 None | Some(Value::Null) => None,
                 Some(Value::String(name)) => Some(name.clone()),
                 Some(other) => {
-                    return Err(CliError(format!(
+                    return Err(ProjectError(format!(
                         "{}: invalid config at default_agent: expected an agent name, found {other}",
                         config.source()
                     )));
@@ -254,19 +254,19 @@ fn shown_path(path: &Path, dir: &Path) -> String {
 }
 
 /// The `agent.<name>` entries of the config file, normalised by agentgate-core.
-fn json_agents(config: &ConfigFile) -> Result<IndexMap<String, AgentConfig>, CliError> {
+fn json_agents(config: &ConfigFile) -> Result<IndexMap<String, AgentConfig>, ProjectError> {
     let mut out = IndexMap::new();
     match config.value.get("agent") {
         None | Some(Value::Null) => {}
         Some(Value::Object(agents)) => {
             for (name, value) in agents {
                 let parsed = AgentConfig::from_value(value, &format!("agent.{name}"))
-                    .map_err(|e| CliError(format!("{}: {e}", config.source())))?;
+                    .map_err(|e| ProjectError(format!("{}: {e}", config.source())))?;
                 out.insert(name.clone(), parsed);
             }
         }
         Some(other) => {
-            return Err(CliError(format!(
+            return Err(ProjectError(format!(
                 "{}: invalid config at agent: expected an object of agent name → agent config, found {}",
                 config.source(),
                 match other {

@@ -127,24 +127,7 @@ impl AgentConfig {
                     Value::Object(o) => config.options.extend(o.clone()),
                     other => return Err(err(&format!("{path}.options"), "an object", other)),
                 },
-                "tools" => {
-                    let Value::Object(t) = v else {
-                        return Err(err(
-                            &format!("{path}.tools"),
-                            "an object of tool → true/false",
-                            v,
-                        ));
-                    };
-                    for (tool, enabled) in t {
-                        let enabled = flag(&format!("tools.{tool}"), enabled)?;
-                        let permission = match tool.as_str() {
-                            "write" | "edit" | "patch" => "edit",
-                            other => other,
-                        };
-                        let action = if enabled { Action::Allow } else { Action::Deny };
-                        tools.insert(permission.to_string(), PermissionValue::Action(action));
-                    }
-                }
+                "tools" => legacy_tools(v, path, &mut tools)?,
                 "permission" => {
                     explicit = Some(PermissionConfig::from_value(
                         v,
@@ -159,21 +142,59 @@ impl AgentConfig {
         if config.steps.is_none() {
             config.steps = max_steps;
         }
-        config.permission = match (tools.is_empty(), explicit) {
-            (true, explicit) => explicit,
-            (false, None) => Some(PermissionConfig::Map(tools)),
-            (false, Some(PermissionConfig::Map(explicit))) => {
-                for (k, v) in explicit {
-                    tools.insert(k, v);
-                }
-                Some(PermissionConfig::Map(tools))
-            }
-            (false, Some(PermissionConfig::Action(action))) => {
-                tools.insert("*".to_string(), PermissionValue::Action(action));
-                Some(PermissionConfig::Map(tools))
-            }
-        };
+        config.permission = merged_permission(tools, explicit);
         Ok(config)
+    }
+}
+
+/// Reads an agent's legacy `tools` object (`path.tools`) into `tools`:
+/// `true` → allow, `false` → deny; `write`/`edit`/`patch` → `edit`.
+fn legacy_tools(
+    value: &Value,
+    path: &str,
+    tools: &mut IndexMap<String, PermissionValue>,
+) -> Result<(), ConfigError> {
+    let Value::Object(t) = value else {
+        return Err(err(
+            &format!("{path}.tools"),
+            "an object of tool → true/false",
+            value,
+        ));
+    };
+    for (tool, enabled) in t {
+        let enabled = enabled
+            .as_bool()
+            .ok_or_else(|| err(&format!("{path}.tools.{tool}"), "true or false", enabled))?;
+        let permission = match tool.as_str() {
+            "write" | "edit" | "patch" => "edit",
+            other => other,
+        };
+        let action = if enabled { Action::Allow } else { Action::Deny };
+        tools.insert(permission.to_string(), PermissionValue::Action(action));
+    }
+    Ok(())
+}
+
+/// The permissions of the legacy `tools` under the explicit `permission`
+/// object: explicit values win, a key first seen in `tools` keeps its
+/// position.
+fn merged_permission(
+    mut tools: IndexMap<String, PermissionValue>,
+    explicit: Option<PermissionConfig>,
+) -> Option<PermissionConfig> {
+    match (tools.is_empty(), explicit) {
+        (true, explicit) => explicit,
+        (false, None) => Some(PermissionConfig::Map(tools)),
+        (false, Some(PermissionConfig::Map(explicit))) => {
+            for (k, v) in explicit {
+                tools.insert(k, v);
+            }
+            Some(PermissionConfig::Map(tools))
+        }
+        (false, Some(PermissionConfig::Action(action))) => {
+            tools.insert("*".to_string(), PermissionValue::Action(action));
+            Some(PermissionConfig::Map(tools))
+        }
     }
 }
 

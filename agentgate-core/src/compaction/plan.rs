@@ -120,24 +120,7 @@ pub(crate) fn plan(
             .rposition(|m| m.role == Role::User && has_text(m, true))
     {
         end = last;
-        let parts = visible[last]
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                Part::Text {
-                    text,
-                    provider_metadata,
-                    ..
-                } => Some(Part::Text {
-                    id: crate::ids::ascending("prt"),
-                    text: text.clone(),
-                    synthetic: false,
-                    provider_metadata: provider_metadata.clone(),
-                }),
-                _ => None,
-            })
-            .collect();
-        replay = Some(parts);
+        replay = Some(replayed_text(visible[last]));
     }
     let candidates = &visible[..end];
     let starts: Vec<usize> = candidates
@@ -188,6 +171,28 @@ pub(crate) fn plan(
         kept: candidates[start..].iter().map(|m| m.id.clone()).collect(),
         replay,
     })
+}
+
+/// The text parts of `message`, as new parts (fresh ids, not synthetic)
+/// to send again after the summary.
+fn replayed_text(message: &Message) -> Vec<Part> {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text {
+                text,
+                provider_metadata,
+                ..
+            } => Some(Part::Text {
+                id: crate::ids::ascending("prt"),
+                text: text.clone(),
+                synthetic: false,
+                provider_metadata: provider_metadata.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -212,79 +212,95 @@ fn parse_entry(
         ));
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for (index, command) in commands.iter().enumerate() {
-        let path = format!("{path}.hooks[{index}]");
-        let Value::Object(command) = command else {
+    commands
+        .iter()
+        .enumerate()
+        .filter_map(|(index, command)| {
+            let path = format!("{path}.hooks[{index}]");
+            parse_command(event, matcher.as_deref(), command, &path, file, errors)
+        })
+        .collect()
+}
+
+/// One command of an entry's `hooks` list (`path`), with the entry's
+/// `matcher`; `None`, with the reason in `errors`, when it is not a
+/// command hook.
+fn parse_command(
+    event: HookEventName,
+    matcher: Option<&str>,
+    command: &Value,
+    path: &str,
+    file: &str,
+    errors: &mut Vec<ConfigError>,
+) -> Option<HookConfig> {
+    let Value::Object(command) = command else {
+        errors.push(ConfigError::new(
+            file,
+            path,
+            format!(
+                "expected {{\"type\": \"command\", \"command\": …}}, found {}",
+                describe_value(command)
+            ),
+        ));
+        return None;
+    };
+    match command.get("type") {
+        None => {}
+        Some(Value::String(t)) if t == "command" => {}
+        Some(other) => {
             errors.push(ConfigError::new(
                 file,
-                &path,
+                format!("{path}.type"),
                 format!(
-                    "expected {{\"type\": \"command\", \"command\": …}}, found {}",
-                    describe_value(command)
+                    "only \"command\" hooks are supported, found {}",
+                    describe_value(other)
                 ),
             ));
-            continue;
-        };
-        match command.get("type") {
-            None => {}
-            Some(Value::String(t)) if t == "command" => {}
-            Some(other) => {
-                errors.push(ConfigError::new(
-                    file,
-                    format!("{path}.type"),
-                    format!(
-                        "only \"command\" hooks are supported, found {}",
-                        describe_value(other)
-                    ),
-                ));
-                continue;
-            }
+            return None;
         }
-        for key in command.keys() {
-            if !["type", "command", "timeout"].contains(&key.as_str()) {
-                errors.push(ConfigError::new(
-                    file,
-                    format!("{path}.{key}"),
-                    "unknown key: a hook has `type`, `command` and `timeout` (seconds)",
-                ));
-            }
-        }
-        let Some(Value::String(text)) = command
-            .get("command")
-            .filter(|c| c.as_str().is_some_and(|c| !c.trim().is_empty()))
-        else {
+    }
+    for key in command.keys() {
+        if !["type", "command", "timeout"].contains(&key.as_str()) {
             errors.push(ConfigError::new(
                 file,
-                format!("{path}.command"),
-                "expected the shell command to run, as a non-empty string",
+                format!("{path}.{key}"),
+                "unknown key: a hook has `type`, `command` and `timeout` (seconds)",
             ));
-            continue;
-        };
-        let timeout = match command.get("timeout") {
-            None | Some(Value::Null) => None,
-            Some(value) => match value.as_f64().filter(|s| *s > 0.0 && s.is_finite()) {
-                Some(seconds) => Some(Duration::from_secs_f64(seconds.min(86_400.0))),
-                None => {
-                    errors.push(ConfigError::new(
-                        file,
-                        format!("{path}.timeout"),
-                        format!(
-                            "expected a number of seconds above 0, found {}",
-                            describe_value(value)
-                        ),
-                    ));
-                    continue;
-                }
-            },
-        };
-        out.push(HookConfig {
-            event,
-            matcher: matcher.clone(),
-            command: text.clone(),
-            timeout,
-            file: file.to_string(),
-        });
+        }
     }
-    out
+    let Some(Value::String(text)) = command
+        .get("command")
+        .filter(|c| c.as_str().is_some_and(|c| !c.trim().is_empty()))
+    else {
+        errors.push(ConfigError::new(
+            file,
+            format!("{path}.command"),
+            "expected the shell command to run, as a non-empty string",
+        ));
+        return None;
+    };
+    let timeout = match command.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(value) => match value.as_f64().filter(|s| *s > 0.0 && s.is_finite()) {
+            Some(seconds) => Some(Duration::from_secs_f64(seconds.min(86_400.0))),
+            None => {
+                errors.push(ConfigError::new(
+                    file,
+                    format!("{path}.timeout"),
+                    format!(
+                        "expected a number of seconds above 0, found {}",
+                        describe_value(value)
+                    ),
+                ));
+                return None;
+            }
+        },
+    };
+    Some(HookConfig {
+        event,
+        matcher: matcher.map(str::to_string),
+        command: text.clone(),
+        timeout,
+        file: file.to_string(),
+    })
 }

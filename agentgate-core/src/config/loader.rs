@@ -286,35 +286,7 @@ impl ConfigLoader {
             }
         }
         for dir in &config_dirs {
-            if Some(dir) != global.as_ref() {
-                state.project = walk.iter().any(|w| dir.starts_with(w))
-                    && self
-                        .home
-                        .as_ref()
-                        .is_none_or(|home| dir != &home.join(".opencode"));
-                for name in ["opencode.json", "opencode.jsonc"] {
-                    self.file_layer(&dir.join(name), &mut state);
-                }
-                state.project = false;
-            }
-            let (found, errors) = scan_markdown_agents(dir);
-            state.warnings.extend(errors.iter().map(markdown_warning));
-            let project_dir = walk.iter().any(|w| dir.starts_with(w))
-                && self
-                    .home
-                    .as_ref()
-                    .is_none_or(|home| dir != &home.join(".opencode"));
-            for mut agent in found {
-                if project_dir {
-                    state.screen_markdown_agent(&mut agent);
-                }
-                match state.agents.get_mut(&agent.name) {
-                    Some(base) => merge_agent_config(base, &agent.config),
-                    None => {
-                        state.agents.insert(agent.name, agent.config);
-                    }
-                }
-            }
+            self.config_dir_layer(dir, Some(dir) == global.as_ref(), &walk, &mut state);
         }
         if let Some(text) = (self.env)("OPENCODE_CONFIG_CONTENT").filter(|t| !t.is_empty()) {
             match self.parse(&text, None, &self.directory, "OPENCODE_CONFIG_CONTENT") {
@@ -339,6 +311,38 @@ impl ConfigLoader {
                 }
             });
         state.finish(permission_override, config_dirs)
+    }
+
+    /// The layers of one config directory (`.opencode/`, or the global
+    /// one): its `opencode.json(c)` unless it is the global directory
+    /// (read already), then its markdown agents; a directory inside the
+    /// project (one of `walk`, not `~/.opencode`) is the project's.
+    fn config_dir_layer(&self, dir: &Path, is_global: bool, walk: &[PathBuf], state: &mut Merge) {
+        let project_dir = walk.iter().any(|w| dir.starts_with(w))
+            && self
+                .home
+                .as_ref()
+                .is_none_or(|home| dir != home.join(".opencode"));
+        if !is_global {
+            state.project = project_dir;
+            for name in ["opencode.json", "opencode.jsonc"] {
+                self.file_layer(&dir.join(name), state);
+            }
+            state.project = false;
+        }
+        let (found, errors) = scan_markdown_agents(dir);
+        state.warnings.extend(errors.iter().map(markdown_warning));
+        for mut agent in found {
+            if project_dir {
+                state.screen_markdown_agent(&mut agent);
+            }
+            match state.agents.get_mut(&agent.name) {
+                Some(base) => merge_agent_config(base, &agent.config),
+                None => {
+                    state.agents.insert(agent.name, agent.config);
+                }
+            }
+        }
     }
 
     fn file_layer(&self, path: &Path, state: &mut Merge) {
@@ -625,17 +629,13 @@ impl Merge {
         }
     }
 
-    fn finish(
-        mut self,
+    /// The merged `permission`: the legacy `tools` under the explicit
+    /// `permission` (explicit wins), with `OPENCODE_PERMISSION`
+    /// (`permission_override`) merged over the explicit one first.
+    fn permission(
+        &mut self,
         permission_override: Option<Value>,
-        config_dirs: Vec<PathBuf>,
-    ) -> Result<Config, ConfigErrors> {
-        if let Some(errors) = ConfigErrors::from_vec(std::mem::take(&mut self.errors)) {
-            return Err(errors);
-        }
-        // Every layer was checked on its own; what follows only combines
-        // valid values, so an error here means a check above is missing.
-        let combined = || self.files.join(", ");
+    ) -> Result<Option<PermissionConfig>, ConfigError> {
         if let Some(over) = &permission_override {
             let slot = self
                 .value
@@ -653,18 +653,32 @@ impl Merge {
                 Some(legacy)
             }
         };
-        let permission = match merged {
-            Some(value) => Some(PermissionConfig::from_value(&value, "permission").map_err(
-                |e| {
-                    ConfigError::new(
-                        &combined(),
-                        e.path,
-                        format!("expected {}, found {}", e.expected, e.found),
-                    )
-                },
-            )?),
-            None => None,
+        let Some(value) = merged else {
+            return Ok(None);
         };
+        PermissionConfig::from_value(&value, "permission")
+            .map(Some)
+            .map_err(|e| {
+                ConfigError::new(
+                    &self.files.join(", "),
+                    e.path,
+                    format!("expected {}, found {}", e.expected, e.found),
+                )
+            })
+    }
+
+    fn finish(
+        mut self,
+        permission_override: Option<Value>,
+        config_dirs: Vec<PathBuf>,
+    ) -> Result<Config, ConfigErrors> {
+        if let Some(errors) = ConfigErrors::from_vec(std::mem::take(&mut self.errors)) {
+            return Err(errors);
+        }
+        // Every layer was checked on its own; what follows only combines
+        // valid values, so an error here means a check above is missing.
+        let permission = self.permission(permission_override)?;
+        let combined = || self.files.join(", ");
         let string = |key: &str| -> Option<String> {
             self.value
                 .get(key)

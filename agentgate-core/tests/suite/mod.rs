@@ -9,7 +9,6 @@ mod config_loading;
 mod conformance;
 mod engine_loop;
 mod faults;
-mod function_length;
 mod hooks;
 mod layering;
 mod mode_reminders;

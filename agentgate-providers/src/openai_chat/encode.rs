@@ -182,86 +182,98 @@ pub(crate) fn encode_message<'a>(
             };
             out.push(Message::User { content });
         }
-        ModelRole::Assistant => {
-            let text = joined_text(&message.content);
-            let tool_calls: Vec<ToolCall> = message
-                .content
-                .iter()
-                .filter_map(|p| match p {
-                    ContentPart::ToolCall {
-                        id, name, input, ..
-                    } => Some(ToolCall {
-                        id: id.clone(),
-                        kind: "function",
-                        function: FunctionCall {
-                            name: name.clone(),
-                            arguments: input.to_string(),
-                        },
-                    }),
-                    _ => None,
-                })
-                .collect();
-            if text.is_empty() && tool_calls.is_empty() {
-                // Reasoning-only turns: the API rejects an empty assistant message.
-                return;
-            }
-            let reasoning: String = message
-                .content
-                .iter()
-                .filter_map(|p| match p {
-                    ContentPart::Reasoning { text, .. } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            let reasoning_content = (echo_reasoning && !tool_calls.is_empty())
-                .then_some(reasoning)
-                .filter(|r| !r.is_empty());
-            out.push(Message::Assistant {
-                content: (!text.is_empty()).then(|| text.into_owned()),
-                tool_calls,
-                reasoning_content,
-            });
-        }
-        ModelRole::Tool => {
-            // A tool message cannot hold images: the files tools returned
-            // (each follows its result) go in one user message after the
-            // results, each introduced by the call it came from.
-            let mut files = Vec::new();
-            let mut last_call = None;
-            for part in &message.content {
-                match part {
-                    ContentPart::ToolResult {
-                        call_id,
-                        name,
-                        output,
-                        ..
-                    } => {
-                        last_call = Some((name, call_id));
-                        out.push(Message::Tool {
-                            tool_call_id: Cow::Borrowed(call_id.as_str()),
-                            content: Cow::Borrowed(output.as_str()),
-                        });
-                    }
-                    ContentPart::Text { text, .. } if !text.is_empty() => out.push(Message::User {
-                        content: UserContent::Text(Cow::Borrowed(text.as_str())),
-                    }),
-                    ContentPart::File { .. } => {
-                        if let Some((name, call_id)) = last_call.take() {
-                            files.push(UserPart::Text {
-                                text: format!("Attached by the {name} tool call {call_id}:"),
-                            });
-                        }
-                        files.extend(user_part(part));
-                    }
-                    _ => {}
-                }
-            }
-            if !files.is_empty() {
-                out.push(Message::User {
-                    content: UserContent::Parts(files),
+        ModelRole::Assistant => encode_assistant(message, echo_reasoning, out),
+        ModelRole::Tool => encode_tool_results(message, out),
+    }
+}
+
+/// An assistant turn: its text and tool calls (and, with `echo_reasoning`,
+/// its reasoning when it called tools); nothing for a reasoning-only turn.
+fn encode_assistant<'a>(
+    message: &'a ModelMessage,
+    echo_reasoning: bool,
+    out: &mut Vec<Message<'a>>,
+) {
+    let text = joined_text(&message.content);
+    let tool_calls: Vec<ToolCall> = message
+        .content
+        .iter()
+        .filter_map(|p| match p {
+            ContentPart::ToolCall {
+                id, name, input, ..
+            } => Some(ToolCall {
+                id: id.clone(),
+                kind: "function",
+                function: FunctionCall {
+                    name: name.clone(),
+                    arguments: input.to_string(),
+                },
+            }),
+            _ => None,
+        })
+        .collect();
+    if text.is_empty() && tool_calls.is_empty() {
+        // Reasoning-only turns: the API rejects an empty assistant message.
+        return;
+    }
+    let reasoning: String = message
+        .content
+        .iter()
+        .filter_map(|p| match p {
+            ContentPart::Reasoning { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let reasoning_content = (echo_reasoning && !tool_calls.is_empty())
+        .then_some(reasoning)
+        .filter(|r| !r.is_empty());
+    out.push(Message::Assistant {
+        content: (!text.is_empty()).then(|| text.into_owned()),
+        tool_calls,
+        reasoning_content,
+    });
+}
+
+/// Tool results, one wire message each; the files they returned follow in
+/// one user message, each introduced by its call.
+fn encode_tool_results<'a>(message: &'a ModelMessage, out: &mut Vec<Message<'a>>) {
+    // A tool message cannot hold images: the files tools returned
+    // (each follows its result) go in one user message after the
+    // results, each introduced by the call it came from.
+    let mut files = Vec::new();
+    let mut last_call = None;
+    for part in &message.content {
+        match part {
+            ContentPart::ToolResult {
+                call_id,
+                name,
+                output,
+                ..
+            } => {
+                last_call = Some((name, call_id));
+                out.push(Message::Tool {
+                    tool_call_id: Cow::Borrowed(call_id.as_str()),
+                    content: Cow::Borrowed(output.as_str()),
                 });
             }
+            ContentPart::Text { text, .. } if !text.is_empty() => out.push(Message::User {
+                content: UserContent::Text(Cow::Borrowed(text.as_str())),
+            }),
+            ContentPart::File { .. } => {
+                if let Some((name, call_id)) = last_call.take() {
+                    files.push(UserPart::Text {
+                        text: format!("Attached by the {name} tool call {call_id}:"),
+                    });
+                }
+                files.extend(user_part(part));
+            }
+            _ => {}
         }
+    }
+    if !files.is_empty() {
+        out.push(Message::User {
+            content: UserContent::Parts(files),
+        });
     }
 }
 

@@ -182,6 +182,7 @@ fn user_part(part: &ContentPart) -> Option<WirePart> {
     })
 }
 
+/// Appends the input items of one message.
 fn encode_message(role: ModelRole, parts: &[ContentPart], out: &mut Vec<InputItem>) {
     match role {
         ModelRole::User => {
@@ -193,93 +194,99 @@ fn encode_message(role: ModelRole, parts: &[ContentPart], out: &mut Vec<InputIte
                 });
             }
         }
-        ModelRole::Assistant => {
-            for part in parts {
-                match part {
-                    ContentPart::Text { text, .. } if !text.is_empty() => {
-                        out.push(InputItem::Message {
-                            role: "assistant",
-                            content: vec![WirePart::OutputText { text: text.clone() }],
-                        })
-                    }
-                    ContentPart::Reasoning {
-                        text,
-                        provider_metadata,
-                    } => {
-                        // Only reasoning this API produced can go back, and
-                        // with `store: false` only with its encrypted
-                        // content: by id alone the server cannot find it.
-                        let meta = provider_metadata.as_ref();
-                        let (Some(id), Some(encrypted)) = (
-                            metadata_str(meta, PROVIDER, "itemId"),
-                            metadata_str(meta, PROVIDER, "encryptedContent"),
-                        ) else {
-                            continue;
-                        };
-                        let summary = if text.is_empty() {
-                            Vec::new()
-                        } else {
-                            vec![SummaryText {
-                                kind: "summary_text",
-                                text: text.clone(),
-                            }]
-                        };
-                        out.push(InputItem::Item(Item::Reasoning {
-                            id: id.to_string(),
-                            summary,
-                            encrypted_content: Some(encrypted.to_string()),
-                        }));
-                    }
-                    ContentPart::ToolCall {
-                        id, name, input, ..
-                    } => out.push(InputItem::Item(Item::FunctionCall {
-                        call_id: id.clone(),
-                        name: name.clone(),
-                        arguments: match input {
-                            Value::String(raw) => raw.clone(),
-                            other => other.to_string(),
-                        },
-                    })),
-                    _ => {}
-                }
+        ModelRole::Assistant => encode_assistant(parts, out),
+        ModelRole::Tool => encode_tool_outputs(parts, out),
+    }
+}
+
+/// An assistant turn: each text, reasoning this API produced (with its
+/// encrypted content) and call as its own item.
+fn encode_assistant(parts: &[ContentPart], out: &mut Vec<InputItem>) {
+    for part in parts {
+        match part {
+            ContentPart::Text { text, .. } if !text.is_empty() => out.push(InputItem::Message {
+                role: "assistant",
+                content: vec![WirePart::OutputText { text: text.clone() }],
+            }),
+            ContentPart::Reasoning {
+                text,
+                provider_metadata,
+            } => {
+                // Only reasoning this API produced can go back, and
+                // with `store: false` only with its encrypted
+                // content: by id alone the server cannot find it.
+                let meta = provider_metadata.as_ref();
+                let (Some(id), Some(encrypted)) = (
+                    metadata_str(meta, PROVIDER, "itemId"),
+                    metadata_str(meta, PROVIDER, "encryptedContent"),
+                ) else {
+                    continue;
+                };
+                let summary = if text.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![SummaryText {
+                        kind: "summary_text",
+                        text: text.clone(),
+                    }]
+                };
+                out.push(InputItem::Item(Item::Reasoning {
+                    id: id.to_string(),
+                    summary,
+                    encrypted_content: Some(encrypted.to_string()),
+                }));
             }
+            ContentPart::ToolCall {
+                id, name, input, ..
+            } => out.push(InputItem::Item(Item::FunctionCall {
+                call_id: id.clone(),
+                name: name.clone(),
+                arguments: match input {
+                    Value::String(raw) => raw.clone(),
+                    other => other.to_string(),
+                },
+            })),
+            _ => {}
         }
-        ModelRole::Tool => {
-            // Files tools returned (each follows its result) go in one user
-            // message after the outputs, each introduced by its call.
-            let mut files = Vec::new();
-            let mut last_call = None;
-            for part in parts {
-                match part {
-                    ContentPart::ToolResult {
-                        call_id,
-                        name,
-                        output,
-                        ..
-                    } => {
-                        last_call = Some((name, call_id));
-                        out.push(InputItem::Item(Item::FunctionCallOutput {
-                            call_id: call_id.clone(),
-                            output: output.clone(),
-                        }));
-                    }
-                    ContentPart::File { .. } => {
-                        if let Some((name, call_id)) = last_call.take() {
-                            files.push(WirePart::InputText {
-                                text: format!("Attached by the {name} tool call {call_id}:"),
-                            });
-                        }
-                        files.extend(user_part(part));
-                    }
-                    _ => {}
+    }
+}
+
+/// Tool outputs, one item each; the files they returned follow in one
+/// user message, each introduced by its call.
+fn encode_tool_outputs(parts: &[ContentPart], out: &mut Vec<InputItem>) {
+    // Files tools returned (each follows its result) go in one user
+    // message after the outputs, each introduced by its call.
+    let mut files = Vec::new();
+    let mut last_call = None;
+    for part in parts {
+        match part {
+            ContentPart::ToolResult {
+                call_id,
+                name,
+                output,
+                ..
+            } => {
+                last_call = Some((name, call_id));
+                out.push(InputItem::Item(Item::FunctionCallOutput {
+                    call_id: call_id.clone(),
+                    output: output.clone(),
+                }));
+            }
+            ContentPart::File { .. } => {
+                if let Some((name, call_id)) = last_call.take() {
+                    files.push(WirePart::InputText {
+                        text: format!("Attached by the {name} tool call {call_id}:"),
+                    });
                 }
+                files.extend(user_part(part));
             }
-            if !files.is_empty() {
-                out.push(InputItem::Message {
-                    role: "user",
-                    content: files,
-                });
-            }
+            _ => {}
         }
+    }
+    if !files.is_empty() {
+        out.push(InputItem::Message {
+            role: "user",
+            content: files,
+        });
     }
 }

@@ -6,8 +6,9 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::SqliteError;
 
-/// The schema version this SDK writes. Each entry of [`MIGRATIONS`] moves a
-/// file one version forward; a file is never migrated backwards.
+/// The schema version this SDK writes: the number of forward migrations
+/// this module holds, each moving a file one version forward; a file is
+/// never migrated backwards.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Migration `i` takes a file from version `i` to `i + 1`.

@@ -155,6 +155,54 @@ struct Change {
     after: Option<Vec<u8>>,
 }
 
+/// What a patch changes, as the tool reports it.
+struct Described {
+    /// Every changed file's unified diff, concatenated.
+    combined: String,
+    /// One JSON object per changed file (opencode's `files` metadata).
+    files: Vec<serde_json::Value>,
+    /// `A|D|M path` per changed file, relative to the worktree.
+    summary: Vec<String>,
+}
+
+/// Describes the `changes` that change something, paths relative to
+/// `worktree`.
+fn describe(changes: &[Change], worktree: &Path) -> Described {
+    let mut combined = String::new();
+    let mut files = Vec::new();
+    let mut summary = Vec::new();
+    for change in changes {
+        if change.before == change.after {
+            continue;
+        }
+        let filepath = change.path.display().to_string();
+        let old = String::from_utf8_lossy(change.before.as_deref().unwrap_or_default());
+        let new = String::from_utf8_lossy(change.after.as_deref().unwrap_or_default());
+        let diff = unified_diff(&filepath, &old, &new);
+        combined.push_str(&diff.unified);
+        let (kind, letter) = match (&change.before, &change.after) {
+            (None, _) => ("add", "A"),
+            (_, None) => ("delete", "D"),
+            _ => ("update", "M"),
+        };
+        let relative = paths::relative(worktree, &change.path);
+        summary.push(format!("{letter} {relative}"));
+        files.push(json!({
+            "filePath": filepath,
+            "relativePath": relative,
+            "type": kind,
+            "patch": diff.unified,
+            "additions": diff.additions,
+            "deletions": diff.deletions,
+        }));
+    }
+    Described {
+        combined,
+        files,
+        summary,
+    }
+}
+
 /// The planned state of every touched file, in order of first touch, so
 /// later operations of one patch see what earlier ones did.
 #[derive(Default)]
@@ -311,34 +359,11 @@ impl TypedTool for ApplyPatchTool {
         }
         let plan = plan(&ops, &ctx.directory).await?;
 
-        let mut combined = String::new();
-        let mut files = Vec::new();
-        let mut summary = Vec::new();
-        for change in &plan.changes {
-            if change.before == change.after {
-                continue;
-            }
-            let filepath = change.path.display().to_string();
-            let old = String::from_utf8_lossy(change.before.as_deref().unwrap_or_default());
-            let new = String::from_utf8_lossy(change.after.as_deref().unwrap_or_default());
-            let diff = unified_diff(&filepath, &old, &new);
-            combined.push_str(&diff.unified);
-            let (kind, letter) = match (&change.before, &change.after) {
-                (None, _) => ("add", "A"),
-                (_, None) => ("delete", "D"),
-                _ => ("update", "M"),
-            };
-            let relative = paths::relative(&ctx.worktree, &change.path);
-            summary.push(format!("{letter} {relative}"));
-            files.push(json!({
-                "filePath": filepath,
-                "relativePath": relative,
-                "type": kind,
-                "patch": diff.unified,
-                "additions": diff.additions,
-                "deletions": diff.deletions,
-            }));
-        }
+        let Described {
+            combined,
+            files,
+            summary,
+        } = describe(&plan.changes, &ctx.worktree);
         let patterns = edit
             .as_ref()
             .map(|e| e.patterns.join(", "))

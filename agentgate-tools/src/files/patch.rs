@@ -126,22 +126,8 @@ pub fn parse_patch(text: &str) -> Result<Vec<PatchOp>, PatchError> {
         let line = all[i];
         let number = i + 1;
         if let Some(path) = header_path(line, ADD, number)? {
-            i += 1;
-            let mut contents = String::new();
-            while i < last && !all[i].starts_with("***") {
-                let Some(text) = all[i].strip_prefix('+') else {
-                    return Err(error(
-                        i + 1,
-                        format!(
-                            "every line of `*** Add File: {path}` must start with `+`, found {:?}",
-                            all[i]
-                        ),
-                    ));
-                };
-                contents.push_str(text);
-                contents.push('\n');
-                i += 1;
-            }
+            let (contents, next) = added_contents(&all, i + 1, last, &path)?;
+            i = next;
             ops.push(PatchOp::Add { path, contents });
         } else if let Some(path) = header_path(line, DELETE, number)? {
             i += 1;
@@ -188,6 +174,32 @@ pub fn parse_patch(text: &str) -> Result<Vec<PatchOp>, PatchError> {
         ));
     }
     Ok(ops)
+}
+
+/// The contents of `*** Add File: path`, from its `+` lines starting at
+/// `all[i]` up to the next `***` line (or `last`), and the index after them.
+fn added_contents(
+    all: &[&str],
+    mut i: usize,
+    last: usize,
+    path: &str,
+) -> Result<(String, usize), PatchError> {
+    let mut contents = String::new();
+    while i < last && !all[i].starts_with("***") {
+        let Some(text) = all[i].strip_prefix('+') else {
+            return Err(error(
+                i + 1,
+                format!(
+                    "every line of `*** Add File: {path}` must start with `+`, found {:?}",
+                    all[i]
+                ),
+            ));
+        };
+        contents.push_str(text);
+        contents.push('\n');
+        i += 1;
+    }
+    Ok((contents, i))
 }
 
 /// The path after `prefix` when `line` is that header; an error when the

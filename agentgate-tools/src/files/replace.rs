@@ -388,6 +388,9 @@ fn levenshtein_banded(a: &[char], b: &[char], k: usize) -> Option<usize> {
     (distance <= k).then_some(distance)
 }
 
+/// The block of `content` whose first and last lines match those of `old`
+/// (trimmed) and whose inner lines are alike enough: opencode's block-anchor
+/// replacer.
 fn block_anchor(content: &str, old: &str) -> Vec<String> {
     let lines: Vec<&str> = content.split('\n').collect();
     let mut search: Vec<&str> = old.split('\n').collect();
@@ -417,38 +420,8 @@ fn block_anchor(content: &str, old: &str) -> Vec<String> {
     }
     let starts = line_starts(&lines);
     let mut cells = Cells(LEVENSHTEIN_CELLS);
-    let mut similarity_of = |(start, end): (usize, usize), early_exit: bool| -> f64 {
-        let actual = end - start + 1;
-        let to_check = size.saturating_sub(2).min(actual.saturating_sub(2));
-        if to_check == 0 {
-            return 1.0;
-        }
-        let mut similarity = 0.0;
-        let mut j = 1;
-        while j < size - 1 && j < actual - 1 {
-            let original = lines[start + j].trim();
-            let wanted = search[j].trim();
-            let max_len = original.chars().count().max(wanted.chars().count());
-            j += 1;
-            if max_len == 0 {
-                continue;
-            }
-            let distance = levenshtein_within(original, wanted, &mut cells) as f64;
-            let line_similarity = 1.0 - distance / max_len as f64;
-            if early_exit {
-                similarity += line_similarity / to_check as f64;
-                if similarity >= BLOCK_ANCHOR_THRESHOLD {
-                    break;
-                }
-            } else {
-                similarity += line_similarity;
-            }
-        }
-        if early_exit {
-            similarity
-        } else {
-            similarity / to_check as f64
-        }
+    let mut similarity_of = |candidate: (usize, usize), early_exit: bool| {
+        block_similarity(&lines, &search, candidate, early_exit, &mut cells)
     };
     match candidates.as_slice() {
         [] => Vec::new(),
@@ -476,6 +449,52 @@ fn block_anchor(content: &str, old: &str) -> Vec<String> {
                 _ => Vec::new(),
             }
         }
+    }
+}
+
+/// How alike the inner lines of the candidate block `start..=end` of
+/// `lines` are to those of `search` (1.0 when there are none to compare),
+/// by edit distance line by line. With `early_exit`, the sum stops as
+/// soon as it reaches the threshold (a single candidate only needs to
+/// pass it).
+fn block_similarity(
+    lines: &[&str],
+    search: &[&str],
+    (start, end): (usize, usize),
+    early_exit: bool,
+    cells: &mut Cells,
+) -> f64 {
+    let size = search.len();
+    let actual = end - start + 1;
+    let to_check = size.saturating_sub(2).min(actual.saturating_sub(2));
+    if to_check == 0 {
+        return 1.0;
+    }
+    let mut similarity = 0.0;
+    let mut j = 1;
+    while j < size - 1 && j < actual - 1 {
+        let original = lines[start + j].trim();
+        let wanted = search[j].trim();
+        let max_len = original.chars().count().max(wanted.chars().count());
+        j += 1;
+        if max_len == 0 {
+            continue;
+        }
+        let distance = levenshtein_within(original, wanted, cells) as f64;
+        let line_similarity = 1.0 - distance / max_len as f64;
+        if early_exit {
+            similarity += line_similarity / to_check as f64;
+            if similarity >= BLOCK_ANCHOR_THRESHOLD {
+                break;
+            }
+        } else {
+            similarity += line_similarity;
+        }
+    }
+    if early_exit {
+        similarity
+    } else {
+        similarity / to_check as f64
     }
 }
 

@@ -71,6 +71,47 @@ impl GrepTool {
         requests.extend(external_requests(&search, is_dir, directory, worktree));
         requests
     }
+
+    /// The listing of `found` within the limits: the matches grouped under
+    /// their file, long lines cut; and how many matches it shows.
+    fn listing(&self, found: &[FileMatches]) -> (Vec<String>, usize) {
+        let mut body: Vec<String> = Vec::new();
+        let mut bytes = 0;
+        let mut shown = 0;
+        let mut current: Option<&Path> = None;
+        let matches = found.iter().flat_map(|file| {
+            file.lines
+                .iter()
+                .map(move |(line, text)| (file.path.as_path(), *line, text))
+        });
+        for (path, line, text) in matches.take(self.limits.max_results) {
+            let mut entry = Vec::new();
+            if current != Some(path) {
+                if current.is_some() {
+                    entry.push(String::new());
+                }
+                entry.push(format!("{}:", path.display()));
+            }
+            let text = if text.chars().count() > self.limits.max_line_chars {
+                let cut: String = text.chars().take(self.limits.max_line_chars).collect();
+                format!("{cut}...")
+            } else {
+                text.clone()
+            };
+            entry.push(format!("  Line {line}: {text}"));
+            let size: usize = entry.iter().map(|l| l.len() + 1).sum();
+            // Stay under the loop's output cap, which does not apply to
+            // outputs that say whether they were truncated.
+            if shown > 0 && bytes + size > self.limits.max_output_bytes {
+                break;
+            }
+            bytes += size;
+            shown += 1;
+            current = Some(path);
+            body.extend(entry);
+        }
+        (body, shown)
+    }
 }
 
 /// The matching lines of one file.
@@ -217,41 +258,7 @@ impl TypedTool for GrepTool {
                 .with_title(title)
                 .with_metadata(json!({"matches": 0, "truncated": false})));
         }
-        let mut body: Vec<String> = Vec::new();
-        let mut bytes = 0;
-        let mut shown = 0;
-        let mut current: Option<&Path> = None;
-        let matches = found.iter().flat_map(|file| {
-            file.lines
-                .iter()
-                .map(move |(line, text)| (file.path.as_path(), *line, text))
-        });
-        for (path, line, text) in matches.take(self.limits.max_results) {
-            let mut entry = Vec::new();
-            if current != Some(path) {
-                if current.is_some() {
-                    entry.push(String::new());
-                }
-                entry.push(format!("{}:", path.display()));
-            }
-            let text = if text.chars().count() > self.limits.max_line_chars {
-                let cut: String = text.chars().take(self.limits.max_line_chars).collect();
-                format!("{cut}...")
-            } else {
-                text.clone()
-            };
-            entry.push(format!("  Line {line}: {text}"));
-            let size: usize = entry.iter().map(|l| l.len() + 1).sum();
-            // Stay under the loop's output cap, which does not apply to
-            // outputs that say whether they were truncated.
-            if shown > 0 && bytes + size > self.limits.max_output_bytes {
-                break;
-            }
-            bytes += size;
-            shown += 1;
-            current = Some(path);
-            body.extend(entry);
-        }
+        let (body, shown) = self.listing(&found);
         let truncated = shown < total;
         let mut lines = vec![if truncated {
             format!("Found {total} matches (showing first {shown})")

@@ -332,6 +332,7 @@ impl Writer {
     }
 }
 
+/// `html` as text of `flavor`, the content of [`SKIPPED`] elements left out.
 fn convert(html: &str, flavor: Flavor) -> String {
     let mut writer = Writer {
         out: String::new(),
@@ -402,7 +403,12 @@ fn convert(html: &str, flavor: Flavor) -> String {
             writer.open(&tag);
         }
     }
-    let mut out = writer.out;
+    finished_text(writer.out)
+}
+
+/// The converted text cut at [`MAX_OUTPUT_BYTES`] (saying so), trailing
+/// spaces of each line and blank ends trimmed.
+fn finished_text(mut out: String) -> String {
     let cut = out.len() > MAX_OUTPUT_BYTES;
     if cut {
         let mut end = MAX_OUTPUT_BYTES;

@@ -4,7 +4,7 @@
 //!
 //! Each ACP session is a [`CodingAgent`](crate::CodingAgent) that the
 //! host's [`AgentFactory`] builds for the session's directory (the same
-//! seam as `agent serve`'s: the [`AgentSetup`](crate::AgentSetup) carries
+//! seam as `agent serve`'s: the [`AgentSetup`] carries
 //! the approver that asks the editor and the client's MCP servers). Its turns
 //! stream as `session/update`s (message and thought chunks, tool calls
 //! with diffs and output, the todo list as a plan), every ask of the

@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use super::error::RemoteError;
 use super::event::is_safe_id;
-use super::turn::{self, RemoteStream};
 use crate::permission::{Approver, RejectAll, Reply};
 use crate::protocol::{CreateSession, ErrorBody, ReplyBody, SessionInfo};
 
@@ -299,7 +298,7 @@ impl RemoteAgent {
             .ok()
             .map(|error| error.data.message)
             .filter(|message| !message.is_empty())
-            .unwrap_or_else(|| crate::remote::turn::one_line(&String::from_utf8_lossy(&body), 200));
+            .unwrap_or_else(|| one_line(&String::from_utf8_lossy(&body), 200));
         Err(RemoteError::Status {
             url,
             status: status.as_u16(),
@@ -394,17 +393,6 @@ impl RemoteSession {
         &self.info
     }
 
-    /// Runs `prompt` in the session: subscribes to the events first, sends
-    /// the prompt (`prompt_async`), and streams the turn's events until it
-    /// ends ([`RemoteEvent::Finished`](super::RemoteEvent::Finished)) or
-    /// fails (an `Err` item, the last). The session's asks go to the
-    /// agent's approver and its answers to the server; asks of other
-    /// sessions are never answered. Dropping the stream, or
-    /// [`RemoteStream::cancel`], aborts the turn on the server.
-    pub async fn stream(&self, prompt: impl Into<String>) -> Result<RemoteStream, RemoteError> {
-        turn::start(self.agent.clone(), self.id.clone(), prompt.into()).await
-    }
-
     /// Aborts the session's running turn (`POST /session/{id}/abort`).
     pub async fn abort(&self) -> Result<(), RemoteError> {
         self.agent
@@ -415,4 +403,14 @@ impl RemoteSession {
             .await
             .map(|_| ())
     }
+}
+
+/// The first non-blank line of `text`, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    line.chars().take(max).collect()
 }

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::client::RemoteAgent;
+use super::client::{RemoteAgent, RemoteSession};
 use super::error::RemoteError;
 use super::event::{RemoteEvent, RemoteStop, RemoteTurn, Seen, TurnState};
 use crate::permission::Reply;
@@ -23,14 +23,19 @@ use crate::protocol::{PartInput, PromptBody};
 /// sending more has the extra ones left unanswered (it waits for them).
 const MAX_PENDING_ASKS: usize = 64;
 
-/// The first non-blank line of `text`, cut to `max` characters.
-pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    line.chars().take(max).collect()
+/// A session's turns are streamed here, beside the machinery that follows
+/// them (the client below knows nothing of turns).
+impl RemoteSession {
+    /// Runs `prompt` in the session: subscribes to the events first, sends
+    /// the prompt (`prompt_async`), and streams the turn's events until it
+    /// ends ([`RemoteEvent::Finished`](super::RemoteEvent::Finished)) or
+    /// fails (an `Err` item, the last). The session's asks go to the
+    /// agent's approver and its answers to the server; asks of other
+    /// sessions are never answered. Dropping the stream, or
+    /// [`RemoteStream::cancel`], aborts the turn on the server.
+    pub async fn stream(&self, prompt: impl Into<String>) -> Result<RemoteStream, RemoteError> {
+        start(self.agent.clone(), self.id().to_string(), prompt.into()).await
+    }
 }
 
 /// The events of one remote turn ([`RemoteSession::stream`](super::RemoteSession::stream)):

@@ -158,6 +158,21 @@ fn time_pair(
     Ok((median(a), median(b)))
 }
 
+/// A tool context in `dir` whose rules allow everything.
+fn allow_all_context(dir: &Path) -> ToolContext {
+    let allow: Ruleset =
+        serde_json::from_value(json!([{"permission": "*", "pattern": "*", "action": "allow"}]))
+            .unwrap_or_default();
+    ToolContext::new(
+        "ses_bench",
+        "msg_bench",
+        "call_bench",
+        PermissionGate::new(),
+    )
+    .with_directories(dir.to_path_buf(), dir.to_path_buf())
+    .with_ruleset(Arc::new(allow))
+}
+
 /// Checks that the tools, uncapped, return what `rg` prints, then times
 /// them against `rg` on `dir`.
 fn measure(
@@ -166,17 +181,7 @@ fn measure(
     pattern: &str,
     runs: usize,
 ) -> Result<Times, String> {
-    let allow: Ruleset =
-        serde_json::from_value(json!([{"permission": "*", "pattern": "*", "action": "allow"}]))
-            .unwrap_or_default();
-    let ctx = ToolContext::new(
-        "ses_bench",
-        "msg_bench",
-        "call_bench",
-        PermissionGate::new(),
-    )
-    .with_directories(dir.to_path_buf(), dir.to_path_buf())
-    .with_ruleset(Arc::new(allow));
+    let ctx = allow_all_context(dir);
     let path = dir.to_string_lossy().to_string();
     let run = |tool: &dyn Tool, input: serde_json::Value| {
         runtime
