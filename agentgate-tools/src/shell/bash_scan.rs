@@ -46,6 +46,7 @@ use tree_sitter::{Node, Parser};
 use crate::files::external::{EXTERNAL_DIRECTORY, external_request, is_inside};
 use crate::files::paths;
 use crate::files::request::ToolRequest;
+use crate::shell::shell_backticks::{self, Backticks};
 use crate::shell::shell_command::{self, Analysis, base_name, join};
 use crate::shell::shell_eval::{EvalFacts, EvalWalk, assignment_parts};
 use crate::shell::shell_source;
@@ -394,6 +395,39 @@ impl Scanner {
 
     /// Scans one command line (the top level or a script inside it).
     fn script(&mut self, script: &str, depth: usize) -> Result<(), ScanError> {
+        if depth > MAX_NESTING {
+            return Err(ScanError::TooComplex);
+        }
+        self.parsed(script, depth)?;
+        self.backtick_gaps(script, depth)
+    }
+
+    /// Backtick substitutions as bash delimits them (`shell_backticks`):
+    /// tree-sitter's parse may cut across them, so each gap between two
+    /// backticks is scanned again as a command line of its own (a gap of
+    /// plain text between two substitutions adds a pattern too: more asks,
+    /// never fewer), and a line whose gaps are not all simple commands is
+    /// opaque.
+    fn backtick_gaps(&mut self, script: &str, depth: usize) -> Result<(), ScanError> {
+        match shell_backticks::backticks(script) {
+            Backticks::None => Ok(()),
+            Backticks::Opaque(reason) => {
+                self.opaque(reason);
+                Ok(())
+            }
+            Backticks::Simple(gaps) => {
+                for gap in gaps {
+                    if !gap.trim().is_empty() {
+                        self.parsed(gap, depth + 1)?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Scans one command line through tree-sitter's parse.
+    fn parsed(&mut self, script: &str, depth: usize) -> Result<(), ScanError> {
         if depth > MAX_NESTING {
             return Err(ScanError::TooComplex);
         }

@@ -10,8 +10,9 @@ pub(crate) mod bash;
 
 // What the scanner models of bash, one layer each: programs as data, the
 // walk of a command, variable evaluation, bash's own variables and options
-// as data, `source`d and `-c` scripts, words.
+// as data, `source`d and `-c` scripts, backtick substitutions, words.
 pub(crate) mod programs;
+pub(crate) mod shell_backticks;
 pub(crate) mod shell_command;
 pub(crate) mod shell_eval;
 pub(crate) mod shell_settings;

@@ -1751,10 +1751,6 @@ pub const HOLE_CLASSES: &[(&str, &str)] = &[
         "a heredoc fed to a shell whose body holds a `\\`-newline: the shell reading it joins the lines, the scanner does not",
     ),
     (
-        "backtick-continuation",
-        "a `\\`-newline inside single quotes inside backticks: bash removes it before the backticks are parsed, the scanner keeps it",
-    ),
-    (
         "quote-in-comment",
         "a quote character inside a comment of a script given as text changes where the scanner thinks the script's strings are",
     ),
@@ -1809,8 +1805,6 @@ pub fn known_hole(line: &str, executed: &Executed) -> Option<&'static str> {
         "empty-for-list"
     } else if line.contains("<<") && line.contains("\\\n") {
         "heredoc-script-continuation"
-    } else if line.contains('`') && line.contains("\\\n") {
-        "backtick-continuation"
     } else if segments
         .iter()
         .any(|s| s.find('#').is_some_and(|i| s[i..].contains(['\'', '"'])))
