@@ -1,6 +1,6 @@
 //! [`PermissionPreset`]: named permission defaults an embedder picks with
 //! [`EngineSetup::preset`](super::EngineSetup::preset) (in the facade,
-//! `CodingAgentBuilder::permission_preset`).
+//! `agentgate::CodingAgentBuilder::permission_preset`).
 //!
 //! The built-in agents start from opencode's defaults, which allow nearly
 //! everything (`"*": "allow"`; only `doom_loop`, paths outside the project
