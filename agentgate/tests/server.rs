@@ -792,3 +792,126 @@ async fn always_choices_name_what_they_store_and_always_exact_stores_only_the_as
     .await;
     let _ = turn.await.unwrap();
 }
+
+/// A server whose project has custom command `review` (a markdown file)
+/// and `probe` (a shell line, which these sessions have no `bash` tool
+/// to run).
+async fn start_with_commands(name: &str, scripts: Vec<Script>) -> (Running, PathBuf) {
+    let dir = scratch(name);
+    let commands = dir.join(".opencode/command");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully.\n",
+    )
+    .unwrap();
+    std::fs::write(commands.join("probe.md"), "Probe: !`echo hi`\n").unwrap();
+    let loader = ConfigLoader::new(&dir)
+        .home(dir.join("home"))
+        .global_dir(dir.join("home/global"))
+        .env(|_| None);
+    let workspace = agentgate::Workspace::with_loader(&dir, loader).unwrap();
+    let model = Arc::new(ScriptedModel::new(scripts));
+    let factory = Scripted {
+        model: model.clone(),
+        home: dir.join("home"),
+    };
+    let bound = Server::builder(Arc::new(factory), &dir)
+        .address(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .commands(workspace.commands().clone())
+        .build()
+        .unwrap()
+        .bind()
+        .await
+        .unwrap();
+    let base = format!("http://{}", bound.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    tokio::spawn(bound.serve(async move {
+        let _ = stopped.await;
+    }));
+    let running = Running {
+        base,
+        stop: Some(stop),
+        model,
+    };
+    (running, dir)
+}
+
+#[tokio::test]
+async fn the_project_commands_are_listed_in_opencode_shape() {
+    let (server, _dir) = start_with_commands("command-list", vec![]).await;
+    let listed: Value = reqwest::get(format!("{}/command", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let review = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "review")
+        .expect("review is listed");
+    assert_eq!(review["description"], "Review a file");
+    assert_eq!(review["template"], "Review $ARGUMENTS carefully.");
+    assert_eq!(review["hints"], json!(["$ARGUMENTS"]));
+    assert_eq!(review["source"], "command");
+}
+
+#[tokio::test]
+async fn a_command_sends_the_model_its_expanded_template_and_answers_the_message() {
+    let (server, _dir) =
+        start_with_commands("command-run", vec![Script::reply("looks fine")]).await;
+    let id = new_session(&server.base).await;
+    let response = post(
+        &format!("{}/session/{id}/command", server.base),
+        json!({"command": "review", "arguments": "calc.py"}),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["info"]["role"], "assistant");
+    let texts: Vec<&str> = answer["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert!(texts.contains(&"looks fine"), "{answer}");
+    let requests = server.model.requests();
+    let sent = serde_json::to_string(&requests.last().unwrap().messages).unwrap();
+    assert!(sent.contains("Review calc.py carefully."), "{sent}");
+    assert!(!sent.contains("$ARGUMENTS"), "{sent}");
+}
+
+#[tokio::test]
+async fn an_unknown_command_is_a_404_and_a_shell_line_that_cannot_run_sends_nothing() {
+    let (server, _dir) = start_with_commands("command-refused", vec![]).await;
+    let id = new_session(&server.base).await;
+    let unknown = post(
+        &format!("{}/session/{id}/command", server.base),
+        json!({"command": "nope", "arguments": ""}),
+    )
+    .await;
+    assert_eq!(unknown.status(), 404);
+    let body: Value = unknown.json().await.unwrap();
+    assert!(
+        body["data"]["message"].as_str().unwrap().contains("review"),
+        "{body}"
+    );
+    let probe = post(
+        &format!("{}/session/{id}/command", server.base),
+        json!({"command": "probe", "arguments": ""}),
+    )
+    .await;
+    assert_eq!(probe.status(), 400);
+    let body: Value = probe.json().await.unwrap();
+    assert!(
+        body["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("echo hi"),
+        "{body}"
+    );
+    assert!(server.model.requests().is_empty());
+}

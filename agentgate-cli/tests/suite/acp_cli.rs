@@ -167,6 +167,8 @@ async fn the_official_typescript_client_drives_agent_acp_through_asks_cancel_and
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     for stage in [
+        "commands: review listed after session/new",
+        "commands: the model receives the expanded template",
         "edit: a diff",
         "edit: the ask names the call",
         "command: status failed",

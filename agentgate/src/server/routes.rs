@@ -37,6 +37,8 @@ pub(crate) const ROUTES: &[&str] = &[
     "GET /permission",
     "POST /permission/{requestID}/reply",
     "GET /agent",
+    "GET /command",
+    "POST /session/{sessionID}/command",
     "GET /config",
     "GET /doc",
 ];
@@ -118,6 +120,11 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/permission", get(list_permissions))
         .route("/permission/{request_id}/reply", post(reply))
         .route("/agent", get(agents))
+        .route("/command", get(super::command_routes::list_commands))
+        .route(
+            "/session/{session_id}/command",
+            post(super::command_routes::run_command),
+        )
         .route("/config", get(config))
         .route("/project/trust", get(project_trust))
         .route("/doc", get(doc))
@@ -349,10 +356,30 @@ async fn start(
         provider_id: m.provider_id,
         model_id: m.model_id,
     });
+    Ok(start_parts(
+        shared,
+        served,
+        parts,
+        (body.agent, model),
+        crate::PromptOptions::default(),
+    ))
+}
+
+/// Starts a turn of `parts` on `served` on its own task: `stored` (the
+/// agent and model) are kept on the session, `once` runs this turn only
+/// (see [`Shared::prompt_once`]). The task answers the turn's assistant
+/// message.
+pub(crate) fn start_parts(
+    shared: &Arc<Shared>,
+    served: Arc<super::state::Served>,
+    parts: Vec<crate::Part>,
+    stored: (Option<String>, Option<ModelRef>),
+    once: crate::PromptOptions,
+) -> tokio::task::JoinHandle<Result<MessageWithParts, Failure>> {
     let shared = Arc::clone(shared);
-    let session_id = session_id.to_string();
-    Ok(tokio::spawn(async move {
-        let result = shared.prompt(served, parts, body.agent, model).await?;
+    let session_id = served.agent.session().id.clone();
+    tokio::spawn(async move {
+        let result = shared.prompt_once(served, parts, stored, once).await?;
         let answer = answer_of(&result).ok_or_else(|| {
             Failure::Internal(format!(
                 "the turn ended without an answer: {:?}",
@@ -376,7 +403,7 @@ async fn start(
                 parent_id: parent.as_deref(),
             },
         ))
-    }))
+    })
 }
 
 /// Runs a prompt; answers the assistant message when the turn ends. A
@@ -609,6 +636,8 @@ async fn doc() -> Json<utoipa::openapi::OpenApi> {
         reply,
         respond,
         agents,
+        super::command_routes::list_commands,
+        super::command_routes::run_command,
         config,
         project_trust,
         doc
