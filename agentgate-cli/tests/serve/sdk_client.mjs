@@ -20,7 +20,7 @@
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -50,6 +50,9 @@ function check(name, ok, detail) {
 
 const notes = join(project, "notes.txt");
 let requests = 0;
+// The last user text of the request answered "Reviewed." (a custom
+// command's expanded template).
+let reviewSaw = null;
 
 function textOf(content) {
   if (typeof content === "string") return content;
@@ -96,6 +99,9 @@ const model = createServer((req, res) => {
       events = answer(["Notes"]); // a title or summary request
     } else if (last.role === "tool") {
       events = answer(["Done ", "with ", "that."]);
+    } else if (said.includes("for bugs")) {
+      reviewSaw = textOf(lastUser?.content);
+      events = answer(["Reviewed."]);
     } else if (said.includes("edit")) {
       events = toolCall("edit", { filePath: notes, oldString: "1234", newString: "5678" });
     } else if (said.includes("command")) {
@@ -130,6 +136,11 @@ writeFileSync(
   }),
 );
 writeFileSync(notes, "the launch code is 1234\n");
+mkdirSync(join(project, ".opencode/command"), { recursive: true });
+writeFileSync(
+  join(project, ".opencode/command/review.md"),
+  "---\ndescription: Review a file\n---\nReview $ARGUMENTS for bugs.\n",
+);
 
 function withTimeout(promise, ms, what) {
   let timer;
@@ -262,6 +273,16 @@ try {
   check("messages: the edit completed and the command failed", tools.some((p) => p.tool === "edit" && p.state.status === "completed") && tools.some((p) => p.tool === "bash" && p.state.status === "error"), tools.map((p) => [p.tool, p.state.status]));
   const sessions = await client.session.list();
   check("session.list: the session", (sessions.data ?? []).some((s) => s.id === sessionID), sessions.error);
+
+  // 5. the project's custom commands: listed, and one run on the session
+  const commands = await client.command.list();
+  const review = (commands.data ?? []).find((c) => c.name === "review");
+  check("command.list: review", review?.description === "Review a file" && (review?.hints ?? []).includes("$ARGUMENTS"), commands.data ?? commands.error);
+  const reviewed = await withTimeout(client.session.command({ sessionID, command: "review", arguments: "calc.py" }), 30000, "the /review command's answer");
+  check("session.command: an assistant message", reviewed.data?.info?.role === "assistant", reviewed.error ?? reviewed.data);
+  const reviewText = (reviewed.data?.parts ?? []).filter((p) => p.type === "text").map((p) => p.text).join("");
+  check("session.command: the answer's text", reviewText === "Reviewed.", reviewText);
+  check("session.command: the model receives the expanded template", reviewSaw?.includes("Review calc.py for bugs.") && !reviewSaw.includes("$ARGUMENTS"), reviewSaw);
 } catch (error) {
   check("no exception", false, String(error?.stack ?? error));
 }
