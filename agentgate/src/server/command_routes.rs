@@ -11,7 +11,7 @@ use agentgate_core::commands::{CommandSource, template_hints};
 use axum::Json;
 use axum::extract::{Path, State};
 
-use super::routes::JsonBody;
+use super::answers::JsonBody;
 use super::state::{Failure, Served, Shared, parts_of};
 use super::wire::{CommandBody, CommandInfo, MessageWithParts};
 use crate::{Command, PreparedCommand};
@@ -66,7 +66,8 @@ pub(crate) async fn run_command(
     if !body.parts.is_empty() {
         parts.extend(parts_of(body.parts)?);
     }
-    let task = super::routes::start_parts(&shared, served, parts, (None, None), prepared.options);
+    let task =
+        super::turn_task::start_parts(&shared, served, parts, (None, None), prepared.options);
     task.await
         .map_err(|error| Failure::Internal(format!("the turn's task failed: {error}")))?
         .map(Json)

@@ -32,12 +32,14 @@
 //! # Ok(()) }
 //! ```
 
+mod answers;
 mod auth;
 mod command_routes;
 mod events;
 mod page;
 mod routes;
 mod state;
+mod turn_task;
 mod wire;
 
 use std::future::Future;

@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::rejection::JsonRejection;
-use axum::extract::{FromRequest, Path, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -11,7 +10,9 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 use utoipa::OpenApi;
 
-use super::state::{Failure, Shared, answer_of, parts_of};
+use super::answers::JsonBody;
+use super::state::{Failure, Shared, parts_of};
+use super::turn_task::{model_of, start_parts};
 use super::wire::{
     CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageContext, MessageWithParts,
     PermissionInfo, PromptBody, ReplyBody, RespondBody, SessionInfo, UpdateSession, with_parts,
@@ -42,52 +43,6 @@ pub(crate) const ROUTES: &[&str] = &[
     "GET /config",
     "GET /doc",
 ];
-
-/// An error answer: `{name, data: {message}}` with `status`.
-pub(crate) fn api_error(status: StatusCode, name: &str, message: String) -> Response {
-    let body = ErrorBody {
-        name: name.to_string(),
-        data: ErrorData {
-            message,
-            routes: None,
-        },
-    };
-    (status, Json(body)).into_response()
-}
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        match self {
-            Failure::BadRequest(m) => api_error(StatusCode::BAD_REQUEST, "BadRequestError", m),
-            Failure::NotFound(m) => api_error(StatusCode::NOT_FOUND, "NotFoundError", m),
-            Failure::Aborted(m) => api_error(StatusCode::CONFLICT, "MessageAbortedError", m),
-            Failure::Internal(m) => api_error(StatusCode::INTERNAL_SERVER_ERROR, "UnknownError", m),
-        }
-    }
-}
-
-/// A JSON body whose rejections (malformed, wrong content type, too
-/// large) are answered as JSON errors with their status.
-pub(crate) struct JsonBody<T>(pub(crate) T);
-
-impl<S, T> FromRequest<S> for JsonBody<T>
-where
-    Json<T>: FromRequest<S, Rejection = JsonRejection>,
-    S: Send + Sync,
-{
-    type Rejection = Response;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(request, state).await {
-            Ok(Json(value)) => Ok(JsonBody(value)),
-            Err(rejection) => Err(api_error(
-                rejection.status(),
-                "BadRequestError",
-                rejection.body_text(),
-            )),
-        }
-    }
-}
 
 type Shared_ = State<Arc<Shared>>;
 
@@ -291,18 +246,6 @@ async fn fork_session(
     Ok(Json(info))
 }
 
-/// The model the session's messages are shown with.
-async fn model_of(shared: &Shared, session_id: &str) -> (String, String) {
-    if let Ok(served) = shared.served(session_id).await
-        && let Ok(session) = shared.store.session(session_id).await
-        && let Ok(model) = served.agent.engine().model_for(&session)
-    {
-        let info = model.info();
-        return (info.provider.clone(), info.id.clone());
-    }
-    (String::new(), String::new())
-}
-
 fn listed(
     shared: &Shared,
     messages: &[Message],
@@ -363,47 +306,6 @@ async fn start(
         (body.agent, model),
         crate::PromptOptions::default(),
     ))
-}
-
-/// Starts a turn of `parts` on `served` on its own task: `stored` (the
-/// agent and model) are kept on the session, `once` runs this turn only
-/// (see [`Shared::prompt_once`]). The task answers the turn's assistant
-/// message.
-pub(crate) fn start_parts(
-    shared: &Arc<Shared>,
-    served: Arc<super::state::Served>,
-    parts: Vec<crate::Part>,
-    stored: (Option<String>, Option<ModelRef>),
-    once: crate::PromptOptions,
-) -> tokio::task::JoinHandle<Result<MessageWithParts, Failure>> {
-    let shared = Arc::clone(shared);
-    let session_id = served.agent.session().id.clone();
-    tokio::spawn(async move {
-        let result = shared.prompt_once(served, parts, stored, once).await?;
-        let answer = answer_of(&result).ok_or_else(|| {
-            Failure::Internal(format!(
-                "the turn ended without an answer: {:?}",
-                result.stop
-            ))
-        })?;
-        let messages = shared.messages(&session_id).await?;
-        let model = model_of(&shared, &session_id).await;
-        let parent = messages
-            .iter()
-            .take_while(|m| m.id != answer.id)
-            .filter(|m| m.role == Role::User)
-            .last()
-            .map(|m| m.id.clone());
-        Ok(with_parts(
-            answer,
-            &MessageContext {
-                directory: &shared.directory,
-                provider_id: &model.0,
-                model_id: &model.1,
-                parent_id: parent.as_deref(),
-            },
-        ))
-    })
 }
 
 /// Runs a prompt; answers the assistant message when the turn ends. A
