@@ -66,8 +66,8 @@ pub(crate) async fn run_command(
     if !body.parts.is_empty() {
         parts.extend(parts_of(body.parts)?);
     }
-    let task =
-        super::turn_task::start_parts(&shared, served, parts, (None, None), prepared.options);
+    let work = super::state::Work::Prompt(parts);
+    let task = super::turn_task::start_work(&shared, served, work, (None, None), prepared.options);
     task.await
         .map_err(|error| Failure::Internal(format!("the turn's task failed: {error}")))?
         .map(Json)

@@ -12,7 +12,7 @@ use utoipa::OpenApi;
 
 use super::answers::JsonBody;
 use super::state::{Failure, Shared, parts_of};
-use super::turn_task::{model_of, start_parts};
+use super::turn_task::{model_of, start_work};
 use super::wire::{
     CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageContext, MessageWithParts,
     PermissionInfo, PromptBody, ReplyBody, RespondBody, SessionInfo, UpdateSession, with_parts,
@@ -40,6 +40,8 @@ pub(crate) const ROUTES: &[&str] = &[
     "GET /agent",
     "GET /command",
     "POST /session/{sessionID}/command",
+    "POST /session/{sessionID}/shell",
+    "POST /session/{sessionID}/summarize",
     "GET /config",
     "GET /doc",
 ];
@@ -79,6 +81,14 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route(
             "/session/{session_id}/command",
             post(super::command_routes::run_command),
+        )
+        .route(
+            "/session/{session_id}/shell",
+            post(super::shell_routes::shell),
+        )
+        .route(
+            "/session/{session_id}/summarize",
+            post(super::shell_routes::summarize),
         )
         .route("/config", get(config))
         .route("/project/trust", get(project_trust))
@@ -299,10 +309,10 @@ async fn start(
         provider_id: m.provider_id,
         model_id: m.model_id,
     });
-    Ok(start_parts(
+    Ok(start_work(
         shared,
         served,
-        parts,
+        super::state::Work::Prompt(parts),
         (body.agent, model),
         crate::PromptOptions::default(),
     ))
@@ -540,6 +550,8 @@ async fn doc() -> Json<utoipa::openapi::OpenApi> {
         agents,
         super::command_routes::list_commands,
         super::command_routes::run_command,
+        super::shell_routes::shell,
+        super::shell_routes::summarize,
         config,
         project_trust,
         doc

@@ -84,6 +84,41 @@ impl Served {
     }
 }
 
+/// What a queued turn of a session does.
+pub(crate) enum Work {
+    /// A prompt of these parts.
+    Prompt(Vec<Part>),
+    /// The user's shell command (`POST /session/{id}/shell`).
+    Shell(String),
+    /// A compaction asked for by hand (`POST /session/{id}/summarize`).
+    Compact,
+}
+
+impl Work {
+    /// The engine's events of this work on session `id`, then its result.
+    fn stream(
+        self,
+        engine: &crate::Engine,
+        id: &str,
+        once: PromptOptions,
+        cancel: CancellationToken,
+    ) -> futures::stream::BoxStream<'static, TurnEvent> {
+        match self {
+            Work::Prompt(parts) => engine.prompt_stream_with(id, parts, once, cancel).boxed(),
+            Work::Shell(command) => {
+                let (runner, root) = (engine.clone(), id.to_string());
+                let run = async move { runner.run_shell(&root, &command, once, cancel).await };
+                engine.follow(id, run).boxed()
+            }
+            Work::Compact => {
+                let (runner, root) = (engine.clone(), id.to_string());
+                let run = async move { runner.compact(&root, once, cancel).await };
+                engine.follow(id, run).boxed()
+            }
+        }
+    }
+}
+
 /// The state of one server.
 pub(crate) struct Shared {
     pub(crate) factory: Arc<dyn AgentFactory>,
@@ -252,14 +287,14 @@ impl Shared {
         }
     }
 
-    /// Runs a prompt on `served` once the prompts queued before it have
-    /// run; the turn's result. The prompt's `agent` and `model` are stored
+    /// Runs `work` (a prompt, a shell command, a compaction) on `served`
+    /// once the prompts queued before it have run; its result. The prompt's `agent` and `model` are stored
     /// on the session (they run its next prompts too); `once` (a custom
     /// command's agent and model) runs this turn only.
     pub(crate) async fn prompt_once(
         self: &Arc<Self>,
         served: Arc<Served>,
-        parts: Vec<Part>,
+        work: Work,
         (agent, model): (Option<String>, Option<ModelRef>),
         once: PromptOptions,
     ) -> Result<TurnResult, Failure> {
@@ -279,7 +314,7 @@ impl Shared {
         };
         let engine = served.agent.engine();
         self.bus.busy(&id);
-        let mut stream = Box::pin(engine.prompt_stream_with(&id, parts, once, epoch.child_token()));
+        let mut stream = work.stream(engine, &id, once, epoch.child_token());
         let mut finished = None;
         while let Some(item) = stream.next().await {
             match item {

@@ -1,13 +1,13 @@
 //! A turn run on its own task (it runs to its end even if the client goes
 //! away), answered as the assistant message `{info, parts}` in opencode's
-//! shape: what `POST /session/{id}/message`, `prompt_async` and
-//! `POST /session/{id}/command` share.
+//! shape: what `POST /session/{id}/message`, `prompt_async`,
+//! `POST /session/{id}/command` and `POST /session/{id}/shell` share.
 
 use std::sync::Arc;
 
-use super::state::{Failure, Served, Shared, answer_of};
+use super::state::{Failure, Served, Shared, Work, answer_of};
 use super::wire::{MessageContext, MessageWithParts, with_parts};
-use crate::{ModelRef, Part, PromptOptions, Role};
+use crate::{ModelRef, PromptOptions, Role};
 
 /// The model the session's messages are shown with.
 pub(crate) async fn model_of(shared: &Shared, session_id: &str) -> (String, String) {
@@ -21,21 +21,21 @@ pub(crate) async fn model_of(shared: &Shared, session_id: &str) -> (String, Stri
     (String::new(), String::new())
 }
 
-/// Starts a turn of `parts` on `served` on its own task: `stored` (the
+/// Starts `work` (a prompt's turn, a shell command) on `served` on its own task: `stored` (the
 /// agent and model) are kept on the session, `once` runs this turn only
 /// (see [`Shared::prompt_once`]). The task answers the turn's assistant
 /// message.
-pub(crate) fn start_parts(
+pub(crate) fn start_work(
     shared: &Arc<Shared>,
     served: Arc<Served>,
-    parts: Vec<Part>,
+    work: Work,
     stored: (Option<String>, Option<ModelRef>),
     once: PromptOptions,
 ) -> tokio::task::JoinHandle<Result<MessageWithParts, Failure>> {
     let shared = Arc::clone(shared);
     let session_id = served.agent.session().id.clone();
     tokio::spawn(async move {
-        let result = shared.prompt_once(served, parts, stored, once).await?;
+        let result = shared.prompt_once(served, work, stored, once).await?;
         let answer = answer_of(&result).ok_or_else(|| {
             Failure::Internal(format!(
                 "the turn ended without an answer: {:?}",

@@ -13,7 +13,8 @@ use crate::permission::{AlwaysChoice, PermissionRequest, ReplyKind};
 pub(crate) use crate::protocol::{
     AlwaysChoiceInfo, CommandBody, CommandInfo, CreateSession, ErrorBody, ErrorData, ForkSession,
     Health, MessageWithParts, PartInput, PermissionInfo, PromptBody, ReplyBody, ReplyWord,
-    RespondBody, SessionInfo, SessionModel, SessionTime, ToolRef, UpdateSession,
+    RespondBody, SessionInfo, SessionModel, SessionTime, ShellBody, SummarizeBody, ToolRef,
+    UpdateSession,
 };
 use crate::transcript::MessageError;
 use crate::{Message, Part, Role, Session, ToolState, Usage};
