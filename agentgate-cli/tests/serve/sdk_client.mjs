@@ -14,7 +14,10 @@
 //   2. a prompt whose command asks, answered `reject` with a message: the
 //      call fails with that message, the turn still answers;
 //   3. a prompt with no tool, timed (the round trip through the server);
-//   4. lists the messages; stops the server with SIGINT.
+//   4. lists the messages;
+//   5. lists the project's commands and runs one;
+//   6. runs a shell command (answering its ask, if any) and compacts the
+//      session by hand; stops the server with SIGINT.
 // It prints one JSON object: every check, and metrics (events by type, the
 // round-trip times). It exits 1 when a check failed (unless --lenient).
 
@@ -95,7 +98,7 @@ const model = createServer((req, res) => {
     res.socket?.setNoDelay(true);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     let events;
-    if (!request.tools || request.tools.length === 0) {
+    if (!request.tools || request.tools.length === 0 || request.tool_choice === "none") {
       events = answer(["Notes"]); // a title or summary request
     } else if (last.role === "tool") {
       events = answer(["Done ", "with ", "that."]);
@@ -283,6 +286,26 @@ try {
   const reviewText = (reviewed.data?.parts ?? []).filter((p) => p.type === "text").map((p) => p.text).join("");
   check("session.command: the answer's text", reviewText === "Reviewed.", reviewText);
   check("session.command: the model receives the expanded template", reviewSaw?.includes("Review calc.py for bugs.") && !reviewSaw.includes("$ARGUMENTS"), reviewSaw);
+
+  // 6. a shell command run by the user (its bash ask answered once when the
+  //    server asks, as agent serve does), then a compaction asked for by hand
+  from = seen.length;
+  const shellRun = client.session.shell({ sessionID, agent: "build", command: "echo from-shell" });
+  const shellAsk = eventAfter(from, (e) => e.type === "permission.asked" && e.properties.sessionID === sessionID, "permission.asked (shell)").catch(() => null);
+  const first = await Promise.race([shellRun.then(() => null), shellAsk]);
+  if (first) {
+    report.metrics.shell_asked = first.properties.permission;
+    await client.permission.reply({ requestID: first.properties.id, reply: "once" });
+  }
+  const shelled = await withTimeout(shellRun, 30000, "the shell command's answer");
+  const shellPart = (shelled.data?.parts ?? []).find((p) => p.type === "tool" && p.tool === "bash");
+  check("session.shell: a completed bash part", shellPart?.state?.status === "completed" && (shellPart.state.output ?? "").includes("from-shell"), shelled.error ?? shellPart);
+  const shellEvents = seen.slice(from);
+  check("session.shell: the bash part was published", shellEvents.some((e) => e.type === "message.part.updated" && e.properties.part.tool === "bash"), shellEvents.map((e) => e.type));
+  const before = requests;
+  const summarized = await withTimeout(client.session.summarize({ sessionID, providerID: "mock", modelID: "mock" }), 30000, "the summarize answer");
+  check("session.summarize: true", summarized.data === true, summarized.error ?? summarized.data);
+  check("session.summarize: the model wrote the summary", requests > before, { before, after: requests });
 } catch (error) {
   check("no exception", false, String(error?.stack ?? error));
 }
