@@ -524,6 +524,11 @@ async fn project_commands_are_listed_and_a_slash_prompt_expands_through_the_edit
         .iter()
         .find(|u| u["sessionUpdate"] == "available_commands_update")
         .expect("the commands are listed after session/new");
+    let offers_compact = listed["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["name"] == "compact");
     let review = listed["availableCommands"]
         .as_array()
         .unwrap()
@@ -550,6 +555,20 @@ async fn project_commands_are_listed_and_a_slash_prompt_expands_through_the_edit
     assert_eq!(plain["result"]["stopReason"], "end_turn", "{plain}");
     let sent = user_texts(&server).await;
     assert!(sent[0].contains("/nosuch thing"), "{sent:?}");
+
+    // The built-in /compact is listed and summarises the older turns.
+    assert!(offers_compact, "compact is listed");
+    let third = driver.call("session/prompt", prompt("hello"), &allow).await;
+    assert_eq!(third["result"]["stopReason"], "end_turn", "{third}");
+    let compacted = driver
+        .call("session/prompt", prompt("/compact"), &allow)
+        .await;
+    assert_eq!(compacted["result"]["stopReason"], "end_turn", "{compacted}");
+    let sent = user_texts(&server).await;
+    assert!(
+        sent[0].contains("Write a summary of the conversation"),
+        "{sent:?}"
+    );
     drop(driver);
     let _ = child.kill().await;
 }

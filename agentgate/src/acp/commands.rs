@@ -3,8 +3,11 @@
 //! `session/load`), and a prompt that starts with `/NAME` prepared as
 //! `agent chat` prepares it ([`CodingAgent::prepare_command`]): the model
 //! receives the expanded template, and the template's shell lines and file
-//! reads ask the editor through the session's approver. A `/NAME` the
-//! project does not define is sent as typed.
+//! reads ask the editor through the session's approver. `/compact` is
+//! built in, as opencode lists it: it compacts the session
+//! ([`Engine::compact`](crate::Engine::compact)) unless the project
+//! defines its own `compact`. Any other `/NAME` the project does not
+//! define is sent as typed.
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, SessionUpdate,
@@ -15,12 +18,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{CodingAgent, CustomCommandError, PreparedCommand, slash_command};
 
+/// The built-in command that compacts the session.
+const COMPACT: &str = "compact";
+
 /// The project's custom commands as an `available_commands_update`: each
 /// by name with its description (empty when it has none) and, when its
 /// template takes arguments, an input whose hint is its placeholders
-/// (`$1 $ARGUMENTS`).
+/// (`$1 $ARGUMENTS`); then the built-in `compact` unless the project
+/// defines one.
 pub(crate) fn available(agent: &CodingAgent) -> SessionUpdate {
-    let commands = agent
+    let mut commands: Vec<AvailableCommand> = agent
         .commands()
         .sorted()
         .into_iter()
@@ -39,6 +46,9 @@ pub(crate) fn available(agent: &CodingAgent) -> SessionUpdate {
             }
         })
         .collect();
+    if agent.commands().get(COMPACT).is_none() {
+        commands.push(AvailableCommand::new(COMPACT, "compact the session"));
+    }
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
 }
 
@@ -51,6 +61,8 @@ pub(crate) enum Slash {
     Prepared(Box<PreparedCommand>),
     /// A custom command that could not be prepared; nothing is sent.
     Failed(String),
+    /// The built-in `/compact`: compact the session.
+    Compact,
 }
 
 /// Reads `text` as a custom command of `agent`'s project and prepares it
@@ -60,7 +72,11 @@ pub(crate) async fn prepare(agent: &CodingAgent, text: &str, cancel: Cancellatio
         return Slash::Text;
     };
     if agent.commands().get(name).is_none() {
-        return Slash::Text;
+        return if name == COMPACT {
+            Slash::Compact
+        } else {
+            Slash::Text
+        };
     }
     match agent.prepare_command(name, arguments, cancel).await {
         Ok(prepared) => Slash::Prepared(Box::new(prepared)),

@@ -421,7 +421,8 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
 }
 
 /// `session/prompt`: runs the turn (a custom command's when the prompt
-/// starts with `/NAME` of one), streaming it as updates; its stop reason.
+/// starts with `/NAME` of one, a compaction for `/compact`), streaming it
+/// as updates; its stop reason.
 async fn prompt(
     shared: &Shared,
     connection: &ConnectionTo<Client>,
@@ -457,6 +458,19 @@ async fn prompt(
         Slash::Failed(message) => {
             notify(connection, &id, said(message));
             Ok(ended(&cancel))
+        }
+        Slash::Compact => {
+            let engine = agent.engine();
+            let (runner, root, token) = (engine.clone(), id.clone(), cancel.clone());
+            let run = async move {
+                runner
+                    .compact(&root, crate::PromptOptions::default(), token)
+                    .await
+            };
+            finished(
+                stream_turn(connection, &id, engine.follow(&id, run)).await,
+                &cancel,
+            )
         }
     };
     session.turn.finish();
