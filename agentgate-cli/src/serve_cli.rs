@@ -212,6 +212,7 @@ pub async fn serve(options: ServeOptions) -> Result<(), String> {
         .store(backing.store)
         .approvals(backing.approvals)
         .config(workspace.config().clone())
+        .commands(workspace.commands().clone())
         .trust(workspace.trust_state().clone())
         .address(address)
         .auth(auth);

@@ -358,6 +358,7 @@ impl CodingAgentBuilder {
             session,
             trust: workspace.trust_state().clone(),
             project_root: workspace.project_root(),
+            commands: workspace.commands().clone(),
             config: workspace.config().clone(),
             #[cfg(feature = "mcp")]
             mcp,
@@ -530,6 +531,7 @@ pub struct CodingAgent {
     config: Config,
     trust: crate::ProjectTrust,
     project_root: PathBuf,
+    commands: agentgate_core::Commands,
     #[cfg(feature = "mcp")]
     mcp: Option<crate::coding_agent_mcp::McpGuard>,
 }
@@ -590,6 +592,13 @@ impl CodingAgent {
     /// The project directory trust is recorded for (the worktree root).
     pub fn project_root(&self) -> &std::path::Path {
         &self.project_root
+    }
+
+    /// The project's custom commands (the config's `command` map, the
+    /// markdown files of `.opencode/command(s)/`, and each skill); run one
+    /// with [`prepare_command`](Self::prepare_command).
+    pub fn commands(&self) -> &agentgate_core::Commands {
+        &self.commands
     }
 
     /// The MCP servers, when there are any (and they were not left out).

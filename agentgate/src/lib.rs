@@ -81,12 +81,14 @@ pub use agentgate_core::*;
 // feature set: `tools`, `providers` and `mcp` add the built-in tools, the
 // model clients and the MCP servers to what it assembles by default.
 mod coding_agent;
+mod coding_agent_commands;
 mod coding_agent_error;
 #[cfg(feature = "mcp")]
 mod coding_agent_mcp;
 mod trust_policy;
 mod workspace;
 pub use coding_agent::{CodingAgent, CodingAgentBuilder};
+pub use coding_agent_commands::{CustomCommandError, slash_command};
 pub use coding_agent_error::CodingAgentError;
 pub use workspace::{CLI_APP, DEFAULT_MODELS, Workspace, WorkspaceError};
 

@@ -51,10 +51,12 @@ impl TypedTool for Guarded {
 }
 
 /// Each session on the scripted model, with the one tool and a rule that
-/// asks for it; configuration isolated from the machine's.
+/// asks for it (and, with `bash`, the bash tool under those rules too);
+/// configuration isolated from the machine's.
 struct Scripted {
     model: Arc<ScriptedModel>,
     home: PathBuf,
+    bash: Option<Ruleset>,
 }
 
 #[agentgate::async_trait]
@@ -62,6 +64,11 @@ impl AgentFactory for Scripted {
     async fn build(&self, setup: AgentSetup) -> Result<CodingAgent, FactoryError> {
         let mut tools = ToolRegistry::new();
         tools.register(Guarded);
+        let mut rules = vec![Rule::new("guarded", "*", Action::Ask)];
+        if let Some(bash) = &self.bash {
+            tools.register(agentgate::tools::BashTool::new());
+            rules.extend(bash.iter().cloned());
+        }
         let loader = ConfigLoader::new(setup.directory())
             .home(&self.home)
             .global_dir(self.home.join("global"))
@@ -71,7 +78,7 @@ impl AgentFactory for Scripted {
             .model(self.model.clone())
             .tools(tools)
             .without_mcp()
-            .session_permission(Ruleset::from(vec![Rule::new("guarded", "*", Action::Ask)]));
+            .session_permission(Ruleset::from(rules));
         Ok(setup.apply(builder).build().await?)
     }
 }
@@ -102,11 +109,22 @@ async fn start(
     scripts: Vec<Script>,
     configure: impl FnOnce(agentgate::server::ServerBuilder) -> agentgate::server::ServerBuilder,
 ) -> Running {
+    start_with_bash(name, scripts, None, configure).await
+}
+
+/// [`start`], the sessions with the bash tool under `bash` rules.
+async fn start_with_bash(
+    name: &str,
+    scripts: Vec<Script>,
+    bash: Option<Ruleset>,
+    configure: impl FnOnce(agentgate::server::ServerBuilder) -> agentgate::server::ServerBuilder,
+) -> Running {
     let dir = scratch(name);
     let model = Arc::new(ScriptedModel::new(scripts));
     let factory = Scripted {
         model: model.clone(),
         home: dir.join("home"),
+        bash,
     };
     let builder =
         Server::builder(Arc::new(factory), &dir).address(SocketAddr::from(([127, 0, 0, 1], 0)));
@@ -208,6 +226,7 @@ async fn a_non_loopback_address_needs_a_password() {
     let factory = Scripted {
         model: Arc::new(ScriptedModel::new([])),
         home: dir.join("home"),
+        bash: None,
     };
     let built = Server::builder(Arc::new(factory), &dir)
         .address(SocketAddr::from(([0, 0, 0, 0], 0)))
@@ -791,4 +810,300 @@ async fn always_choices_name_what_they_store_and_always_exact_stores_only_the_as
     )
     .await;
     let _ = turn.await.unwrap();
+}
+
+/// A server whose project has custom command `review` (a markdown file)
+/// and `probe` (a shell line, which these sessions have no `bash` tool
+/// to run).
+async fn start_with_commands(name: &str, scripts: Vec<Script>) -> (Running, PathBuf) {
+    let dir = scratch(name);
+    let commands = dir.join(".opencode/command");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully.\n",
+    )
+    .unwrap();
+    std::fs::write(commands.join("probe.md"), "Probe: !`echo hi`\n").unwrap();
+    let loader = ConfigLoader::new(&dir)
+        .home(dir.join("home"))
+        .global_dir(dir.join("home/global"))
+        .env(|_| None);
+    let workspace = agentgate::Workspace::with_loader(&dir, loader).unwrap();
+    let model = Arc::new(ScriptedModel::new(scripts));
+    let factory = Scripted {
+        model: model.clone(),
+        home: dir.join("home"),
+        bash: None,
+    };
+    let bound = Server::builder(Arc::new(factory), &dir)
+        .address(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .commands(workspace.commands().clone())
+        .build()
+        .unwrap()
+        .bind()
+        .await
+        .unwrap();
+    let base = format!("http://{}", bound.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    tokio::spawn(bound.serve(async move {
+        let _ = stopped.await;
+    }));
+    let running = Running {
+        base,
+        stop: Some(stop),
+        model,
+    };
+    (running, dir)
+}
+
+#[tokio::test]
+async fn the_project_commands_are_listed_in_opencode_shape() {
+    let (server, _dir) = start_with_commands("command-list", vec![]).await;
+    let listed: Value = reqwest::get(format!("{}/command", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let review = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "review")
+        .expect("review is listed");
+    assert_eq!(review["description"], "Review a file");
+    assert_eq!(review["template"], "Review $ARGUMENTS carefully.");
+    assert_eq!(review["hints"], json!(["$ARGUMENTS"]));
+    assert_eq!(review["source"], "command");
+}
+
+#[tokio::test]
+async fn a_command_sends_the_model_its_expanded_template_and_answers_the_message() {
+    let (server, _dir) =
+        start_with_commands("command-run", vec![Script::reply("looks fine")]).await;
+    let id = new_session(&server.base).await;
+    let response = post(
+        &format!("{}/session/{id}/command", server.base),
+        json!({"command": "review", "arguments": "calc.py"}),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["info"]["role"], "assistant");
+    let texts: Vec<&str> = answer["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert!(texts.contains(&"looks fine"), "{answer}");
+    let requests = server.model.requests();
+    let sent = serde_json::to_string(&requests.last().unwrap().messages).unwrap();
+    assert!(sent.contains("Review calc.py carefully."), "{sent}");
+    assert!(!sent.contains("$ARGUMENTS"), "{sent}");
+}
+
+#[tokio::test]
+async fn an_unknown_command_is_a_404_and_a_shell_line_that_cannot_run_sends_nothing() {
+    let (server, _dir) = start_with_commands("command-refused", vec![]).await;
+    let id = new_session(&server.base).await;
+    let unknown = post(
+        &format!("{}/session/{id}/command", server.base),
+        json!({"command": "nope", "arguments": ""}),
+    )
+    .await;
+    assert_eq!(unknown.status(), 404);
+    let body: Value = unknown.json().await.unwrap();
+    assert!(
+        body["data"]["message"].as_str().unwrap().contains("review"),
+        "{body}"
+    );
+    let probe = post(
+        &format!("{}/session/{id}/command", server.base),
+        json!({"command": "probe", "arguments": ""}),
+    )
+    .await;
+    assert_eq!(probe.status(), 400);
+    let body: Value = probe.json().await.unwrap();
+    assert!(
+        body["data"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("echo hi"),
+        "{body}"
+    );
+    assert!(server.model.requests().is_empty());
+}
+
+/// The `bash` tool part of an answer `{info, parts}`.
+fn bash_part(answer: &Value) -> Value {
+    answer["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["type"] == "tool" && p["tool"] == "bash")
+        .cloned()
+        .unwrap_or_else(|| panic!("no bash part in {answer}"))
+}
+
+#[tokio::test]
+async fn a_shell_command_runs_as_a_bash_call_recorded_and_published_without_the_model() {
+    let allow = Ruleset::from(vec![Rule::new("bash", "*", Action::Allow)]);
+    let server = start_with_bash("shell-run", vec![], Some(allow), |b| b).await;
+    let id = new_session(&server.base).await;
+    let mut events = Events::open(&server.base).await;
+    let response = post(
+        &format!("{}/session/{id}/shell", server.base),
+        json!({"agent": "build", "command": "echo shell-said-hi"}),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["info"]["role"], "assistant");
+    let bash = bash_part(&answer);
+    assert_eq!(bash["state"]["status"], "completed", "{bash}");
+    assert!(
+        bash["state"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("shell-said-hi"),
+        "{bash}"
+    );
+    loop {
+        let event = events.until("message.part.updated").await;
+        if event["properties"]["part"]["tool"] == "bash"
+            && event["properties"]["part"]["state"]["status"] == "completed"
+        {
+            break;
+        }
+    }
+    let messages: Value = reqwest::get(format!("{}/session/{id}/message", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["info"]["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    assert!(server.model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_shell_command_the_rules_deny_does_not_run() {
+    let deny = Ruleset::from(vec![Rule::new("bash", "*", Action::Deny)]);
+    let server = start_with_bash("shell-deny", vec![], Some(deny), |b| b).await;
+    let id = new_session(&server.base).await;
+    // `scratch` made the project here; the command touches a file in it.
+    let marker = std::env::temp_dir()
+        .join(format!(
+            "agentgate-server-shell-deny-{}",
+            std::process::id()
+        ))
+        .join("touched");
+    let response = post(
+        &format!("{}/session/{id}/shell", server.base),
+        json!({"agent": "build", "command": "touch touched"}),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    let bash = bash_part(&response.json().await.unwrap());
+    assert_eq!(bash["state"]["status"], "error", "{bash}");
+    assert!(
+        bash["state"]["error"].as_str().unwrap().contains("deny"),
+        "{bash}"
+    );
+    assert!(!marker.exists(), "the denied command ran");
+    assert!(server.model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_shell_command_that_asks_waits_for_a_client_and_a_rejection_stops_it() {
+    let ask = Ruleset::from(vec![Rule::new("bash", "*", Action::Ask)]);
+    let server = start_with_bash("shell-ask", vec![], Some(ask), |b| b).await;
+    let id = new_session(&server.base).await;
+    let mut events = Events::open(&server.base).await;
+    // `scratch` made the project here; the command touches a file in it.
+    let marker = std::env::temp_dir()
+        .join(format!("agentgate-server-shell-ask-{}", std::process::id()))
+        .join("touched");
+    let url = format!("{}/session/{id}/shell", server.base);
+    let run = tokio::spawn(async move {
+        post(&url, json!({"agent": "build", "command": "touch touched"})).await
+    });
+    let asked = events.until("permission.asked").await;
+    assert_eq!(asked["properties"]["permission"], "bash");
+    let request = asked["properties"]["id"].as_str().unwrap().to_string();
+    let replied = post(
+        &format!("{}/permission/{request}/reply", server.base),
+        json!({"reply": "reject"}),
+    )
+    .await;
+    assert_eq!(replied.status(), 200);
+    let response = run.await.unwrap();
+    assert_eq!(response.status(), 200);
+    let bash = bash_part(&response.json().await.unwrap());
+    assert_eq!(bash["state"]["status"], "error", "{bash}");
+    assert!(!marker.exists(), "the rejected command ran");
+    assert!(server.model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn summarize_compacts_the_older_turns_on_the_given_model() {
+    let scripts = vec![
+        Script::reply("one"),
+        Script::reply("two"),
+        Script::reply("three"),
+        Script::reply("## Goal\nthe summary"),
+    ];
+    let server = start("summarize", scripts, |b| b).await;
+    let id = new_session(&server.base).await;
+    let url = format!("{}/session/{id}/summarize", server.base);
+    let model = json!({"providerID": "scripted", "modelID": "scripted"});
+    let early = post(&url, model.clone()).await;
+    assert_eq!(early.status(), 400, "nothing to summarise yet");
+    for text in ["first", "second", "third"] {
+        let sent = post(
+            &format!("{}/session/{id}/message", server.base),
+            json!({"parts": [{"type": "text", "text": text}]}),
+        )
+        .await;
+        assert_eq!(sent.status(), 200);
+    }
+    let mut events = Events::open(&server.base).await;
+    let response = post(&url, model).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.json::<Value>().await.unwrap(), json!(true));
+    events.until("session.idle").await;
+    let requests = server.model.requests();
+    assert_eq!(requests.len(), 4);
+    let sent = serde_json::to_string(&requests[3].messages).unwrap();
+    assert!(
+        sent.contains("first"),
+        "the oldest turn is summarised: {sent}"
+    );
+    let messages: Value = reqwest::get(format!("{}/session/{id}/message", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let messages = messages.as_array().unwrap();
+    let compaction = messages
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap().clone())
+        .find(|p| p["type"] == "compaction")
+        .expect("a compaction part");
+    assert_eq!(compaction["auto"], false);
+    let last = messages.last().unwrap();
+    assert_eq!(last["info"]["role"], "assistant", "no continuation message");
+    assert!(
+        serde_json::to_string(last).unwrap().contains("the summary"),
+        "{last}"
+    );
 }

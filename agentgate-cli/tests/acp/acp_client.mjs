@@ -22,7 +22,7 @@
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -53,6 +53,9 @@ function check(name, ok, detail) {
 
 const notes = join(project, "notes.txt");
 let requests = 0;
+// The last user text of the model request that answered "Reviewed." (a
+// custom command's expanded template).
+let reviewSaw = null;
 
 function textOf(content) {
   if (typeof content === "string") return content;
@@ -108,6 +111,9 @@ const model = createServer((req, res) => {
       return;
     } else if (said.includes("edit")) {
       events = toolCall("edit", { filePath: notes, oldString: "1234", newString: "5678" });
+    } else if (said.includes("for bugs")) {
+      reviewSaw = textOf(lastUser?.content);
+      events = answer(["Reviewed."]);
     } else if (said.includes("command")) {
       events = toolCall("bash", { command: "echo hi", description: "Print hi" });
     } else {
@@ -140,6 +146,11 @@ writeFileSync(
   }),
 );
 writeFileSync(notes, "the launch code is 1234\n");
+mkdirSync(join(project, ".opencode/command"), { recursive: true });
+writeFileSync(
+  join(project, ".opencode/command/review.md"),
+  "---\ndescription: Review a file\n---\nReview $ARGUMENTS for bugs.\n",
+);
 
 // ---- the agent process ----------------------------------------------------
 
@@ -277,6 +288,25 @@ try {
       await ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: session.modes.currentModeId });
       check("session/set_mode: accepted", true);
     }
+
+    // The project's custom commands, listed after session/new; a prompt
+    // that starts with /review runs the expanded template.
+    const listed = () => ofKind(updates, "available_commands_update").find((u) => u.sessionId === sessionId);
+    for (let i = 0; i < 50 && !listed(); i++) await new Promise((r) => setTimeout(r, 100));
+    const review = listed()?.availableCommands?.find((c) => c.name === "review");
+    check("commands: review listed after session/new", review?.description === "Review a file", listed());
+    check("commands: review takes input", review?.input?.hint === "$ARGUMENTS", review);
+    const reviewed = await withTimeout(
+      ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "/review calc.py" }] }),
+      60000,
+      "the /review prompt",
+    );
+    check("commands: /review ends its turn", reviewed.stopReason === "end_turn", reviewed.stopReason);
+    check(
+      "commands: the model receives the expanded template",
+      reviewSaw?.includes("Review calc.py for bugs.") && !reviewSaw.includes("/review"),
+      reviewSaw,
+    );
 
     // The edit: asked, allowed once.
     answers = ["allow_once"];

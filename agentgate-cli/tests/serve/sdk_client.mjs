@@ -14,13 +14,16 @@
 //   2. a prompt whose command asks, answered `reject` with a message: the
 //      call fails with that message, the turn still answers;
 //   3. a prompt with no tool, timed (the round trip through the server);
-//   4. lists the messages; stops the server with SIGINT.
+//   4. lists the messages;
+//   5. lists the project's commands and runs one;
+//   6. runs a shell command (answering its ask, if any) and compacts the
+//      session by hand; stops the server with SIGINT.
 // It prints one JSON object: every check, and metrics (events by type, the
 // round-trip times). It exits 1 when a check failed (unless --lenient).
 
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -50,6 +53,9 @@ function check(name, ok, detail) {
 
 const notes = join(project, "notes.txt");
 let requests = 0;
+// The last user text of the request answered "Reviewed." (a custom
+// command's expanded template).
+let reviewSaw = null;
 
 function textOf(content) {
   if (typeof content === "string") return content;
@@ -92,10 +98,13 @@ const model = createServer((req, res) => {
     res.socket?.setNoDelay(true);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     let events;
-    if (!request.tools || request.tools.length === 0) {
+    if (!request.tools || request.tools.length === 0 || request.tool_choice === "none") {
       events = answer(["Notes"]); // a title or summary request
     } else if (last.role === "tool") {
       events = answer(["Done ", "with ", "that."]);
+    } else if (said.includes("for bugs")) {
+      reviewSaw = textOf(lastUser?.content);
+      events = answer(["Reviewed."]);
     } else if (said.includes("edit")) {
       events = toolCall("edit", { filePath: notes, oldString: "1234", newString: "5678" });
     } else if (said.includes("command")) {
@@ -130,6 +139,11 @@ writeFileSync(
   }),
 );
 writeFileSync(notes, "the launch code is 1234\n");
+mkdirSync(join(project, ".opencode/command"), { recursive: true });
+writeFileSync(
+  join(project, ".opencode/command/review.md"),
+  "---\ndescription: Review a file\n---\nReview $ARGUMENTS for bugs.\n",
+);
 
 function withTimeout(promise, ms, what) {
   let timer;
@@ -262,6 +276,36 @@ try {
   check("messages: the edit completed and the command failed", tools.some((p) => p.tool === "edit" && p.state.status === "completed") && tools.some((p) => p.tool === "bash" && p.state.status === "error"), tools.map((p) => [p.tool, p.state.status]));
   const sessions = await client.session.list();
   check("session.list: the session", (sessions.data ?? []).some((s) => s.id === sessionID), sessions.error);
+
+  // 5. the project's custom commands: listed, and one run on the session
+  const commands = await client.command.list();
+  const review = (commands.data ?? []).find((c) => c.name === "review");
+  check("command.list: review", review?.description === "Review a file" && (review?.hints ?? []).includes("$ARGUMENTS"), commands.data ?? commands.error);
+  const reviewed = await withTimeout(client.session.command({ sessionID, command: "review", arguments: "calc.py" }), 30000, "the /review command's answer");
+  check("session.command: an assistant message", reviewed.data?.info?.role === "assistant", reviewed.error ?? reviewed.data);
+  const reviewText = (reviewed.data?.parts ?? []).filter((p) => p.type === "text").map((p) => p.text).join("");
+  check("session.command: the answer's text", reviewText === "Reviewed.", reviewText);
+  check("session.command: the model receives the expanded template", reviewSaw?.includes("Review calc.py for bugs.") && !reviewSaw.includes("$ARGUMENTS"), reviewSaw);
+
+  // 6. a shell command run by the user (its bash ask answered once when the
+  //    server asks, as agent serve does), then a compaction asked for by hand
+  from = seen.length;
+  const shellRun = client.session.shell({ sessionID, agent: "build", command: "echo from-shell" });
+  const shellAsk = eventAfter(from, (e) => e.type === "permission.asked" && e.properties.sessionID === sessionID, "permission.asked (shell)").catch(() => null);
+  const first = await Promise.race([shellRun.then(() => null), shellAsk]);
+  if (first) {
+    report.metrics.shell_asked = first.properties.permission;
+    await client.permission.reply({ requestID: first.properties.id, reply: "once" });
+  }
+  const shelled = await withTimeout(shellRun, 30000, "the shell command's answer");
+  const shellPart = (shelled.data?.parts ?? []).find((p) => p.type === "tool" && p.tool === "bash");
+  check("session.shell: a completed bash part", shellPart?.state?.status === "completed" && (shellPart.state.output ?? "").includes("from-shell"), shelled.error ?? shellPart);
+  const shellEvents = seen.slice(from);
+  check("session.shell: the bash part was published", shellEvents.some((e) => e.type === "message.part.updated" && e.properties.part.tool === "bash"), shellEvents.map((e) => e.type));
+  const before = requests;
+  const summarized = await withTimeout(client.session.summarize({ sessionID, providerID: "mock", modelID: "mock" }), 30000, "the summarize answer");
+  check("session.summarize: true", summarized.data === true, summarized.error ?? summarized.data);
+  check("session.summarize: the model wrote the summary", requests > before, { before, after: requests });
 } catch (error) {
   check("no exception", false, String(error?.stack ?? error));
 }

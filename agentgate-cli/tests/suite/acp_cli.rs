@@ -167,6 +167,8 @@ async fn the_official_typescript_client_drives_agent_acp_through_asks_cancel_and
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     for stage in [
+        "commands: review listed after session/new",
+        "commands: the model receives the expanded template",
         "edit: a diff",
         "edit: the ask names the call",
         "command: status failed",
@@ -227,6 +229,8 @@ struct AcpDriver {
     lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
     next_id: u64,
     asks: Vec<Value>,
+    /// The `session/update` notifications seen, their `update`s in order.
+    updates: Vec<Value>,
 }
 
 impl AcpDriver {
@@ -250,6 +254,8 @@ impl AcpDriver {
                 let answer = json!({"jsonrpc": "2.0", "id": message["id"],
                     "result": {"outcome": {"outcome": "selected", "optionId": option}}});
                 self.send(&answer).await;
+            } else if message["method"] == "session/update" {
+                self.updates.push(message["params"]["update"].clone());
             } else if message["id"] == id && message.get("method").is_none() {
                 return message;
             }
@@ -294,6 +300,7 @@ async fn rm_then_rm_rf(name: &str, first_choice: &'static str) -> (Vec<Value>, V
         lines: BufReader::new(child.stdout.take().unwrap()).lines(),
         next_id: 0,
         asks: Vec::new(),
+        updates: Vec::new(),
     };
     let reject = |options: &[Value]| named(options, "Reject");
     driver
@@ -397,6 +404,7 @@ async fn trust_then_rm(name: &str, trust_answer: &'static str) -> (Vec<Value>, V
         lines: BufReader::new(child.stdout.take().unwrap()).lines(),
         next_id: 0,
         asks: Vec::new(),
+        updates: Vec::new(),
     };
     let answer = move |options: &[Value]| {
         let ids: Vec<&str> = options
@@ -454,4 +462,113 @@ async fn the_editor_is_asked_to_trust_the_project_and_its_answer_decides_its_rul
     assert_eq!(new_asks.len(), 1, "{new_asks:?}");
     assert!(prompt_asks.is_empty(), "rm * is allowed: {prompt_asks:?}");
     assert!(gone, "rm ran");
+}
+
+/// The user text of the model requests `server` received (title requests,
+/// which offer no tools, left out), last first.
+async fn user_texts(server: &wiremock::MockServer) -> Vec<String> {
+    let mut texts = Vec::new();
+    for request in server.received_requests().await.unwrap_or_default() {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        if body["tools"].as_array().is_none_or(Vec::is_empty) {
+            continue;
+        }
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        if let Some(user) = messages.iter().rev().find(|m| m["role"] == "user") {
+            texts.push(user["content"].to_string());
+        }
+    }
+    texts.reverse();
+    texts
+}
+
+#[tokio::test]
+async fn project_commands_are_listed_and_a_slash_prompt_expands_through_the_editor() {
+    let sandbox = Sandbox::new("acp-commands");
+    let commands = sandbox.project.join(".opencode/command");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\ndescription: Review a file\n---\nReview $ARGUMENTS now. Status: !`echo shell-said-hi`\n",
+    )
+    .unwrap();
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(super::run_cli::openai_answer("Reviewed."))
+        .mount(&server)
+        .await;
+    super::run_cli::local_provider(&sandbox, &server, r#", "permission": {"bash": "ask"}"#);
+    let mut child = agent_acp(&sandbox);
+    let mut driver = AcpDriver {
+        stdin: child.stdin.take().unwrap(),
+        lines: BufReader::new(child.stdout.take().unwrap()).lines(),
+        next_id: 0,
+        asks: Vec::new(),
+        updates: Vec::new(),
+    };
+    let allow = |options: &[Value]| named(options, "Allow once");
+    let init = json!({"protocolVersion": 1, "clientCapabilities": {}});
+    driver.call("initialize", init, &allow).await;
+    let new = json!({"cwd": sandbox.project, "mcpServers": []});
+    let session = driver.call("session/new", new, &allow).await;
+    let session_id = session["result"]["sessionId"].clone();
+    let prompt =
+        |text: &str| json!({"sessionId": session_id, "prompt": [{"type": "text", "text": text}]});
+
+    let reviewed = driver
+        .call("session/prompt", prompt("/review calc.py"), &allow)
+        .await;
+    assert_eq!(reviewed["result"]["stopReason"], "end_turn", "{reviewed}");
+    let listed = driver
+        .updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "available_commands_update")
+        .expect("the commands are listed after session/new");
+    let offers_compact = listed["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["name"] == "compact");
+    let review = listed["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "review")
+        .expect("review is listed");
+    assert_eq!(review["description"], "Review a file");
+    assert_eq!(review["input"]["hint"], "$ARGUMENTS");
+    // The shell line asked the editor, and its output is in the prompt.
+    assert_eq!(driver.asks.len(), 1, "{:?}", driver.asks);
+    let title = driver.asks[0]["toolCall"]["title"].as_str().unwrap();
+    assert!(title.contains("echo shell-said-hi"), "{title}");
+    let sent = user_texts(&server).await;
+    assert!(
+        sent[0].contains("Review calc.py now. Status: shell-said-hi")
+            && !sent[0].contains("/review"),
+        "{sent:?}"
+    );
+
+    // A /NAME the project does not define is sent as typed.
+    let plain = driver
+        .call("session/prompt", prompt("/nosuch thing"), &allow)
+        .await;
+    assert_eq!(plain["result"]["stopReason"], "end_turn", "{plain}");
+    let sent = user_texts(&server).await;
+    assert!(sent[0].contains("/nosuch thing"), "{sent:?}");
+
+    // The built-in /compact is listed and summarises the older turns.
+    assert!(offers_compact, "compact is listed");
+    let third = driver.call("session/prompt", prompt("hello"), &allow).await;
+    assert_eq!(third["result"]["stopReason"], "end_turn", "{third}");
+    let compacted = driver
+        .call("session/prompt", prompt("/compact"), &allow)
+        .await;
+    assert_eq!(compacted["result"]["stopReason"], "end_turn", "{compacted}");
+    let sent = user_texts(&server).await;
+    assert!(
+        sent[0].contains("Write a summary of the conversation"),
+        "{sent:?}"
+    );
+    drop(driver);
+    let _ = child.kill().await;
 }

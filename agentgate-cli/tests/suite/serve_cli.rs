@@ -74,6 +74,10 @@ async fn the_official_opencode_client_drives_agent_serve_through_asks() {
         "command: replied reject",
         "command: the call failed with the feedback",
         "messages: the edit completed and the command failed",
+        "command.list: review",
+        "session.command: the model receives the expanded template",
+        "session.shell: a completed bash part",
+        "session.summarize: true",
         "sigint: the server exits cleanly",
     ] {
         assert!(names.contains(&stage), "{stage} missing: {names:?}");

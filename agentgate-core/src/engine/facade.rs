@@ -356,7 +356,7 @@ impl Engine {
     }
 
     /// Marks `session_id` busy until the guard drops; fails when it is.
-    fn mark_busy(&self, session_id: &str) -> Result<BusyGuard<'_>, PromptError> {
+    pub(super) fn mark_busy(&self, session_id: &str) -> Result<BusyGuard<'_>, PromptError> {
         let state = &*self.state;
         if !state
             .busy
@@ -433,7 +433,7 @@ impl Engine {
     }
 
     /// The agent and model a prompt of `session` runs with under `options`.
-    fn agent_and_model(
+    pub(super) fn agent_and_model(
         &self,
         session: &Session,
         options: &PromptOptions,

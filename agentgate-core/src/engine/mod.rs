@@ -22,7 +22,10 @@
 //! - `titles.rs`: session titles from the hidden `title` agent
 //!   (`title_setting.rs`: whether and with which model);
 //! - `user_tool.rs`: a tool run on the user's behalf under the same gate;
-//! - `command_run.rs`: a custom command expanded through those tools.
+//! - `command_run.rs`: a custom command expanded through those tools;
+//! - `shell_run.rs`: a user's shell command, recorded and run as a `bash`
+//!   call through the step's tool-call path;
+//! - `manual_compaction.rs`: a compaction the user asks for.
 
 mod builder;
 mod command_run;
@@ -30,6 +33,7 @@ pub(crate) mod doom_loop;
 mod facade;
 mod from_config;
 pub(crate) mod hook_calls;
+mod manual_compaction;
 mod model_family;
 mod model_options;
 mod non_interactive;
@@ -39,6 +43,7 @@ mod processor;
 mod reminders;
 pub(crate) mod retry;
 mod settings;
+mod shell_run;
 mod state;
 mod step_size;
 mod structured_run;

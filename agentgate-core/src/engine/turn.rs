@@ -14,7 +14,7 @@ use super::doom_loop::DOOM_LOOP_THRESHOLD;
 use super::outcome::{PromptError, StopReason, TurnResult, error_of};
 use super::processor::{StepEnd, StepInput, run_step};
 use super::state::{complete_message, emit_message};
-use super::turn_compaction::compact;
+use super::turn_compaction::{Trigger, compact};
 use super::turn_context::TurnContext;
 use super::turn_rules::{ExitState, MAX_STEPS_PROMPT, StepMode, should_exit, step_mode};
 use crate::compaction::is_overflow;
@@ -91,7 +91,12 @@ pub(super) async fn run_turn(
             Next::Stop(stop) => break stop,
             Next::Compact { replay } => {
                 let (step, history, usage) = (turn.step, &mut turn.model_messages, &mut turn.usage);
-                match compact(ctx, step, replay, history, usage).await? {
+                let trigger = if replay {
+                    Trigger::Overflow
+                } else {
+                    Trigger::Full
+                };
+                match compact(ctx, step, trigger, history, usage).await? {
                     Ok(()) => {
                         turn.compacted = true;
                         Next::Step

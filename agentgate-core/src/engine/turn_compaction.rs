@@ -17,14 +17,29 @@ use crate::message::{Message, MessageError, Part, Role};
 use crate::model::{History, ModelMessage, ToolChoice, share_messages};
 use crate::usage::Usage;
 
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Trigger {
+    /// The context overflowed: the last real user message is replayed
+    /// after the summary.
+    Overflow,
+    /// A step's usage filled the context: the model continues from
+    /// [`CONTINUE_PROMPT`].
+    Full,
+    /// The user asked for it ([`Engine::compact`](super::facade::Engine)):
+    /// no continuation message, as opencode's manual compaction adds none.
+    Manual,
+}
+
 /// Runs one compaction (see [`crate::compaction`]): the summary call, then
-/// the continuation message (`replay`: the last real user message; else
-/// [`CONTINUE_PROMPT`]), and reloads the history sent to the model.
-/// `Ok(Err(stop))` when the turn must end.
+/// the continuation message (the last real user message after an
+/// overflow, [`CONTINUE_PROMPT`] after a full step, none when asked for by
+/// hand), and reloads the history sent to the model. `Ok(Err(stop))` when
+/// the turn must end.
 pub(super) async fn compact(
     ctx: &TurnContext<'_>,
     step: u32,
-    replay: bool,
+    trigger: Trigger,
     model_messages: &mut History,
     usage: &mut Usage,
 ) -> Result<Result<(), StopReason>, PromptError> {
@@ -33,8 +48,9 @@ pub(super) async fn compact(
     let config = &engine.config.compaction;
     let history = engine.store.messages(session_id).await?;
     let budget = preserve_budget(&ctx.model.info().limits, config);
+    let replay = trigger == Trigger::Overflow;
     let Some(plan) = compaction::plan(&history, budget, config.tail_turns, replay) else {
-        return Ok(Err(StopReason::ContextOverflow));
+        return Ok(Err(nothing_to_summarise(trigger, config.tail_turns)));
     };
     drop(history);
 
@@ -42,7 +58,7 @@ pub(super) async fn compact(
     request_message.agent = ctx.agent.name.clone();
     request_message.parts.push(Part::Compaction {
         id: ascending("prt"),
-        auto: true,
+        auto: trigger != Trigger::Manual,
         overflow: replay,
         kept: plan.kept,
     });
@@ -53,10 +69,29 @@ pub(super) async fn compact(
     if let Err(stop) = summarise(ctx, step, plan.request, usage).await? {
         return Ok(Err(stop));
     }
-    continue_after(ctx, plan.replay).await?;
+    if trigger != Trigger::Manual {
+        continue_after(ctx, plan.replay).await?;
+    }
     let history = engine.store.messages(session_id).await?;
     *model_messages = share_messages(model_history(&ctx.agent.name, &history));
     Ok(Ok(()))
+}
+
+/// Why a compaction with nothing to summarise stops: a full context
+/// cannot be helped, a compaction asked for by hand is merely early.
+fn nothing_to_summarise(trigger: Trigger, tail_turns: u32) -> StopReason {
+    if trigger != Trigger::Manual {
+        return StopReason::ContextOverflow;
+    }
+    StopReason::Error {
+        error: MessageError {
+            name: "compaction".into(),
+            message: format!(
+                "nothing to summarise yet: the last {tail_turns} user turns are kept verbatim \
+                 (compaction.tail_turns); compact once the session is longer"
+            ),
+        },
+    }
 }
 
 /// The summary call over `history`, stored and announced; `Ok(Err(stop))`

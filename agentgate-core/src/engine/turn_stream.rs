@@ -55,6 +55,26 @@ impl Engine {
         options: PromptOptions,
         cancel: CancellationToken,
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
+        let engine = self.clone();
+        let root = session_id.to_string();
+        self.follow(session_id, async move {
+            engine
+                .prompt_with_options(&root, parts, options, cancel)
+                .await
+        })
+    }
+
+    /// Streams what `work` does to session `session_id` as
+    /// [`prompt_stream`](Self::prompt_stream) streams a turn: every event
+    /// of the session and its sub-agent sessions while `work` runs, then
+    /// [`TurnEvent::Finished`] with its result. For the engine's other
+    /// runs, such as [`run_shell`](Self::run_shell) and
+    /// [`compact`](Self::compact). `work` runs on its own tokio task.
+    pub fn follow(
+        &self,
+        session_id: &str,
+        work: impl Future<Output = Result<TurnResult, PromptError>> + Send + 'static,
+    ) -> impl Stream<Item = TurnEvent> + Send + 'static {
         let (sender, receiver) = mpsc::unbounded();
         // Subscribe before the turn starts, so its first event is seen. The
         // gate's asks and replies are taken from the gate itself, not as
@@ -67,7 +87,7 @@ impl Engine {
         let root = session_id.to_string();
         tokio::spawn(async move {
             let mut filter = SessionFilter::new(root.clone());
-            let turn = engine.prompt_with_options(&root, parts, options, cancel);
+            let turn = work;
             tokio::pin!(turn);
             let mut gate_open = true;
             let result = loop {

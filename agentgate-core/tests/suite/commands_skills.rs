@@ -2,7 +2,8 @@
 //! configuration, skill discovery and what a hostile skill folder can (not)
 //! widen, the skills section per agent, and `Engine::prepare_command`
 //! running a command's shell lines through the gate with the session
-//! agent's rules as a ceiling.
+//! agent's rules as a ceiling, and `Engine::run_shell` recording a user's
+//! shell command as a `bash` call under the same gate.
 
 use std::collections::HashMap;
 
@@ -240,4 +241,73 @@ async fn a_command_runs_its_shell_lines_through_the_gate_and_names_no_laxer_agen
     assert!(error.to_string().contains("git status"), "{error}");
     assert!(!error.rejected(), "a rule denied it");
     assert!(bash.ran.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_users_shell_command_is_recorded_as_a_bash_call_under_the_agents_rules() {
+    let (engine, session, bash) = engine_with("build").await;
+    let options = agentgate_core::PromptOptions::default();
+    let run = engine
+        .run_shell(&session.id, "ls", options.clone(), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(*bash.ran.lock().unwrap(), ["ls"]);
+    let call = run.messages[0].tool_parts().next().unwrap().clone();
+    assert!(
+        matches!(&call.state, agentgate_core::ToolState::Completed { output, .. } if output == "ran ls"),
+        "{call:?}"
+    );
+    let history = engine.messages(&session.id).await.unwrap();
+    let roles: Vec<_> = history.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [agentgate_core::Role::User, agentgate_core::Role::Assistant]
+    );
+
+    // `careful` denies bash: the command is recorded as failed, never run.
+    let denied = engine
+        .run_shell(
+            &session.id,
+            "rm -rf x",
+            options.agent("careful"),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    let call = denied.messages[0].tool_parts().next().unwrap().clone();
+    assert!(
+        matches!(&call.state, agentgate_core::ToolState::Error { error, .. } if error.contains("deny")),
+        "{call:?}"
+    );
+    assert_eq!(*bash.ran.lock().unwrap(), ["ls"]);
+}
+
+#[tokio::test]
+async fn a_users_shell_command_that_asks_is_rejected_without_an_approver() {
+    let bash = Bash::default();
+    let asker = AgentSpec::new("asker").with_permission(rules(
+        r#"[{"permission":"*","pattern":"*","action":"allow"},
+            {"permission":"bash","pattern":"*","action":"ask"}]"#,
+    ));
+    let model = model([]);
+    let engine = Engine::builder(model.clone())
+        .agent(asker)
+        .tool(bash.clone())
+        .build();
+    let session = engine
+        .create_session(Session::new("asker", std::env::temp_dir()))
+        .await
+        .unwrap();
+    let run = engine
+        .run_shell(&session.id, "ls", Default::default(), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(run.stop, agentgate_core::StopReason::Rejected);
+    let call = run.messages[0].tool_parts().next().unwrap().clone();
+    assert!(
+        matches!(call.state, agentgate_core::ToolState::Error { .. }),
+        "{call:?}"
+    );
+    assert!(bash.ran.lock().unwrap().is_empty());
+    assert!(model.requests().is_empty(), "the model is never called");
 }

@@ -29,6 +29,7 @@
 //! ```
 
 mod approver;
+mod commands;
 mod server;
 mod setup;
 mod updates;

@@ -18,12 +18,13 @@ use agent_client_protocol::v1::schema::{
     PromptResponse, SessionId, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
     SetSessionModeRequest, SetSessionModeResponse, StopReason as AcpStop,
 };
-use agent_client_protocol::{Agent, ByteStreams, Client, Error};
+use agent_client_protocol::{Agent, ByteStreams, Client, Error, Responder, V1};
 use futures::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::approver::{ClientApprover, TurnSlot};
+use super::commands::{self, Slash};
 use super::setup::client_mcp_entries;
 use super::updates;
 use crate::agent_factory::{AgentFactory, AgentSetup};
@@ -100,21 +101,7 @@ where
             async move |request: NewSessionRequest, responder, cx| {
                 let shared = Arc::clone(&on_new);
                 let connection = cx.clone();
-                cx.spawn(async move {
-                    let setup = open(
-                        &shared,
-                        &connection,
-                        request.cwd,
-                        None,
-                        &request.mcp_servers,
-                    );
-                    match setup.await {
-                        Ok((id, modes)) => {
-                            responder.respond(NewSessionResponse::new(id).modes(modes))
-                        }
-                        Err(error) => responder.respond_with_error(error),
-                    }
-                })
+                cx.spawn(new_session(shared, connection, request, responder))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -122,23 +109,7 @@ where
             async move |request: LoadSessionRequest, responder, cx| {
                 let shared = Arc::clone(&on_load);
                 let connection = cx.clone();
-                cx.spawn(async move {
-                    let id = request.session_id.0.to_string();
-                    let opened = open(
-                        &shared,
-                        &connection,
-                        request.cwd,
-                        Some(id),
-                        &request.mcp_servers,
-                    );
-                    match opened.await {
-                        Ok((id, modes)) => {
-                            replay(&shared, &connection, &id).await;
-                            responder.respond(LoadSessionResponse::new().modes(modes))
-                        }
-                        Err(error) => responder.respond_with_error(error),
-                    }
-                })
+                cx.spawn(load_session(shared, connection, request, responder))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -185,6 +156,67 @@ where
         .unwrap_or_else(PoisonError::into_inner)
         .clear();
     result
+}
+
+/// `session/new`: builds the session's agent, answers with its id and
+/// modes, then lists the project's custom commands.
+async fn new_session(
+    shared: Arc<Shared>,
+    connection: ConnectionTo<Client>,
+    request: NewSessionRequest,
+    responder: Responder<NewSessionResponse, V1>,
+) -> Result<(), Error> {
+    let opened = open(
+        &shared,
+        &connection,
+        request.cwd,
+        None,
+        &request.mcp_servers,
+    );
+    match opened.await {
+        Ok((id, modes)) => {
+            responder.respond(NewSessionResponse::new(id.clone()).modes(modes))?;
+            announce_commands(&shared, &connection, &id);
+            Ok(())
+        }
+        Err(error) => responder.respond_with_error(error),
+    }
+}
+
+/// `session/load`: builds the stored session's agent, replays its
+/// transcript, answers with its modes, then lists the project's custom
+/// commands.
+async fn load_session(
+    shared: Arc<Shared>,
+    connection: ConnectionTo<Client>,
+    request: LoadSessionRequest,
+    responder: Responder<LoadSessionResponse, V1>,
+) -> Result<(), Error> {
+    let id = request.session_id.0.to_string();
+    let opened = open(
+        &shared,
+        &connection,
+        request.cwd,
+        Some(id),
+        &request.mcp_servers,
+    );
+    match opened.await {
+        Ok((id, modes)) => {
+            replay(&shared, &connection, &id).await;
+            responder.respond(LoadSessionResponse::new().modes(modes))?;
+            announce_commands(&shared, &connection, &id);
+            Ok(())
+        }
+        Err(error) => responder.respond_with_error(error),
+    }
+}
+
+/// Sends session `id` its `available_commands_update` (after the answer
+/// that tells the client the session exists, as opencode does).
+fn announce_commands(shared: &Shared, connection: &ConnectionTo<Client>, id: &str) {
+    if let Ok(session) = shared.session(&SessionId::new(id)) {
+        notify(connection, id, commands::available(&session.agent));
+    }
 }
 
 /// The answer to `initialize`: protocol 1 (the stable one), sessions can
@@ -388,37 +420,129 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
     parts.join("\n")
 }
 
-/// `session/prompt`: runs the turn, streaming it as updates; its stop
-/// reason.
+/// `session/prompt`: runs the turn (a custom command's when the prompt
+/// starts with `/NAME` of one, a compaction for `/compact`), streaming it
+/// as updates; its stop reason.
 async fn prompt(
     shared: &Shared,
     connection: &ConnectionTo<Client>,
     request: PromptRequest,
 ) -> Result<AcpStop, Error> {
     let session = shared.session(&request.session_id)?;
-    let id = session.agent.session().id.clone();
+    let agent = &session.agent;
+    let id = agent.session().id.clone();
     let cancel = session.turn.start();
-    let mut stream = Box::pin(
-        session
-            .agent
-            .stream_with(prompt_text(&request.prompt), cancel.clone()),
-    );
-    let mut streamer = TurnStreamer::new(id.clone());
+    let text = prompt_text(&request.prompt);
+    let stop = match commands::prepare(agent, &text, cancel.clone()).await {
+        Slash::Text => {
+            let stream = agent.stream_with(text, cancel.clone());
+            finished(stream_turn(connection, &id, stream).await, &cancel)
+        }
+        Slash::Prepared(prepared) => {
+            let prepared = *prepared;
+            for note in &prepared.notes {
+                notify(connection, &id, thought(format!("{note}\n")));
+            }
+            match &prepared.subtask {
+                Some(plan) => {
+                    run_subtask(connection, agent, plan, &cancel).await;
+                    Ok(ended(&cancel))
+                }
+                None => {
+                    let stream =
+                        agent.stream_parts(prepared.parts, prepared.options, cancel.clone());
+                    finished(stream_turn(connection, &id, stream).await, &cancel)
+                }
+            }
+        }
+        Slash::Failed(message) => {
+            notify(connection, &id, said(message));
+            Ok(ended(&cancel))
+        }
+        Slash::Compact => {
+            let engine = agent.engine();
+            let (runner, root, token) = (engine.clone(), id.clone(), cancel.clone());
+            let run = async move {
+                runner
+                    .compact(&root, crate::PromptOptions::default(), token)
+                    .await
+            };
+            finished(
+                stream_turn(connection, &id, engine.follow(&id, run)).await,
+                &cancel,
+            )
+        }
+    };
+    session.turn.finish();
+    stop
+}
+
+/// Streams a turn's events of session `id` as updates; its result.
+async fn stream_turn(
+    connection: &ConnectionTo<Client>,
+    id: &str,
+    stream: impl futures::Stream<Item = TurnEvent>,
+) -> Option<Result<TurnResult, PromptError>> {
+    let mut stream = Box::pin(stream);
+    let mut streamer = TurnStreamer::new(id.to_string());
     let mut finished = None;
     while let Some(item) = stream.next().await {
         match item {
             TurnEvent::Event(event) => {
                 for update in streamer.updates(&event) {
-                    notify(connection, &id, update);
+                    notify(connection, id, update);
                 }
             }
             TurnEvent::Finished(result) => finished = Some(result),
             _ => {}
         }
     }
-    session.turn.finish();
+    finished
+}
+
+/// Runs a command's sub-agent; its answer (or why it did not run) is the
+/// agent's message.
+async fn run_subtask(
+    connection: &ConnectionTo<Client>,
+    agent: &CodingAgent,
+    plan: &crate::SubtaskPlan,
+    cancel: &tokio_util::sync::CancellationToken,
+) {
+    let id = &agent.session().id;
+    let run = agent.engine().run_subtask(id, plan, cancel.clone()).await;
+    let text = match run {
+        Ok(output) => output.output,
+        Err(error) => format!("the sub-agent {} did not run: {error}", plan.agent),
+    };
+    notify(connection, id, said(text));
+}
+
+/// An agent message chunk of `text`.
+fn said(text: String) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
+}
+
+/// An agent thought chunk of `text`.
+fn thought(text: String) -> SessionUpdate {
+    SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::from(text)))
+}
+
+/// How a turn that ran no model ends: cancelled, or at its end.
+fn ended(cancel: &tokio_util::sync::CancellationToken) -> AcpStop {
+    if cancel.is_cancelled() {
+        AcpStop::Cancelled
+    } else {
+        AcpStop::EndTurn
+    }
+}
+
+/// A streamed turn's result as its stop reason.
+fn finished(
+    result: Option<Result<TurnResult, PromptError>>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<AcpStop, Error> {
     let cancelled = cancel.is_cancelled();
-    match finished {
+    match result {
         Some(Ok(result)) => stop_reason(&result, cancelled),
         Some(Err(error)) => Err(prompt_error(&error)),
         None if cancelled => Ok(AcpStop::Cancelled),

@@ -26,7 +26,10 @@
 )]
 
 mod bodies;
+mod command_bodies;
 mod events;
+
+pub(crate) use command_bodies::{CommandBody, CommandInfo, ShellBody, SummarizeBody};
 
 pub(crate) use bodies::{
     AlwaysChoiceInfo, CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageWithParts,

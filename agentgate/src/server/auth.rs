@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use subtle::ConstantTimeEq;
 
-use super::routes::api_error;
+use super::answers::api_error;
 
 /// The user name opencode's clients send when none is configured.
 pub const DEFAULT_USERNAME: &str = "opencode";

@@ -32,11 +32,15 @@
 //! # Ok(()) }
 //! ```
 
+mod answers;
 mod auth;
+mod command_routes;
 mod events;
 mod page;
 mod routes;
+mod shell_routes;
 mod state;
+mod turn_task;
 mod wire;
 
 use std::future::Future;
@@ -103,6 +107,7 @@ pub struct ServerBuilder {
     approvals: Option<Arc<dyn ApprovalStore>>,
     relay: Option<Arc<dyn AskRelay>>,
     config: Option<Config>,
+    commands: crate::Commands,
     trust: crate::ProjectTrust,
     address: SocketAddr,
     auth: Auth,
@@ -167,6 +172,15 @@ impl ServerBuilder {
     /// (default: none; they answer `{}` and `[]`).
     pub fn config(mut self, config: Config) -> Self {
         self.config = Some(config);
+        self
+    }
+
+    /// The directory's custom commands, for `GET /command` (default: none;
+    /// it answers `[]`). `POST /session/{id}/command` runs the commands of
+    /// the session's own agent ([`CodingAgent::commands`](crate::CodingAgent::commands)),
+    /// which the factory builds from the same directory.
+    pub fn commands(mut self, commands: crate::Commands) -> Self {
+        self.commands = commands;
         self
     }
 
@@ -241,6 +255,7 @@ impl ServerBuilder {
             state::ServedProject {
                 directory: self.directory,
                 config: self.config,
+                commands: self.commands,
                 trust: self.trust,
             },
             events::Bus::new(self.event_capacity),
@@ -287,6 +302,7 @@ impl Server {
             approvals: None,
             relay: None,
             config: None,
+            commands: crate::Commands::new(),
             trust: crate::ProjectTrust::NotNeeded,
             address: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
             auth: Auth::None,

@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::rejection::JsonRejection;
-use axum::extract::{FromRequest, Path, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -11,7 +10,9 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 use utoipa::OpenApi;
 
-use super::state::{Failure, Shared, answer_of, parts_of};
+use super::answers::JsonBody;
+use super::state::{Failure, Shared, parts_of};
+use super::turn_task::{model_of, start_work};
 use super::wire::{
     CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageContext, MessageWithParts,
     PermissionInfo, PromptBody, ReplyBody, RespondBody, SessionInfo, UpdateSession, with_parts,
@@ -37,55 +38,13 @@ pub(crate) const ROUTES: &[&str] = &[
     "GET /permission",
     "POST /permission/{requestID}/reply",
     "GET /agent",
+    "GET /command",
+    "POST /session/{sessionID}/command",
+    "POST /session/{sessionID}/shell",
+    "POST /session/{sessionID}/summarize",
     "GET /config",
     "GET /doc",
 ];
-
-/// An error answer: `{name, data: {message}}` with `status`.
-pub(crate) fn api_error(status: StatusCode, name: &str, message: String) -> Response {
-    let body = ErrorBody {
-        name: name.to_string(),
-        data: ErrorData {
-            message,
-            routes: None,
-        },
-    };
-    (status, Json(body)).into_response()
-}
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        match self {
-            Failure::BadRequest(m) => api_error(StatusCode::BAD_REQUEST, "BadRequestError", m),
-            Failure::NotFound(m) => api_error(StatusCode::NOT_FOUND, "NotFoundError", m),
-            Failure::Aborted(m) => api_error(StatusCode::CONFLICT, "MessageAbortedError", m),
-            Failure::Internal(m) => api_error(StatusCode::INTERNAL_SERVER_ERROR, "UnknownError", m),
-        }
-    }
-}
-
-/// A JSON body whose rejections (malformed, wrong content type, too
-/// large) are answered as JSON errors with their status.
-pub(crate) struct JsonBody<T>(pub(crate) T);
-
-impl<S, T> FromRequest<S> for JsonBody<T>
-where
-    Json<T>: FromRequest<S, Rejection = JsonRejection>,
-    S: Send + Sync,
-{
-    type Rejection = Response;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(request, state).await {
-            Ok(Json(value)) => Ok(JsonBody(value)),
-            Err(rejection) => Err(api_error(
-                rejection.status(),
-                "BadRequestError",
-                rejection.body_text(),
-            )),
-        }
-    }
-}
 
 type Shared_ = State<Arc<Shared>>;
 
@@ -118,6 +77,19 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/permission", get(list_permissions))
         .route("/permission/{request_id}/reply", post(reply))
         .route("/agent", get(agents))
+        .route("/command", get(super::command_routes::list_commands))
+        .route(
+            "/session/{session_id}/command",
+            post(super::command_routes::run_command),
+        )
+        .route(
+            "/session/{session_id}/shell",
+            post(super::shell_routes::shell),
+        )
+        .route(
+            "/session/{session_id}/summarize",
+            post(super::shell_routes::summarize),
+        )
         .route("/config", get(config))
         .route("/project/trust", get(project_trust))
         .route("/doc", get(doc))
@@ -284,18 +256,6 @@ async fn fork_session(
     Ok(Json(info))
 }
 
-/// The model the session's messages are shown with.
-async fn model_of(shared: &Shared, session_id: &str) -> (String, String) {
-    if let Ok(served) = shared.served(session_id).await
-        && let Ok(session) = shared.store.session(session_id).await
-        && let Ok(model) = served.agent.engine().model_for(&session)
-    {
-        let info = model.info();
-        return (info.provider.clone(), info.id.clone());
-    }
-    (String::new(), String::new())
-}
-
 fn listed(
     shared: &Shared,
     messages: &[Message],
@@ -349,34 +309,13 @@ async fn start(
         provider_id: m.provider_id,
         model_id: m.model_id,
     });
-    let shared = Arc::clone(shared);
-    let session_id = session_id.to_string();
-    Ok(tokio::spawn(async move {
-        let result = shared.prompt(served, parts, body.agent, model).await?;
-        let answer = answer_of(&result).ok_or_else(|| {
-            Failure::Internal(format!(
-                "the turn ended without an answer: {:?}",
-                result.stop
-            ))
-        })?;
-        let messages = shared.messages(&session_id).await?;
-        let model = model_of(&shared, &session_id).await;
-        let parent = messages
-            .iter()
-            .take_while(|m| m.id != answer.id)
-            .filter(|m| m.role == Role::User)
-            .last()
-            .map(|m| m.id.clone());
-        Ok(with_parts(
-            answer,
-            &MessageContext {
-                directory: &shared.directory,
-                provider_id: &model.0,
-                model_id: &model.1,
-                parent_id: parent.as_deref(),
-            },
-        ))
-    }))
+    Ok(start_work(
+        shared,
+        served,
+        super::state::Work::Prompt(parts),
+        (body.agent, model),
+        crate::PromptOptions::default(),
+    ))
 }
 
 /// Runs a prompt; answers the assistant message when the turn ends. A
@@ -609,6 +548,10 @@ async fn doc() -> Json<utoipa::openapi::OpenApi> {
         reply,
         respond,
         agents,
+        super::command_routes::list_commands,
+        super::command_routes::run_command,
+        super::shell_routes::shell,
+        super::shell_routes::summarize,
         config,
         project_trust,
         doc

@@ -14,7 +14,7 @@ use super::events::{Bus, TurnTranslator};
 use crate::agent_factory::{AgentFactory, AgentSetup};
 use crate::permission::{PermissionError, PermissionEvent, PermissionGate, Reply};
 use crate::{
-    CodingAgent, Config, Message, ModelRef, Part, PromptError, Role, SessionStore,
+    CodingAgent, Config, Message, ModelRef, Part, PromptError, PromptOptions, Role, SessionStore,
     SessionStoreError, TurnEvent, TurnResult,
 };
 
@@ -66,7 +66,9 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    fn epoch(&self) -> CancellationToken {
+    /// The token an abort cancels (the running turn's and the queued
+    /// prompts').
+    pub(crate) fn epoch(&self) -> CancellationToken {
         self.epoch
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -82,6 +84,41 @@ impl Served {
     }
 }
 
+/// What a queued turn of a session does.
+pub(crate) enum Work {
+    /// A prompt of these parts.
+    Prompt(Vec<Part>),
+    /// The user's shell command (`POST /session/{id}/shell`).
+    Shell(String),
+    /// A compaction asked for by hand (`POST /session/{id}/summarize`).
+    Compact,
+}
+
+impl Work {
+    /// The engine's events of this work on session `id`, then its result.
+    fn stream(
+        self,
+        engine: &crate::Engine,
+        id: &str,
+        once: PromptOptions,
+        cancel: CancellationToken,
+    ) -> futures::stream::BoxStream<'static, TurnEvent> {
+        match self {
+            Work::Prompt(parts) => engine.prompt_stream_with(id, parts, once, cancel).boxed(),
+            Work::Shell(command) => {
+                let (runner, root) = (engine.clone(), id.to_string());
+                let run = async move { runner.run_shell(&root, &command, once, cancel).await };
+                engine.follow(id, run).boxed()
+            }
+            Work::Compact => {
+                let (runner, root) = (engine.clone(), id.to_string());
+                let run = async move { runner.compact(&root, once, cancel).await };
+                engine.follow(id, run).boxed()
+            }
+        }
+    }
+}
+
 /// The state of one server.
 pub(crate) struct Shared {
     pub(crate) factory: Arc<dyn AgentFactory>,
@@ -90,6 +127,8 @@ pub(crate) struct Shared {
     pub(crate) relay: Arc<dyn AskRelay>,
     pub(crate) directory: PathBuf,
     pub(crate) config: Option<Config>,
+    /// The served project's custom commands, for `GET /command`.
+    pub(crate) commands: crate::Commands,
     /// Whether the served project's configuration is trusted.
     pub(crate) trust: crate::ProjectTrust,
     pub(crate) bus: Bus,
@@ -104,6 +143,7 @@ pub(crate) struct Shared {
 pub(crate) struct ServedProject {
     pub(crate) directory: PathBuf,
     pub(crate) config: Option<Config>,
+    pub(crate) commands: crate::Commands,
     pub(crate) trust: crate::ProjectTrust,
 }
 
@@ -119,6 +159,7 @@ impl Shared {
         let ServedProject {
             directory,
             config,
+            commands,
             trust,
         } = project;
         Shared {
@@ -128,6 +169,7 @@ impl Shared {
             relay,
             directory,
             config,
+            commands,
             trust,
             bus,
             sessions: Mutex::new(HashMap::new()),
@@ -245,14 +287,16 @@ impl Shared {
         }
     }
 
-    /// Runs a prompt on `served` once the prompts queued before it have
-    /// run; the turn's result.
-    pub(crate) async fn prompt(
+    /// Runs `work` (a prompt, a shell command, a compaction) on `served`
+    /// once the prompts queued before it have run; its result. The prompt's `agent` and `model` are stored
+    /// on the session (they run its next prompts too); `once` (a custom
+    /// command's agent and model) runs this turn only.
+    pub(crate) async fn prompt_once(
         self: &Arc<Self>,
         served: Arc<Served>,
-        parts: Vec<Part>,
-        agent: Option<String>,
-        model: Option<ModelRef>,
+        work: Work,
+        (agent, model): (Option<String>, Option<ModelRef>),
+        once: PromptOptions,
     ) -> Result<TurnResult, Failure> {
         let epoch = served.epoch();
         let _turn = served.turn.lock().await;
@@ -260,7 +304,7 @@ impl Shared {
         // A prompt refused before its turn starts (aborted while queued, a
         // bad agent or model, a store failure) still ends for those who
         // follow the session's events: `session.error`, then idle.
-        let setup = self.turn_setup(&served, &epoch, agent, model).await;
+        let setup = self.turn_setup(&served, &epoch, agent, model, &once).await;
         let mut translator = match setup {
             Ok(translator) => translator,
             Err(failure) => {
@@ -270,7 +314,7 @@ impl Shared {
         };
         let engine = served.agent.engine();
         self.bus.busy(&id);
-        let mut stream = Box::pin(engine.prompt_stream(&id, parts, epoch.child_token()));
+        let mut stream = work.stream(engine, &id, once, epoch.child_token());
         let mut finished = None;
         while let Some(item) = stream.next().await {
             match item {
@@ -300,6 +344,7 @@ impl Shared {
         epoch: &tokio_util::sync::CancellationToken,
         agent: Option<String>,
         model: Option<ModelRef>,
+        once: &PromptOptions,
     ) -> Result<TurnTranslator, Failure> {
         let id = served.agent.session().id.clone();
         if epoch.is_cancelled() {
@@ -325,6 +370,16 @@ impl Shared {
                 .model_for(&session)
                 .map_err(|e| Failure::BadRequest(e.to_string()))?;
             self.store.put_session(&session).await?;
+        }
+        // The turn's own agent and model, as the engine runs it.
+        if let Some(agent) = &once.agent {
+            if engine.agent(agent).is_none() {
+                return Err(Failure::BadRequest(format!("unknown agent {agent:?}")));
+            }
+            session.agent = agent.clone();
+        }
+        if let Some(model) = &once.model {
+            session.model = Some(model.clone());
         }
         let info = engine
             .model_for(&session)

@@ -11,9 +11,10 @@ use serde_json::{Map, Value, json};
 
 use crate::permission::{AlwaysChoice, PermissionRequest, ReplyKind};
 pub(crate) use crate::protocol::{
-    AlwaysChoiceInfo, CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageWithParts,
-    PartInput, PermissionInfo, PromptBody, ReplyBody, ReplyWord, RespondBody, SessionInfo,
-    SessionModel, SessionTime, ToolRef, UpdateSession,
+    AlwaysChoiceInfo, CommandBody, CommandInfo, CreateSession, ErrorBody, ErrorData, ForkSession,
+    Health, MessageWithParts, PartInput, PermissionInfo, PromptBody, ReplyBody, ReplyWord,
+    RespondBody, SessionInfo, SessionModel, SessionTime, ShellBody, SummarizeBody, ToolRef,
+    UpdateSession,
 };
 use crate::transcript::MessageError;
 use crate::{Message, Part, Role, Session, ToolState, Usage};

@@ -1,0 +1,63 @@
+//! A turn run on its own task (it runs to its end even if the client goes
+//! away), answered as the assistant message `{info, parts}` in opencode's
+//! shape: what `POST /session/{id}/message`, `prompt_async`,
+//! `POST /session/{id}/command` and `POST /session/{id}/shell` share.
+
+use std::sync::Arc;
+
+use super::state::{Failure, Served, Shared, Work, answer_of};
+use super::wire::{MessageContext, MessageWithParts, with_parts};
+use crate::{ModelRef, PromptOptions, Role};
+
+/// The model the session's messages are shown with.
+pub(crate) async fn model_of(shared: &Shared, session_id: &str) -> (String, String) {
+    if let Ok(served) = shared.served(session_id).await
+        && let Ok(session) = shared.store.session(session_id).await
+        && let Ok(model) = served.agent.engine().model_for(&session)
+    {
+        let info = model.info();
+        return (info.provider.clone(), info.id.clone());
+    }
+    (String::new(), String::new())
+}
+
+/// Starts `work` (a prompt's turn, a shell command) on `served` on its own task: `stored` (the
+/// agent and model) are kept on the session, `once` runs this turn only
+/// (see [`Shared::prompt_once`]). The task answers the turn's assistant
+/// message.
+pub(crate) fn start_work(
+    shared: &Arc<Shared>,
+    served: Arc<Served>,
+    work: Work,
+    stored: (Option<String>, Option<ModelRef>),
+    once: PromptOptions,
+) -> tokio::task::JoinHandle<Result<MessageWithParts, Failure>> {
+    let shared = Arc::clone(shared);
+    let session_id = served.agent.session().id.clone();
+    tokio::spawn(async move {
+        let result = shared.prompt_once(served, work, stored, once).await?;
+        let answer = answer_of(&result).ok_or_else(|| {
+            Failure::Internal(format!(
+                "the turn ended without an answer: {:?}",
+                result.stop
+            ))
+        })?;
+        let messages = shared.messages(&session_id).await?;
+        let model = model_of(&shared, &session_id).await;
+        let parent = messages
+            .iter()
+            .take_while(|m| m.id != answer.id)
+            .filter(|m| m.role == Role::User)
+            .last()
+            .map(|m| m.id.clone());
+        Ok(with_parts(
+            answer,
+            &MessageContext {
+                directory: &shared.directory,
+                provider_id: &model.0,
+                model_id: &model.1,
+                parent_id: parent.as_deref(),
+            },
+        ))
+    })
+}
