@@ -49,28 +49,9 @@ pub fn model_from_config(
         &format!("provider.{}.options", name.provider_id),
     )
     .map_err(|message| ProviderError::InvalidOption { message })?;
+    let source = key_source(&name.provider_id, entry);
     let Some(known) = find_provider(&name.provider_id) else {
-        let Some(base_url) = &entry.base_url else {
-            return Err(ProviderError::UnknownProvider {
-                provider: name.provider_id.clone(),
-                known: format!(
-                    "{} (or give provider.{}.options.baseURL in the config)",
-                    crate::providers::provider_list(),
-                    name.provider_id
-                ),
-            });
-        };
-        let mut client =
-            OpenAiCompatible::new(&name.provider_id, model, base_url).with_timeouts(timeouts);
-        let info = with_limits(client.info().clone(), limits);
-        client = client.with_info(info);
-        if let Some(key) = &entry.api_key {
-            client = client.with_api_key(key);
-        }
-        for (header, value) in &entry.headers {
-            client = client.with_header(header, value);
-        }
-        return Ok(Arc::new(client));
+        return custom_provider(name, entry, timeouts, source);
     };
     let key = match &entry.api_key {
         Some(key) => Some(key.clone()),
@@ -82,6 +63,9 @@ pub fn model_from_config(
             let mut client = $client.with_base_url(&base_url).with_timeouts(timeouts);
             let info = with_limits(client.info().clone(), limits);
             client = client.with_info(info);
+            if let Some(source) = &source {
+                client = client.with_key_source(source);
+            }
             for (header, value) in &entry.headers {
                 client = client.with_header(header, value);
             }
@@ -101,6 +85,53 @@ pub fn model_from_config(
             })
         }
     })
+}
+
+/// A provider id the crate does not know: an OpenAI-compatible server at
+/// the entry's `baseURL`, which it must give.
+fn custom_provider(
+    name: &ModelRef,
+    entry: &ProviderConfig,
+    timeouts: Timeouts,
+    source: Option<String>,
+) -> Result<Arc<dyn LanguageModel>, ProviderError> {
+    let Some(base_url) = &entry.base_url else {
+        return Err(ProviderError::UnknownProvider {
+            provider: name.provider_id.clone(),
+            known: format!(
+                "{} (or give provider.{}.options.baseURL in the config)",
+                crate::providers::provider_list(),
+                name.provider_id
+            ),
+        });
+    };
+    let mut client = OpenAiCompatible::new(&name.provider_id, name.model_id.clone(), base_url)
+        .with_timeouts(timeouts);
+    let info = with_limits(client.info().clone(), entry.models.get(&name.model_id));
+    client = client.with_info(info);
+    if let Some(key) = &entry.api_key {
+        client = client.with_api_key(key);
+    }
+    if let Some(source) = source {
+        client = client.with_key_source(source);
+    }
+    for (header, value) in &entry.headers {
+        client = client.with_header(header, value);
+    }
+    Ok(Arc::new(client))
+}
+
+/// Where the key of `id`'s client comes from: the entry's `apiKey`
+/// (naming the file that set it), else the provider's environment
+/// variable when one is set.
+fn key_source(id: &str, entry: &ProviderConfig) -> Option<String> {
+    if entry.api_key.is_some() {
+        return Some(crate::key_source::from_config(
+            id,
+            entry.api_key_file.as_deref(),
+        ));
+    }
+    find_provider(id).and_then(|known| known.api_key_source())
 }
 
 /// `info` with the limits, prices and image input a `provider.<id>.models.<model>`

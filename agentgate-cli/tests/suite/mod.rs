@@ -15,6 +15,7 @@ mod run_attachments;
 mod run_cli;
 mod run_faults;
 mod run_hooks_output;
+mod run_key_errors;
 mod run_limits;
 mod run_output_cap;
 mod serve_browser;

@@ -15,6 +15,10 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// `options.apiKey`.
     pub api_key: Option<String>,
+    /// The config file that set `options.apiKey` (the last layer that
+    /// did), named when the provider refuses the key; `None` when no file
+    /// set it or the entry was not loaded from files.
+    pub api_key_file: Option<String>,
     /// `options.headers`.
     pub headers: IndexMap<String, String>,
     /// The other `options`, as written.
