@@ -40,6 +40,7 @@ pub fn model_from_config(
             other => other,
         });
     };
+    check_listed(name, entry)?;
     let model = name.model_id.clone();
     // `provider.<id>.models.<model>.limit`: what compaction and the output
     // budget go by (a local model's window is the config's to say).
@@ -84,6 +85,22 @@ pub fn model_from_config(
                 None => client,
             })
         }
+    })
+}
+
+/// An error when `entry` lists its models, `name`'s is not among them, and
+/// the provider has no catalogue the model could come from instead (an
+/// unknown id, or a local server whose key is optional).
+fn check_listed(name: &ModelRef, entry: &ProviderConfig) -> Result<(), ProviderError> {
+    let catalogued = find_provider(&name.provider_id).is_some_and(|known| known.key_required);
+    if catalogued || entry.models.is_empty() || entry.models.contains_key(&name.model_id) {
+        return Ok(());
+    }
+    let listed: Vec<&str> = entry.models.keys().map(String::as_str).collect();
+    Err(ProviderError::UnlistedModel {
+        provider: name.provider_id.clone(),
+        model: name.model_id.clone(),
+        listed: format!("listed: {}", listed.join(", ")),
     })
 }
 
@@ -231,8 +248,32 @@ mod tests {
             64_000,
             "the published output limit stays"
         );
-        let other = model_from_config(&ModelRef::parse("local/other").unwrap(), &entries).unwrap();
+        let unlisted = providers(r#"{"local": {"options": {"baseURL": "http://127.0.0.1:9/v1"}}}"#);
+        let other = model_from_config(&ModelRef::parse("local/other").unwrap(), &unlisted).unwrap();
         assert_eq!(other.info().limits.context, 0, "no entry: not declared");
+    }
+
+    #[test]
+    fn a_model_missing_from_a_local_providers_list_is_an_error() {
+        let entries = providers(
+            r#"{"ollama": {"models": {"llama3": {}}},
+                "anthropic": {"options": {"apiKey": "k"}, "models": {"claude-sonnet-4-5": {}}}}"#,
+        );
+        let name = ModelRef::parse("ollama/llama9").unwrap();
+        let error = model_from_config(&name, &entries)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains(
+                "model ollama/llama9 is not listed under `provider.ollama.models` (listed: llama3)"
+            ),
+            "{error}"
+        );
+        assert!(model_from_config(&ModelRef::parse("ollama/llama3").unwrap(), &entries).is_ok());
+        // A provider with a catalogue of its own: the list adds, it does not restrict.
+        let opus = ModelRef::parse("anthropic/claude-opus-4-5").unwrap();
+        assert!(model_from_config(&opus, &entries).is_ok());
     }
 
     #[test]
