@@ -5,6 +5,8 @@
 //! it). Recorded per provider that speaks Chat Completions, and for a
 //! configured OpenAI-compatible server (a custom `baseURL`).
 
+#![allow(clippy::expect_used)]
+
 use super::common::{post, run, serve, sse};
 use agentgate_providers::core::{ContentPart, ModelMessage, ModelRequest, ModelRole};
 use agentgate_providers::{Api, OpenAiCompatible, PROVIDERS};
