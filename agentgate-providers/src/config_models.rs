@@ -40,6 +40,7 @@ pub fn model_from_config(
             other => other,
         });
     };
+    check_listed(name, entry)?;
     let model = name.model_id.clone();
     // `provider.<id>.models.<model>.limit`: what compaction and the output
     // budget go by (a local model's window is the config's to say).
@@ -49,28 +50,9 @@ pub fn model_from_config(
         &format!("provider.{}.options", name.provider_id),
     )
     .map_err(|message| ProviderError::InvalidOption { message })?;
+    let source = key_source(&name.provider_id, entry);
     let Some(known) = find_provider(&name.provider_id) else {
-        let Some(base_url) = &entry.base_url else {
-            return Err(ProviderError::UnknownProvider {
-                provider: name.provider_id.clone(),
-                known: format!(
-                    "{} (or give provider.{}.options.baseURL in the config)",
-                    crate::providers::provider_list(),
-                    name.provider_id
-                ),
-            });
-        };
-        let mut client =
-            OpenAiCompatible::new(&name.provider_id, model, base_url).with_timeouts(timeouts);
-        let info = with_limits(client.info().clone(), limits);
-        client = client.with_info(info);
-        if let Some(key) = &entry.api_key {
-            client = client.with_api_key(key);
-        }
-        for (header, value) in &entry.headers {
-            client = client.with_header(header, value);
-        }
-        return Ok(Arc::new(client));
+        return custom_provider(name, entry, timeouts, source);
     };
     let key = match &entry.api_key {
         Some(key) => Some(key.clone()),
@@ -82,6 +64,9 @@ pub fn model_from_config(
             let mut client = $client.with_base_url(&base_url).with_timeouts(timeouts);
             let info = with_limits(client.info().clone(), limits);
             client = client.with_info(info);
+            if let Some(source) = &source {
+                client = client.with_key_source(source);
+            }
             for (header, value) in &entry.headers {
                 client = client.with_header(header, value);
             }
@@ -101,6 +86,69 @@ pub fn model_from_config(
             })
         }
     })
+}
+
+/// An error when `entry` lists its models, `name`'s is not among them, and
+/// the provider has no catalogue the model could come from instead (an
+/// unknown id, or a local server whose key is optional).
+fn check_listed(name: &ModelRef, entry: &ProviderConfig) -> Result<(), ProviderError> {
+    let catalogued = find_provider(&name.provider_id).is_some_and(|known| known.key_required);
+    if catalogued || entry.models.is_empty() || entry.models.contains_key(&name.model_id) {
+        return Ok(());
+    }
+    let listed: Vec<&str> = entry.models.keys().map(String::as_str).collect();
+    Err(ProviderError::UnlistedModel {
+        provider: name.provider_id.clone(),
+        model: name.model_id.clone(),
+        listed: format!("listed: {}", listed.join(", ")),
+    })
+}
+
+/// A provider id the crate does not know: an OpenAI-compatible server at
+/// the entry's `baseURL`, which it must give.
+fn custom_provider(
+    name: &ModelRef,
+    entry: &ProviderConfig,
+    timeouts: Timeouts,
+    source: Option<String>,
+) -> Result<Arc<dyn LanguageModel>, ProviderError> {
+    let Some(base_url) = &entry.base_url else {
+        return Err(ProviderError::UnknownProvider {
+            provider: name.provider_id.clone(),
+            known: format!(
+                "{} (or give provider.{}.options.baseURL in the config)",
+                crate::providers::provider_list(),
+                name.provider_id
+            ),
+        });
+    };
+    let mut client = OpenAiCompatible::new(&name.provider_id, name.model_id.clone(), base_url)
+        .with_timeouts(timeouts);
+    let info = with_limits(client.info().clone(), entry.models.get(&name.model_id));
+    client = client.with_info(info);
+    if let Some(key) = &entry.api_key {
+        client = client.with_api_key(key);
+    }
+    if let Some(source) = source {
+        client = client.with_key_source(source);
+    }
+    for (header, value) in &entry.headers {
+        client = client.with_header(header, value);
+    }
+    Ok(Arc::new(client))
+}
+
+/// Where the key of `id`'s client comes from: the entry's `apiKey`
+/// (naming the file that set it), else the provider's environment
+/// variable when one is set.
+fn key_source(id: &str, entry: &ProviderConfig) -> Option<String> {
+    if entry.api_key.is_some() {
+        return Some(crate::key_source::from_config(
+            id,
+            entry.api_key_file.as_deref(),
+        ));
+    }
+    find_provider(id).and_then(|known| known.api_key_source())
 }
 
 /// `info` with the limits, prices and image input a `provider.<id>.models.<model>`
@@ -200,8 +248,32 @@ mod tests {
             64_000,
             "the published output limit stays"
         );
-        let other = model_from_config(&ModelRef::parse("local/other").unwrap(), &entries).unwrap();
+        let unlisted = providers(r#"{"local": {"options": {"baseURL": "http://127.0.0.1:9/v1"}}}"#);
+        let other = model_from_config(&ModelRef::parse("local/other").unwrap(), &unlisted).unwrap();
         assert_eq!(other.info().limits.context, 0, "no entry: not declared");
+    }
+
+    #[test]
+    fn a_model_missing_from_a_local_providers_list_is_an_error() {
+        let entries = providers(
+            r#"{"ollama": {"models": {"llama3": {}}},
+                "anthropic": {"options": {"apiKey": "k"}, "models": {"claude-sonnet-4-5": {}}}}"#,
+        );
+        let name = ModelRef::parse("ollama/llama9").unwrap();
+        let error = model_from_config(&name, &entries)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains(
+                "model ollama/llama9 is not listed under `provider.ollama.models` (listed: llama3)"
+            ),
+            "{error}"
+        );
+        assert!(model_from_config(&ModelRef::parse("ollama/llama3").unwrap(), &entries).is_ok());
+        // A provider with a catalogue of its own: the list adds, it does not restrict.
+        let opus = ModelRef::parse("anthropic/claude-opus-4-5").unwrap();
+        assert!(model_from_config(&opus, &entries).is_ok());
     }
 
     #[test]

@@ -31,6 +31,21 @@ pub enum ProviderError {
         /// Which key, what was expected and what was found.
         message: String,
     },
+    /// A provider with no model catalogue of its own (a configured
+    /// OpenAI-compatible server, Ollama, vLLM, LM Studio) lists its models
+    /// under `provider.<id>.models`, and the model asked for is not one of
+    /// them (as opencode, which reports the model as not found).
+    #[error(
+        "model {provider}/{model} is not listed under `provider.{provider}.models` ({listed}): add it there or choose a listed model with the `model` key or --model"
+    )]
+    UnlistedModel {
+        /// The provider id.
+        provider: String,
+        /// The model id asked for.
+        model: String,
+        /// The models the entry lists, for the message.
+        listed: String,
+    },
     /// No client is known for this provider id.
     #[error("unknown provider {provider:?}: known providers are {known}")]
     UnknownProvider {

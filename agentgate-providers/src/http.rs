@@ -33,8 +33,9 @@ pub(crate) trait Decoder: Send + 'static {
 }
 
 /// The builder methods every client shares: base URL, extra headers, model
-/// description, HTTP client and timeouts. The client type must have the
-/// fields `base_url`, `headers`, `info`, `http` and `timeouts`.
+/// description, HTTP client, timeouts and where the key came from. The
+/// client type must have the fields `base_url`, `headers`, `info`, `http`,
+/// `timeouts` and `key_source`.
 macro_rules! client_builders {
     ($client:ty) => {
         impl $client {
@@ -52,6 +53,16 @@ macro_rules! client_builders {
                 value: impl Into<String>,
             ) -> Self {
                 self.headers.push((name.into(), value.into()));
+                self
+            }
+
+            /// Says where the API key came from, as a place: `"the
+            /// ANTHROPIC_API_KEY environment variable"`,
+            /// ``"`provider.local.options.apiKey` in ~/.config/opencode/opencode.json"``.
+            /// A 401 response's error names it, so the person knows which
+            /// key to correct.
+            pub fn with_key_source(mut self, source: impl Into<String>) -> Self {
+                self.key_source = Some(source.into());
                 self
             }
 

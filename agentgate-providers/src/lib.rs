@@ -76,6 +76,7 @@ mod families;
 mod fuzz_tests;
 mod gemini;
 mod http;
+mod key_source;
 mod metadata;
 mod model_info;
 mod openai_chat;

@@ -185,6 +185,16 @@ pub(crate) fn provider_list() -> String {
 }
 
 impl Provider {
+    /// Where [`api_key`](Self::api_key) finds the key: the first of its
+    /// variables that is set, as a place for messages ("the
+    /// ANTHROPIC_API_KEY environment variable"); `None` when none is set.
+    pub fn api_key_source(&self) -> Option<String> {
+        self.key_env
+            .iter()
+            .find(|name| env_nonempty(name).is_some())
+            .map(|name| crate::key_source::from_env(name))
+    }
+
     /// The key from the environment: `Ok(None)` when none is set and none
     /// is required, an error naming the variable when one is required.
     pub fn api_key(&self) -> Result<Option<String>, ProviderError> {

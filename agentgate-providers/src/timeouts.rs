@@ -182,7 +182,7 @@ impl CallClock {
         let option = which.option();
         ModelError::timed_out(format!(
             "{what} ({option}); raise provider.{}.options.{option} in the config (milliseconds, \
-             or false for no limit), or use {} on the client",
+             or false for no limit; a program embedding the library: the client's `{}`)",
             self.provider,
             which.builder()
         ))

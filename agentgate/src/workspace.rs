@@ -77,7 +77,7 @@ pub enum WorkspaceError {
     #[error("the built-in tools: {0}")]
     Tools(#[source] agentgate_tools::WebFetchError),
     /// The store of remembered approvals could not be opened.
-    #[error("the remembered approvals in {}: {source} (check that the data directory is writable, or pick another with CodingAgentBuilder::app)", path.display())]
+    #[error("the remembered approvals in {}: {source} (check that the data directory, $XDG_DATA_HOME or ~/.local/share, is writable; a program embedding the library picks another with `CodingAgentBuilder::app`)", path.display())]
     Approvals {
         /// The file or folder of the store.
         path: PathBuf,

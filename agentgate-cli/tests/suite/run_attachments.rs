@@ -92,6 +92,33 @@ async fn files_go_as_an_image_part_and_inlined_text_to_an_openai_model() {
 }
 
 #[tokio::test]
+async fn a_text_file_and_the_prompt_go_as_separate_parts_not_glued_together() {
+    let sandbox = Sandbox::new("attach-text-parts");
+    let server = openai_server(openai_answer("Says hello."), openai_answer("unused")).await;
+    local(&sandbox, &server, false);
+    std::fs::write(sandbox.project.join("att.txt"), "hello\n").unwrap();
+    let out = sandbox
+        .agent(&["run", "-f", "att.txt", "summarise"], &[])
+        .await;
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let bodies = bodies(&server).await;
+    let messages = bodies[0]["messages"].as_array().unwrap();
+    let user = messages.iter().rfind(|m| m["role"] == "user").unwrap();
+    let content = user["content"].as_array().expect("an array of parts");
+    assert!(content.len() >= 2, "{user}");
+    assert_eq!(content[0], json!({"type": "text", "text": "summarise"}));
+    assert!(
+        content.iter().all(|p| p["type"] == "text"),
+        "text parts only: {user}"
+    );
+    assert!(
+        content.contains(&json!({"type": "text", "text": "1: hello\n"})),
+        "the file's content is a part of its own: {user}"
+    );
+}
+
+#[tokio::test]
 async fn an_image_for_a_model_without_image_input_is_refused_before_any_request() {
     let sandbox = Sandbox::new("attach-no-vision");
     let server = openai_server(openai_answer("unused"), openai_answer("unused")).await;

@@ -41,5 +41,5 @@ pub(crate) mod plan;
 
 pub use config::CompactionSettings;
 pub use history::history_for_model;
-pub(crate) use overflow::is_overflow;
+pub(crate) use overflow::{is_overflow, request_output_cap};
 pub(crate) use plan::{CONTINUE_PROMPT, plan, preserve_budget};

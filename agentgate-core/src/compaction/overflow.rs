@@ -13,6 +13,18 @@ pub fn max_output(limits: &ModelLimits, config: &CompactionSettings) -> u64 {
     }
 }
 
+/// The output cap a request asks for: [`max_output`] when the model
+/// declares an output limit (`provider.<id>.models.<model>.limit.output`,
+/// or the published one), so `min(limit, 32000)` as opencode sends it;
+/// `None` (the server's own default) when it declares none, where opencode
+/// would send 32000 — a local server with a small window rejects that.
+pub(crate) fn request_output_cap(limits: &ModelLimits, config: &CompactionSettings) -> Option<u32> {
+    if limits.output == 0 {
+        return None;
+    }
+    Some(u32::try_from(max_output(limits, config)).unwrap_or(u32::MAX))
+}
+
 /// How many tokens the conversation may use: `limits.input − reserved`
 /// when the model declares an input limit, else `limits.context −
 /// max_output` (never below 0).

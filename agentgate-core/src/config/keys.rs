@@ -80,30 +80,44 @@ pub const PROVIDER_OPTION_KEYS: &[&str] = &[
     "timeout",
 ];
 
-/// The Levenshtein distance of two short strings.
+/// The edit distance of two short strings, counting a swap of two
+/// neighbouring characters as one edit (optimal string alignment, a
+/// restricted Damerau–Levenshtein): `modle` is one edit from `model`.
 fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous + usize::from(ca != *cb);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(previous + 1);
+    // Three rows: two back (for swaps), the previous and the current.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut current = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (previous[j] + 1)
+                .min(current[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(before[j - 2] + 1);
+            }
+            current[j] = best;
         }
+        before = std::mem::replace(&mut previous, current);
     }
-    row[b.len()]
+    previous[b.len()]
 }
 
-/// The known key closest to `key`, when it is close enough to be a typo.
+/// The known key closest to `key`, when it is close enough to be a typo:
+/// at most a third of the known key's length in edits (at least one).
+/// Among equally close keys, the one whose length is nearest `key`'s wins
+/// (`modle` is `model` with two letters swapped, not `mode` plus one).
 pub fn did_you_mean<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
     let lower = key.to_ascii_lowercase();
+    let length = lower.chars().count();
     known
         .iter()
         .map(|k| (distance(&lower, &k.to_ascii_lowercase()), *k))
-        .filter(|(d, k)| *d <= (k.len() / 3).max(2) && *d < k.len())
-        .min_by_key(|(d, _)| *d)
+        .filter(|(d, k)| *d <= (k.len() / 3).max(1) && *d < k.len())
+        .min_by_key(|(d, k)| (*d, k.len().abs_diff(length)))
         .map(|(_, k)| k)
 }
 
@@ -151,5 +165,15 @@ mod tests {
             Some("instructions")
         );
         assert_eq!(did_you_mean("zzzzzz", TOP_LEVEL_KEYS), None);
+        // Two letters swapped: the key with them in order, not the shorter
+        // key one deletion away.
+        assert_eq!(did_you_mean("modle", TOP_LEVEL_KEYS), Some("model"));
+        assert_eq!(
+            did_you_mean("permisison", TOP_LEVEL_KEYS),
+            Some("permission")
+        );
+        // Far from every key: no guess.
+        assert_eq!(did_you_mean("mqxzl", TOP_LEVEL_KEYS), None);
+        assert_eq!(did_you_mean("banana", TOP_LEVEL_KEYS), None);
     }
 }

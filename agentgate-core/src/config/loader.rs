@@ -452,6 +452,8 @@ struct Merge {
     risks: Vec<RiskyPart>,
     /// The providers that read the user's key on their own.
     keyed: Option<ProviderPredicate>,
+    /// Provider id → the last file that set its `options.apiKey`.
+    key_files: IndexMap<String, String>,
 }
 
 impl Merge {
@@ -593,7 +595,18 @@ impl Merge {
                 )),
             }
         }
-        match layer.remove("instructions") {
+        self.merge_instructions(file, layer.remove("instructions"));
+        self.note_key_files(file, &layer);
+        let mut base = Value::Object(std::mem::take(&mut self.value));
+        merge_value(&mut base, &Value::Object(layer));
+        if let Value::Object(map) = base {
+            self.value = map;
+        }
+    }
+
+    /// Adds a layer's `instructions` entries (each once).
+    fn merge_instructions(&mut self, file: &str, instructions: Option<Value>) {
+        match instructions {
             None | Some(Value::Null) => {}
             Some(Value::Array(items)) => {
                 for (index, item) in items.iter().enumerate() {
@@ -622,10 +635,17 @@ impl Merge {
                 ),
             )),
         }
-        let mut base = Value::Object(std::mem::take(&mut self.value));
-        merge_value(&mut base, &Value::Object(layer));
-        if let Value::Object(map) = base {
-            self.value = map;
+    }
+
+    /// Remembers which file set each provider's `options.apiKey`.
+    fn note_key_files(&mut self, file: &str, layer: &Map<String, Value>) {
+        let Some(Value::Object(providers)) = layer.get("provider") else {
+            return;
+        };
+        for (id, entry) in providers {
+            if entry.pointer("/options/apiKey").is_some() {
+                self.key_files.insert(id.clone(), file.to_string());
+            }
         }
     }
 
@@ -691,8 +711,9 @@ impl Merge {
         let mut providers = IndexMap::new();
         if let Some(Value::Object(entries)) = self.value.get("provider") {
             for (id, entry) in entries {
-                let parsed = ProviderConfig::from_value(entry, &format!("provider.{id}"))
+                let mut parsed = ProviderConfig::from_value(entry, &format!("provider.{id}"))
                     .map_err(|(path, message)| ConfigError::new(&combined(), path, message))?;
+                parsed.api_key_file = self.key_files.get(id).cloned();
                 providers.insert(id.clone(), parsed);
             }
         }

@@ -15,6 +15,10 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// `options.apiKey`.
     pub api_key: Option<String>,
+    /// The config file that set `options.apiKey` (the last layer that
+    /// did), named when the provider refuses the key; `None` when no file
+    /// set it or the entry was not loaded from files.
+    pub api_key_file: Option<String>,
     /// `options.headers`.
     pub headers: IndexMap<String, String>,
     /// The other `options`, as written.
@@ -64,7 +68,7 @@ impl ProviderConfig {
                 for (key, value) in options {
                     let at = format!("{path}.options.{key}");
                     match key.as_str() {
-                        "baseURL" => config.base_url = Some(string(value, &at)?),
+                        "baseURL" => config.base_url = Some(base_url(value, &at)?),
                         "apiKey" => config.api_key = Some(string(value, &at)?),
                         "headers" => {
                             let Value::Object(headers) = value else {
@@ -129,6 +133,25 @@ fn string(value: &Value, path: &str) -> Result<String, FieldError> {
         .as_str()
         .map(str::to_string)
         .ok_or_else(|| expected(path, "a string", value))
+}
+
+/// A `baseURL`: a string starting with `http://` or `https://` (a URL
+/// without its scheme, `localhost:11434/v1`, would otherwise fail only at
+/// the first request, without naming the key).
+fn base_url(value: &Value, path: &str) -> Result<String, FieldError> {
+    let url = string(value, path)?;
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Ok(url);
+    }
+    let bare = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+    Err((
+        path.to_string(),
+        format!(
+            "expected an http:// or https:// URL, found {url:?}; write \"http://{bare}\" \
+             (or https:// for a TLS server)"
+        ),
+    ))
 }
 
 /// A `cost` entry: an object of non-negative prices (per million tokens);
@@ -244,5 +267,18 @@ mod tests {
                 .0,
             "provider.p.models.m.modalities.input"
         );
+    }
+
+    #[test]
+    fn a_base_url_without_a_scheme_is_an_error_naming_the_fix() {
+        let entry = serde_json::json!({"options": {"baseURL": "localhost:11434/v1"}});
+        let (path, message) = ProviderConfig::from_value(&entry, "provider.ollama").unwrap_err();
+        assert_eq!(path, "provider.ollama.options.baseURL");
+        assert!(
+            message.contains("\"http://localhost:11434/v1\""),
+            "{message}"
+        );
+        let entry = serde_json::json!({"options": {"baseURL": "HTTPS://host/v1"}});
+        assert!(ProviderConfig::from_value(&entry, "provider.x").is_ok());
     }
 }

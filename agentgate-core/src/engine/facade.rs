@@ -458,7 +458,8 @@ impl Engine {
         let error = MessageError {
             name: "timeout".into(),
             message: format!(
-                "the turn did not finish within its time limit of {} (`agent run --max-time`, \
+                "the turn did not finish within its time limit of {}; raise it with \
+                 `agent run --max-time` (a program embedding the library: \
                  `LoopSettings::max_turn_time`)",
                 super::retry::seconds(limit)
             ),

@@ -35,8 +35,9 @@ fn json_len(value: &serde_json::Value) -> usize {
 pub(super) fn step_too_large(limit: usize) -> ModelError {
     ModelError::other(format!(
         "the model's step exceeded {} MB of streamed output and was stopped; \
-         a stream that never ends points at a broken model server \
-         (the ceiling is LoopSettings::max_step_bytes)",
+         a stream that never ends points at a broken model server; check the provider's \
+         `baseURL` and the server's logs (a program embedding the library sets the ceiling \
+         with `LoopSettings::max_step_bytes`)",
         limit.div_ceil(1024 * 1024)
     ))
 }

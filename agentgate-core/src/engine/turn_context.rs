@@ -134,6 +134,10 @@ impl<'a> TurnContext<'a> {
             temperature: self.agent.temperature,
             top_p: self.agent.top_p,
             options: self.options.clone(),
+            max_output_tokens: crate::compaction::request_output_cap(
+                &self.model.info().limits,
+                &self.engine.config.compaction,
+            ),
             ..Default::default()
         }
     }

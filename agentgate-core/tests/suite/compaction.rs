@@ -273,3 +273,20 @@ async fn a_final_answer_that_fills_the_context_compacts_in_the_same_turn() {
     let history = engine.messages(&session.id).await.unwrap();
     assert!(history.iter().any(|m| m.summary), "compacted in this turn");
 }
+
+/// The output cap each step asks for, for a model declaring `output`.
+async fn output_cap_sent(output: u64) -> Option<u32> {
+    let mut info = ModelInfo::new("scripted", "capped");
+    info.limits.output = output;
+    let model = Arc::new(ScriptedModel::new([Script::reply("ok")]).with_info(info));
+    let (engine, session) = setup(model.clone(), |b| b).await;
+    engine.prompt(&session.id, "hi").await.unwrap();
+    model.requests()[0].max_output_tokens
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_models_output_limit_is_sent_capped_at_32000() {
+    assert_eq!(output_cap_sent(1_000).await, Some(1_000));
+    assert_eq!(output_cap_sent(64_000).await, Some(32_000));
+    assert_eq!(output_cap_sent(0).await, None, "not declared: not sent");
+}

@@ -57,6 +57,8 @@ pub struct Anthropic {
     info: ModelInfo,
     base_url: String,
     api_key: String,
+    /// Where the key came from, named when the provider refuses it.
+    key_source: Option<String>,
     headers: Vec<(String, String)>,
     prompt_caching: bool,
     http: reqwest::Client,
@@ -76,6 +78,7 @@ impl Anthropic {
             info: crate::model_info::model_info(PROVIDER, &model.into()),
             base_url: ANTHROPIC_BASE_URL.to_string(),
             api_key: api_key.into(),
+            key_source: None,
             headers: Vec::new(),
             prompt_caching: true,
             http: http::shared_client(),
@@ -90,7 +93,11 @@ impl Anthropic {
     pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
         let spec = crate::providers::provider(PROVIDER);
         let key = spec.api_key()?.unwrap_or_default();
-        Ok(Anthropic::new(model, key).with_base_url(spec.base_url()))
+        let client = Anthropic::new(model, key).with_base_url(spec.base_url());
+        Ok(match spec.api_key_source() {
+            Some(source) => client.with_key_source(source),
+            None => client,
+        })
     }
 
     /// The URL requests go to: the base URL's host part and
@@ -183,7 +190,9 @@ impl LanguageModel for Anthropic {
             builder = builder.header(name, value);
         }
         let clock = crate::timeouts::CallClock::start(self.timeouts, &self.info.provider);
-        let response = http::send(builder, &cancel, classify, &clock).await?;
+        let response = http::send(builder, &cancel, classify, &clock)
+            .await
+            .map_err(|e| crate::key_source::on_rejected_key(e, self.key_source.as_deref()))?;
         Ok(http::drive(
             response,
             MessagesDecoder::default(),

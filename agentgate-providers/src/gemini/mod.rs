@@ -35,6 +35,8 @@ pub struct Gemini {
     info: ModelInfo,
     base_url: String,
     api_key: String,
+    /// Where the key came from, named when the provider refuses it.
+    key_source: Option<String>,
     headers: Vec<(String, String)>,
     http: reqwest::Client,
     timeouts: crate::Timeouts,
@@ -53,6 +55,7 @@ impl Gemini {
             info: crate::model_info::model_info(PROVIDER, &model.into()),
             base_url: GEMINI_BASE_URL.to_string(),
             api_key: api_key.into(),
+            key_source: None,
             headers: Vec::new(),
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
@@ -66,7 +69,11 @@ impl Gemini {
     pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
         let spec = crate::providers::provider(PROVIDER);
         let key = spec.api_key()?.unwrap_or_default();
-        Ok(Gemini::new(model, key).with_base_url(spec.base_url()))
+        let client = Gemini::new(model, key).with_base_url(spec.base_url());
+        Ok(match spec.api_key_source() {
+            Some(source) => client.with_key_source(source),
+            None => client,
+        })
     }
 
     /// The JSON body this client sends for `request`.
@@ -148,7 +155,9 @@ impl LanguageModel for Gemini {
             builder = builder.header(name, value);
         }
         let clock = crate::timeouts::CallClock::start(self.timeouts, &self.info.provider);
-        let response = http::send(builder, &cancel, classify, &clock).await?;
+        let response = http::send(builder, &cancel, classify, &clock)
+            .await
+            .map_err(|e| crate::key_source::on_rejected_key(e, self.key_source.as_deref()))?;
         Ok(http::drive(
             response,
             GenerateDecoder::default(),

@@ -170,20 +170,23 @@ pub(crate) fn encode_message<'a>(
     out: &mut Vec<Message<'a>>,
 ) {
     match message.role {
-        ModelRole::User => {
-            let simple = message
-                .content
-                .iter()
-                .all(|p| matches!(p, ContentPart::Text { .. }));
-            let content = if simple {
-                UserContent::Text(joined_text(&message.content))
-            } else {
-                UserContent::Parts(message.content.iter().filter_map(user_part).collect())
-            };
-            out.push(Message::User { content });
-        }
+        ModelRole::User => out.push(Message::User {
+            content: user_content(&message.content),
+        }),
         ModelRole::Assistant => encode_assistant(message, echo_reasoning, out),
         ModelRole::Tool => encode_tool_results(message, out),
+    }
+}
+
+/// A user turn's content: a lone text part as a string, anything else as
+/// an array of content parts, one per part (as the AI SDK's
+/// OpenAI-compatible provider sends it). Parts are never glued together:
+/// a prompt and the attached file's text stay two parts.
+fn user_content(parts: &[ContentPart]) -> UserContent<'_> {
+    match parts {
+        [] => UserContent::Text(Cow::Borrowed("")),
+        [ContentPart::Text { text, .. }] => UserContent::Text(Cow::Borrowed(text.as_str())),
+        _ => UserContent::Parts(parts.iter().filter_map(user_part).collect()),
     }
 }
 
@@ -350,5 +353,33 @@ mod tests {
         let mut out = Vec::new();
         encode_message(&message, true, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_user_turn_with_several_parts_is_an_array_of_parts() {
+        let text = |text: &str| ContentPart::Text {
+            text: text.into(),
+            provider_metadata: None,
+        };
+        let message = ModelMessage {
+            role: ModelRole::User,
+            content: vec![text("summarise"), text("1: hello")],
+        };
+        let mut out = Vec::new();
+        encode_message(&message, false, &mut out);
+        assert_eq!(
+            serde_json::to_value(&out).unwrap(),
+            serde_json::json!([{"role": "user", "content": [
+                {"type": "text", "text": "summarise"},
+                {"type": "text", "text": "1: hello"},
+            ]}])
+        );
+        let mut out = Vec::new();
+        let lone = ModelMessage::user("hi");
+        encode_message(&lone, false, &mut out);
+        assert_eq!(
+            serde_json::to_value(&out).unwrap(),
+            serde_json::json!([{"role": "user", "content": "hi"}])
+        );
     }
 }

@@ -35,6 +35,8 @@ pub struct OpenAiCompatible {
     info: ModelInfo,
     base_url: String,
     api_key: Option<String>,
+    /// Where the key came from, named when the provider refuses it.
+    key_source: Option<String>,
     headers: Vec<(String, String)>,
     /// The cap's field when set explicitly; else the model family's.
     max_tokens_field: Option<MaxTokensField>,
@@ -63,6 +65,7 @@ impl OpenAiCompatible {
             info,
             base_url: base_url.into().trim_end_matches('/').to_string(),
             api_key: None,
+            key_source: None,
             headers: Vec::new(),
             max_tokens_field: None,
             http: http::shared_client(),
@@ -79,9 +82,10 @@ impl OpenAiCompatible {
         model: impl Into<String>,
     ) -> Result<Self, ProviderError> {
         let client = OpenAiCompatible::new(provider.id, model, provider.base_url());
-        Ok(match provider.api_key()? {
-            Some(key) => client.with_api_key(key),
-            None => client,
+        Ok(match (provider.api_key()?, provider.api_key_source()) {
+            (Some(key), Some(source)) => client.with_api_key(key).with_key_source(source),
+            (Some(key), None) => client.with_api_key(key),
+            (None, _) => client,
         })
     }
 
@@ -116,9 +120,10 @@ impl OpenAiCompatible {
     fn keyless_preset(id: &str, model: impl Into<String>) -> Self {
         let spec = provider(id);
         let client = OpenAiCompatible::new(spec.id, model, spec.base_url());
-        match spec.api_key().ok().flatten() {
-            Some(key) => client.with_api_key(key),
-            None => client,
+        match (spec.api_key().ok().flatten(), spec.api_key_source()) {
+            (Some(key), Some(source)) => client.with_api_key(key).with_key_source(source),
+            (Some(key), None) => client.with_api_key(key),
+            (None, _) => client,
         }
     }
 
@@ -210,7 +215,9 @@ impl LanguageModel for OpenAiCompatible {
             builder = builder.header(name, value);
         }
         let clock = crate::timeouts::CallClock::start(self.timeouts, &self.info.provider);
-        let response = http::send(builder, &cancel, classify, &clock).await?;
+        let response = http::send(builder, &cancel, classify, &clock)
+            .await
+            .map_err(|e| crate::key_source::on_rejected_key(e, self.key_source.as_deref()))?;
         Ok(http::drive(
             response,
             ChatDecoder::new(self.info.provider.clone()),

@@ -35,6 +35,8 @@ pub struct OpenAiResponses {
     info: ModelInfo,
     base_url: String,
     api_key: String,
+    /// Where the key came from, named when the provider refuses it.
+    key_source: Option<String>,
     headers: Vec<(String, String)>,
     http: reqwest::Client,
     timeouts: crate::Timeouts,
@@ -54,6 +56,7 @@ impl OpenAiResponses {
             info: crate::model_info::model_info(PROVIDER, &model.into()),
             base_url: OPENAI_BASE_URL.to_string(),
             api_key: api_key.into(),
+            key_source: None,
             headers: Vec::new(),
             http: http::shared_client(),
             timeouts: crate::Timeouts::default(),
@@ -67,7 +70,11 @@ impl OpenAiResponses {
     pub fn from_env(model: impl Into<String>) -> Result<Self, ProviderError> {
         let spec = crate::providers::provider(PROVIDER);
         let key = spec.api_key()?.unwrap_or_default();
-        Ok(OpenAiResponses::new(model, key).with_base_url(spec.base_url()))
+        let client = OpenAiResponses::new(model, key).with_base_url(spec.base_url());
+        Ok(match spec.api_key_source() {
+            Some(source) => client.with_key_source(source),
+            None => client,
+        })
     }
 
     /// The JSON body this client sends for `request`.
@@ -122,7 +129,9 @@ impl LanguageModel for OpenAiResponses {
             builder = builder.header(name, value);
         }
         let clock = crate::timeouts::CallClock::start(self.timeouts, &self.info.provider);
-        let response = http::send(builder, &cancel, crate::openai_chat::classify, &clock).await?;
+        let response = http::send(builder, &cancel, crate::openai_chat::classify, &clock)
+            .await
+            .map_err(|e| crate::key_source::on_rejected_key(e, self.key_source.as_deref()))?;
         Ok(http::drive(
             response,
             ResponsesDecoder::default(),

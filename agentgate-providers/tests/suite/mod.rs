@@ -16,3 +16,4 @@ mod responses;
 mod sse_split;
 mod stalled;
 mod tool_images;
+mod user_parts;
