@@ -284,7 +284,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 "text": turn.text(),
                 "steps": turn.steps,
                 "usage": turn.usage,
-                "cost": self.cost.map(|cost| cost.of(&turn.usage)),
+                "cost": self.cost.filter(|_| reported_tokens(&turn.usage)).map(|cost| cost.of(&turn.usage)),
             }),
             TurnEvent::Finished(Err(error)) => json!({
                 "type": "turn.finished",
@@ -411,10 +411,17 @@ fn summary_line(steps: u32, usage: &Usage, cost: Option<&ModelCost>) -> String {
             line.push_str(&format!(", {cached} cached"));
         }
     }
-    if let Some(cost) = cost {
+    if let Some(cost) = cost.filter(|_| reported_tokens(usage)) {
         line.push_str(&format!(" · ${:.4}", cost.of(usage)));
     }
     line
+}
+
+/// Whether the model reported any tokens: a turn that got no answer (the
+/// request failed, or was cancelled before the first byte) has no cost to
+/// show, not a cost of `$0.0000`.
+fn reported_tokens(usage: &Usage) -> bool {
+    usage.context_tokens() > 0 || usage.output > 0
 }
 
 /// How many lines of a call's output or diff `--verbose` shows.
@@ -504,6 +511,15 @@ mod tests {
         assert_eq!(
             summary_line(2, &usage, Some(&cost)),
             "agent: 2 steps · 1000000 tokens in, 2000 out, 500 cached · $3.0300"
+        );
+    }
+
+    #[test]
+    fn a_turn_without_tokens_prints_no_cost() {
+        let cost = ModelCost::new(3.0, 15.0);
+        assert_eq!(
+            summary_line(1, &Usage::default(), Some(&cost)),
+            "agent: 1 step"
         );
     }
 

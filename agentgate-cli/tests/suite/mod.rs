@@ -1,6 +1,7 @@
 //! The test modules, one per command group.
 
 mod acp_cli;
+mod acp_usage;
 mod agents_cli;
 mod attach_cli;
 mod chat_cli;

@@ -32,6 +32,7 @@ mod approver;
 mod server;
 mod setup;
 mod updates;
+mod usage;
 
 use std::sync::Arc;
 

@@ -26,6 +26,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use super::approver::{ClientApprover, TurnSlot};
 use super::setup::client_mcp_entries;
 use super::updates;
+use super::usage::{UsageMeter, turn_usage};
 use crate::agent_factory::{AgentFactory, AgentSetup};
 use crate::{
     AgentMode, CodingAgent, DeltaField, Event, FinishReason, Part, PromptError, Role, StopReason,
@@ -160,7 +161,7 @@ where
                 let connection = cx.clone();
                 cx.spawn(async move {
                     match prompt(&shared, &connection, request).await {
-                        Ok(stop) => responder.respond(PromptResponse::new(stop)),
+                        Ok(response) => responder.respond(response),
                         Err(error) => responder.respond_with_error(error),
                     }
                 })
@@ -388,22 +389,23 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
     parts.join("\n")
 }
 
-/// `session/prompt`: runs the turn, streaming it as updates; its stop
-/// reason.
+/// `session/prompt`: runs the turn, streaming it as updates (with a
+/// `usage_update` after each step); its stop reason and tokens.
 async fn prompt(
     shared: &Shared,
     connection: &ConnectionTo<Client>,
     request: PromptRequest,
-) -> Result<AcpStop, Error> {
+) -> Result<PromptResponse, Error> {
     let session = shared.session(&request.session_id)?;
     let id = session.agent.session().id.clone();
+    let meter = usage_meter(&session.agent).await;
     let cancel = session.turn.start();
     let mut stream = Box::pin(
         session
             .agent
             .stream_with(prompt_text(&request.prompt), cancel.clone()),
     );
-    let mut streamer = TurnStreamer::new(id.clone());
+    let mut streamer = TurnStreamer::new(id.clone(), meter);
     let mut finished = None;
     while let Some(item) = stream.next().await {
         match item {
@@ -419,11 +421,31 @@ async fn prompt(
     session.turn.finish();
     let cancelled = cancel.is_cancelled();
     match finished {
-        Some(Ok(result)) => stop_reason(&result, cancelled),
+        Some(Ok(result)) => {
+            Ok(PromptResponse::new(stop_reason(&result, cancelled)?)
+                .usage(turn_usage(&result.usage)))
+        }
         Some(Err(error)) => Err(prompt_error(&error)),
-        None if cancelled => Ok(AcpStop::Cancelled),
+        None if cancelled => Ok(PromptResponse::new(AcpStop::Cancelled)),
         None => Err(Error::internal_error().data("the turn ended without a result")),
     }
+}
+
+/// The session's usage account: its model's window and prices, and the
+/// cost of its stored transcript.
+async fn usage_meter(agent: &CodingAgent) -> UsageMeter {
+    let Ok(model) = agent.engine().model_for(agent.session()) else {
+        return UsageMeter::default();
+    };
+    let info = model.info();
+    let id = &agent.session().id;
+    let history = agent
+        .engine()
+        .store()
+        .messages(id)
+        .await
+        .unwrap_or_default();
+    UsageMeter::new(info.limits.context, info.cost, &history)
 }
 
 fn prompt_error(error: &PromptError) -> Error {
@@ -464,14 +486,16 @@ struct TurnStreamer {
     session_id: String,
     user_messages: HashSet<String>,
     known_calls: HashSet<String>,
+    meter: UsageMeter,
 }
 
 impl TurnStreamer {
-    fn new(session_id: String) -> Self {
+    fn new(session_id: String, meter: UsageMeter) -> Self {
         TurnStreamer {
             session_id,
             user_messages: HashSet::new(),
             known_calls: HashSet::new(),
+            meter,
         }
     }
 
@@ -522,6 +546,7 @@ impl TurnStreamer {
                 }
                 out
             }
+            Event::StepFinished { usage, .. } => self.meter.step(usage).into_iter().collect(),
             _ => Vec::new(),
         }
     }
