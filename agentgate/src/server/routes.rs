@@ -284,22 +284,26 @@ async fn fork_session(
     Ok(Json(info))
 }
 
-/// The model the session's messages are shown with.
-async fn model_of(shared: &Shared, session_id: &str) -> (String, String) {
+/// The model the session's messages are shown with: provider, id and
+/// configured prices.
+async fn model_of(shared: &Shared, session_id: &str) -> ShownModel {
     if let Ok(served) = shared.served(session_id).await
         && let Ok(session) = shared.store.session(session_id).await
         && let Ok(model) = served.agent.engine().model_for(&session)
     {
         let info = model.info();
-        return (info.provider.clone(), info.id.clone());
+        return (info.provider.clone(), info.id.clone(), info.cost);
     }
-    (String::new(), String::new())
+    (String::new(), String::new(), None)
 }
+
+/// A session's model as its messages show it: provider, id, prices.
+type ShownModel = (String, String, Option<crate::ModelCost>);
 
 fn listed(
     shared: &Shared,
     messages: &[Message],
-    model: &(String, String),
+    model: &ShownModel,
 ) -> Vec<MessageWithParts> {
     let mut parent: Option<&str> = None;
     messages
@@ -315,6 +319,7 @@ fn listed(
                     provider_id: &model.0,
                     model_id: &model.1,
                     parent_id: parent,
+                    price: model.2,
                 },
             )
         })
@@ -374,6 +379,7 @@ async fn start(
                 provider_id: &model.0,
                 model_id: &model.1,
                 parent_id: parent.as_deref(),
+                price: model.2,
             },
         ))
     }))
