@@ -60,11 +60,15 @@ function toolCall(id, name, input) {
   return [
     chunk({ role: "assistant", tool_calls: [{ index: 0, id, type: "function", function: { name, arguments: JSON.stringify(input) } }] }),
     chunk({}, "tool_calls"),
+    usage,
     "data: [DONE]\n\n",
   ];
 }
+// The last chunk of every reply reports its tokens, as OpenAI's
+// stream_options.include_usage does.
+const usage = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 0, model: "mock", choices: [], usage: { prompt_tokens: 1200, completion_tokens: 30 } })}\n\n`;
 function answer(words) {
-  return [...words.map((w) => chunk({ content: w })), chunk({}, "stop"), "data: [DONE]\n\n"];
+  return [...words.map((w) => chunk({ content: w })), chunk({}, "stop"), usage, "data: [DONE]\n\n"];
 }
 
 const model = createServer((req, res) => {
@@ -187,6 +191,8 @@ try {
   check("the rejected command did not run", !existsSync(forbidden));
   await page.waitForSelector('#session-status[data-state="idle"]', { timeout: 15000 });
   check("the session goes idle after the rejection", true);
+  const spent = await page.$$eval(".message.assistant .message-usage", (ns) => ns.map((n) => n.textContent));
+  check("an answer shows its tokens", spent.some((t) => t.includes("1200 in") && t.includes("30 out")), spent);
 
   // 2. An edit ask showing its diff, rejected with feedback.
   await page.fill("#prompt", "edit the notes");

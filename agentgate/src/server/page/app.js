@@ -147,6 +147,19 @@ function renderPart(part) {
   }
 }
 
+// An answer's tokens and cost ("1200 in · 30 out · 200 cached · $0.0035");
+// nothing for an answer the model reported no tokens for.
+function usageText(info) {
+  const t = info.role === "assistant" && info.tokens;
+  if (!t) return "";
+  const cached = ((t.cache && t.cache.read) || 0) + ((t.cache && t.cache.write) || 0);
+  if (!t.input && !t.output && !cached) return "";
+  const parts = [`${t.input || 0} in`, `${t.output || 0} out`];
+  if (cached) parts.push(`${cached} cached`);
+  if (info.cost > 0) parts.push(`$${info.cost.toFixed(4)}`);
+  return parts.join(" · ");
+}
+
 function errorText(error) {
   if (!error) return "";
   if (typeof error === "string") return error;
@@ -169,6 +182,8 @@ function renderTranscript() {
       const node = renderPart(part);
       if (node) item.append(node);
     }
+    const spent = usageText(info);
+    if (spent) item.append(el("div", "message-usage", spent));
     if (info.error) item.append(el("div", "message-error", errorText(info.error)));
     list.append(item);
   }
