@@ -217,6 +217,25 @@ impl<O: Write, E: Write> Renderer<O, E> {
         let _ = self.err.flush();
     }
 
+    /// Says the turn has waited `seconds` for `wait`'s model: a
+    /// line on the error writer in text, a `model.waiting` event in JSON
+    /// (whose stdout is events only, and whose stderr stays quiet).
+    pub fn waiting(&mut self, wait: &crate::model_wait::ModelWait, seconds: u64) {
+        match self.format {
+            Format::Text => self.note(&format!("agent: {}", wait.line(seconds))),
+            Format::Json => {
+                let event = json!({
+                    "type": "model.waiting",
+                    "session_id": self.root,
+                    "model": wait.model(),
+                    "seconds": seconds,
+                });
+                let _ = writeln!(self.out, "{}", json_safe(&event.to_string()));
+                let _ = self.out.flush();
+            }
+        }
+    }
+
     /// Shows an ask (the text of
     /// [`describe_ask`](crate::chat_cli::describe_ask)) on a line of its
     /// own, in its frame when [`styled`](Self::styled).

@@ -17,6 +17,7 @@ mod run_cli;
 mod run_faults;
 mod run_hooks_output;
 mod run_limits;
+mod run_progress;
 mod serve_browser;
 mod serve_cli;
 mod serve_postgres;

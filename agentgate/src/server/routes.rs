@@ -300,11 +300,7 @@ async fn model_of(shared: &Shared, session_id: &str) -> ShownModel {
 /// A session's model as its messages show it: provider, id, prices.
 type ShownModel = (String, String, Option<crate::ModelCost>);
 
-fn listed(
-    shared: &Shared,
-    messages: &[Message],
-    model: &ShownModel,
-) -> Vec<MessageWithParts> {
+fn listed(shared: &Shared, messages: &[Message], model: &ShownModel) -> Vec<MessageWithParts> {
     let mut parent: Option<&str> = None;
     messages
         .iter()
