@@ -102,6 +102,11 @@ impl ModelWait {
         Some(seconds)
     }
 
+    /// Names the model waited on from now (a server reports it per step).
+    pub fn rename(&mut self, model: String) {
+        self.model = model;
+    }
+
     /// The model waited on.
     pub fn model(&self) -> &str {
         &self.model

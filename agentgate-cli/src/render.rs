@@ -419,6 +419,15 @@ impl<O: Write, E: Write> Renderer<O, E> {
 /// 900 cached · $0.0042` (tokens left out when the model reported none,
 /// the cost when no price is configured).
 fn summary_line(steps: u32, usage: &Usage, cost: Option<&ModelCost>) -> String {
+    let dollars = cost
+        .filter(|_| reported_tokens(usage))
+        .map(|cost| cost.of(usage));
+    usage_line(steps, usage, dollars)
+}
+
+/// The summary line with the cost already worked out (`agent attach` gets
+/// it from the server): `None` prints none.
+pub fn usage_line(steps: u32, usage: &Usage, dollars: Option<f64>) -> String {
     let mut line = format!("agent: {steps} step{}", if steps == 1 { "" } else { "s" });
     if usage.context_tokens() > 0 {
         line.push_str(&format!(
@@ -430,8 +439,8 @@ fn summary_line(steps: u32, usage: &Usage, cost: Option<&ModelCost>) -> String {
             line.push_str(&format!(", {cached} cached"));
         }
     }
-    if let Some(cost) = cost.filter(|_| reported_tokens(usage)) {
-        line.push_str(&format!(" · ${:.4}", cost.of(usage)));
+    if let Some(dollars) = dollars {
+        line.push_str(&format!(" · ${dollars:.4}"));
     }
     line
 }

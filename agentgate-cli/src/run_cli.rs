@@ -462,6 +462,30 @@ pub fn check_images(
     ))
 }
 
+/// Says what becomes of an ask `agent run` cannot put to anyone:
+/// opencode's auto-reject warning, or that `--auto` allows it once (in
+/// JSON, the event says it already).
+fn note_ask(
+    renderer: &mut Renderer<Box<dyn std::io::Write>, std::io::Stderr>,
+    options: &RunOptions,
+    item: &TurnEvent,
+) {
+    if (!options.auto || options.format == Format::Text)
+        && let TurnEvent::Event(agentgate_core::Event::PermissionAsked { request }) = item
+    {
+        renderer.note(&format!(
+            "permission requested: {} ({}); {}",
+            crate::terminal_text::terminal_safe(&request.permission),
+            crate::terminal_text::terminal_safe(&request.patterns.join(", ")),
+            if options.auto {
+                "allowed once (--auto)"
+            } else {
+                "auto-rejecting"
+            }
+        ));
+    }
+}
+
 /// The session's model as the wait line names it (`provider/model`).
 fn model_name(agent: &CodingAgent) -> String {
     agent
@@ -524,20 +548,7 @@ async fn one_turn(
         };
         slow.follow(&item);
         wait.follow(signal_of(&item, &root));
-        if (!options.auto || options.format == Format::Text)
-            && let TurnEvent::Event(agentgate_core::Event::PermissionAsked { request }) = &item
-        {
-            renderer.note(&format!(
-                "permission requested: {} ({}); {}",
-                crate::terminal_text::terminal_safe(&request.permission),
-                crate::terminal_text::terminal_safe(&request.patterns.join(", ")),
-                if options.auto {
-                    "allowed once (--auto)"
-                } else {
-                    "auto-rejecting"
-                }
-            ));
-        }
+        note_ask(renderer, options, &item);
         renderer.event(&item);
         if let TurnEvent::Finished(result) = &item {
             status = exit_status(result);

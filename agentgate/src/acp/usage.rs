@@ -84,11 +84,12 @@ mod tests {
     use super::*;
 
     fn usage(input: u64, output: u64, cache_read: u64) -> Usage {
-        let mut usage = Usage::default();
-        usage.input = input;
-        usage.output = output;
-        usage.cache_read = cache_read;
-        usage
+        Usage {
+            input,
+            output,
+            cache_read,
+            ..Usage::default()
+        }
     }
 
     fn assistant(usage: Usage) -> Message {
