@@ -8,17 +8,21 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
+use agentgate::Usage;
 use agentgate::permission::{
     AllowAll, Approver, PermissionRequest, RejectAll, Reply, auto_reject_line,
 };
-use agentgate::remote::{RemoteAgent, RemoteEvent, RemoteStop, RemoteTurn};
+use agentgate::remote::{
+    RemoteAgent, RemoteEvent, RemoteStop, RemoteStream, RemoteTurn, RemoteUsage,
+};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
 use crate::chat_cli::{answer, describe_ask};
 use crate::interrupt::{INTERRUPTED, cancel_on_signals};
 use crate::line_reader::LineReader;
-use crate::render::{Format, input_summary, one_line};
+use crate::model_wait::{ModelWait, StepSignal};
+use crate::render::{Format, input_summary, one_line, usage_line};
 use crate::terminal_text::{StreamText, Untrusted, json_safe, terminal_safe};
 
 /// What `agent attach` was given.
@@ -162,6 +166,16 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
         let _ = self.err.flush();
     }
 
+    /// The server's model has not started answering after `seconds`: a
+    /// line on stderr in text, a `model.waiting` event in JSON.
+    fn waiting(&mut self, wait: &ModelWait, seconds: u64) {
+        match self.format {
+            Format::Text => self.note(&format!("agent: {}", wait.line(seconds))),
+            Format::Json => self
+                .json(json!({"type": "model.waiting", "model": wait.model(), "seconds": seconds})),
+        }
+    }
+
     fn json(&mut self, value: Value) {
         let _ = writeln!(self.out, "{}", json_safe(&value.to_string()));
         let _ = self.out.flush();
@@ -242,9 +256,42 @@ impl<O: Write, E: Write> RemoteRenderer<O, E> {
                 if let Some(message) = stop_message(turn) {
                     self.note(&format!("agent: {message}"));
                 }
+                let usage = &turn.usage;
+                let dollars = (usage.has_tokens() && usage.cost > 0.0).then_some(usage.cost);
+                let line = usage_line(usage.steps, &usage_of(usage), dollars);
+                self.note(&line);
             }
             _ => {}
         }
+    }
+}
+
+/// What a remote event means for the wait on the server's model: a step
+/// that began starts it (naming the model), anything the step sends back
+/// ends it.
+fn follow_wait(wait: &mut ModelWait, event: &RemoteEvent) {
+    let signal = match event {
+        RemoteEvent::StepStarted { model, .. } => {
+            if !model.is_empty() {
+                wait.rename(model.clone());
+            }
+            StepSignal::Requested
+        }
+        RemoteEvent::Replied { .. } => StepSignal::Other,
+        _ => StepSignal::Answered,
+    };
+    wait.follow(signal);
+}
+
+/// The server's counts as the engine's [`Usage`], for the summary line.
+fn usage_of(remote: &RemoteUsage) -> Usage {
+    Usage {
+        input: remote.input,
+        output: remote.output,
+        reasoning: remote.reasoning,
+        cache_read: remote.cache_read,
+        cache_write: remote.cache_write,
+        ..Usage::default()
     }
 }
 
@@ -320,6 +367,9 @@ fn event_json(event: &RemoteEvent) -> Option<Value> {
         RemoteEvent::Error { name, message } => {
             json!({"type": "error", "name": name, "message": message})
         }
+        RemoteEvent::StepStarted { message_id, model } => {
+            json!({"type": "step.started", "message_id": message_id, "model": model})
+        }
         RemoteEvent::Finished(turn) => json!({
             "type": "turn.finished",
             "session_id": turn.session_id,
@@ -327,6 +377,9 @@ fn event_json(event: &RemoteEvent) -> Option<Value> {
             "error": turn.error,
             "text": turn.text,
             "message": turn.message,
+            "steps": turn.usage.steps,
+            "usage": usage_of(&turn.usage),
+            "cost": (turn.usage.has_tokens() && turn.usage.cost > 0.0).then_some(turn.usage.cost),
         }),
         _ => return None,
     })
@@ -401,7 +454,20 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
             }
         },
     };
+    Ok(follow_turn(&mut stream, &mut renderer, &cancel).await)
+}
+
+/// Prints the turn's stream until its end (naming a model that has not
+/// started answering, cancelling the turn on the first signal); the exit
+/// status.
+async fn follow_turn<O: Write, E: Write>(
+    stream: &mut RemoteStream,
+    renderer: &mut RemoteRenderer<O, E>,
+    cancel: &agentgate::CancellationToken,
+) -> u8 {
     let mut cancelling = false;
+    let mut wait = ModelWait::new("the server's model");
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
         let item = tokio::select! {
             () = cancel.cancelled(), if !cancelling => {
@@ -409,22 +475,29 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
                 stream.cancel();
                 continue;
             }
+            _ = tick.tick() => {
+                if let Some(seconds) = wait.due() {
+                    renderer.waiting(&wait, seconds);
+                }
+                continue;
+            }
             item = stream.next() => item,
         };
         match item {
             Some(Ok(event)) => {
+                follow_wait(&mut wait, &event);
                 renderer.event(&event);
                 if let RemoteEvent::Finished(turn) = &event {
-                    return Ok(exit_status(turn));
+                    return exit_status(turn);
                 }
             }
             Some(Err(error)) => {
                 renderer.note(&format!("agent: {error}"));
-                return Ok(1);
+                return 1;
             }
             None => {
                 renderer.note("agent: the turn's stream ended without its end");
-                return Ok(1);
+                return 1;
             }
         }
     }

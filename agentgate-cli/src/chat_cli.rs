@@ -246,12 +246,20 @@ async fn turn(
             .stream_parts(prepared.parts, prepared.options, cancel.clone())
             .boxed(),
     };
+    // Each turn ends with its status line (steps, tokens and, with the
+    // model's configured prices, cost), as in `agent run`.
+    let cost = agent
+        .engine()
+        .model_for(agent.session())
+        .ok()
+        .and_then(|model| model.info().cost);
     let mut renderer = Renderer::new(
         std::io::stdout(),
         std::io::stderr(),
         Format::Text,
         agent.session().id.clone(),
     )
+    .with_summary(cost)
     .styled(tty);
     let mut spinner = Spinner::new(tty);
     spinner.set(Some("thinking".into()));

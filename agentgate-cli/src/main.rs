@@ -30,7 +30,8 @@
 //! - `run_cli`: `agent run`, on `model_choice` (which model, the offline
 //!   `agentgate_core::demo::DemoModel` when none is configured), `render`
 //!   (printing a turn's events), `interrupt` (Ctrl-C and SIGTERM),
-//!   `progress` (naming what a run waits for) and `workspace` (the data
+//!   `progress` (naming what a run waits for), `model_wait` (naming a
+//!   model that has not started answering) and `workspace` (the data
 //!   directory, its session and approval stores);
 //! - `commands_cli`: `agent commands`, and the custom commands `agent run
 //!   --command` and `/NAME` in `agent chat` run;
@@ -61,6 +62,7 @@ mod interrupt;
 mod line_reader;
 mod mcp_cli;
 mod model_choice;
+mod model_wait;
 mod permission_cli;
 mod progress;
 mod render;

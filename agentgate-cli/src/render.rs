@@ -217,6 +217,25 @@ impl<O: Write, E: Write> Renderer<O, E> {
         let _ = self.err.flush();
     }
 
+    /// Says the turn has waited `seconds` for `wait`'s model: a
+    /// line on the error writer in text, a `model.waiting` event in JSON
+    /// (whose stdout is events only, and whose stderr stays quiet).
+    pub fn waiting(&mut self, wait: &crate::model_wait::ModelWait, seconds: u64) {
+        match self.format {
+            Format::Text => self.note(&format!("agent: {}", wait.line(seconds))),
+            Format::Json => {
+                let event = json!({
+                    "type": "model.waiting",
+                    "session_id": self.root,
+                    "model": wait.model(),
+                    "seconds": seconds,
+                });
+                let _ = writeln!(self.out, "{}", json_safe(&event.to_string()));
+                let _ = self.out.flush();
+            }
+        }
+    }
+
     /// Shows an ask (the text of
     /// [`describe_ask`](crate::chat_cli::describe_ask)) on a line of its
     /// own, in its frame when [`styled`](Self::styled).
@@ -284,7 +303,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 "text": turn.text(),
                 "steps": turn.steps,
                 "usage": turn.usage,
-                "cost": self.cost.map(|cost| cost.of(&turn.usage)),
+                "cost": self.cost.filter(|_| reported_tokens(&turn.usage)).map(|cost| cost.of(&turn.usage)),
             }),
             TurnEvent::Finished(Err(error)) => json!({
                 "type": "turn.finished",
@@ -400,6 +419,15 @@ impl<O: Write, E: Write> Renderer<O, E> {
 /// 900 cached · $0.0042` (tokens left out when the model reported none,
 /// the cost when no price is configured).
 fn summary_line(steps: u32, usage: &Usage, cost: Option<&ModelCost>) -> String {
+    let dollars = cost
+        .filter(|_| reported_tokens(usage))
+        .map(|cost| cost.of(usage));
+    usage_line(steps, usage, dollars)
+}
+
+/// The summary line with the cost already worked out (`agent attach` gets
+/// it from the server): `None` prints none.
+pub fn usage_line(steps: u32, usage: &Usage, dollars: Option<f64>) -> String {
     let mut line = format!("agent: {steps} step{}", if steps == 1 { "" } else { "s" });
     if usage.context_tokens() > 0 {
         line.push_str(&format!(
@@ -411,10 +439,17 @@ fn summary_line(steps: u32, usage: &Usage, cost: Option<&ModelCost>) -> String {
             line.push_str(&format!(", {cached} cached"));
         }
     }
-    if let Some(cost) = cost {
-        line.push_str(&format!(" · ${:.4}", cost.of(usage)));
+    if let Some(dollars) = dollars {
+        line.push_str(&format!(" · ${dollars:.4}"));
     }
     line
+}
+
+/// Whether the model reported any tokens: a turn that got no answer (the
+/// request failed, or was cancelled before the first byte) has no cost to
+/// show, not a cost of `$0.0000`.
+fn reported_tokens(usage: &Usage) -> bool {
+    usage.context_tokens() > 0 || usage.output > 0
 }
 
 /// How many lines of a call's output or diff `--verbose` shows.
@@ -504,6 +539,15 @@ mod tests {
         assert_eq!(
             summary_line(2, &usage, Some(&cost)),
             "agent: 2 steps · 1000000 tokens in, 2000 out, 500 cached · $3.0300"
+        );
+    }
+
+    #[test]
+    fn a_turn_without_tokens_prints_no_cost() {
+        let cost = ModelCost::new(3.0, 15.0);
+        assert_eq!(
+            summary_line(1, &Usage::default(), Some(&cost)),
+            "agent: 1 step"
         );
     }
 

@@ -17,6 +17,7 @@ use agentgate_tools::{SandboxMode, SandboxPolicy};
 
 use crate::interrupt::{INTERRUPTED, WIND_DOWN, cancel_on_signals};
 use crate::model_choice::{DEMO_NOTICE, choose_model};
+use crate::model_wait::{ModelWait, signal_of};
 use crate::progress::{SlowTools, announce_if_slow};
 use crate::render::{Format, Renderer, exit_status};
 use crate::run_output::{Checked, check_answer, load_schema, write_last_message};
@@ -461,6 +462,39 @@ pub fn check_images(
     ))
 }
 
+/// Says what becomes of an ask `agent run` cannot put to anyone:
+/// opencode's auto-reject warning, or that `--auto` allows it once (in
+/// JSON, the event says it already).
+fn note_ask(
+    renderer: &mut Renderer<Box<dyn std::io::Write>, std::io::Stderr>,
+    options: &RunOptions,
+    item: &TurnEvent,
+) {
+    if (!options.auto || options.format == Format::Text)
+        && let TurnEvent::Event(agentgate_core::Event::PermissionAsked { request }) = item
+    {
+        renderer.note(&format!(
+            "permission requested: {} ({}); {}",
+            crate::terminal_text::terminal_safe(&request.permission),
+            crate::terminal_text::terminal_safe(&request.patterns.join(", ")),
+            if options.auto {
+                "allowed once (--auto)"
+            } else {
+                "auto-rejecting"
+            }
+        ));
+    }
+}
+
+/// The session's model as the wait line names it (`provider/model`).
+fn model_name(agent: &CodingAgent) -> String {
+    agent
+        .engine()
+        .model_for(agent.session())
+        .map(|model| model.info().full_id())
+        .unwrap_or_else(|_| "the model".to_string())
+}
+
 /// Streams one turn of `prompt` (or of a custom command's expansion)
 /// through `renderer`: its exit status and
 /// its result when it finished with one; `Err(status)` when the run was
@@ -485,6 +519,8 @@ async fn one_turn(
     let mut status = 1;
     let mut finished = None;
     let mut slow = SlowTools::default();
+    let root = agent.session().id.clone();
+    let mut wait = ModelWait::new(model_name(agent));
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     // The turn gets a moment to close its calls once the token fired; a
     // run that is still waiting after it ends anyway.
@@ -503,25 +539,16 @@ async fn one_turn(
                 for line in slow.due() {
                     renderer.note(&format!("agent: {line}"));
                 }
+                if let Some(seconds) = wait.due() {
+                    renderer.waiting(&wait, seconds);
+                }
                 continue;
             }
             () = &mut wind_down => return Err(interrupted("while the turn was winding down")),
         };
         slow.follow(&item);
-        if (!options.auto || options.format == Format::Text)
-            && let TurnEvent::Event(agentgate_core::Event::PermissionAsked { request }) = &item
-        {
-            renderer.note(&format!(
-                "permission requested: {} ({}); {}",
-                crate::terminal_text::terminal_safe(&request.permission),
-                crate::terminal_text::terminal_safe(&request.patterns.join(", ")),
-                if options.auto {
-                    "allowed once (--auto)"
-                } else {
-                    "auto-rejecting"
-                }
-            ));
-        }
+        wait.follow(signal_of(&item, &root));
+        note_ask(renderer, options, &item);
         renderer.event(&item);
         if let TurnEvent::Finished(result) = &item {
             status = exit_status(result);

@@ -94,7 +94,7 @@ const NOT_SPLIT_YET: &[(&str, &str, usize)] = &[
     ),
     ("agentgate-tools/src/web/webfetch.rs", "fetch_once", 99),
     ("agentgate/src/acp/server.rs", "serve", 123),
-    ("agentgate/src/remote/turn.rs", "follow", 141),
+    ("agentgate/src/remote/turn.rs", "follow", 111),
     ("agentgate/src/server/events.rs", "publish", 101),
     ("agentgate-cli/src/chat_cli.rs", "chat", 214),
     ("agentgate-cli/src/run_cli.rs", "build_agent", 116),

@@ -3,7 +3,8 @@
 // a mock model this script serves itself, sends prompts from the page, sees
 // each ask appear with its command or diff, rejects one with the button and
 // one with feedback, and checks that the transcript shows the rejections and
-// that nothing the asks were about happened.
+// that nothing the asks were about happened; then allows an edit once and
+// checks that the finished call shows its diff.
 //
 //   node browser_approval.mjs --project DIR --screenshots DIR -- AGENT_COMMAND [ARGS...]
 //
@@ -60,11 +61,15 @@ function toolCall(id, name, input) {
   return [
     chunk({ role: "assistant", tool_calls: [{ index: 0, id, type: "function", function: { name, arguments: JSON.stringify(input) } }] }),
     chunk({}, "tool_calls"),
+    usage,
     "data: [DONE]\n\n",
   ];
 }
+// The last chunk of every reply reports its tokens, as OpenAI's
+// stream_options.include_usage does.
+const usage = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 0, model: "mock", choices: [], usage: { prompt_tokens: 1200, completion_tokens: 30 } })}\n\n`;
 function answer(words) {
-  return [...words.map((w) => chunk({ content: w })), chunk({}, "stop"), "data: [DONE]\n\n"];
+  return [...words.map((w) => chunk({ content: w })), chunk({}, "stop"), usage, "data: [DONE]\n\n"];
 }
 
 const model = createServer((req, res) => {
@@ -169,6 +174,9 @@ try {
   await page.click("#new-session");
   await page.waitForSelector("#prompt-form:not([hidden])", { timeout: 10000 });
   check("a new session opens", true);
+  const sessionId = await page.$eval('.session[aria-current="true"]', (n) => n.dataset.sessionId);
+  const heading = await page.$eval("#session-title", (n) => n.textContent);
+  check("an untitled session is not named by its raw id", heading.startsWith("Untitled session") && !heading.includes(sessionId), heading);
 
   // 1. A command ask, rejected with the button.
   await page.fill("#prompt", "run a command please");
@@ -187,6 +195,8 @@ try {
   check("the rejected command did not run", !existsSync(forbidden));
   await page.waitForSelector('#session-status[data-state="idle"]', { timeout: 15000 });
   check("the session goes idle after the rejection", true);
+  const spent = await page.$$eval(".message.assistant .message-usage", (ns) => ns.map((n) => n.textContent));
+  check("an answer shows its tokens", spent.some((t) => t.includes("1200 in") && t.includes("30 out")), spent);
 
   // 2. An edit ask showing its diff, rejected with feedback.
   await page.fill("#prompt", "edit the notes");
@@ -204,6 +214,18 @@ try {
   check("the feedback reaches the model and the transcript", true);
   check("the rejected edit did not happen", readFileSync(notes, "utf8").includes("1234"));
   await page.screenshot({ path: join(shots, "approval-page-rejected.png"), fullPage: true });
+  await page.waitForSelector('#session-status[data-state="idle"]', { timeout: 15000 });
+
+  // 3. The same edit allowed once: the finished call shows what it changed.
+  await page.fill("#prompt", "edit the notes, it is fine now");
+  await page.click('#prompt-form button[type="submit"]');
+  const allowAsk = await page.waitForSelector('.ask[data-permission="edit"]', { timeout: 20000 });
+  await allowAsk.$eval('[data-reply="once"]', (b) => b.click());
+  const done = await page.waitForSelector('.part-tool[data-status="completed"] .tool-diff', { timeout: 15000 });
+  const shown = await done.textContent();
+  check("a finished edit shows its diff", shown.includes("-the launch code is 1234") && shown.includes("+the launch code is 5678"), shown.slice(0, 400));
+  check("the allowed edit happened", readFileSync(notes, "utf8").includes("5678"));
+  await page.screenshot({ path: join(shots, "approval-page-finished-edit.png"), fullPage: true });
 } catch (error) {
   failure = String(error && error.stack ? error.stack : error);
   try {

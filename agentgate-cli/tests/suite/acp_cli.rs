@@ -20,7 +20,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::run_cli::{Sandbox, text};
 
-fn agent_acp(sandbox: &Sandbox) -> tokio::process::Child {
+pub(super) fn agent_acp(sandbox: &Sandbox) -> tokio::process::Child {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -38,7 +38,7 @@ fn agent_acp(sandbox: &Sandbox) -> tokio::process::Child {
         .unwrap()
 }
 
-async fn next_message(
+pub(super) async fn next_message(
     lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
 ) -> Value {
     let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())

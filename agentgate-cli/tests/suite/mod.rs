@@ -1,8 +1,10 @@
 //! The test modules, one per command group.
 
 mod acp_cli;
+mod acp_usage;
 mod agents_cli;
 mod attach_cli;
+mod attach_usage;
 mod chat_cli;
 mod check_equals_run;
 mod cli;
@@ -18,6 +20,7 @@ mod run_hooks_output;
 mod run_key_errors;
 mod run_limits;
 mod run_output_cap;
+mod run_progress;
 mod serve_browser;
 mod serve_cli;
 mod serve_postgres;

@@ -33,6 +33,7 @@ mod commands;
 mod server;
 mod setup;
 mod updates;
+mod usage;
 
 use std::sync::Arc;
 

@@ -27,6 +27,7 @@ use super::approver::{ClientApprover, TurnSlot};
 use super::commands::{self, Slash};
 use super::setup::client_mcp_entries;
 use super::updates;
+use super::usage::{UsageMeter, turn_usage};
 use crate::agent_factory::{AgentFactory, AgentSetup};
 use crate::{
     AgentMode, CodingAgent, DeltaField, Event, FinishReason, Part, PromptError, Role, StopReason,
@@ -131,7 +132,7 @@ where
                 let connection = cx.clone();
                 cx.spawn(async move {
                     match prompt(&shared, &connection, request).await {
-                        Ok(stop) => responder.respond(PromptResponse::new(stop)),
+                        Ok(response) => responder.respond(response),
                         Err(error) => responder.respond_with_error(error),
                     }
                 })
@@ -422,21 +423,23 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
 
 /// `session/prompt`: runs the turn (a custom command's when the prompt
 /// starts with `/NAME` of one, a compaction for `/compact`), streaming it
-/// as updates; its stop reason.
+/// as updates (with a `usage_update` after each step); its stop reason
+/// and the turn's tokens.
 async fn prompt(
     shared: &Shared,
     connection: &ConnectionTo<Client>,
     request: PromptRequest,
-) -> Result<AcpStop, Error> {
+) -> Result<PromptResponse, Error> {
     let session = shared.session(&request.session_id)?;
     let agent = &session.agent;
     let id = agent.session().id.clone();
+    let meter = usage_meter(agent).await;
     let cancel = session.turn.start();
     let text = prompt_text(&request.prompt);
     let stop = match commands::prepare(agent, &text, cancel.clone()).await {
         Slash::Text => {
             let stream = agent.stream_with(text, cancel.clone());
-            finished(stream_turn(connection, &id, stream).await, &cancel)
+            finished(stream_turn(connection, &id, meter, stream).await, &cancel)
         }
         Slash::Prepared(prepared) => {
             let prepared = *prepared;
@@ -446,18 +449,18 @@ async fn prompt(
             match &prepared.subtask {
                 Some(plan) => {
                     run_subtask(connection, agent, plan, &cancel).await;
-                    Ok(ended(&cancel))
+                    Ok(PromptResponse::new(ended(&cancel)))
                 }
                 None => {
                     let stream =
                         agent.stream_parts(prepared.parts, prepared.options, cancel.clone());
-                    finished(stream_turn(connection, &id, stream).await, &cancel)
+                    finished(stream_turn(connection, &id, meter, stream).await, &cancel)
                 }
             }
         }
         Slash::Failed(message) => {
             notify(connection, &id, said(message));
-            Ok(ended(&cancel))
+            Ok(PromptResponse::new(ended(&cancel)))
         }
         Slash::Compact => {
             let engine = agent.engine();
@@ -468,7 +471,7 @@ async fn prompt(
                     .await
             };
             finished(
-                stream_turn(connection, &id, engine.follow(&id, run)).await,
+                stream_turn(connection, &id, meter, engine.follow(&id, run)).await,
                 &cancel,
             )
         }
@@ -481,10 +484,11 @@ async fn prompt(
 async fn stream_turn(
     connection: &ConnectionTo<Client>,
     id: &str,
+    meter: UsageMeter,
     stream: impl futures::Stream<Item = TurnEvent>,
 ) -> Option<Result<TurnResult, PromptError>> {
     let mut stream = Box::pin(stream);
-    let mut streamer = TurnStreamer::new(id.to_string());
+    let mut streamer = TurnStreamer::new(id.to_string(), meter);
     let mut finished = None;
     while let Some(item) = stream.next().await {
         match item {
@@ -536,18 +540,39 @@ fn ended(cancel: &tokio_util::sync::CancellationToken) -> AcpStop {
     }
 }
 
-/// A streamed turn's result as its stop reason.
+/// A streamed turn's result as the prompt's answer: its stop reason and
+/// tokens.
 fn finished(
     result: Option<Result<TurnResult, PromptError>>,
     cancel: &tokio_util::sync::CancellationToken,
-) -> Result<AcpStop, Error> {
+) -> Result<PromptResponse, Error> {
     let cancelled = cancel.is_cancelled();
     match result {
-        Some(Ok(result)) => stop_reason(&result, cancelled),
+        Some(Ok(result)) => {
+            Ok(PromptResponse::new(stop_reason(&result, cancelled)?)
+                .usage(turn_usage(&result.usage)))
+        }
         Some(Err(error)) => Err(prompt_error(&error)),
-        None if cancelled => Ok(AcpStop::Cancelled),
+        None if cancelled => Ok(PromptResponse::new(AcpStop::Cancelled)),
         None => Err(Error::internal_error().data("the turn ended without a result")),
     }
+}
+
+/// The session's usage account: its model's window and prices, and the
+/// cost of its stored transcript.
+async fn usage_meter(agent: &CodingAgent) -> UsageMeter {
+    let Ok(model) = agent.engine().model_for(agent.session()) else {
+        return UsageMeter::default();
+    };
+    let info = model.info();
+    let id = &agent.session().id;
+    let history = agent
+        .engine()
+        .store()
+        .messages(id)
+        .await
+        .unwrap_or_default();
+    UsageMeter::new(info.limits.context, info.cost, &history)
 }
 
 fn prompt_error(error: &PromptError) -> Error {
@@ -588,14 +613,16 @@ struct TurnStreamer {
     session_id: String,
     user_messages: HashSet<String>,
     known_calls: HashSet<String>,
+    meter: UsageMeter,
 }
 
 impl TurnStreamer {
-    fn new(session_id: String) -> Self {
+    fn new(session_id: String, meter: UsageMeter) -> Self {
         TurnStreamer {
             session_id,
             user_messages: HashSet::new(),
             known_calls: HashSet::new(),
+            meter,
         }
     }
 
@@ -646,6 +673,7 @@ impl TurnStreamer {
                 }
                 out
             }
+            Event::StepFinished { usage, .. } => self.meter.step(usage).into_iter().collect(),
             _ => Vec::new(),
         }
     }

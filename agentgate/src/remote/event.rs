@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::usage::{RemoteUsage, UsageTally};
 use crate::permission::{PermissionRequest, Reply, ToolCallRef};
 use crate::protocol::{
     Envelope, MessageUpdated, PartDelta, PartSummary, ServerEvent, SessionError, SessionStatus,
@@ -64,12 +65,22 @@ pub struct RemoteTurn {
     pub message: Option<Value>,
     /// What failed, for [`RemoteStop::Error`].
     pub error: Option<String>,
+    /// The tokens and cost of every step of the turn.
+    pub usage: RemoteUsage,
 }
 
 /// One item of a remote turn's stream.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum RemoteEvent {
+    /// A step began: the server asked its model (a new assistant
+    /// message); nothing has come back yet.
+    StepStarted {
+        /// The step's assistant message.
+        message_id: String,
+        /// The model asked, `provider/model` (empty when not reported).
+        model: String,
+    },
     /// Streamed answer text.
     TextDelta {
         /// The part the text belongs to.
@@ -129,6 +140,20 @@ pub(crate) enum Seen {
     Idle,
 }
 
+/// The event of a step that began with assistant message `info`.
+fn step_started(info: &Value) -> RemoteEvent {
+    let field = |key: &str| info.get(key).and_then(Value::as_str).unwrap_or_default();
+    let (provider, model) = (field("providerID"), field("modelID"));
+    RemoteEvent::StepStarted {
+        message_id: field("id").to_string(),
+        model: if provider.is_empty() || model.is_empty() {
+            model.to_string()
+        } else {
+            format!("{provider}/{model}")
+        },
+    }
+}
+
 /// Whether `id` can go into a URL path as it is: what server ids are made
 /// of (`ses_…`, `per_…`), nothing that could change the path.
 pub(crate) fn is_safe_id(id: &str) -> bool {
@@ -149,6 +174,8 @@ pub(crate) struct TurnState {
     pub(crate) text: String,
     /// The last assistant message's info.
     pub(crate) message: Option<Value>,
+    /// Every assistant message's latest info, for the turn's usage.
+    pub(crate) tally: UsageTally,
     /// The last error the server reported, by name and message.
     pub(crate) error: Option<(String, String)>,
 }
@@ -160,6 +187,7 @@ impl TurnState {
             reasoning: HashSet::new(),
             text: String::new(),
             message: None,
+            tally: UsageTally::default(),
             error: None,
         }
     }
@@ -189,10 +217,12 @@ impl TurnState {
             }
             ServerEvent::MessagePartUpdated(updated) => self.part(updated.part),
             ServerEvent::MessageUpdated(MessageUpdated { info, .. }) => {
-                if info.get("role").and_then(Value::as_str) == Some("assistant") {
-                    self.message = Some(info);
+                if info.get("role").and_then(Value::as_str) != Some("assistant") {
+                    return Seen::Nothing;
                 }
-                Seen::Nothing
+                let began = self.tally.record(&info).then(|| step_started(&info));
+                self.message = Some(info);
+                began.map_or(Seen::Nothing, Seen::Event)
             }
             ServerEvent::SessionError(SessionError { error, .. }) => {
                 let (name, message) = match error {

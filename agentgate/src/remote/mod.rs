@@ -24,8 +24,10 @@ mod client;
 mod error;
 mod event;
 mod turn;
+mod usage;
 
 pub use client::{RemoteAgent, RemoteAgentBuilder, RemoteSession};
 pub use error::RemoteError;
 pub use event::{RemoteEvent, RemoteStop, RemoteToolCall, RemoteTurn};
 pub use turn::RemoteStream;
+pub use usage::RemoteUsage;

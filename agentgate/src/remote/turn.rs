@@ -224,36 +224,47 @@ async fn follow(
     for task in pending.values() {
         task.abort();
     }
-    let item = outcome.map(|()| {
-        let error = state.error.clone();
-        let message_error = state
-            .message
-            .as_ref()
-            .and_then(|m| m.pointer("/error/data/message"))
-            .and_then(|m| m.as_str())
-            .map(str::to_string);
-        let aborted_error = error
-            .as_ref()
-            .is_some_and(|(name, _)| name == "MessageAbortedError");
-        let stop = if aborted || aborted_error {
-            RemoteStop::Cancelled
-        } else if rejected {
-            RemoteStop::Rejected
-        } else if error.is_some() || message_error.is_some() {
-            RemoteStop::Error
-        } else {
-            RemoteStop::Done
-        };
-        RemoteEvent::Finished(RemoteTurn {
-            session_id,
-            stop,
-            text: std::mem::take(&mut state.text),
-            message: state.message.take(),
-            error: match stop {
-                RemoteStop::Error => error.map(|(_, message)| message).or(message_error),
-                _ => None,
-            },
-        })
-    });
+    let item = outcome.map(|()| turn_end(&mut state, session_id, aborted, rejected));
     let _ = sender.send(item).await;
+}
+
+/// The turn's end from what was seen: cancelled (aborted here or
+/// reported aborted), rejected, failed (an error event or an errored
+/// answer) or done; its text, last answer, usage and error.
+fn turn_end(
+    state: &mut TurnState,
+    session_id: String,
+    aborted: bool,
+    rejected: bool,
+) -> RemoteEvent {
+    let error = state.error.clone();
+    let message_error = state
+        .message
+        .as_ref()
+        .and_then(|m| m.pointer("/error/data/message"))
+        .and_then(|m| m.as_str())
+        .map(str::to_string);
+    let aborted_error = error
+        .as_ref()
+        .is_some_and(|(name, _)| name == "MessageAbortedError");
+    let stop = if aborted || aborted_error {
+        RemoteStop::Cancelled
+    } else if rejected {
+        RemoteStop::Rejected
+    } else if error.is_some() || message_error.is_some() {
+        RemoteStop::Error
+    } else {
+        RemoteStop::Done
+    };
+    RemoteEvent::Finished(RemoteTurn {
+        session_id,
+        stop,
+        text: std::mem::take(&mut state.text),
+        message: state.message.take(),
+        usage: state.tally.total(),
+        error: match stop {
+            RemoteStop::Error => error.map(|(_, message)| message).or(message_error),
+            _ => None,
+        },
+    })
 }

@@ -27,7 +27,7 @@ use crate::protocol::{
     Envelope, ErrorBody, MessageUpdated, PartDelta, PartUpdated, PermissionReplied, ReplyWord,
     ServerEvent, SessionChange, SessionError, SessionIdle, SessionInfo, StatusInfo,
 };
-use crate::{DeltaField, Event, Message, Role, SessionStatus, Usage};
+use crate::{DeltaField, Event, Message, ModelCost, Role, SessionStatus, Usage};
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {
@@ -193,6 +193,8 @@ pub(crate) struct TurnTranslator {
     provider_id: String,
     model_id: String,
     agent: String,
+    /// The model's configured prices, for each answer's `cost`.
+    price: Option<ModelCost>,
     last_user: HashMap<String, String>,
     messages: HashMap<String, Known>,
 }
@@ -209,9 +211,17 @@ impl TurnTranslator {
             provider_id,
             model_id,
             agent,
+            price: None,
             last_user: HashMap::new(),
             messages: HashMap::new(),
         }
+    }
+
+    /// With the model's configured prices: each answer's `cost` is what
+    /// its tokens cost (0 without prices, as opencode shows it).
+    pub(crate) fn priced(mut self, price: Option<ModelCost>) -> Self {
+        self.price = price;
+        self
     }
 
     fn info(&self, known: &Known) -> Value {
@@ -222,6 +232,7 @@ impl TurnTranslator {
                 provider_id: &self.provider_id,
                 model_id: &self.model_id,
                 parent_id: known.parent.as_deref(),
+                price: self.price,
             },
         )
     }

@@ -12,7 +12,7 @@ use utoipa::OpenApi;
 
 use super::answers::JsonBody;
 use super::state::{Failure, Shared, parts_of};
-use super::turn_task::{model_of, start_work};
+use super::turn_task::{ShownModel, model_of, start_work};
 use super::wire::{
     CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageContext, MessageWithParts,
     PermissionInfo, PromptBody, ReplyBody, RespondBody, SessionInfo, UpdateSession, with_parts,
@@ -256,11 +256,7 @@ async fn fork_session(
     Ok(Json(info))
 }
 
-fn listed(
-    shared: &Shared,
-    messages: &[Message],
-    model: &(String, String),
-) -> Vec<MessageWithParts> {
+fn listed(shared: &Shared, messages: &[Message], model: &ShownModel) -> Vec<MessageWithParts> {
     let mut parent: Option<&str> = None;
     messages
         .iter()
@@ -275,6 +271,7 @@ fn listed(
                     provider_id: &model.0,
                     model_id: &model.1,
                     parent_id: parent,
+                    price: model.2,
                 },
             )
         })

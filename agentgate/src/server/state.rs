@@ -390,7 +390,8 @@ impl Shared {
             info.provider.clone(),
             info.id.clone(),
             session.agent.clone(),
-        ))
+        )
+        .priced(info.cost))
     }
 
     /// Answers request `id`: through the gate when this process holds it,

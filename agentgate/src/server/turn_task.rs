@@ -9,16 +9,20 @@ use super::state::{Failure, Served, Shared, Work, answer_of};
 use super::wire::{MessageContext, MessageWithParts, with_parts};
 use crate::{ModelRef, PromptOptions, Role};
 
-/// The model the session's messages are shown with.
-pub(crate) async fn model_of(shared: &Shared, session_id: &str) -> (String, String) {
+/// A session's model as its messages show it: provider, id, prices.
+pub(crate) type ShownModel = (String, String, Option<crate::ModelCost>);
+
+/// The model the session's messages are shown with: provider, id and
+/// configured prices (each answer's `cost`).
+pub(crate) async fn model_of(shared: &Shared, session_id: &str) -> ShownModel {
     if let Ok(served) = shared.served(session_id).await
         && let Ok(session) = shared.store.session(session_id).await
         && let Ok(model) = served.agent.engine().model_for(&session)
     {
         let info = model.info();
-        return (info.provider.clone(), info.id.clone());
+        return (info.provider.clone(), info.id.clone(), info.cost);
     }
-    (String::new(), String::new())
+    (String::new(), String::new(), None)
 }
 
 /// Starts `work` (a prompt's turn, a shell command) on `served` on its own task: `stored` (the
@@ -57,6 +61,7 @@ pub(crate) fn start_work(
                 provider_id: &model.0,
                 model_id: &model.1,
                 parent_id: parent.as_deref(),
+                price: model.2,
             },
         ))
     })

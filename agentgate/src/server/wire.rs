@@ -17,7 +17,7 @@ pub(crate) use crate::protocol::{
     UpdateSession,
 };
 use crate::transcript::MessageError;
-use crate::{Message, Part, Role, Session, ToolState, Usage};
+use crate::{Message, ModelCost, Part, Role, Session, ToolState, Usage};
 
 /// The creation time an ascending id (`ses_`, `msg_`, …) carries: its
 /// first 12 hex digits are ms since the epoch.
@@ -107,6 +107,8 @@ pub(crate) struct MessageContext<'a> {
     pub(crate) provider_id: &'a str,
     pub(crate) model_id: &'a str,
     pub(crate) parent_id: Option<&'a str>,
+    /// The model's configured prices: an answer's `cost` (0 without).
+    pub(crate) price: Option<ModelCost>,
 }
 
 fn tokens(usage: &Usage) -> Value {
@@ -166,7 +168,7 @@ pub(crate) fn message_info(message: &Message, ctx: &MessageContext<'_>) -> Value
                 "mode": message.agent,
                 "agent": message.agent,
                 "path": {"cwd": ctx.directory.display().to_string(), "root": ctx.directory.display().to_string()},
-                "cost": 0,
+                "cost": ctx.price.map_or(0.0, |price| price.of(&message.usage)),
                 "tokens": tokens(&message.usage),
             });
             if let Some(end) = message.time.end {
@@ -323,6 +325,24 @@ mod tests {
         );
         assert_eq!(ReplyWord::Reject.reply(Some("  ".into())), Reply::reject());
         assert_eq!(ReplyWord::Once.reply(Some("ignored".into())), Reply::Once);
+    }
+
+    #[test]
+    fn an_answers_cost_is_its_tokens_at_the_models_prices() {
+        let mut answer = Message::new("ses_1", Role::Assistant);
+        answer.usage.input = 1_000_000;
+        answer.usage.output = 100_000;
+        let ctx = |price| MessageContext {
+            directory: Path::new("/w"),
+            provider_id: "local",
+            model_id: "m",
+            parent_id: None,
+            price,
+        };
+        // $3/M in, $15/M out: $3 + $1.5.
+        let priced = message_info(&answer, &ctx(Some(ModelCost::new(3.0, 15.0))));
+        assert_eq!(priced["cost"], json!(4.5));
+        assert_eq!(message_info(&answer, &ctx(None))["cost"], json!(0.0));
     }
 
     fn completed(output: &str, metadata: Value) -> ToolState {

@@ -44,6 +44,14 @@ async function api(method, path, body) {
   return data;
 }
 
+// A session without a title yet (titles come after the first answer, and
+// only with a title model) is named by when it started, not by its raw id.
+function sessionLabel(session, id) {
+  if (session && session.title) return session.title;
+  const created = session && session.time && session.time.created;
+  return created ? `Untitled session, ${when(created)}` : "Untitled session";
+}
+
 function when(ms) {
   if (!ms) return "";
   try {
@@ -66,7 +74,8 @@ function renderSessions() {
     const button = el("button", "session");
     button.type = "button";
     button.dataset.sessionId = session.id;
-    button.append(el("span", "title", session.title || session.id));
+    button.append(el("span", "title", sessionLabel(session, session.id)));
+    button.title = session.id;
     button.append(el("span", "when", when(session.time && session.time.updated)));
     const waiting = [...state.asks.values()].filter((a) => a.sessionID === session.id).length;
     if (waiting) button.append(el("span", "status", `${waiting} ask${waiting > 1 ? "s" : ""}`));
@@ -88,7 +97,7 @@ async function selectSession(id) {
   state.current = id;
   state.messages.clear();
   const session = state.sessions.get(id);
-  $("session-title").textContent = (session && session.title) || id;
+  $("session-title").textContent = sessionLabel(session, id);
   $("prompt-form").hidden = false;
   renderSessions();
   renderStatus();
@@ -138,6 +147,9 @@ function renderPart(part) {
       node.append(el("span", "tool-name", `${part.tool} `));
       node.append(el("span", "tool-summary", toolSummary(part)));
       node.append(el("span", "tool-status", ` · ${status}`));
+      const metadata = (part.state && part.state.metadata) || {};
+      // A finished edit, write or apply_patch shows what it changed.
+      if (status === "completed" && metadata.diff) node.append(diffNode(metadata.diff, "tool-diff"));
       if (status === "completed" && part.state.output) node.append(el("pre", "tool-output", part.state.output));
       if (status === "error" && part.state.error) node.append(el("pre", "tool-error", part.state.error));
       return node;
@@ -145,6 +157,19 @@ function renderPart(part) {
     default:
       return null;
   }
+}
+
+// An answer's tokens and cost ("1200 in · 30 out · 200 cached · $0.0035");
+// nothing for an answer the model reported no tokens for.
+function usageText(info) {
+  const t = info.role === "assistant" && info.tokens;
+  if (!t) return "";
+  const cached = ((t.cache && t.cache.read) || 0) + ((t.cache && t.cache.write) || 0);
+  if (!t.input && !t.output && !cached) return "";
+  const parts = [`${t.input || 0} in`, `${t.output || 0} out`];
+  if (cached) parts.push(`${cached} cached`);
+  if (info.cost > 0) parts.push(`$${info.cost.toFixed(4)}`);
+  return parts.join(" · ");
 }
 
 function errorText(error) {
@@ -169,6 +194,8 @@ function renderTranscript() {
       const node = renderPart(part);
       if (node) item.append(node);
     }
+    const spent = usageText(info);
+    if (spent) item.append(el("div", "message-usage", spent));
     if (info.error) item.append(el("div", "message-error", errorText(info.error)));
     list.append(item);
   }
@@ -209,8 +236,8 @@ function applyDelta({ messageID, partID, field, delta }) {
 
 // ---- asks ----------------------------------------------------------------
 
-function diffNode(diff) {
-  const pre = el("pre", "ask-diff");
+function diffNode(diff, className = "ask-diff") {
+  const pre = el("pre", `${className} diff`);
   for (const line of String(diff).split("\n")) {
     let cls = "";
     if (line.startsWith("@@")) cls = "hunk";
@@ -232,7 +259,7 @@ function renderAsks() {
     card.dataset.permission = ask.permission;
     card.querySelector(".ask-permission").textContent = ask.permission;
     const session = state.sessions.get(ask.sessionID);
-    card.querySelector(".ask-session").textContent = `in ${(session && session.title) || ask.sessionID}`;
+    card.querySelector(".ask-session").textContent = `in ${sessionLabel(session, ask.sessionID)}`;
     const patterns = card.querySelector(".ask-patterns");
     for (const pattern of ask.patterns || []) patterns.append(el("li", null, pattern));
     const metadata = ask.metadata || {};
@@ -302,7 +329,7 @@ function onEvent(event) {
     case "session.updated":
       if (p.info) state.sessions.set(p.info.id, p.info);
       renderSessions();
-      if (p.info && p.info.id === state.current) $("session-title").textContent = p.info.title || p.info.id;
+      if (p.info && p.info.id === state.current) $("session-title").textContent = sessionLabel(p.info, p.info.id);
       break;
     case "session.deleted":
       if (p.info) state.sessions.delete(p.info.id);
