@@ -251,8 +251,11 @@ mod tests {
 
     #[test]
     fn keywords_it_does_not_check_are_refused_up_front() {
-        let error = OutputSchema::new(json!({"type": "string", "pattern": "^a"})).unwrap_err();
-        assert_eq!(error, SchemaError::Unsupported(vec![": pattern".into()]));
+        let error = OutputSchema::new(json!({"type": "string", "uniqueItems": true})).unwrap_err();
+        assert_eq!(
+            error,
+            SchemaError::Unsupported(vec![": uniqueItems".into()])
+        );
         let nested = OutputSchema::new(json!({"properties": {"x": {"uniqueItems": true}}}));
         assert!(
             matches!(nested, Err(SchemaError::Unsupported(k)) if k == ["/properties/x: uniqueItems"])
@@ -261,6 +264,28 @@ mod tests {
             OutputSchema::new(json!([1])),
             Err(SchemaError::NotASchema(_))
         ));
+    }
+
+    #[test]
+    fn a_pattern_is_checked_anywhere_in_the_string_and_a_bad_one_refused_up_front() {
+        let schema = OutputSchema::new(
+            json!({"properties": {"id": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]+$"}}}),
+        )
+        .unwrap();
+        assert!(schema.check(r#"{"id": "ABC-42"}"#).is_ok());
+        let wrong = schema.check(r#"{"id": "abc-42"}"#).unwrap_err().to_string();
+        assert!(wrong.contains("does not match the pattern"), "{wrong}");
+        // Unanchored, as JSON Schema says: a match anywhere counts.
+        let anywhere = OutputSchema::new(json!({"type": "string", "pattern": "b+"})).unwrap();
+        assert!(anywhere.check(r#""abbc""#).is_ok());
+        // Look-around is not something this checker can run: refused when
+        // loaded, not silently passed.
+        let refused =
+            OutputSchema::new(json!({"type": "string", "pattern": "a(?=b)"})).unwrap_err();
+        assert!(
+            matches!(&refused, SchemaError::Unsupported(k) if k.len() == 1 && k[0].starts_with(": pattern \"a(?=b)\": is not a regular expression")),
+            "{refused:?}"
+        );
     }
 
     #[test]

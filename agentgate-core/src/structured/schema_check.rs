@@ -17,6 +17,7 @@ pub const SUPPORTED_KEYWORDS: &[&str] = &[
     "maxItems",
     "minLength",
     "maxLength",
+    "pattern",
     "minimum",
     "maximum",
     "exclusiveMinimum",
@@ -58,6 +59,11 @@ pub(crate) fn unsupported(schema: &Value, path: &str, out: &mut Vec<String>) {
             continue;
         }
         match key.as_str() {
+            "pattern" => {
+                if let Err(why) = pattern_of(value) {
+                    out.push(format!("{path}: pattern {value}: {why}"));
+                }
+            }
             "properties" | "$defs" | "definitions" => {
                 if let Value::Object(children) = value {
                     for (name, child) in children {
@@ -140,11 +146,39 @@ pub(crate) fn check(
             let length = text.chars().count() as u64;
             bound(map, "minLength", length, path, "characters", out);
             bound(map, "maxLength", length, path, "characters", out);
+            if let Some(pattern) = map.get("pattern")
+                && let Ok(regex) = pattern_of(pattern)
+                && !regex.is_match(text)
+            {
+                out.push(format!(
+                    "{}: {text:?} does not match the pattern {pattern}",
+                    shown(path)
+                ));
+            }
         }
         Value::Number(number) => check_number(map, number.as_f64().unwrap_or(f64::NAN), path, out),
         _ => {}
     }
     check_combinators(root, map, value, path, out);
+}
+
+/// Most compiled-program memory a schema's `pattern` may take (the
+/// regex crate's own default is 10 MiB; a pattern for an answer's string
+/// needs far less).
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// A `pattern` keyword's regular expression. JSON Schema patterns are
+/// unanchored (a match anywhere counts), as `Regex::is_match` is; one
+/// using what this engine lacks (look-around, back-references) is refused
+/// when the schema is loaded, with the reason.
+fn pattern_of(value: &Value) -> Result<regex::Regex, String> {
+    let Value::String(pattern) = value else {
+        return Err("is not a string".into());
+    };
+    regex::RegexBuilder::new(pattern)
+        .size_limit(PATTERN_SIZE_LIMIT)
+        .build()
+        .map_err(|error| format!("is not a regular expression this checker can run: {error}"))
 }
 
 fn check_object(
