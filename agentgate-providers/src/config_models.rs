@@ -266,7 +266,7 @@ mod tests {
             .to_string();
         assert!(
             error.contains(
-                "model ollama/llama9 is not listed under `provider.ollama.models` (listed: llama3)"
+                "not listed under `provider.ollama.models` (listed: llama3): add \"llama9\" there"
             ),
             "{error}"
         );

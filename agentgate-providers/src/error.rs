@@ -36,7 +36,7 @@ pub enum ProviderError {
     /// under `provider.<id>.models`, and the model asked for is not one of
     /// them (as opencode, which reports the model as not found).
     #[error(
-        "model {provider}/{model} is not listed under `provider.{provider}.models` ({listed}): add it there or choose a listed model with the `model` key or --model"
+        "not listed under `provider.{provider}.models` ({listed}): add \"{model}\" there or choose a listed model with the `model` key or --model"
     )]
     UnlistedModel {
         /// The provider id.

@@ -15,6 +15,7 @@ mod opencode_differential;
 mod project_trust_cli;
 mod run_attachments;
 mod run_cli;
+mod run_config_errors;
 mod run_faults;
 mod run_hooks_output;
 mod run_key_errors;

@@ -494,6 +494,13 @@ impl Merge {
             }
         }
         self.risks.extend(screened.risky);
+        // Keys the loader does not know are dropped from an untrusted
+        // layer before `apply` sees them; a typo still gets its warning.
+        self.warnings.extend(
+            unknown_keys(&layer, TOP_LEVEL_KEYS, file, "")
+                .into_iter()
+                .filter(|w| w.path != "permissions"),
+        );
         let mut layer = screened.value;
         if let Some(permission) = layer.get("permission") {
             self.only_tighten(permission.clone());

@@ -102,6 +102,28 @@ fn an_untrusted_hostile_project_keeps_only_its_declarative_content() {
 }
 
 #[test]
+fn an_untrusted_projects_unknown_key_is_still_named_with_its_likely_meaning() {
+    let d = dirs("typo");
+    write(
+        &d.project.join("opencode.json"),
+        r#"{"modle": "openai/gpt-5"}"#,
+    );
+    let config = loader(&d).load().unwrap();
+    assert!(!config.project_trusted);
+    let typo = config
+        .warnings
+        .iter()
+        .find(|w| w.path == "modle")
+        .unwrap_or_else(|| panic!("no warning for modle: {:?}", config.warnings));
+    assert!(
+        typo.message.contains("did you mean \"model\""),
+        "{}",
+        typo.message
+    );
+    assert!(config.value.get("modle").is_none());
+}
+
+#[test]
 fn a_trusted_project_is_read_as_opencode_reads_it() {
     let d = dirs("trusted");
     write(&d.project.join("opencode.json"), HOSTILE);
