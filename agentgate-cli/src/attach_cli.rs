@@ -437,7 +437,14 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
                 Untrusted::new(agent.url())
             );
         }
-        session.stream(options.prompt.clone()).await
+        // `/NAME ARGS` of one of the server's commands runs it there, as
+        // `agent chat` runs it; any other text is the prompt.
+        match agentgate::slash_command(&options.prompt) {
+            Some((name, arguments)) if agent.commands().await?.iter().any(|c| c == name) => {
+                session.command(name, arguments).await
+            }
+            _ => session.stream(options.prompt.clone()).await,
+        }
     };
     let mut stream = tokio::select! {
         biased;

@@ -4,6 +4,7 @@ mod acp_cli;
 mod acp_usage;
 mod agents_cli;
 mod attach_cli;
+mod attach_commands;
 mod attach_usage;
 mod chat_cli;
 mod check_equals_run;

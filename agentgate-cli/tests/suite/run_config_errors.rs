@@ -24,7 +24,11 @@ async fn a_base_url_without_a_scheme_names_the_file_the_key_and_the_fix() {
     );
     let out = sandbox.agent(&["run", "hi"], &[]).await;
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "a configuration error: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a configuration error: {stderr}"
+    );
     assert!(stderr.contains(&file.display().to_string()), "{stderr}");
     assert!(
         stderr.contains("provider.ollama.options.baseURL"),
@@ -42,7 +46,11 @@ async fn a_model_not_listed_under_its_server_is_refused_naming_the_listed_ones()
     );
     let out = sandbox.agent(&["run", "hi"], &[]).await;
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "a configuration error: {stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a configuration error: {stderr}"
+    );
     assert!(
         stderr.contains("model ollama/llama9: not listed under `provider.ollama.models` (listed: llama3): add \"llama9\" there"),
         "{stderr}"

@@ -21,6 +21,7 @@
 //! [`RemoteError::Disconnected`]) rather than a hang.
 
 mod client;
+mod commands;
 mod error;
 mod event;
 mod turn;

@@ -17,7 +17,7 @@ use super::client::{RemoteAgent, RemoteSession};
 use super::error::RemoteError;
 use super::event::{RemoteEvent, RemoteStop, RemoteTurn, Seen, TurnState};
 use crate::permission::Reply;
-use crate::protocol::{PartInput, PromptBody};
+use crate::protocol::{CommandBody, PartInput, PromptBody};
 
 /// The most asks of one turn waiting on the approver at once; a server
 /// sending more has the extra ones left unanswered (it waits for them).
@@ -34,7 +34,8 @@ impl RemoteSession {
     /// sessions are never answered. Dropping the stream, or
     /// [`RemoteStream::cancel`], aborts the turn on the server.
     pub async fn stream(&self, prompt: impl Into<String>) -> Result<RemoteStream, RemoteError> {
-        start(self.agent.clone(), self.id().to_string(), prompt.into()).await
+        let kickoff = Kickoff::Prompt(prompt.into());
+        start(self.agent.clone(), self.id().to_string(), kickoff).await
     }
 }
 
@@ -77,29 +78,51 @@ impl Drop for RemoteStream {
     }
 }
 
-/// Subscribes, sends the prompt, and starts following the turn.
+/// What starts a turn.
+pub(crate) enum Kickoff {
+    /// A prompt (`POST /session/{id}/prompt_async`, answered at once).
+    Prompt(String),
+    /// A custom command (`POST /session/{id}/command`, answered when its
+    /// turn ends: sent on a task of its own, its error, if any, ends the
+    /// stream).
+    Command(CommandBody),
+}
+
+/// Subscribes, starts the turn, and starts following it.
 pub(crate) async fn start(
     agent: RemoteAgent,
     session_id: String,
-    prompt: String,
+    kickoff: Kickoff,
 ) -> Result<RemoteStream, RemoteError> {
     // The subscription first: the server publishes to the clients it has
     // when the event happens, so nothing of the turn is missed.
     let events = agent
         .send(agent.request(reqwest::Method::GET, "/event"), false)
         .await?;
-    agent
-        .post(
-            &format!("/session/{session_id}/prompt_async"),
-            &PromptBody {
+    let (sender, receiver) = mpsc::channel(256);
+    match kickoff {
+        Kickoff::Prompt(prompt) => {
+            let body = PromptBody {
                 parts: vec![PartInput::text(prompt)],
                 agent: None,
                 model: None,
                 no_reply: None,
-            },
-        )
-        .await?;
-    let (sender, receiver) = mpsc::channel(256);
+            };
+            let path = format!("/session/{session_id}/prompt_async");
+            agent.post(&path, &body).await?;
+        }
+        Kickoff::Command(body) => {
+            let (poster, errors) = (agent.clone(), sender.clone());
+            let path = format!("/session/{session_id}/command");
+            tokio::spawn(async move {
+                // No request timeout: the answer comes when the turn ends.
+                let request = poster.request(reqwest::Method::POST, &path).json(&body);
+                if let Err(error) = poster.send(request, false).await {
+                    let _ = errors.send(Err(error)).await;
+                }
+            });
+        }
+    }
     let cancel = CancellationToken::new();
     tokio::spawn(follow(agent, session_id, events, sender, cancel.clone()));
     Ok(RemoteStream {
