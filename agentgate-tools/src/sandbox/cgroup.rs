@@ -5,9 +5,12 @@
 //! may write — cgroup v2 (`pids.max`, `memory.max`, no swap, the whole
 //! leaf killed on an out-of-memory), or the v1 `pids` and `memory`
 //! hierarchies of a machine that still mounts them — and the call's
-//! process moves itself in (writing `0` to `cgroup.procs` through a
+//! command moves itself in (writing `0` to `cgroup.procs` through a
 //! descriptor the agent opened) before it starts anything: every process
-//! of the call is then counted together, whatever user it runs as. The
+//! of the call is then counted together, whatever user it runs as. No
+//! process that shares the agent's memory (the cloned namespace init) is
+//! ever a member: the out-of-memory killer kills every process sharing its
+//! victim's memory, and the agent would be one of them. The
 //! leaf's event counters say afterwards which ceiling was reached. The
 //! leaf is removed once empty (now, or at a later call).
 

@@ -84,19 +84,24 @@ impl ChildPlan {
 
     /// The init's part when it was cloned straight into the namespaces: its
     /// own session and process group, then the maps and loopback of the
-    /// new namespaces. Before anything else it joins the call's cgroup
-    /// leaf, so the command and all it starts are counted there. System
-    /// calls only.
+    /// new namespaces. It does **not** join the call's cgroup leaf: it
+    /// shares the agent's memory, and the kernel's out-of-memory killer,
+    /// choosing a victim in the leaf, kills every process sharing the
+    /// victim's memory — the agent with it. Only the command joins (see
+    /// [`enter_as_command`](Self::enter_as_command)). System calls only.
     pub(super) fn enter_as_init(&self) -> io::Result<()> {
-        self.limits.join()?;
         sys::setsid()?;
         self.namespaces.configure()
     }
 
     /// The command's part, in the process that execs it (a child of the
-    /// namespace's init): everything [`enter`](Self::enter) does after the
-    /// reaper, in the same order. System calls only.
+    /// namespace's init): it joins the call's cgroup leaf first (so all it
+    /// starts is counted there; in the cloned path it is the leaf's only
+    /// member until its exec gives it memory of its own, and allocates
+    /// nothing before), then everything [`enter`](Self::enter) does after
+    /// the reaper, in the same order. System calls only.
     pub(super) fn enter_as_command(&self) -> io::Result<()> {
+        self.limits.join()?;
         if let Some(mounts) = &self.kernel.mounts {
             mounts.enter()?;
             // The ruleset was built from the host's `/proc`; the command

@@ -136,6 +136,36 @@ async fn a_memory_bomb_ends_its_call_at_the_memory_limit() {
     assert!(ticks * 5 >= expected, "{ticks} ticks in {elapsed:?}");
 }
 
+/// The class behind a memory bomb that could end the agent: the kernel's
+/// out-of-memory killer picks its victim among the leaf's members and
+/// kills every process that shares the victim's memory. The namespace's
+/// init may share the agent's memory (the clone path), so it must never
+/// be a member: only the command and what it starts are.
+#[tokio::test]
+async fn only_the_command_joins_the_leaf_never_the_init_sharing_the_agents_memory() {
+    let Some(tool) = small_limits() else { return };
+    let p = Project::new("leaf-members");
+    let out = p
+        .run(
+            &tool,
+            "echo \"init=$(cat /proc/1/cgroup | tr '\\n' ' ')\"; echo \"self=$(cat /proc/self/cgroup | tr '\\n' ' ')\"",
+        )
+        .await;
+    let line = |prefix: &str| {
+        out.output
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} line: {}", out.output))
+            .to_string()
+    };
+    let (init, command) = (line("init="), line("self="));
+    assert!(
+        command.contains("agentgate-"),
+        "the command is in the leaf: {command}"
+    );
+    assert!(!init.contains("agentgate-"), "the init is not: {init}");
+}
+
 #[tokio::test]
 async fn ordinary_commands_run_under_small_limits() {
     let Some(tool) = small_limits() else { return };
