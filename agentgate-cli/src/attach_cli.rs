@@ -474,7 +474,7 @@ async fn follow_turn<O: Write, E: Write>(
 ) -> u8 {
     let mut cancelling = false;
     let mut wait = ModelWait::new("the server's model");
-    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
     loop {
         let item = tokio::select! {
             () = cancel.cancelled(), if !cancelling => {

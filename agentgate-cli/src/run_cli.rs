@@ -521,7 +521,8 @@ async fn one_turn(
     let mut slow = SlowTools::default();
     let root = agent.session().id.clone();
     let mut wait = ModelWait::new(model_name(agent));
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    // A quarter second: the wait line comes when its 2 s are up.
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
     // The turn gets a moment to close its calls once the token fired; a
     // run that is still waiting after it ends anyway.
     let wind_down = async {
