@@ -195,6 +195,9 @@ try {
   check("the rejected command did not run", !existsSync(forbidden));
   await page.waitForSelector('#session-status[data-state="idle"]', { timeout: 15000 });
   check("the session goes idle after the rejection", true);
+  // The title written after the first answer reaches the page by itself.
+  await page.waitForFunction(() => document.querySelector("#session-title").textContent === "Notes", null, { timeout: 15000 });
+  check("the session's title arrives without a reload", true);
   const spent = await page.$$eval(".message.assistant .message-usage", (ns) => ns.map((n) => n.textContent));
   check("an answer shows its tokens", spent.some((t) => t.includes("1200 in") && t.includes("30 out")), spent);
 

@@ -134,16 +134,7 @@ async fn events(State(shared): Shared_) -> Response {
 }
 
 async fn session_info(shared: &Shared, session: &crate::Session) -> SessionInfo {
-    if session.time.updated > 0 {
-        return SessionInfo::of(session, None);
-    }
-    let updated = shared
-        .store
-        .messages(&session.id)
-        .await
-        .ok()
-        .and_then(|messages| messages.last().map(|m| m.time.end.unwrap_or(m.time.start)));
-    SessionInfo::of(session, updated)
+    shared.session_info(session).await
 }
 
 #[utoipa::path(get, path = "/session", responses((status = 200, body = Vec<SessionInfo>)))]

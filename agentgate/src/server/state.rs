@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::events::{Bus, TurnTranslator};
 use crate::agent_factory::{AgentFactory, AgentSetup};
 use crate::permission::{PermissionError, PermissionEvent, PermissionGate, Reply};
+use crate::protocol::{ServerEvent, SessionInfo};
 use crate::{
     CodingAgent, Config, Message, ModelRef, Part, PromptError, PromptOptions, Role, SessionStore,
     SessionStoreError, TurnEvent, TurnResult,
@@ -313,6 +314,11 @@ impl Shared {
             }
         };
         let engine = served.agent.engine();
+        let untitled = self
+            .store
+            .session(&id)
+            .await
+            .is_ok_and(|session| session.title.is_empty());
         self.bus.busy(&id);
         let mut stream = work.stream(engine, &id, once, epoch.child_token());
         let mut finished = None;
@@ -324,6 +330,9 @@ impl Shared {
             }
         }
         self.bus.idle(&id);
+        if untitled {
+            self.announce_title(engine, &id);
+        }
         self.withdraw_resolved().await;
         match finished {
             Some(Ok(result)) => Ok(result),
@@ -333,6 +342,39 @@ impl Shared {
             Some(Err(error)) => Err(Failure::Internal(error.to_string())),
             None => Err(Failure::Internal("the turn ended without a result".into())),
         }
+    }
+
+    /// Publishes `session.updated` once the title the engine writes in the
+    /// background for untitled session `id` is stored, so the page and
+    /// opencode's clients show it without asking again.
+    fn announce_title(self: &Arc<Self>, engine: &crate::Engine, id: &str) {
+        let (shared, engine, id) = (Arc::clone(self), engine.clone(), id.to_string());
+        tokio::spawn(async move {
+            engine.wait_for_titles().await;
+            if let Ok(session) = shared.store.session(&id).await
+                && !session.title.is_empty()
+            {
+                let info = shared.session_info(&session).await;
+                shared
+                    .bus
+                    .session_changed(ServerEvent::SessionUpdated, &id, &info);
+            }
+        });
+    }
+
+    /// `session` as opencode's `Session`, its last change taken from its
+    /// messages when the store keeps no time of its own.
+    pub(crate) async fn session_info(&self, session: &crate::Session) -> SessionInfo {
+        if session.time.updated > 0 {
+            return SessionInfo::of(session, None);
+        }
+        let updated = self
+            .store
+            .messages(&session.id)
+            .await
+            .ok()
+            .and_then(|messages| messages.last().map(|m| m.time.end.unwrap_or(m.time.start)));
+        SessionInfo::of(session, updated)
     }
 
     /// The checks and the session update before a turn: not aborted, the
