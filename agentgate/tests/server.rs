@@ -825,6 +825,11 @@ async fn start_with_commands(name: &str, scripts: Vec<Script>) -> (Running, Path
     )
     .unwrap();
     std::fs::write(commands.join("probe.md"), "Probe: !`echo hi`\n").unwrap();
+    std::fs::write(
+        commands.join("delegate.md"),
+        "---\ndescription: Hand a look to a sub-agent\nagent: general\nsubtask: true\n---\nLook into $ARGUMENTS.\n",
+    )
+    .unwrap();
     let loader = ConfigLoader::new(&dir)
         .home(dir.join("home"))
         .global_dir(dir.join("home/global"))
@@ -934,6 +939,66 @@ async fn an_unknown_command_is_a_404_and_a_shell_line_that_cannot_run_sends_noth
         "{body}"
     );
     assert!(server.model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_sub_agent_command_is_recorded_as_its_task_call_and_answers_it() {
+    let (server, _dir) =
+        start_with_commands("command-subtask", vec![Script::reply("found it")]).await;
+    let id = new_session(&server.base).await;
+    let response = post(
+        &format!("{}/session/{id}/command", server.base),
+        json!({"command": "delegate", "arguments": "calc.py"}),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["info"]["role"], "assistant");
+    let task = answer["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["type"] == "tool" && p["tool"] == "task")
+        .cloned()
+        .unwrap_or_else(|| panic!("no task part in {answer}"));
+    assert_eq!(task["state"]["status"], "completed", "{task}");
+    assert_eq!(task["state"]["input"]["subagent_type"], "general");
+    assert!(
+        task["state"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("found it"),
+        "{task}"
+    );
+    // The sub-agent got the expanded template; the transcript holds the
+    // user's subtask part, then the call.
+    let sent = serde_json::to_string(&server.model.requests()[0].messages).unwrap();
+    assert!(sent.contains("Look into calc.py."), "{sent}");
+    let messages: Value = reqwest::get(format!("{}/session/{id}/message", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let kinds: Vec<(String, String)> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| {
+            let role = m["info"]["role"].as_str().unwrap_or_default().to_string();
+            m["parts"].as_array().unwrap().iter().map(move |p| {
+                (
+                    role.clone(),
+                    p["type"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+        })
+        .collect();
+    assert!(
+        kinds.contains(&("user".into(), "subtask".into()))
+            && kinds.contains(&("assistant".into(), "tool".into())),
+        "{kinds:?}"
+    );
 }
 
 /// The `bash` tool part of an answer `{info, parts}`.

@@ -1,16 +1,20 @@
-//! [`Engine::run_shell`]: a shell command the user runs in a session
-//! (opencode's `POST /session/{id}/shell`), recorded as opencode records
-//! it — a user message, then an assistant message holding one `bash` call
-//! — but run as the model's calls run: through the step's tool-call path,
-//! so the `bash` rules, asks, hooks, sandbox and truncation all apply.
-//! The model is never called.
+//! Calls the user (not the model) runs in a session, recorded as opencode
+//! records them — a user message, then an assistant message holding the
+//! one call — but run as the model's calls run: through the step's
+//! tool-call path, so the rules, asks, hooks, sandbox and truncation all
+//! apply. The model is never called. [`Engine::run_shell`]: a shell
+//! command (opencode's `POST /session/{id}/shell`);
+//! [`Engine::run_subtask_call`]: a custom command that runs as a
+//! sub-agent (its `task` call).
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::command_run::SubtaskPlan;
 use super::facade::{Engine, PromptOptions};
 use super::outcome::{PromptError, StopReason, TurnResult};
 use super::state::{complete_message, emit_message};
+use super::task_tool::TASK_TOOL;
 use super::tool_calls::{CallsEnd, execute_calls};
 use super::turn_context::TurnContext;
 use crate::ids::{ascending, now_ms};
@@ -25,6 +29,15 @@ const BASH: &str = "bash";
 /// The text of the user message a shell command is recorded under (the
 /// words opencode uses).
 const SHELL_NOTE: &str = "The following tool was executed by the user";
+
+/// A call the user runs: what its user message holds, the tool and its
+/// input, and what a cancelled call is called.
+struct UserCall {
+    user_parts: Vec<Part>,
+    tool: &'static str,
+    input: Value,
+    what: &'static str,
+}
 
 impl Engine {
     /// Runs shell `command` in session `session_id` for the user, as
@@ -43,6 +56,62 @@ impl Engine {
         options: PromptOptions,
         cancel: CancellationToken,
     ) -> Result<TurnResult, PromptError> {
+        let call = UserCall {
+            user_parts: vec![Part::Text {
+                id: ascending("prt"),
+                text: SHELL_NOTE.into(),
+                synthetic: true,
+                provider_metadata: None,
+            }],
+            tool: BASH,
+            input: json!({ "command": command }),
+            what: "shell command",
+        };
+        self.run_user_call(session_id, call, options, cancel).await
+    }
+
+    /// Runs a custom command's sub-agent (`plan`, from
+    /// [`prepare_command`](Engine::prepare_command)) in session
+    /// `session_id`, recorded as opencode records it: a user message with
+    /// the `subtask` part, then an assistant message with the `task` call
+    /// that runs it — under the `task` rules of agent `options.agent`
+    /// (default: the session's), asked like a model's call. The result's
+    /// only message is that assistant message, whose call's output is the
+    /// sub-agent's answer; the session's model is not called after it.
+    pub async fn run_subtask_call(
+        &self,
+        session_id: &str,
+        plan: &SubtaskPlan,
+        options: PromptOptions,
+        cancel: CancellationToken,
+    ) -> Result<TurnResult, PromptError> {
+        let call = UserCall {
+            user_parts: vec![Part::Subtask {
+                id: ascending("prt"),
+                agent: plan.agent.clone(),
+                description: plan.description.clone(),
+                prompt: plan.prompt.clone(),
+            }],
+            tool: TASK_TOOL,
+            input: json!({
+                "description": plan.description,
+                "prompt": plan.prompt,
+                "subagent_type": plan.agent,
+            }),
+            what: "sub-agent",
+        };
+        self.run_user_call(session_id, call, options, cancel).await
+    }
+
+    /// Stores `call`'s user message, then runs the call in an assistant
+    /// message of its own, through the step's tool-call path.
+    async fn run_user_call(
+        &self,
+        session_id: &str,
+        call: UserCall,
+        options: PromptOptions,
+        cancel: CancellationToken,
+    ) -> Result<TurnResult, PromptError> {
         self.forward_permission_events();
         let state = self.state();
         let session = state.store.session(session_id).await?;
@@ -51,12 +120,7 @@ impl Engine {
 
         let mut user = Message::new(session.id.as_str(), Role::User);
         user.agent = agent.name.clone();
-        user.parts.push(Part::Text {
-            id: ascending("prt"),
-            text: SHELL_NOTE.into(),
-            synthetic: true,
-            provider_metadata: None,
-        });
+        user.parts = call.user_parts;
         user.time.end = Some(user.time.start);
         state.store.put_message(&user).await?;
         emit_message(state, &user);
@@ -68,7 +132,9 @@ impl Engine {
             provider_id: ctx.model.info().provider.clone(),
             model_id: ctx.model.info().id.clone(),
         });
-        message.parts.push(bash_call(&ctx, command));
+        message
+            .parts
+            .push(user_call(&ctx, call.tool, call.input, call.what));
         emit_message(state, &message);
         let end = execute_calls(&ctx, &[], &mut message, &[0]).await;
         message.time.end = Some(now_ms());
@@ -81,7 +147,7 @@ impl Engine {
             CallsEnd::Cancelled => {
                 message.error = Some(MessageError {
                     name: "aborted".into(),
-                    message: "The shell command was cancelled.".into(),
+                    message: format!("The {} was cancelled.", call.what),
                 });
                 StopReason::Cancelled
             }
@@ -96,25 +162,24 @@ impl Engine {
     }
 }
 
-/// The `bash` call of `command`, ready to run; already failed when the
-/// rules disable `bash` for the agent altogether (the tool would not be
+/// The call of `tool` with `input`, ready to run; already failed when the
+/// rules disable `tool` for the agent altogether (the tool would not be
 /// found, and the error would blame the model).
-fn bash_call(ctx: &TurnContext<'_>, command: &str) -> Part {
-    let input = json!({ "command": command });
+fn user_call(ctx: &TurnContext<'_>, tool: &str, input: Value, what: &str) -> Part {
     let start = now_ms();
-    let disabled = agentgate_permission::is_disabled(BASH, &ctx.ruleset)
+    let disabled = agentgate_permission::is_disabled(tool, &ctx.ruleset)
         || ctx
             .ceilings
             .iter()
-            .any(|ceiling| agentgate_permission::is_disabled(BASH, ceiling));
-    let state = if disabled || ctx.engine.tools.get(BASH).is_none() {
+            .any(|ceiling| agentgate_permission::is_disabled(tool, ceiling));
+    let state = if disabled || ctx.engine.tools.get(tool).is_none() {
         let why = if disabled {
             format!(
-                "The shell command did not run: the rules deny every `bash` command for agent {}.",
+                "The {what} did not run: the rules deny every `{tool}` call for agent {}.",
                 ctx.agent.name
             )
         } else {
-            "The shell command did not run: this agent has no `bash` tool.".to_string()
+            format!("The {what} did not run: this agent has no `{tool}` tool.")
         };
         ToolState::Error {
             input,
@@ -136,7 +201,7 @@ fn bash_call(ctx: &TurnContext<'_>, command: &str) -> Part {
     Part::Tool(ToolPart {
         id: ascending("prt"),
         call_id: ascending("call"),
-        tool: BASH.into(),
+        tool: tool.into(),
         state,
         provider_metadata: None,
     })

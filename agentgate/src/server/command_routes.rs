@@ -47,7 +47,9 @@ pub(crate) async fn list_commands(
 /// Runs custom command `command` with `arguments` on the session (the
 /// body's agent and model apply when the command names none); answers
 /// the assistant message when the turn ends. A command that runs as a
-/// sub-agent is refused (400): it has no message of the session to answer.
+/// sub-agent is recorded as opencode records it (a user message with its
+/// `subtask` part, then an assistant message with the `task` call, asked
+/// under the `task` rules); the answer is that message.
 #[utoipa::path(post, path = "/session/{sessionID}/command", params(("sessionID" = String, Path)), request_body = CommandBody, responses((status = 200, body = MessageWithParts), (status = 400, body = super::wire::ErrorBody), (status = 404, body = super::wire::ErrorBody)))]
 pub(crate) async fn run_command(
     State(shared): State<Arc<Shared>>,
@@ -56,17 +58,16 @@ pub(crate) async fn run_command(
 ) -> Result<Json<MessageWithParts>, Failure> {
     let served = shared.served(&session_id).await?;
     let prepared = prepare(&served, &body).await?;
-    if let Some(plan) = &prepared.subtask {
-        return Err(Failure::BadRequest(format!(
-            "command /{} runs as sub-agent {}, which this server does not run as a command yet",
-            body.command, plan.agent
-        )));
-    }
-    let mut parts = prepared.parts;
-    if !body.parts.is_empty() {
-        parts.extend(parts_of(body.parts)?);
-    }
-    let work = super::state::Work::Prompt(parts);
+    let work = match prepared.subtask {
+        Some(plan) => super::state::Work::Subtask(plan),
+        None => {
+            let mut parts = prepared.parts;
+            if !body.parts.is_empty() {
+                parts.extend(parts_of(body.parts)?);
+            }
+            super::state::Work::Prompt(parts)
+        }
+    };
     let task = super::turn_task::start_work(&shared, served, work, (None, None), prepared.options);
     task.await
         .map_err(|error| Failure::Internal(format!("the turn's task failed: {error}")))?

@@ -93,6 +93,8 @@ pub(crate) enum Work {
     Shell(String),
     /// A compaction asked for by hand (`POST /session/{id}/summarize`).
     Compact,
+    /// A custom command that runs as a sub-agent (its `task` call).
+    Subtask(crate::SubtaskPlan),
 }
 
 impl Work {
@@ -114,6 +116,11 @@ impl Work {
             Work::Compact => {
                 let (runner, root) = (engine.clone(), id.to_string());
                 let run = async move { runner.compact(&root, once, cancel).await };
+                engine.follow(id, run).boxed()
+            }
+            Work::Subtask(plan) => {
+                let (runner, root) = (engine.clone(), id.to_string());
+                let run = async move { runner.run_subtask_call(&root, &plan, once, cancel).await };
                 engine.follow(id, run).boxed()
             }
         }
