@@ -438,9 +438,15 @@ pub async fn attach(options: AttachOptions) -> Result<u8, String> {
             );
         }
         // `/NAME ARGS` of one of the server's commands runs it there, as
-        // `agent chat` runs it; any other text is the prompt.
-        match agentgate::slash_command(&options.prompt) {
-            Some((name, arguments)) if agent.commands().await?.iter().any(|c| c == name) => {
+        // `agent chat` runs it; any other text is the prompt (so is a slash
+        // line when the server lists no commands it could be).
+        let slash = agentgate::slash_command(&options.prompt);
+        let listed = match slash {
+            Some(_) => agent.commands().await.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        match slash {
+            Some((name, arguments)) if listed.iter().any(|c| c == name) => {
                 session.command(name, arguments).await
             }
             _ => session.stream(options.prompt.clone()).await,

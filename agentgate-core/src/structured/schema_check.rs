@@ -150,8 +150,10 @@ pub(crate) fn check(
                 && let Ok(regex) = pattern_of(pattern)
                 && !regex.is_match(text)
             {
+                let head: String = text.chars().take(80).collect();
+                let cut = if head.len() < text.len() { "…" } else { "" };
                 out.push(format!(
-                    "{}: {text:?} does not match the pattern {pattern}",
+                    "{}: {head:?}{cut} does not match the pattern {pattern}",
                     shown(path)
                 ));
             }
