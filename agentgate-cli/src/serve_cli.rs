@@ -114,6 +114,12 @@ impl AgentFactory for CliAgents {
         }
         Ok(setup.apply(builder.workspace(workspace)).build().await?)
     }
+
+    /// Every session is served from the one directory, as `agent run`
+    /// would build it: one engine serves them all.
+    fn shares_engine(&self) -> bool {
+        true
+    }
 }
 
 /// `dir`'s workspace: its project trusted when `trust_project`, else as

@@ -43,6 +43,18 @@ pub trait AgentFactory: Send + Sync {
     /// The agent for `setup`; [`AgentSetup::apply`] adds what the serving
     /// side needs to a builder.
     async fn build(&self, setup: AgentSetup) -> Result<CodingAgent, FactoryError>;
+
+    /// Whether the agents this factory builds for one server differ only
+    /// in their session, so the server may build one and open every other
+    /// session on its engine ([`CodingAgent::new_session`],
+    /// [`CodingAgent::open_session`]): one set of tools, one sandbox, one
+    /// set of MCP servers for all of them, and a session costs a record
+    /// instead of an agent. `false` (the default) calls [`build`](Self::build)
+    /// for every session the server opens. Only the HTTP server asks: an
+    /// ACP client's sessions each bring their own MCP servers.
+    fn shares_engine(&self) -> bool {
+        false
+    }
 }
 
 /// What one served session needs from its agent: its directory, the
@@ -224,5 +236,10 @@ impl AgentFactory for ConfiguredAgents {
             builder = builder.store(Arc::clone(store));
         }
         Ok(setup.apply(builder).build().await?)
+    }
+
+    /// Every session of a directory has the same configuration.
+    fn shares_engine(&self) -> bool {
+        true
     }
 }

@@ -335,33 +335,24 @@ impl CodingAgentBuilder {
             builder = builder.store(store);
         }
         let engine = builder.build();
-        let session = match self.resume {
-            Some(id) => engine
-                .store()
-                .session(&id)
-                .await
-                .map_err(|e| CodingAgentError::Session(e.into()))?,
-            None => {
-                let mut session = Session::new(agent, self.directory);
-                session.permission = self.session_rules;
-                if let Some(title) = self.title {
-                    session.title = title;
-                }
-                engine
-                    .create_session(session)
-                    .await
-                    .map_err(CodingAgentError::Session)?
-            }
-        };
-        Ok(CodingAgent {
-            engine,
-            session,
+        let shared = Arc::new(AgentShared {
             trust: workspace.trust_state().clone(),
             project_root: workspace.project_root(),
             commands: workspace.commands().clone(),
             config: workspace.config().clone(),
+            directory: self.directory,
+            session_rules: self.session_rules,
             #[cfg(feature = "mcp")]
             mcp,
+        });
+        let session = match self.resume {
+            Some(id) => stored_session(&engine, &id).await?,
+            None => new_session(&engine, &shared, agent, self.title).await?,
+        };
+        Ok(CodingAgent {
+            engine,
+            session,
+            shared,
         })
     }
 }
@@ -443,6 +434,33 @@ fn configured_model(
     }
 }
 
+/// Stored session `id`.
+async fn stored_session(engine: &Engine, id: &str) -> Result<Session, CodingAgentError> {
+    engine
+        .store()
+        .session(id)
+        .await
+        .map_err(|e| CodingAgentError::Session(e.into()))
+}
+
+/// A new session in `agent` with the shared session rules, stored.
+async fn new_session(
+    engine: &Engine,
+    shared: &AgentShared,
+    agent: String,
+    title: Option<String>,
+) -> Result<Session, CodingAgentError> {
+    let mut session = Session::new(agent, shared.directory.clone());
+    session.permission = shared.session_rules.clone();
+    if let Some(title) = title {
+        session.title = title;
+    }
+    engine
+        .create_session(session)
+        .await
+        .map_err(CodingAgentError::Session)
+}
+
 /// The agent new sessions start in: the one named, if the configuration
 /// has it, else the default agent.
 fn chosen_agent(
@@ -455,6 +473,14 @@ fn chosen_agent(
             available: String::new(),
         });
     };
+    known_agent(agents, named)
+}
+
+/// `named` if `agents` has it, else the default agent.
+fn known_agent(
+    agents: &agentgate_core::Agents,
+    named: Option<String>,
+) -> Result<String, CodingAgentError> {
     match named {
         Some(name) if agents.get(&name).is_some() => Ok(name),
         Some(name) => Err(CodingAgentError::UnknownAgent {
@@ -524,14 +550,29 @@ fn program_app() -> String {
 /// println!("{}", turn.text());
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
+///
+/// Many sessions can share one agent's engine, tools, sandbox and MCP
+/// servers: [`new_session`](Self::new_session) and
+/// [`open_session`](Self::open_session) give another `CodingAgent` on the
+/// same engine at the cost of a session record (what `agent serve` does
+/// for every session after the first).
+#[derive(Debug, Clone)]
 pub struct CodingAgent {
     engine: Engine,
     session: Session,
+    shared: Arc<AgentShared>,
+}
+
+/// What every session opened from one built agent shares.
+#[derive(Debug)]
+struct AgentShared {
     config: Config,
     trust: crate::ProjectTrust,
     project_root: PathBuf,
     commands: agentgate_core::Commands,
+    /// A new session's directory and its session rules.
+    directory: PathBuf,
+    session_rules: Ruleset,
     #[cfg(feature = "mcp")]
     mcp: Option<crate::coding_agent_mcp::McpGuard>,
 }
@@ -578,33 +619,84 @@ impl CodingAgent {
         &self.session
     }
 
+    /// A new session on this agent's engine — its tools, sandbox, MCP
+    /// servers, permissions and store — as the builder would have created
+    /// it (its session rules included), in agent `agent` or the default
+    /// agent. Only the session record is new: opening many sessions costs
+    /// one engine.
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: agentgate::CodingAgent) -> Result<(), agentgate::CodingAgentError> {
+    /// let planning = agent.new_session(Some("plan")).await?;
+    /// assert_ne!(planning.session().id, agent.session().id);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`CodingAgentError::UnknownAgent`] when the configuration has no
+    /// agent `agent`; [`CodingAgentError::Session`] when the store cannot
+    /// create the session.
+    pub async fn new_session(&self, agent: Option<&str>) -> Result<CodingAgent, CodingAgentError> {
+        let agent = match self.engine.agents() {
+            Some(agents) => known_agent(agents, agent.map(str::to_string))?,
+            None => {
+                return Err(CodingAgentError::UnknownAgent {
+                    name: agent.unwrap_or_default().to_string(),
+                    available: String::new(),
+                });
+            }
+        };
+        let session = new_session(&self.engine, &self.shared, agent, None).await?;
+        Ok(self.on(session))
+    }
+
+    /// Stored session `id` on this agent's engine (as the builder's
+    /// [`resume`](CodingAgentBuilder::resume) would open it).
+    ///
+    /// # Errors
+    /// [`CodingAgentError::Session`] when the store has no session `id` or
+    /// cannot be read.
+    pub async fn open_session(&self, id: &str) -> Result<CodingAgent, CodingAgentError> {
+        let session = stored_session(&self.engine, id).await?;
+        Ok(self.on(session))
+    }
+
+    /// This agent on `session`.
+    fn on(&self, session: Session) -> CodingAgent {
+        CodingAgent {
+            engine: self.engine.clone(),
+            session,
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
     /// The loaded configuration.
     pub fn config(&self) -> &Config {
-        &self.config
+        &self.shared.config
     }
 
     /// Whether the project's configuration was loaded trusted, and if not,
     /// what it was not allowed to do ([`ProjectTrust::lines`](crate::ProjectTrust::lines)).
     pub fn trust(&self) -> &crate::ProjectTrust {
-        &self.trust
+        &self.shared.trust
     }
 
     /// The project directory trust is recorded for (the worktree root).
     pub fn project_root(&self) -> &std::path::Path {
-        &self.project_root
+        &self.shared.project_root
     }
 
     /// The project's custom commands (the config's `command` map, the
     /// markdown files of `.opencode/command(s)/`, and each skill); run one
     /// with [`prepare_command`](Self::prepare_command).
     pub fn commands(&self) -> &agentgate_core::Commands {
-        &self.commands
+        &self.shared.commands
     }
 
     /// The MCP servers, when there are any (and they were not left out).
     #[cfg(feature = "mcp")]
     pub fn mcp(&self) -> Option<&agentgate_tools::mcp::McpManager> {
-        self.mcp.as_ref().map(|guard| &guard.0)
+        self.shared.mcp.as_ref().map(|guard| &guard.0)
     }
 
     /// Runs a prompt; a turn without an answer is an `Err` (see

@@ -57,11 +57,21 @@ struct Scripted {
     model: Arc<ScriptedModel>,
     home: PathBuf,
     bash: Option<Ruleset>,
+    /// How many agents were built.
+    builds: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 #[agentgate::async_trait]
 impl AgentFactory for Scripted {
+    // One engine for every session: the server's template path (tests/remote.rs
+    // keeps the default, a build per session).
+    fn shares_engine(&self) -> bool {
+        true
+    }
+
     async fn build(&self, setup: AgentSetup) -> Result<CodingAgent, FactoryError> {
+        self.builds
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut tools = ToolRegistry::new();
         tools.register(Guarded);
         let mut rules = vec![Rule::new("guarded", "*", Action::Ask)];
@@ -94,6 +104,7 @@ struct Running {
     base: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     model: Arc<ScriptedModel>,
+    builds: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Drop for Running {
@@ -121,10 +132,12 @@ async fn start_with_bash(
 ) -> Running {
     let dir = scratch(name);
     let model = Arc::new(ScriptedModel::new(scripts));
+    let builds = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let factory = Scripted {
         model: model.clone(),
         home: dir.join("home"),
         bash,
+        builds: Arc::clone(&builds),
     };
     let builder =
         Server::builder(Arc::new(factory), &dir).address(SocketAddr::from(([127, 0, 0, 1], 0)));
@@ -138,6 +151,7 @@ async fn start_with_bash(
         base,
         stop: Some(stop),
         model,
+        builds,
     }
 }
 
@@ -227,6 +241,7 @@ async fn a_non_loopback_address_needs_a_password() {
         model: Arc::new(ScriptedModel::new([])),
         home: dir.join("home"),
         bash: None,
+        builds: Arc::default(),
     };
     let built = Server::builder(Arc::new(factory), &dir)
         .address(SocketAddr::from(([0, 0, 0, 0], 0)))
@@ -536,6 +551,64 @@ async fn a_reply_given_to_another_process_reaches_the_ask_through_the_relay() {
 }
 
 #[tokio::test]
+async fn sessions_after_the_first_open_on_its_engine_and_are_prompted_in_turn() {
+    let scripts = (0..30)
+        .map(|i| Script::reply(&format!("answer {i}")))
+        .collect();
+    let server = start("shared-engine", scripts, |b| b).await;
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let id = new_session(&server.base).await;
+        let answer: Value = post(
+            &format!("{}/session/{id}/message", server.base),
+            json!({"parts": [{"type": "text", "text": format!("question {i}")}]}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        let text = answer["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["type"] == "text")
+            .map(|p| p["text"].clone());
+        assert_eq!(text, Some(json!(format!("answer {i}"))), "{answer}");
+        ids.push(id);
+    }
+    assert_eq!(
+        server.builds.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one agent built; the other sessions opened on its engine"
+    );
+    // Reopened later (nothing holds an idle session), each still has its
+    // own conversation.
+    for (i, id) in ids.iter().enumerate() {
+        let messages: Value = reqwest::get(format!("{}/session/{id}/message", server.base))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let messages = messages.as_array().unwrap();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(
+            messages[0]["parts"]
+                .to_string()
+                .contains(&format!("\"question {i}\"")),
+            "{messages:?}"
+        );
+    }
+    // An unknown agent is the client's mistake, on the shared engine too.
+    let refused = post(
+        &format!("{}/session", server.base),
+        json!({"agent": "nope"}),
+    )
+    .await;
+    assert_eq!(refused.status(), 400);
+}
+
+#[tokio::test]
 async fn a_deleted_session_is_gone_from_the_store() {
     let server = start("delete", vec![], |b| b).await;
     let id = new_session(&server.base).await;
@@ -840,7 +913,9 @@ async fn start_with_commands(name: &str, scripts: Vec<Script>) -> (Running, Path
         model: model.clone(),
         home: dir.join("home"),
         bash: None,
+        builds: Arc::default(),
     };
+    let builds = Arc::clone(&factory.builds);
     let bound = Server::builder(Arc::new(factory), &dir)
         .address(SocketAddr::from(([127, 0, 0, 1], 0)))
         .commands(workspace.commands().clone())
@@ -858,6 +933,7 @@ async fn start_with_commands(name: &str, scripts: Vec<Script>) -> (Running, Path
         base,
         stop: Some(stop),
         model,
+        builds,
     };
     (running, dir)
 }

@@ -3,9 +3,10 @@
 //! a private `/proc` and a minimal `/dev` with masks over the denied paths
 //! inside writable roots (`mounts`), and no capabilities, even for root.
 //!
-//! [`KernelLayer::new`] builds what can be built once per
-//! [`Sandbox`](super::Sandbox) — the BPF program, the scope ruleset — and
-//! says per guarantee what this machine enforces (probed once per process
+//! [`KernelLayer::new`] takes what is built once per process — the BPF
+//! programs, the scope ruleset, shared by every [`Sandbox`](super::Sandbox)
+//! so a server with many sessions holds one descriptor, not one per
+//! session — and says per guarantee what this machine enforces (probed once per process
 //! by spawning `true` under each part); [`KernelLayer::plan`] hands a call
 //! its [`KernelPlan`], which the child applies.
 
@@ -109,10 +110,7 @@ impl KernelLayer {
         let support = support();
         let allow_unix = policy.allow_unix_sockets;
 
-        let program = support
-            .seccomp
-            .clone()
-            .and_then(|()| Program::new(allow_unix));
+        let program = support.seccomp.clone().and_then(|()| program(allow_unix));
         let refused: Vec<&str> = seccomp::REFUSED.iter().map(|(name, _)| *name).collect();
         let seccomp_guard = match &program {
             Ok(_) => Guard::Enforced {
@@ -192,8 +190,8 @@ impl KernelLayer {
         };
 
         KernelLayer {
-            seccomp: program.ok().map(Arc::new),
-            scope: scope.map(Arc::new),
+            seccomp: program.ok(),
+            scope,
             mounts: mounts.is_ok(),
             masks: wants_masks && mounts.is_ok(),
             bounding_set: capabilities.is_ok().then_some(bounding_set),
@@ -318,13 +316,31 @@ fn probe(
     }
 }
 
+/// The seccomp program for commands that may (`true`) or may not open
+/// new unix sockets, built once per process: it depends on nothing else.
+fn program(allow_unix: bool) -> Result<Arc<Program>, String> {
+    static PROGRAMS: [OnceLock<Result<Arc<Program>, String>>; 2] =
+        [OnceLock::new(), OnceLock::new()];
+    PROGRAMS[usize::from(allow_unix)]
+        .get_or_init(|| Program::new(allow_unix).map(Arc::new))
+        .clone()
+}
+
 /// A Landlock ruleset that only scopes abstract unix sockets, stacked on
 /// the file system ruleset in the child; `None` below Landlock ABI 6.
-fn abstract_socket_scope() -> Option<OwnedFd> {
-    let ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .scope(Scope::AbstractUnixSocket)
-        .and_then(|ruleset| ruleset.create())
-        .ok()?;
-    ruleset.into()
+/// Created once per process: the ruleset is never changed after its
+/// creation, so every call's child may restrict itself with the same one,
+/// and a server holds one such descriptor however many sessions it serves.
+fn abstract_socket_scope() -> Option<Arc<OwnedFd>> {
+    static SCOPE: OnceLock<Option<Arc<OwnedFd>>> = OnceLock::new();
+    SCOPE
+        .get_or_init(|| {
+            let ruleset = Ruleset::default()
+                .set_compatibility(CompatLevel::HardRequirement)
+                .scope(Scope::AbstractUnixSocket)
+                .and_then(|ruleset| ruleset.create())
+                .ok()?;
+            Option::<OwnedFd>::from(ruleset).map(Arc::new)
+        })
+        .clone()
 }

@@ -38,6 +38,7 @@ mod command_routes;
 mod events;
 mod page;
 mod routes;
+mod served;
 mod shell_routes;
 mod state;
 mod turn_task;

@@ -2,7 +2,7 @@
 //! its agent, built lazily, and its turn queue), the gate, the store, the
 //! relay and the bus; running a prompt, aborting, answering asks.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -11,6 +11,8 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{Bus, TurnTranslator};
+use super::served::ServedSessions;
+pub(crate) use super::served::{Served, ServedRef};
 use crate::agent_factory::{AgentFactory, AgentSetup};
 use crate::permission::{PermissionError, PermissionEvent, PermissionGate, Reply};
 use crate::protocol::{ServerEvent, SessionInfo};
@@ -53,35 +55,6 @@ impl From<SessionStoreError> for Failure {
             }
             other => Failure::Internal(other.to_string()),
         }
-    }
-}
-
-/// A session this process serves.
-pub(crate) struct Served {
-    pub(crate) agent: CodingAgent,
-    /// One turn at a time: later prompts queue here, in order.
-    turn: tokio::sync::Mutex<()>,
-    /// Cancelled by an abort: the running turn and the prompts queued
-    /// before the abort.
-    epoch: Mutex<CancellationToken>,
-}
-
-impl Served {
-    /// The token an abort cancels (the running turn's and the queued
-    /// prompts').
-    pub(crate) fn epoch(&self) -> CancellationToken {
-        self.epoch
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn abort(&self) {
-        let old = std::mem::replace(
-            &mut *self.epoch.lock().unwrap_or_else(PoisonError::into_inner),
-            CancellationToken::new(),
-        );
-        old.cancel();
     }
 }
 
@@ -140,7 +113,10 @@ pub(crate) struct Shared {
     /// Whether the served project's configuration is trusted.
     pub(crate) trust: crate::ProjectTrust,
     pub(crate) bus: Bus,
-    sessions: Mutex<HashMap<String, Arc<Served>>>,
+    sessions: ServedSessions,
+    /// The agent whose engine new and reopened sessions share, when the
+    /// factory allows it ([`AgentFactory::shares_engine`]).
+    template: Mutex<Option<CodingAgent>>,
     /// Asks of this process published on the relay and not yet withdrawn.
     published: Mutex<HashSet<String>>,
     /// Stops the background tasks when the server stops.
@@ -180,7 +156,8 @@ impl Shared {
             commands,
             trust,
             bus,
-            sessions: Mutex::new(HashMap::new()),
+            sessions: ServedSessions::default(),
+            template: Mutex::new(None),
             published: Mutex::new(HashSet::new()),
             stop: CancellationToken::new(),
         }
@@ -194,82 +171,90 @@ impl Shared {
             .with_agent(agent)
     }
 
-    fn register(&self, agent: CodingAgent) -> Arc<Served> {
-        let id = agent.session().id.clone();
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        // A concurrent request may have built it first: keep that one.
-        Arc::clone(sessions.entry(id).or_insert_with(|| {
-            Arc::new(Served {
-                agent,
-                turn: tokio::sync::Mutex::new(()),
-                epoch: Mutex::new(CancellationToken::new()),
-            })
-        }))
+    /// The agent new sessions open on, if the factory shares engines and
+    /// one was built.
+    fn template(&self) -> Option<CodingAgent> {
+        self.template
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
-    /// Creates a session through the factory.
+    /// Builds through the factory; the first agent of a factory that
+    /// shares engines becomes the template.
+    async fn build(&self, setup: AgentSetup) -> Result<CodingAgent, Failure> {
+        let built = self.factory.build(setup).await.map_err(|e| {
+            match e.downcast_ref::<crate::CodingAgentError>() {
+                Some(unknown @ crate::CodingAgentError::UnknownAgent { .. }) => {
+                    Failure::BadRequest(unknown.to_string())
+                }
+                _ => Failure::Internal(format!("the session's agent could not be built: {e}")),
+            }
+        })?;
+        if self.factory.shares_engine() {
+            let mut template = self.template.lock().unwrap_or_else(PoisonError::into_inner);
+            if template.is_none() {
+                *template = Some(built.clone());
+            }
+        }
+        Ok(built)
+    }
+
+    /// Creates a session through the factory, or on the template's engine.
     pub(crate) async fn create(
         &self,
         agent: Option<String>,
         title: Option<String>,
-    ) -> Result<Arc<Served>, Failure> {
-        let built = self
-            .factory
-            .build(self.setup(None, agent))
-            .await
-            .map_err(|e| {
-                Failure::Internal(format!("the session's agent could not be built: {e}"))
-            })?;
+    ) -> Result<ServedRef, Failure> {
+        let built = match self.template() {
+            Some(template) => {
+                template
+                    .new_session(agent.as_deref())
+                    .await
+                    .map_err(|e| match e {
+                        crate::CodingAgentError::UnknownAgent { .. } => {
+                            Failure::BadRequest(e.to_string())
+                        }
+                        e => Failure::Internal(format!("the session could not be created: {e}")),
+                    })?
+            }
+            None => self.build(self.setup(None, agent)).await?,
+        };
         if let Some(title) = title {
             let mut session = self.store.session(&built.session().id).await?;
             session.title = title;
             self.store.put_session(&session).await?;
         }
-        Ok(self.register(built))
+        Ok(self.sessions.register(built))
     }
 
-    /// The served session `id`, its agent built now when this process has
-    /// none yet (the session may come from an earlier run or another
-    /// process sharing the store).
-    pub(crate) async fn served(&self, id: &str) -> Result<Arc<Served>, Failure> {
-        if let Some(served) = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-        {
-            return Ok(Arc::clone(served));
+    /// The served session `id`, opened now when nothing holds it (it may
+    /// have been idle, come from an earlier run or from another process
+    /// sharing the store).
+    pub(crate) async fn served(&self, id: &str) -> Result<ServedRef, Failure> {
+        if let Some(served) = self.sessions.get(id) {
+            return Ok(served);
         }
         self.store.session(id).await?;
-        let built = self
-            .factory
-            .build(self.setup(Some(id.to_string()), None))
-            .await
-            .map_err(|e| {
-                Failure::Internal(format!("the session's agent could not be built: {e}"))
-            })?;
-        Ok(self.register(built))
+        let built = match self.template() {
+            Some(template) => template
+                .open_session(id)
+                .await
+                .map_err(|e| Failure::Internal(format!("the session could not be opened: {e}")))?,
+            None => self.build(self.setup(Some(id.to_string()), None)).await?,
+        };
+        Ok(self.sessions.register(built))
     }
 
-    /// Forgets a session's agent (after an abort).
-    pub(crate) fn forget(&self, id: &str) -> Option<Arc<Served>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id)
+    /// Forgets a session's agent (after an abort or a deletion).
+    pub(crate) fn forget(&self, id: &str) {
+        self.sessions.remove(id);
     }
 
     /// Stops the server's work: every session is aborted, the bridges and
     /// the event streams end.
     pub(crate) fn shutdown(&self) {
-        let ids: Vec<String> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect();
-        for id in ids {
+        for id in self.sessions.ids() {
             self.abort(&id);
         }
         self.stop.cancel();
@@ -284,13 +269,7 @@ impl Shared {
                 let _ = self.gate.reply(&request.id, Reply::reject());
             }
         }
-        let served = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned();
-        if let Some(served) = served {
+        if let Some(served) = self.sessions.get(id) {
             served.abort();
         }
     }
@@ -301,7 +280,7 @@ impl Shared {
     /// command's agent and model) runs this turn only.
     pub(crate) async fn prompt_once(
         self: &Arc<Self>,
-        served: Arc<Served>,
+        served: ServedRef,
         work: Work,
         (agent, model): (Option<String>, Option<ModelRef>),
         once: PromptOptions,

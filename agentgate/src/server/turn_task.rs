@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::state::{Failure, Served, Shared, Work, answer_of};
+use super::state::{Failure, ServedRef, Shared, Work, answer_of};
 use super::wire::{MessageContext, MessageWithParts, with_parts};
 use crate::{ModelRef, PromptOptions, Role};
 
@@ -31,7 +31,7 @@ pub(crate) async fn model_of(shared: &Shared, session_id: &str) -> ShownModel {
 /// message.
 pub(crate) fn start_work(
     shared: &Arc<Shared>,
-    served: Arc<Served>,
+    served: ServedRef,
     work: Work,
     stored: (Option<String>, Option<ModelRef>),
     once: PromptOptions,
