@@ -4,8 +4,9 @@
 //! - **WAL mode** (readers never wait for the writer) and a **busy timeout**
 //!   of [`BUSY_TIMEOUT`], so several processes on one file queue their
 //!   writes instead of failing.
-//! - **One transaction per write**: a session, a message, an append or a
-//!   revocation is committed whole or not at all.
+//! - **Each write whole or not at all**: a session, a message, an append
+//!   or a revocation is committed entirely or not at all (concurrent
+//!   session writes share one transaction, each in its own savepoint).
 //! - **A versioned schema** (`schema_version` table) migrated forward when
 //!   the file is opened; a file from a newer SDK is refused, not rewritten.
 //! - **Ids are stored keys**, not file names: any id is accepted.
@@ -16,12 +17,15 @@
 //!
 //! The connection is synchronous (rusqlite): the [`ApprovalStore`](agentgate_permission::ApprovalStore)
 //! methods use it directly (short writes at human speed), the async
-//! [`SessionStore`](agentgate_core::SessionStore) methods run it under
-//! `spawn_blocking`.
+//! [`SessionStore`](agentgate_core::SessionStore) methods are jobs of one
+//! worker thread, which commits the writes waiting together (group
+//! commit: one `fsync` for a batch, each write answered once it is on
+//! disk).
 
 mod approvals;
 mod schema;
 mod sessions;
+mod worker;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -111,6 +115,8 @@ pub enum SqliteError {
 pub struct SqliteStore {
     path: Arc<PathBuf>,
     conn: Arc<Mutex<Connection>>,
+    /// The worker's queue, once started (`worker`).
+    queue: Arc<std::sync::OnceLock<std::sync::mpsc::Sender<worker::Job>>>,
 }
 
 /// The database file and its `-wal`, `-shm` and `-journal` companions:
@@ -166,6 +172,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             path: Arc::new(path),
             conn: Arc::new(Mutex::new(conn)),
+            queue: Arc::default(),
         })
     }
 

@@ -1,9 +1,9 @@
-//! [`SessionStore`] for [`SqliteStore`]: each call one transaction, run
-//! under `spawn_blocking`.
+//! [`SessionStore`] for [`SqliteStore`]: each call a job of the store's
+//! worker (`worker`), a write committed whole or not at all.
 
 use agentgate_core::{Message, Session, SessionStore, SessionStoreError};
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension};
 
 use super::{SqliteError, SqliteStore};
 
@@ -17,19 +17,20 @@ impl From<SqliteError> for SessionStoreError {
 }
 
 impl SqliteStore {
-    /// Runs `work` on the connection on the blocking pool.
-    async fn blocking<T: Send + 'static>(
+    /// Runs a read on the worker.
+    async fn reading<T: Send + 'static>(
         &self,
         work: impl FnOnce(&SqliteStore, &mut Connection) -> Result<T, SqliteError> + Send + 'static,
     ) -> Result<T, SessionStoreError> {
-        let store = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = store.lock();
-            work(&store, &mut conn)
-        })
-        .await
-        .map_err(|e| SessionStoreError::Io(format!("the SQLite task failed: {e}")))?
-        .map_err(SessionStoreError::from)
+        self.read(work).await.map_err(SessionStoreError::from)
+    }
+
+    /// Runs a write on the worker, inside a transaction it commits.
+    async fn writing<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&SqliteStore, &Connection) -> Result<T, SqliteError> + Send + 'static,
+    ) -> Result<T, SessionStoreError> {
+        self.write(work).await.map_err(SessionStoreError::from)
     }
 
     fn decode<T: serde::de::DeserializeOwned>(
@@ -83,15 +84,15 @@ impl SessionStore for SqliteStore {
         let id = session.id.clone();
         let parent = session.parent_id.clone();
         let directory = session.directory.display().to_string();
-        self.blocking(move |store, conn| {
-            conn.execute(
+        self.writing(move |store, conn| {
+            conn.prepare_cached(
                 "INSERT INTO sessions (id, parent_id, directory, body) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (id) DO UPDATE SET
                     parent_id = excluded.parent_id,
                     directory = excluded.directory,
                     body = excluded.body",
-                rusqlite::params![id, parent, directory, body],
             )
+            .and_then(|mut insert| insert.execute(rusqlite::params![id, parent, directory, body]))
             .map(|_| ())
             .map_err(|e| store.sql(e))
         })
@@ -102,12 +103,10 @@ impl SessionStore for SqliteStore {
         let id = id.to_string();
         let found = {
             let id = id.clone();
-            self.blocking(move |store, conn| {
+            self.reading(move |store, conn| {
                 let body: Option<String> = conn
-                    .query_row("SELECT body FROM sessions WHERE id = ?1", [&id], |r| {
-                        r.get(0)
-                    })
-                    .optional()
+                    .prepare_cached("SELECT body FROM sessions WHERE id = ?1")
+                    .and_then(|mut select| select.query_row([&id], |r| r.get(0)).optional())
                     .map_err(|e| store.sql(e))?;
                 body.map(|b| store.decode(&format!("session {id:?}"), &b))
                     .transpose()
@@ -118,7 +117,7 @@ impl SessionStore for SqliteStore {
     }
 
     async fn sessions(&self) -> Result<Vec<Session>, SessionStoreError> {
-        self.blocking(|store, conn| {
+        self.reading(|store, conn| {
             let mut statement = conn
                 .prepare_cached("SELECT id, body FROM sessions ORDER BY seq")
                 .map_err(|e| store.sql(e))?;
@@ -139,7 +138,7 @@ impl SessionStore for SqliteStore {
         let session_id = session_id.to_string();
         let missing = session_id.clone();
         let found = self
-            .blocking(move |store, conn| {
+            .reading(move |store, conn| {
                 // One read transaction: the existence check and the rows
                 // see the same snapshot.
                 let tx = conn.transaction().map_err(|e| store.sql(e))?;
@@ -177,21 +176,17 @@ impl SessionStore for SqliteStore {
         let id = message.id.clone();
         let missing = session_id.clone();
         let stored = self
-            .blocking(move |store, conn| {
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
-                    .map_err(|e| store.sql(e))?;
-                if !session_exists(&tx, &session_id).map_err(|e| store.sql(e))? {
+            .writing(move |store, conn| {
+                if !session_exists(conn, &session_id).map_err(|e| store.sql(e))? {
                     return Ok(false);
                 }
-                tx.prepare_cached(
+                conn.prepare_cached(
                     "INSERT INTO messages (session_id, id, body) VALUES (?1, ?2, ?3)
                      ON CONFLICT (session_id, id) DO UPDATE SET body = excluded.body",
                 )
                 .and_then(|mut insert| insert.execute(rusqlite::params![session_id, id, body]))
                 .map_err(|e| store.sql(e))?;
-                touch_session(store, &tx, &session_id)?;
-                tx.commit().map_err(|e| store.sql(e))?;
+                touch_session(store, conn, &session_id)?;
                 Ok(true)
             })
             .await?;
@@ -206,16 +201,12 @@ impl SessionStore for SqliteStore {
         let id = id.to_string();
         let missing = id.clone();
         let deleted = self
-            .blocking(move |store, conn| {
-                let tx = conn
-                    .transaction_with_behavior(TransactionBehavior::Immediate)
+            .writing(move |store, conn| {
+                conn.execute("DELETE FROM messages WHERE session_id = ?1", [&id])
                     .map_err(|e| store.sql(e))?;
-                tx.execute("DELETE FROM messages WHERE session_id = ?1", [&id])
-                    .map_err(|e| store.sql(e))?;
-                let rows = tx
+                let rows = conn
                     .execute("DELETE FROM sessions WHERE id = ?1", [&id])
                     .map_err(|e| store.sql(e))?;
-                tx.commit().map_err(|e| store.sql(e))?;
                 Ok(rows > 0)
             })
             .await?;
