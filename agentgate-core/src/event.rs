@@ -186,6 +186,18 @@ pub enum Event {
         /// What went wrong.
         error: MessageError,
     },
+    /// A sub-agent's session (the task tool's child, new or resumed) is
+    /// about to run under `parent_id`: its events that follow belong to
+    /// the parent's turn. Emitted before the child's first event, so a
+    /// stream following a session learns its descendants in order, without
+    /// asking the store.
+    #[serde(rename = "session.child")]
+    ChildStarted {
+        /// The child session.
+        session_id: String,
+        /// The session whose task tool runs it.
+        parent_id: String,
+    },
 }
 
 impl Event {
@@ -202,7 +214,8 @@ impl Event {
             | Event::PermissionReplied { session_id, .. }
             | Event::RetryScheduled { session_id, .. }
             | Event::Error { session_id, .. }
-            | Event::HookFailed { session_id, .. } => session_id,
+            | Event::HookFailed { session_id, .. }
+            | Event::ChildStarted { session_id, .. } => session_id,
             Event::PermissionAsked { request } => &request.session_id,
         }
     }

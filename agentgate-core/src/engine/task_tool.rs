@@ -49,6 +49,7 @@ use super::facade::Engine;
 use super::outcome::{PromptError, StopReason, TurnResult};
 use super::state::EngineState;
 use crate::agents::{Agent, AgentMode, Agents};
+use crate::event::Event;
 use crate::message::{Part, Role};
 use crate::sessions::{Session, SessionStore, SessionStoreError};
 use crate::tool::{CallingAgent, Tool, ToolError, ToolOutput, decode_args, schema_of};
@@ -296,6 +297,10 @@ impl Tool for TaskTool {
             .child_session(store.as_ref(), &caller, &args, agent, ctx)
             .await?;
 
+        engine.state().events.emit(|| Event::ChildStarted {
+            session_id: child.id.clone(),
+            parent_id: caller.id.clone(),
+        });
         let model = engine.model_for(&child).map_err(TaskError::from)?;
         let metadata = json!({
             "parentSessionId": caller.id,

@@ -95,7 +95,7 @@ impl Engine {
                     biased;
                     received = events.recv() => match received {
                         Ok(event) => {
-                            if !from_gate(&event) && filter.wants(engine.store().as_ref(), &event).await {
+                            if !from_gate(&event) && filter.wants(engine.store().as_ref(), &event, Source::Bus).await {
                                 let _ = sender.unbounded_send(TurnEvent::Event(event));
                             }
                         }
@@ -107,7 +107,7 @@ impl Engine {
                     received = gate.recv(), if gate_open => match received {
                         Ok(event) => {
                             if let Ok(event) = Event::try_from(event)
-                                && filter.wants(engine.store().as_ref(), &event).await
+                                && filter.wants(engine.store().as_ref(), &event, Source::Gate).await
                             {
                                 let _ = sender.unbounded_send(TurnEvent::Event(event));
                             }
@@ -123,13 +123,19 @@ impl Engine {
             // Every event of the turn, the gate's included, was sent before
             // it returned.
             while let Ok(event) = events.try_recv() {
-                if !from_gate(&event) && filter.wants(engine.store().as_ref(), &event).await {
+                if !from_gate(&event)
+                    && filter
+                        .wants(engine.store().as_ref(), &event, Source::Bus)
+                        .await
+                {
                     let _ = sender.unbounded_send(TurnEvent::Event(event));
                 }
             }
             while let Ok(event) = gate.try_recv() {
                 if let Ok(event) = Event::try_from(event)
-                    && filter.wants(engine.store().as_ref(), &event).await
+                    && filter
+                        .wants(engine.store().as_ref(), &event, Source::Gate)
+                        .await
                 {
                     let _ = sender.unbounded_send(TurnEvent::Event(event));
                 }
@@ -150,10 +156,25 @@ fn from_gate(event: &Event) -> bool {
 }
 
 /// Which sessions belong to the streamed turn: the root and its
-/// descendants (looked up once each in the store).
+/// descendants. The engine's bus announces each child before its first
+/// event ([`Event::ChildStarted`]), so a bus event of a session never
+/// announced is another turn's, decided without the store: a hundred
+/// turns streaming at once on one engine cost no reads of each other's
+/// sessions. The gate's events come on a channel of their own, possibly
+/// ahead of the announcement: an unknown session there is looked up in
+/// the store (once, and asks are rare).
 struct SessionFilter {
     root: String,
     known: HashMap<String, bool>,
+}
+
+/// Where an event came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The engine's bus, in the order it was emitted.
+    Bus,
+    /// The permission gate's channel.
+    Gate,
 }
 
 impl SessionFilter {
@@ -163,14 +184,41 @@ impl SessionFilter {
         SessionFilter { root, known }
     }
 
-    async fn wants(&mut self, store: &dyn SessionStore, event: &Event) -> bool {
+    async fn wants(&mut self, store: &dyn SessionStore, event: &Event, source: Source) -> bool {
+        if let Event::ChildStarted {
+            session_id,
+            parent_id,
+        } = event
+        {
+            let belongs = match self.known.get(parent_id) {
+                Some(&known) => known,
+                None => self.look_up(store, parent_id).await,
+            };
+            self.known.insert(session_id.clone(), belongs);
+            return belongs;
+        }
         let id = event.session_id();
         if let Some(&known) = self.known.get(id) {
             return known;
         }
+        match source {
+            Source::Bus => {
+                self.known.insert(id.to_string(), false);
+                false
+            }
+            Source::Gate => self.look_up(store, id).await,
+        }
+    }
+
+    /// Whether `id` descends from the root, by its parents in the store;
+    /// remembered for `id` and every session on the way.
+    async fn look_up(&mut self, store: &dyn SessionStore, id: &str) -> bool {
         let mut chain = vec![id.to_string()];
         let mut current = id.to_string();
         let belongs = loop {
+            if current == self.root {
+                break true;
+            }
             let Ok(session) = store.session(&current).await else {
                 break false;
             };

@@ -551,6 +551,26 @@ async fn prompt_stream_includes_the_child_session_events() {
         })
         .collect();
     assert_eq!(child_text, "child says hi");
+    // The child is announced before its first event: that is how the
+    // stream knows it without reading the store.
+    let position = |wanted: &dyn Fn(&Event) -> bool| {
+        items
+            .iter()
+            .position(|item| matches!(item, TurnEvent::Event(event) if wanted(event)))
+    };
+    let announced = position(&|event| {
+        matches!(event, Event::ChildStarted { session_id, parent_id }
+            if session_id == &child.id && parent_id == &session.id)
+    })
+    .expect("the child is announced");
+    let first = position(&|event| {
+        event.session_id() == child.id && !matches!(event, Event::ChildStarted { .. })
+    })
+    .expect("the child's events are streamed");
+    assert!(
+        announced < first,
+        "announced at {announced}, first event at {first}"
+    );
     match items.last() {
         Some(TurnEvent::Finished(Ok(turn))) => assert_eq!(turn.text(), "parent done"),
         other => panic!("the result comes last, got {other:?}"),

@@ -159,3 +159,56 @@ async fn prompt_stream_yields_every_delta_in_order_then_the_result() {
         "the idle status is the last event before the result"
     );
 }
+
+/// Two turns streamed at once on one engine: each stream carries its own
+/// session's events and none of the other's.
+#[tokio::test(start_paused = true)]
+async fn concurrent_streams_on_one_engine_carry_only_their_own_session() {
+    let model = model([
+        Script::new()
+            .text_chunks(&["first ", "answer"])
+            .finish(agentgate_core::FinishReason::Stop),
+        Script::new()
+            .text_chunks(&["second ", "answer"])
+            .finish(agentgate_core::FinishReason::Stop),
+    ]);
+    let (engine, first) = setup(model, |b| b).await;
+    let second = engine
+        .create_session(agentgate_core::Session::new("build", std::env::temp_dir()))
+        .await
+        .unwrap();
+    let (a, b) = tokio::join!(
+        engine
+            .prompt_stream(&first.id, vec![Part::text("ask")], CancellationToken::new())
+            .collect::<Vec<TurnEvent>>(),
+        engine
+            .prompt_stream(
+                &second.id,
+                vec![Part::text("ask")],
+                CancellationToken::new()
+            )
+            .collect::<Vec<TurnEvent>>()
+    );
+    for (items, id) in [(&a, &first.id), (&b, &second.id)] {
+        let mut events = 0;
+        for item in items {
+            if let TurnEvent::Event(event) = item {
+                assert_eq!(event.session_id(), id, "a stream carries only its session");
+                events += 1;
+            }
+        }
+        assert!(events > 0, "each stream carries its own events");
+        assert!(matches!(items.last(), Some(TurnEvent::Finished(Ok(_)))));
+    }
+    let texts: Vec<String> = [&a, &b]
+        .iter()
+        .map(|items| match items.last() {
+            Some(TurnEvent::Finished(Ok(turn))) => turn.text(),
+            _ => String::new(),
+        })
+        .collect();
+    assert!(
+        texts.contains(&"first answer".to_string()) && texts.contains(&"second answer".to_string()),
+        "{texts:?}"
+    );
+}

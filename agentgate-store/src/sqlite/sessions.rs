@@ -210,6 +210,15 @@ impl SessionStore for SqliteStore {
                 Ok(rows > 0)
             })
             .await?;
+        // The cache pages of what was deleted hold nothing anyone will
+        // read: give them back (a server deleting its sessions returns to
+        // its idle size). A failure here only keeps the cache.
+        let _ = self
+            .reading(|store, conn| {
+                conn.execute_batch("PRAGMA shrink_memory")
+                    .map_err(|e| store.sql(e))
+            })
+            .await;
         if deleted {
             Ok(())
         } else {

@@ -1,0 +1,587 @@
+//! Load on an opencode-compatible server (issue 43): `agent serve` (and
+//! `opencode serve` for the throughput comparison) against the in-repo
+//! mock model (`agentgate_benches::MockModel`), driven by this process
+//! over HTTP.
+//!
+//! ```text
+//! serve-load sessions   --agent PATH [--sessions 10000] [--every 1000]
+//! serve-load throughput --agent PATH [--opencode PATH] [--clients 100]
+//!                       [--seconds 10] [--opencode-seconds 10]
+//! ```
+//!
+//! `sessions` creates and prompts sessions one after another (each prompt
+//! gets a one-step answer), recording the server's RSS (`VmRSS`, and
+//! `RssAnon`, what it allocated) and its open descriptors before the first,
+//! after 100 and after every `--every`; then deletes them all and records
+//! again. `throughput` runs `--clients` concurrent clients, each creating
+//! a session and prompting it in a loop for `--seconds`, and reports
+//! prompts per second and the p50/p99 latency of create + prompt; with
+//! `--opencode`, the same against `opencode serve` in the same run.
+//! Both print a markdown report, with the issue's targets checked.
+
+use agentgate_benches::{MockModel, Script};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Agent,
+    Opencode,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Agent => "agent serve",
+            Kind::Opencode => "opencode serve",
+        }
+    }
+}
+
+struct Options {
+    mode: String,
+    agent: PathBuf,
+    opencode: Option<PathBuf>,
+    sessions: usize,
+    every: usize,
+    clients: usize,
+    seconds: u64,
+    opencode_seconds: u64,
+    work: PathBuf,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: serve-load sessions|throughput --agent PATH [--opencode PATH] [--sessions N] \
+         [--every N] [--clients N] [--seconds S] [--opencode-seconds S] [--work DIR]"
+    );
+    std::process::exit(2)
+}
+
+fn options() -> Options {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| usage());
+    if mode != "sessions" && mode != "throughput" {
+        usage();
+    }
+    let mut options = Options {
+        mode,
+        agent: PathBuf::new(),
+        opencode: None,
+        sessions: 10_000,
+        every: 1_000,
+        clients: 100,
+        seconds: 10,
+        opencode_seconds: 10,
+        work: std::env::temp_dir().join(format!("serve-load-{}", std::process::id())),
+    };
+    while let Some(flag) = args.next() {
+        let value = args.next().unwrap_or_else(|| usage());
+        let number = || value.parse::<u64>().unwrap_or_else(|_| usage());
+        match flag.as_str() {
+            "--agent" => options.agent = PathBuf::from(&value),
+            "--opencode" => options.opencode = Some(PathBuf::from(&value)),
+            "--sessions" => options.sessions = number() as usize,
+            "--every" => options.every = (number() as usize).max(1),
+            "--clients" => options.clients = (number() as usize).max(1),
+            "--seconds" => options.seconds = number().max(1),
+            "--opencode-seconds" => options.opencode_seconds = number().max(1),
+            "--work" => options.work = PathBuf::from(&value),
+            _ => usage(),
+        }
+    }
+    if options.agent.as_os_str().is_empty() {
+        usage();
+    }
+    options
+}
+
+/// A running server: its process and its URL.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)
+}
+
+/// Starts `kind`'s server in a fresh project and home under `work`,
+/// configured for `mock`; waits for the line that gives its URL.
+fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::Result<Server> {
+    let dir = work.join(match kind {
+        Kind::Agent => "agent",
+        Kind::Opencode => "opencode",
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let project = dir.join("project");
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home)?;
+    write(&project.join("README.md"), "# load project\n")?;
+    let base_url = mock.base_url();
+    let config = match kind {
+        Kind::Agent => json!({
+            "model": "mock/mock",
+            "provider": {"mock": {"options": {"baseURL": base_url, "apiKey": "x"}}},
+        }),
+        Kind::Opencode => json!({
+            "$schema": "https://opencode.ai/config.json",
+            "autoupdate": false,
+            "share": "disabled",
+            "model": "mock/mock",
+            "small_model": "mock/mock",
+            "provider": {"mock": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "mock",
+                "options": {"baseURL": base_url, "apiKey": "x"},
+                "models": {"mock": {"name": "mock"}},
+            }},
+        }),
+    };
+    write(&project.join("opencode.json"), &config.to_string())?;
+    let proxy = mock.proxy_url();
+    let mut command = Command::new(binary);
+    command
+        .current_dir(&project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("PWD", &project)
+        .env("TERM", "dumb")
+        .env("NO_COLOR", "1")
+        .env("LANG", "C.UTF-8")
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("HTTP_PROXY", &proxy)
+        .env("HTTPS_PROXY", &proxy)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("no_proxy", "127.0.0.1,localhost")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    match kind {
+        // The project's provider URL is honoured once it is trusted.
+        Kind::Agent => command.args(["serve", "--port", "0", "--trust-project"]),
+        Kind::Opencode => command
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .args(["serve", "--port", "0", "--hostname", "127.0.0.1"]),
+    };
+    let mut child = command.spawn()?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stdout"))?;
+    let (found, url) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut sent = false;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if !sent && let Some(at) = line.find("http://") {
+                let url = line[at..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                let _ = found.send(url);
+                sent = true;
+            }
+        }
+    });
+    let mut server = Server {
+        child,
+        url: String::new(),
+    };
+    server.url = url
+        .recv_timeout(Duration::from_secs(60))
+        .map_err(|_| std::io::Error::other(format!("{} printed no URL in 60 s", kind.name())))?
+        .trim_end_matches('/')
+        .to_string();
+    Ok(server)
+}
+
+/// What `/proc` says about a process.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sample {
+    rss_kib: u64,
+    anon_kib: u64,
+    fds: usize,
+}
+
+fn sample(pid: u32) -> Sample {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    Sample {
+        rss_kib: field("VmRSS:"),
+        anon_kib: field("RssAnon:"),
+        fds: std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|dir| dir.count())
+            .unwrap_or(0),
+    }
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1}", kib as f64 / 1024.0)
+}
+
+/// Creates a session and prompts it; the session's id.
+async fn create_and_prompt(client: &reqwest::Client, url: &str) -> Result<String, String> {
+    let session: Value = client
+        .post(format!("{url}/session"))
+        .json(&json!({}))
+        .send()
+        .await
+        .map_err(|e| format!("create: {e}"))?
+        .error_for_status()
+        .map_err(|e| format!("create: {e}"))?
+        .json()
+        .await
+        .map_err(|e| format!("create: {e}"))?;
+    let id = session["id"]
+        .as_str()
+        .ok_or_else(|| format!("create answered no id: {session}"))?
+        .to_string();
+    let reply = client
+        .post(format!("{url}/session/{id}/message"))
+        .json(&json!({"parts": [{"type": "text", "text": "Say hello."}]}))
+        .send()
+        .await
+        .map_err(|e| format!("prompt: {e}"))?;
+    let status = reply.status();
+    let body = reply.text().await.map_err(|e| format!("prompt: {e}"))?;
+    if !status.is_success() {
+        return Err(format!("prompt answered {status}: {body}"));
+    }
+    Ok(id)
+}
+
+/// Deletes session `id`.
+async fn delete(client: &reqwest::Client, url: &str, id: &str) -> Result<(), String> {
+    client
+        .delete(format!("{url}/session/{id}"))
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map(drop)
+        .map_err(|e| format!("delete {id}: {e}"))
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(1_000)
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap_or_else(|e| {
+            eprintln!("serve-load: cannot build an HTTP client: {e}");
+            std::process::exit(1)
+        })
+}
+
+async fn sessions(options: &Options, mock: &MockModel) -> Result<String, String> {
+    let server = start(Kind::Agent, &options.agent, &options.work, mock)
+        .map_err(|e| format!("cannot start agent serve: {e}"))?;
+    let pid = server.child.id();
+    let client = client();
+    // Settle: the first samples are of an idle server.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let idle = sample(pid);
+    // A server that has served once: its code pages are mapped and its
+    // engine built. Deleting every session can only return it here.
+    let first = create_and_prompt(&client, &server.url).await?;
+    delete(&client, &server.url, &first).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let warm = sample(pid);
+    let mut rows = vec![
+        ("idle, cold".to_string(), idle),
+        ("idle, one session served and deleted".to_string(), warm),
+    ];
+    let mut ids = Vec::with_capacity(options.sessions);
+    let started = Instant::now();
+    for n in 1..=options.sessions {
+        ids.push(create_and_prompt(&client, &server.url).await?);
+        if n == 100 || n % options.every == 0 || n == options.sessions {
+            rows.push((format!("after {n}"), sample(pid)));
+        }
+    }
+    let elapsed = started.elapsed();
+    for id in &ids {
+        delete(&client, &server.url, id).await?;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let deleted = sample(pid);
+    rows.push(("all deleted".to_string(), deleted));
+    let record = mock.finish();
+
+    let mut out = format!(
+        "## {} sessions on one `agent serve`, created and prompted one after another\n\n\
+         {:.1} s ({:.2} ms per create + prompt); the mock saw {} model requests ({} title/aux).\n\n\
+         | point | VmRSS MiB | RssAnon MiB | open fds |\n|---|---:|---:|---:|\n",
+        options.sessions,
+        elapsed.as_secs_f64(),
+        elapsed.as_secs_f64() * 1000.0 / options.sessions.max(1) as f64,
+        record.main_requests() + record.aux_requests(),
+        record.aux_requests(),
+    );
+    for (label, s) in &rows {
+        out.push_str(&format!(
+            "| {label} | {} | {} | {} |\n",
+            mib(s.rss_kib),
+            mib(s.anon_kib),
+            s.fds
+        ));
+    }
+    let at = |label: &str| rows.iter().find(|(l, _)| l == label).map(|(_, s)| *s);
+    let last = rows
+        .iter()
+        .rev()
+        .find(|(l, _)| l.starts_with("after"))
+        .map(|(_, s)| *s);
+    out.push_str("\nTargets (issue 43):\n\n");
+    if let (Some(hundred), Some(last)) = (at("after 100"), last) {
+        let ratio = last.rss_kib as f64 / hundred.rss_kib.max(1) as f64;
+        out.push_str(&format!(
+            "- RSS after {} within 2× of RSS after 100: {ratio:.2}× — {}\n",
+            options.sessions,
+            verdict(ratio <= 2.0)
+        ));
+    }
+    let max_fds = rows.iter().map(|(_, s)| s.fds).max().unwrap_or(0);
+    out.push_str(&format!(
+        "- open descriptors within 16 of idle ({}): at most {max_fds} — {}\n",
+        idle.fds,
+        verdict(max_fds <= idle.fds + 16)
+    ));
+    let back = deleted.rss_kib as f64 / warm.rss_kib.max(1) as f64;
+    let back_anon = deleted.anon_kib as f64 / warm.anon_kib.max(1) as f64;
+    let cold = deleted.rss_kib as f64 / idle.rss_kib.max(1) as f64;
+    out.push_str(&format!(
+        "- RSS after deleting all within 20% of idle (one session served and deleted): \
+         VmRSS {back:.2}× ({}), RssAnon {back_anon:.2}× ({}); {cold:.2}× the cold idle VmRSS, \
+         which has not yet paged in the code a prompt runs\n",
+        verdict(back <= 1.2),
+        verdict(back_anon <= 1.2),
+    ));
+    Ok(out)
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT met" }
+}
+
+/// One throughput run's result.
+struct Throughput {
+    done: usize,
+    failed: usize,
+    first_error: Option<String>,
+    seconds: f64,
+    latencies: Vec<Duration>,
+    peak: Sample,
+}
+
+impl Throughput {
+    fn per_second(&self) -> f64 {
+        self.done as f64 / self.seconds
+    }
+
+    fn percentile(&self, p: f64) -> Duration {
+        if self.latencies.is_empty() {
+            return Duration::ZERO;
+        }
+        let i = ((self.latencies.len() as f64 * p).ceil() as usize).clamp(1, self.latencies.len());
+        self.latencies[i - 1]
+    }
+}
+
+async fn throughput_of(
+    kind: Kind,
+    binary: &Path,
+    options: &Options,
+    seconds: u64,
+    mock: &MockModel,
+) -> Result<Throughput, String> {
+    let server = start(kind, binary, &options.work, mock)
+        .map_err(|e| format!("cannot start {}: {e}", kind.name()))?;
+    let pid = server.child.id();
+    let url = Arc::new(server.url.clone());
+    // Warm up: one session before the clock starts.
+    let warm = client();
+    create_and_prompt(&warm, &url)
+        .await
+        .map_err(|e| format!("{}: {e}", kind.name()))?;
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(seconds);
+    let mut clients = Vec::new();
+    for _ in 0..options.clients {
+        let url = url.clone();
+        clients.push(tokio::spawn(async move {
+            let client = client();
+            let mut latencies = Vec::new();
+            let mut failed = 0;
+            let mut first_error = None;
+            while Instant::now() < deadline {
+                let one = Instant::now();
+                match create_and_prompt(&client, &url).await {
+                    Ok(_) => latencies.push(one.elapsed()),
+                    Err(e) => {
+                        failed += 1;
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            (latencies, failed, first_error)
+        }));
+    }
+    let sampler = tokio::spawn(async move {
+        let mut peak = Sample::default();
+        while Instant::now() < deadline {
+            let s = sample(pid);
+            if s.rss_kib > peak.rss_kib {
+                peak = s;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        peak
+    });
+    let mut result = Throughput {
+        done: 0,
+        failed: 0,
+        first_error: None,
+        seconds: 0.0,
+        latencies: Vec::new(),
+        peak: Sample::default(),
+    };
+    for client in clients {
+        let (latencies, failed, first_error) = client.await.map_err(|e| e.to_string())?;
+        result.done += latencies.len();
+        result.latencies.extend(latencies);
+        result.failed += failed;
+        if result.first_error.is_none() {
+            result.first_error = first_error;
+        }
+    }
+    result.seconds = started.elapsed().as_secs_f64();
+    result.peak = sampler.await.unwrap_or_default();
+    result.latencies.sort();
+    drop(server);
+    Ok(result)
+}
+
+async fn throughput(options: &Options, mock: &MockModel) -> Result<String, String> {
+    let agent = throughput_of(Kind::Agent, &options.agent, options, options.seconds, mock).await?;
+    let opencode = match &options.opencode {
+        Some(path) => Some(
+            throughput_of(
+                Kind::Opencode,
+                path,
+                options,
+                options.opencode_seconds,
+                mock,
+            )
+            .await,
+        ),
+        None => None,
+    };
+    let mut out = format!(
+        "## {} concurrent clients, each creating a session and prompting it (one-step answer)\n\n\
+         | server | create + prompt | per second | p50 ms | p99 ms | failed | peak RSS MiB |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+        options.clients
+    );
+    let row = |kind: Kind, t: &Throughput| {
+        format!(
+            "| {} | {} in {:.1} s | {:.0} | {:.1} | {:.1} | {} | {} |\n",
+            kind.name(),
+            t.done,
+            t.seconds,
+            t.per_second(),
+            t.percentile(0.50).as_secs_f64() * 1000.0,
+            t.percentile(0.99).as_secs_f64() * 1000.0,
+            t.failed,
+            mib(t.peak.rss_kib)
+        )
+    };
+    out.push_str(&row(Kind::Agent, &agent));
+    match &opencode {
+        Some(Ok(t)) => out.push_str(&row(Kind::Opencode, t)),
+        Some(Err(e)) => out.push_str(&format!("| opencode serve | failed: {e} | | | | | |\n")),
+        None => out.push_str("| opencode serve | not run (no --opencode) | | | | | |\n"),
+    }
+    for (kind, t) in [
+        (Kind::Agent, Some(&agent)),
+        (
+            Kind::Opencode,
+            opencode.as_ref().and_then(|o| o.as_ref().ok()),
+        ),
+    ] {
+        if let Some(error) = t.and_then(|t| t.first_error.as_ref()) {
+            out.push_str(&format!("\n{}'s first failure: {error}\n", kind.name()));
+        }
+    }
+    out.push_str("\nTargets (issue 43):\n\n");
+    let p99 = agent.percentile(0.99).as_secs_f64() * 1000.0;
+    out.push_str(&format!(
+        "- ≥ 1,000 create + prompt per second: {:.0} — {}\n- p99 ≤ 50 ms: {p99:.1} ms — {}\n",
+        agent.per_second(),
+        verdict(agent.per_second() >= 1000.0),
+        verdict(p99 <= 50.0),
+    ));
+    if let Some(Ok(opencode)) = &opencode {
+        let ratio = agent.per_second() / opencode.per_second().max(f64::MIN_POSITIVE);
+        out.push_str(&format!(
+            "- ≥ 20× opencode's prompts per second: {ratio:.1}× — {}\n",
+            verdict(ratio >= 20.0)
+        ));
+    }
+    Ok(out)
+}
+
+#[tokio::main]
+async fn main() {
+    let options = options();
+    let mock = match MockModel::start() {
+        Ok(mock) => mock,
+        Err(e) => {
+            eprintln!("serve-load: cannot start the mock model: {e}");
+            std::process::exit(1)
+        }
+    };
+    mock.begin(Script::default(), None);
+    let report = match options.mode.as_str() {
+        "sessions" => sessions(&options, &mock).await,
+        _ => throughput(&options, &mock).await,
+    };
+    let _ = std::fs::remove_dir_all(&options.work);
+    match report {
+        Ok(report) => println!("{report}"),
+        Err(e) => {
+            eprintln!("serve-load: {e}");
+            std::process::exit(1)
+        }
+    }
+}
