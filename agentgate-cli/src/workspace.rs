@@ -5,7 +5,7 @@
 //! into it the first time it is opened, and left in place.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use agentgate::store::SqliteStore;
 use agentgate_core::{Session, SessionStore};
@@ -18,15 +18,25 @@ pub fn data_dir() -> PathBuf {
     agentgate::Workspace::data_dir(APP)
 }
 
-/// Opens the database under the data directory (importing the file stores
-/// of earlier versions the first time).
+/// The database under the data directory, opened (and the file stores of
+/// earlier versions imported) once per process: `agent run` and `agent
+/// acp` want it both as the session store and as the approval store, and
+/// each opening migrates the schema and syncs. A failed opening is tried
+/// again on the next call.
 fn database() -> Result<SqliteStore, String> {
-    agentgate::Workspace::database(APP).map_err(|e| {
+    static OPENED: Mutex<Option<SqliteStore>> = Mutex::new(None);
+    let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(store) = opened.as_ref() {
+        return Ok(store.clone());
+    }
+    let store = agentgate::Workspace::database(APP).map_err(|e| {
         format!(
             "cannot open the store {}: {e}",
             agentgate::Workspace::database_path(APP).display()
         )
-    })
+    })?;
+    *opened = Some(store.clone());
+    Ok(store)
 }
 
 /// The session store: the database under the data directory, with the

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
@@ -91,19 +91,67 @@ pub struct Sandbox {
 #[derive(Debug)]
 struct Inner {
     policy: SandboxPolicy,
-    status: SandboxStatus,
+    /// What this machine enforces of the policy: probed on the first
+    /// [`Sandbox::status`] or [`Sandbox::prepare`] (so before any command
+    /// is spawned), not when the sandbox is built; shared with the
+    /// sandboxes [`Sandbox::with_base_environment`] derives.
+    probed: Arc<OnceLock<Probed>>,
     base_env: Option<Vec<(OsString, OsString)>>,
     reported: Mutex<HashSet<String>>,
-    #[cfg(target_os = "linux")]
-    kernel: Arc<super::kernel::KernelLayer>,
     /// The denied paths and read rules, resolved on the first call.
-    denied: std::sync::OnceLock<DeniedSet>,
+    denied: OnceLock<DeniedSet>,
     /// Each session's roots, resolved on its first call.
     roots: Mutex<HashMap<RootsKey, Arc<FixedRoots>>>,
     /// Each project's protected names below its directory, walked and
     /// watched from its first call in `workspace-write`.
     #[cfg(target_os = "linux")]
     nested: Mutex<HashMap<RootsKey, Arc<super::nested::NestedIndex>>>,
+}
+
+/// What the kernel supports for one policy: the status and (on Linux)
+/// the kernel layer, built from the once-per-process probes.
+#[derive(Debug)]
+struct Probed {
+    status: SandboxStatus,
+    #[cfg(target_os = "linux")]
+    kernel: Arc<super::kernel::KernelLayer>,
+}
+
+impl Probed {
+    /// Probes what this machine enforces of `policy` (each kernel probe
+    /// runs once per process; a second policy reuses them).
+    fn probe(policy: &SandboxPolicy) -> Probed {
+        #[cfg(target_os = "linux")]
+        let kernel = Arc::new(super::kernel::KernelLayer::new(
+            policy,
+            &super::namespaces::available(),
+        ));
+        #[cfg(target_os = "linux")]
+        let status = {
+            let mut status = kernel.add_to(detect(policy));
+            let enforced = |guard: &Guard| matches!(guard, Guard::Enforced { .. });
+            if policy.mode == super::policy::SandboxMode::WorkspaceWrite
+                && kernel.mounts()
+                && enforced(&status.filesystem)
+                && enforced(&status.descendants)
+            {
+                status.protected_paths = Guard::Enforced {
+                    by: "read-only bind mounts in the command's mount namespace, of those that exist when the call starts, at any depth of the worktree, in folders pinned in place; what a command creates is asked as protected_path after it ended (the file tools ask it before)".to_string(),
+                };
+            }
+            status
+        };
+        #[cfg(not(target_os = "linux"))]
+        let status = detect(policy).without_kernel_layer(policy.mode);
+        if status.is_degraded() {
+            tracing::warn!(status = %status.summary(), "sandbox degraded");
+        }
+        Probed {
+            status,
+            #[cfg(target_os = "linux")]
+            kernel,
+        }
+    }
 }
 
 /// Whose roots: one project (directory and worktree as the host gives
@@ -126,43 +174,19 @@ impl Default for Sandbox {
 }
 
 impl Sandbox {
-    /// A sandbox for `policy`; probes (once per process) what the kernel
-    /// supports.
+    /// A sandbox for `policy`. What the kernel supports is probed (once
+    /// per process, by spawning `true` under each part) on the first
+    /// [`status`](Sandbox::status) or [`prepare`](Sandbox::prepare), so
+    /// building an agent does not wait for it; every command is still
+    /// prepared after the probe.
     pub fn new(policy: SandboxPolicy) -> Self {
-        #[cfg(target_os = "linux")]
-        let kernel = Arc::new(super::kernel::KernelLayer::new(
-            &policy,
-            &super::namespaces::available(),
-        ));
-        #[cfg(target_os = "linux")]
-        let status = {
-            let mut status = kernel.add_to(detect(&policy));
-            let enforced = |guard: &Guard| matches!(guard, Guard::Enforced { .. });
-            if policy.mode == super::policy::SandboxMode::WorkspaceWrite
-                && kernel.mounts()
-                && enforced(&status.filesystem)
-                && enforced(&status.descendants)
-            {
-                status.protected_paths = Guard::Enforced {
-                    by: "read-only bind mounts in the command's mount namespace, of those that exist when the call starts, at any depth of the worktree, in folders pinned in place; what a command creates is asked as protected_path after it ended (the file tools ask it before)".to_string(),
-                };
-            }
-            status
-        };
-        #[cfg(not(target_os = "linux"))]
-        let status = detect(&policy).without_kernel_layer(policy.mode);
-        if status.is_degraded() {
-            tracing::warn!(status = %status.summary(), "sandbox degraded");
-        }
         Sandbox {
             inner: Arc::new(Inner {
                 policy,
-                status,
+                probed: Arc::new(OnceLock::new()),
                 base_env: None,
                 reported: Mutex::new(HashSet::new()),
-                #[cfg(target_os = "linux")]
-                kernel,
-                denied: std::sync::OnceLock::new(),
+                denied: OnceLock::new(),
                 roots: Mutex::new(HashMap::new()),
                 #[cfg(target_os = "linux")]
                 nested: Mutex::new(HashMap::new()),
@@ -179,12 +203,10 @@ impl Sandbox {
         Sandbox {
             inner: Arc::new(Inner {
                 policy: self.inner.policy.clone(),
-                status: self.inner.status.clone(),
+                probed: Arc::clone(&self.inner.probed),
                 base_env: Some(vars.into_iter().collect()),
                 reported: Mutex::new(HashSet::new()),
-                #[cfg(target_os = "linux")]
-                kernel: self.inner.kernel.clone(),
-                denied: std::sync::OnceLock::new(),
+                denied: OnceLock::new(),
                 roots: Mutex::new(HashMap::new()),
                 #[cfg(target_os = "linux")]
                 nested: Mutex::new(HashMap::new()),
@@ -197,9 +219,24 @@ impl Sandbox {
         &self.inner.policy
     }
 
-    /// What this machine enforces of the policy.
+    /// What this machine enforces of the policy (probed on the first
+    /// call, see [`Sandbox::new`]).
     pub fn status(&self) -> &SandboxStatus {
-        &self.inner.status
+        &self.probed().status
+    }
+
+    /// The probe's result: filled once, by whichever thread asks first
+    /// (the others wait for it).
+    fn probed(&self) -> &Probed {
+        self.inner
+            .probed
+            .get_or_init(|| Probed::probe(&self.inner.policy))
+    }
+
+    /// Whether the kernel has been probed for this sandbox yet.
+    #[cfg(test)]
+    fn is_probed(&self) -> bool {
+        self.inner.probed.get().is_some()
     }
 
     /// Whether a person can grant a directory to a call
@@ -207,12 +244,12 @@ impl Sandbox {
     /// and that is enforced here.
     pub fn offers_grants(&self) -> bool {
         self.inner.policy.mode == super::policy::SandboxMode::WorkspaceWrite
-            && matches!(self.inner.status.filesystem, Guard::Enforced { .. })
+            && matches!(self.status().filesystem, Guard::Enforced { .. })
     }
 
     /// Logs a degraded status the first time a session asks; true then.
     fn report(&self, session_id: &str) -> bool {
-        if !self.inner.status.is_degraded() {
+        if !self.status().is_degraded() {
             return false;
         }
         let first = match self.inner.reported.lock() {
@@ -222,7 +259,7 @@ impl Sandbox {
         if first {
             tracing::warn!(
                 session = session_id,
-                status = %self.inner.status.summary(),
+                status = %self.status().summary(),
                 "the sandbox cannot enforce everything its policy asks on this machine"
             );
         }
@@ -330,7 +367,9 @@ impl Sandbox {
     /// replaced since (by a symbolic link, say) moves nothing.
     pub fn prepare(&self, scope: &CallScope) -> Result<PreparedCommand, SandboxError> {
         let policy = &self.inner.policy;
-        let status = &self.inner.status;
+        // The probe, before anything of the command is prepared.
+        let probed = self.probed();
+        let status = &probed.status;
         let first_report = self.report(&scope.session_id);
         if status.is_degraded() && policy.on_unsupported == OnUnsupported::Error {
             return Err(SandboxError::Unsupported {
@@ -348,7 +387,7 @@ impl Sandbox {
         let unenforced = roots.unenforced.clone();
         // Where a mount namespace is available, those are masked instead.
         #[cfg(target_os = "linux")]
-        let masked = self.inner.kernel.masks();
+        let masked = probed.kernel.masks();
         #[cfg(not(target_os = "linux"))]
         let masked = false;
         for path in unenforced.iter().filter(|_| !masked) {
@@ -408,7 +447,7 @@ impl Sandbox {
                         }
                     }
                     let pinned = pinned_folders(&readonly, scope);
-                    self.inner
+                    probed
                         .kernel
                         .plan(pid, &unenforced, &readonly, &pinned, Some(&scope.cwd))
                 },
@@ -1004,5 +1043,43 @@ mod tests {
             &held,
         );
         assert!(granted.is_empty());
+    }
+
+    #[test]
+    fn the_kernel_is_probed_once_on_the_first_prepare_not_when_built() {
+        let dir = std::env::temp_dir().canonicalize().unwrap();
+        let policy = SandboxPolicy {
+            on_unsupported: OnUnsupported::Warn,
+            ..SandboxPolicy::default()
+        };
+        let sandbox = Sandbox::new(policy);
+        let derived = sandbox
+            .clone()
+            .with_base_environment([(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))]);
+        assert!(!sandbox.is_probed(), "building a sandbox probes nothing");
+        assert!(!derived.is_probed());
+        let scope = CallScope {
+            session_id: "s".into(),
+            directory: dir.clone(),
+            worktree: dir.clone(),
+            cwd: dir,
+            ..CallScope::default()
+        };
+        // The first prepare (which every spawn goes through) probes,
+        // before it returns the command.
+        let prepared = derived.prepare(&scope).unwrap();
+        assert!(derived.is_probed());
+        // The slot is shared: the sandbox it was derived from and every
+        // thread see the one result.
+        assert!(sandbox.is_probed());
+        let first: *const SandboxStatus = sandbox.status();
+        let seen: Vec<usize> = std::thread::scope(|threads| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| threads.spawn(|| derived.status() as *const SandboxStatus as usize))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(seen.iter().all(|&p| p == first as usize));
+        assert_eq!(prepared.status.summary(), sandbox.status().summary());
     }
 }
