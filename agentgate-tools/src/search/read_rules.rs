@@ -29,6 +29,10 @@ pub(crate) struct ReadRules {
     approved: Ruleset,
     directory: PathBuf,
     worktree: PathBuf,
+    /// Whether the last `read` rule (or approval) allows every pattern
+    /// (`*`): then every file is allowed, whatever its path, and a walk
+    /// need not compute any file's patterns.
+    allows_everything: bool,
 }
 
 impl ReadRules {
@@ -60,17 +64,36 @@ impl ReadRules {
                     .collect::<Vec<Rule>>(),
             )
         };
+        let rules = only_read(rules);
+        let approved = only_read(approved);
+        // Approvals come after the rules, and the last matching rule
+        // decides: a last rule whose pattern is only `*`s matches every
+        // pattern, so it decides every file.
+        let allows_everything = rules
+            .0
+            .iter()
+            .chain(approved.0.iter())
+            .next_back()
+            .is_some_and(|rule| {
+                rule.action == Action::Allow
+                    && !rule.pattern.is_empty()
+                    && rule.pattern.chars().all(|c| c == '*')
+            });
         ReadRules {
-            rules: only_read(rules),
-            approved: only_read(approved),
+            rules,
+            approved,
             directory: directory.to_path_buf(),
             worktree: worktree.to_path_buf(),
+            allows_everything,
         }
     }
 
     /// Whether the rules allow reading `file` (absolute), judged on its
     /// worktree-relative path and, through a symlink, on where it leads.
     pub(crate) fn allows(&self, file: &Path) -> bool {
+        if self.allows_everything {
+            return true;
+        }
         let rulesets = [&self.rules, &self.approved];
         read_patterns(file, &self.directory, &self.worktree)
             .iter()
@@ -105,6 +128,9 @@ impl ReadRules {
         may_be_link: bool,
         folders: &mut WalkedFolders,
     ) -> bool {
+        if self.allows_everything {
+            return true;
+        }
         let target = paths::normalize(path);
         let real = match (may_be_link, target.parent(), target.file_name()) {
             (false, Some(parent), Some(name)) => {
@@ -159,4 +185,51 @@ fn read_patterns(file: &Path, directory: &Path, worktree: &Path) -> Vec<String> 
         }
     }
     patterns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(rules: &[(&str, &str, Action)]) -> Ruleset {
+        Ruleset(
+            rules
+                .iter()
+                .map(|(permission, pattern, action)| Rule::new(*permission, *pattern, *action))
+                .collect(),
+        )
+    }
+
+    /// Whether a walk may show `file` (in the project at `/p`), and whether
+    /// the rules decided it without looking at the path.
+    fn walked(rules: &Ruleset, approved: &Ruleset, file: &str) -> (bool, bool) {
+        let read = ReadRules::new(rules, approved, Path::new("/p"), Path::new("/p"));
+        let walked = read.allows_walked(Path::new(file), false, &mut WalkedFolders::default());
+        assert_eq!(walked, read.allows(Path::new(file)), "{file}");
+        (walked, read.allows_everything)
+    }
+
+    #[test]
+    fn a_last_rule_allowing_everything_decides_every_file() {
+        use Action::{Allow, Ask, Deny};
+        let none = Ruleset::new();
+        let all = rules(&[("read", ".env", Deny), ("*", "*", Allow)]);
+        assert_eq!(walked(&all, &none, "/p/.env"), (true, true));
+        let stars = rules(&[("read", "**", Allow)]);
+        assert_eq!(walked(&stars, &none, "/p/a/b.rs"), (true, true));
+        // A later rule naming files still decides them.
+        let env = rules(&[("*", "*", Allow), ("read", "*.env", Deny)]);
+        assert_eq!(walked(&env, &none, "/p/.env"), (false, false));
+        assert_eq!(walked(&env, &none, "/p/a.rs"), (true, false));
+        // Approvals come last.
+        let asked = rules(&[("read", "secret/*", Ask)]);
+        assert_eq!(walked(&all, &asked, "/p/secret/k"), (false, false));
+        assert_eq!(walked(&asked, &all, "/p/secret/k"), (true, true));
+        // A rule for another permission does not count.
+        let other = rules(&[("read", "*.env", Deny), ("edit", "*", Allow)]);
+        assert_eq!(walked(&other, &none, "/p/.env"), (false, false));
+        let denied = rules(&[("*", "*", Allow), ("read", "*", Deny)]);
+        assert_eq!(walked(&denied, &none, "/p/a.rs"), (false, false));
+        assert_eq!(walked(&none, &none, "/p/a.rs"), (false, false));
+    }
 }
