@@ -131,6 +131,35 @@ impl ReadRules {
         if self.allows_everything {
             return true;
         }
+        if !may_be_link
+            && path.is_absolute()
+            && let (Some(parent), Some(name)) = (path.parent(), path.file_name())
+        {
+            let folder = folders.folder(parent, &self.worktree);
+            // The common case, decided from the folder's pattern: the
+            // folder leads to itself, so the file does too.
+            if folder.leads_to_itself
+                && let Some(prefix) = &folder.pattern
+            {
+                let name = name.to_string_lossy();
+                let lexical = if prefix.is_empty() {
+                    name.into_owned()
+                } else {
+                    format!("{prefix}/{name}")
+                };
+                return self.allows_pattern(&lexical);
+            }
+        }
+        self.allows_walked_path(path, may_be_link, folders)
+    }
+
+    /// [`ReadRules::allows_walked`] computed from the whole path.
+    fn allows_walked_path(
+        &self,
+        path: &Path,
+        may_be_link: bool,
+        folders: &mut WalkedFolders,
+    ) -> bool {
         let target = paths::normalize(path);
         let real = match (may_be_link, target.parent(), target.file_name()) {
             (false, Some(parent), Some(name)) => {
@@ -172,6 +201,48 @@ impl ReadRules {
 pub(crate) struct WalkedFolders {
     real: HashMap<PathBuf, PathBuf>,
     worktree: Option<PathBuf>,
+    /// The folder of the last file asked about (a walker thread meets a
+    /// folder's files one after the other).
+    last: Option<WalkedFolder>,
+}
+
+/// What [`ReadRules::allows_walked`] needs of a walked file's folder.
+#[derive(Debug)]
+struct WalkedFolder {
+    /// The folder as the walk wrote it (absolute).
+    path: PathBuf,
+    /// Whether the folder leads to itself (no symlink on its way).
+    leads_to_itself: bool,
+    /// The folder's worktree pattern, which a file's pattern extends with
+    /// `/name`; `None` when the worktree is below the folder (a file's
+    /// pattern there may not extend the folder's).
+    pattern: Option<String>,
+}
+
+impl WalkedFolders {
+    /// The folder `path` (absolute, as the walk wrote it), for a project
+    /// in `worktree`.
+    fn folder(&mut self, path: &Path, worktree: &Path) -> &WalkedFolder {
+        if let Some(last) = self.last.take()
+            && last.path.as_os_str() == path.as_os_str()
+        {
+            return self.last.insert(last);
+        }
+        let normal = paths::normalize(path);
+        let real = self
+            .real
+            .entry(normal.clone())
+            .or_insert_with(|| paths::real_path(&normal));
+        let leads_to_itself = *real == normal;
+        let worktree = paths::normalize(worktree);
+        let pattern = (worktree == normal || !worktree.starts_with(&normal))
+            .then(|| paths::worktree_pattern(&worktree, &normal));
+        self.last.insert(WalkedFolder {
+            path: path.to_path_buf(),
+            leads_to_itself,
+            pattern,
+        })
+    }
 }
 
 /// The `read` patterns of `file`: worktree-relative, as written and where
@@ -231,5 +302,68 @@ mod tests {
         let denied = rules(&[("*", "*", Allow), ("read", "*", Deny)]);
         assert_eq!(walked(&denied, &none, "/p/a.rs"), (false, false));
         assert_eq!(walked(&none, &none, "/p/a.rs"), (false, false));
+    }
+
+    #[test]
+    fn a_folders_pattern_decides_as_the_whole_path() {
+        use Action::{Allow, Ask, Deny};
+        let base =
+            std::env::temp_dir().join(format!("agentgate-read-rules-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let project = base.join("w");
+        for folder in ["w/src/deep", "w/w", "other", "w/.git"] {
+            std::fs::create_dir_all(base.join(folder)).unwrap();
+        }
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(base.join("other"), project.join("linked")).unwrap();
+        let files = [
+            "w/a.rs",
+            "w/.env",
+            "w/src/a.env",
+            "w/src/deep/b.rs",
+            "w/w/x.rs",
+            "w/linked/a.rs",
+            "w/linked/s.env",
+            "other/c.rs",
+            "other/d.env",
+            "w/src/../src/deep/./b.rs",
+        ];
+        let sets = [
+            rules(&[("*", "*", Allow), ("read", "*.env", Deny)]),
+            rules(&[("read", "*", Allow), ("read", "src/*", Deny)]),
+            rules(&[("read", "*", Allow), ("read", "../*", Ask)]),
+            rules(&[("read", "*", Allow), ("read", "../other/*", Deny)]),
+            rules(&[("read", "src/*", Allow), ("read", "w/*", Allow)]),
+            rules(&[
+                ("read", "*", Allow),
+                ("read", "w/*", Deny),
+                ("read", "*", Allow),
+            ]),
+        ];
+        for worktree in [
+            project.clone(),
+            base.clone(),
+            project.join("src"),
+            PathBuf::from("/"),
+        ] {
+            for set in &sets {
+                let read = ReadRules::new(set, &Ruleset::new(), &project, &worktree);
+                assert!(!read.allows_everything || set.0.len() == 3);
+                let mut folders = WalkedFolders::default();
+                for file in files.iter().chain(files.iter()) {
+                    let path = base.join(file);
+                    let fast = read.allows_walked(&path, false, &mut folders);
+                    let slow = read.allows_walked_path(&path, false, &mut WalkedFolders::default());
+                    assert_eq!(fast, slow, "{file} in {} with {set:?}", worktree.display());
+                    assert_eq!(
+                        fast,
+                        read.allows(&path),
+                        "{file} in {} with {set:?}",
+                        worktree.display()
+                    );
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&base);
     }
 }
