@@ -230,7 +230,7 @@ fn search_tree(
         errors: false,
     };
     let visit = |thread: &mut Searching, file: &Walked<'_>| {
-        if include.is_some_and(|include| !include.is_match(file.relative)) {
+        if include.is_some_and(|include| !include.is_match(file.relative())) {
             return;
         }
         if !read_rules.allows_walked(file.path, file.may_be_link(), &mut thread.folders) {
