@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use agentgate_core::ToolContext;
-use agentgate_permission::{Action, Rule, Ruleset, evaluate, find_last};
+use agentgate_permission::{Action, CompiledRuleset, Rule, Ruleset, evaluate, find_last};
 
 use crate::files::paths;
 
@@ -33,6 +33,9 @@ pub(crate) struct ReadRules {
     /// (`*`): then every file is allowed, whatever its path, and a walk
     /// need not compute any file's patterns.
     allows_everything: bool,
+    /// `rules` then `approved`, indexed for the walks, which test a
+    /// pattern per file.
+    compiled: CompiledRuleset,
 }
 
 impl ReadRules {
@@ -79,7 +82,9 @@ impl ReadRules {
                     && !rule.pattern.is_empty()
                     && rule.pattern.chars().all(|c| c == '*')
             });
+        let compiled = CompiledRuleset::new(&[&rules, &approved]);
         ReadRules {
+            compiled,
             rules,
             approved,
             directory: directory.to_path_buf(),
@@ -135,20 +140,24 @@ impl ReadRules {
             && path.is_absolute()
             && let (Some(parent), Some(name)) = (path.parent(), path.file_name())
         {
+            let mut lexical = std::mem::take(&mut folders.scratch);
             let folder = folders.folder(parent, &self.worktree);
             // The common case, decided from the folder's pattern: the
             // folder leads to itself, so the file does too.
             if folder.leads_to_itself
                 && let Some(prefix) = &folder.pattern
             {
-                let name = name.to_string_lossy();
-                let lexical = if prefix.is_empty() {
-                    name.into_owned()
-                } else {
-                    format!("{prefix}/{name}")
-                };
-                return self.allows_pattern(&lexical);
+                lexical.clear();
+                if !prefix.is_empty() {
+                    lexical.push_str(prefix);
+                    lexical.push('/');
+                }
+                lexical.push_str(&name.to_string_lossy());
+                let allowed = self.allows_pattern(&lexical);
+                folders.scratch = lexical;
+                return allowed;
             }
+            folders.scratch = lexical;
         }
         self.allows_walked_path(path, may_be_link, folders)
     }
@@ -188,9 +197,12 @@ impl ReadRules {
         resolved == lexical || self.allows_pattern(&resolved)
     }
 
-    /// Whether the last `read` rule (or approval) matching `pattern` allows.
+    /// Whether the last `read` rule (or approval) matching `pattern` allows
+    /// (as `find_last` over the rules and approvals decides).
     fn allows_pattern(&self, pattern: &str) -> bool {
-        find_last(READ, pattern, &[&self.rules, &self.approved])
+        self.compiled
+            .evaluate(READ, pattern)
+            .rule
             .is_some_and(|rule| rule.action == Action::Allow)
     }
 }
@@ -204,6 +216,8 @@ pub(crate) struct WalkedFolders {
     /// The folder of the last file asked about (a walker thread meets a
     /// folder's files one after the other).
     last: Option<WalkedFolder>,
+    /// Where a file's pattern is written, reused.
+    scratch: String,
 }
 
 /// What [`ReadRules::allows_walked`] needs of a walked file's folder.
@@ -327,9 +341,16 @@ mod tests {
             "other/c.rs",
             "other/d.env",
             "w/src/../src/deep/./b.rs",
+            "w/src/.env.example",
+            "w/src/.env.local",
         ];
         let sets = [
-            rules(&[("*", "*", Allow), ("read", "*.env", Deny)]),
+            rules(&[
+                ("*", "*", Allow),
+                ("read", "*.env", Deny),
+                ("read", "*.env.*", Deny),
+                ("read", "*.env.example", Allow),
+            ]),
             rules(&[("read", "*", Allow), ("read", "src/*", Deny)]),
             rules(&[("read", "*", Allow), ("read", "../*", Ask)]),
             rules(&[("read", "*", Allow), ("read", "../other/*", Deny)]),
@@ -348,7 +369,7 @@ mod tests {
         ] {
             for set in &sets {
                 let read = ReadRules::new(set, &Ruleset::new(), &project, &worktree);
-                assert!(!read.allows_everything || set.0.len() == 3);
+                assert_eq!(read.allows_everything, set.0.len() == 3);
                 let mut folders = WalkedFolders::default();
                 for file in files.iter().chain(files.iter()) {
                     let path = base.join(file);
