@@ -29,7 +29,7 @@ fn find_files(
     let start = || (WalkedFolders::default(), Vec::new(), 0usize);
     let visit = |(folders, found, hidden): &mut (WalkedFolders, Vec<Found>, usize),
                  file: &Walked<'_>| {
-        if !glob.is_match(file.relative) {
+        if !glob.is_match(file.relative()) {
             return;
         }
         if !read_rules.allows_walked(file.path, file.may_be_link(), folders) {
@@ -38,7 +38,7 @@ fn find_files(
         }
         found.push(Found {
             path: file.path.to_path_buf(),
-            relative: file.relative.to_path_buf(),
+            relative: file.relative().to_path_buf(),
             modified: file.modified(),
         });
     };

@@ -1,11 +1,13 @@
 //! The `grep` tool (§7.2): lines matching a regular expression, grouped by
 //! file, files newest first.
 
+use std::fs::File;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
-use grep_regex::RegexMatcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use schemars::JsonSchema;
@@ -114,6 +116,73 @@ impl GrepTool {
     }
 }
 
+/// The matcher for `pattern`, built as ripgrep builds it for a line-wise
+/// search: `^` and `$` match at line boundaries and no match spans a `\n`,
+/// so the searcher can look for the pattern in a whole buffer at once
+/// instead of trying it on every line. The lines found are the ones a
+/// line-by-line search finds (it never shows the matcher a line's `\n`).
+/// A pattern that names a `\n` literally (which no line can match) cannot
+/// be built that way and gets the plain matcher, which searches line by
+/// line and finds nothing, as before.
+fn line_matcher(pattern: &str) -> Result<RegexMatcher, grep_regex::Error> {
+    RegexMatcherBuilder::new()
+        .multi_line(true)
+        .line_terminator(Some(b'\n'))
+        .build(pattern)
+        .or_else(|_| RegexMatcher::new(pattern))
+}
+
+/// The largest file read whole into a walker thread's buffer and searched
+/// as one slice (the searcher's own read buffer is this size).
+const SLICE_LIMIT: usize = 64 * 1024;
+
+/// Reads `file` from its start into `buffer` (at least `SLICE_LIMIT + 1`
+/// bytes): how many bytes it holds, or `None` when it does not fit.
+fn read_small(file: &mut File, buffer: &mut [u8]) -> std::io::Result<Option<usize>> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) => return Ok(Some(filled)),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
+
+/// The lines of the file at `path` that `matcher` matches (line numbers and
+/// lines without their line ending, in file order), and whether the search
+/// failed (the lines found before the failure are kept).
+///
+/// A file of at most `SLICE_LIMIT` bytes without a NUL byte is read in one
+/// go into `buffer` and searched there: no read buffer or BOM sniffing
+/// reader per file. Any other file (a larger one, or one with a NUL byte:
+/// binary, or UTF-16) is searched from its start by the searcher's reader,
+/// as `search_path` would, so binary detection and transcoding decide
+/// exactly as before.
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    buffer: &mut [u8],
+    path: &Path,
+) -> (Vec<(u64, String)>, bool) {
+    let mut lines = Vec::new();
+    let sink = UTF8(|line, text: &str| {
+        lines.push((line, text.trim_end_matches(['\n', '\r']).to_string()));
+        Ok(true)
+    });
+    let result = File::open(path).and_then(|mut file| match read_small(&mut file, buffer) {
+        Ok(Some(len)) if !buffer[..len].contains(&0) => {
+            searcher.search_slice(matcher, &buffer[..len], sink)
+        }
+        _ => file
+            .rewind()
+            .and_then(|()| searcher.search_file(matcher, &file, sink)),
+    });
+    (lines, result.is_err())
+}
+
 /// The matching lines of one file.
 struct FileMatches {
     path: PathBuf,
@@ -126,6 +195,8 @@ struct FileMatches {
 struct Searching {
     searcher: Searcher,
     matcher: RegexMatcher,
+    /// Where files of at most `SLICE_LIMIT` bytes are read, reused.
+    buffer: Vec<u8>,
     folders: WalkedFolders,
     found: Vec<FileMatches>,
     hidden: usize,
@@ -152,29 +223,27 @@ fn search_tree(
             .line_number(true)
             .build(),
         matcher: matcher.clone(),
+        buffer: vec![0; SLICE_LIMIT + 1],
         folders: WalkedFolders::default(),
         found: Vec::new(),
         hidden: 0,
         errors: false,
     };
     let visit = |thread: &mut Searching, file: &Walked<'_>| {
-        if include.is_some_and(|include| !include.is_match(file.relative)) {
+        if include.is_some_and(|include| !include.is_match(file.relative())) {
             return;
         }
         if !read_rules.allows_walked(file.path, file.may_be_link(), &mut thread.folders) {
             thread.hidden += 1;
             return;
         }
-        let mut lines = Vec::new();
-        let result = thread.searcher.search_path(
+        let (lines, failed) = search_file(
+            &mut thread.searcher,
             &thread.matcher,
+            &mut thread.buffer,
             file.path,
-            UTF8(|line, text| {
-                lines.push((line, text.trim_end_matches(['\n', '\r']).to_string()));
-                Ok(true)
-            }),
         );
-        thread.errors |= result.is_err();
+        thread.errors |= failed;
         if !lines.is_empty() {
             thread.found.push(FileMatches {
                 path: file.path.to_path_buf(),
@@ -227,7 +296,7 @@ impl TypedTool for GrepTool {
             }
             .into());
         }
-        let matcher = RegexMatcher::new(&args.pattern).map_err(|e| FileError::Pattern {
+        let matcher = line_matcher(&args.pattern).map_err(|e| FileError::Pattern {
             pattern: args.pattern.clone(),
             reason: e.to_string(),
         })?;
@@ -286,5 +355,140 @@ impl TypedTool for GrepTool {
         Ok(ToolOutput::text(lines.join("\n"))
             .with_title(title)
             .with_metadata(json!({"matches": total, "truncated": truncated})))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use grep_matcher::Matcher;
+
+    use super::*;
+
+    /// A fresh folder under the system's temporary folder.
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("agentgate-grep-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn searcher() -> Searcher {
+        SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(0))
+            .line_number(true)
+            .build()
+    }
+
+    /// What the tool found before: the plain matcher, `search_path`.
+    fn old_search(pattern: &str, path: &Path) -> (Vec<(u64, String)>, bool) {
+        let matcher = RegexMatcher::new(pattern).unwrap();
+        let mut lines = Vec::new();
+        let result = searcher().search_path(
+            &matcher,
+            path,
+            UTF8(|line, text| {
+                lines.push((line, text.trim_end_matches(['\n', '\r']).to_string()));
+                Ok(true)
+            }),
+        );
+        (lines, result.is_err())
+    }
+
+    fn new_search(pattern: &str, path: &Path) -> (Vec<(u64, String)>, bool) {
+        let matcher = line_matcher(pattern).unwrap();
+        let mut buffer = vec![0; SLICE_LIMIT + 1];
+        search_file(&mut searcher(), &matcher, &mut buffer, path)
+    }
+
+    #[test]
+    fn the_line_matcher_searches_whole_buffers() {
+        assert!(
+            line_matcher("fn [a-z]+")
+                .unwrap()
+                .line_terminator()
+                .is_some()
+        );
+        // A literal `\n` cannot be in a line: the plain matcher, which finds
+        // nothing, as before.
+        let literal = line_matcher(r"a\nb").unwrap();
+        assert!(literal.line_terminator().is_none());
+        assert!(line_matcher("(").is_err());
+    }
+
+    #[test]
+    fn finds_the_lines_it_found_before() {
+        let dir = scratch("same");
+        let text = "fn main() {\r\n    let x = 1;  \n}\n\nfoo bar\nbar foo\nlast line without end";
+        std::fs::write(dir.join("a.rs"), text).unwrap();
+        // Long enough to be searched by the reader, with matches past the
+        // first 64 KB.
+        let long: String = (0..5000)
+            .map(|i| format!("line {i} fn item_{i}() {{}}\n"))
+            .collect();
+        assert!(long.len() > SLICE_LIMIT);
+        std::fs::write(dir.join("long.rs"), &long).unwrap();
+        // Binary: the searcher stops at the NUL, before or after a match.
+        std::fs::write(dir.join("bin"), "foo\n\0foo\n").unwrap();
+        std::fs::write(
+            dir.join("bin-late"),
+            format!("foo\n{}\0", "x\n".repeat(40_000)),
+        )
+        .unwrap();
+        // UTF-16 with a BOM is transcoded.
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("foo bar\nbaz\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        std::fs::write(dir.join("utf16.txt"), utf16).unwrap();
+        // Invalid UTF-8 in a matched line fails the search after the
+        // lines before it.
+        std::fs::write(dir.join("latin1.txt"), b"foo 1\nfoo \xe9\nfoo 3\n").unwrap();
+        std::fs::write(dir.join("empty"), "").unwrap();
+        let patterns = [
+            "foo",
+            "^foo",
+            "foo$",
+            r"\s$",
+            r"^\s*$",
+            "^",
+            "x*",
+            r"fn [a-z_0-9]+\(",
+            r"line 4999",
+            r"a\nb",
+            r"(?s)foo.bar",
+            r"[^a-z]foo",
+            r"\{$",
+        ];
+        for name in [
+            "a.rs",
+            "long.rs",
+            "bin",
+            "bin-late",
+            "utf16.txt",
+            "latin1.txt",
+            "empty",
+        ] {
+            let path = dir.join(name);
+            for pattern in patterns {
+                assert_eq!(
+                    new_search(pattern, &path),
+                    old_search(pattern, &path),
+                    "{name}: {pattern}"
+                );
+            }
+        }
+        assert_eq!(new_search("foo", &dir.join("bin")), (Vec::new(), false));
+        assert_eq!(
+            new_search("bar", &dir.join("utf16.txt")).0,
+            vec![(1, "foo bar".to_string())]
+        );
+        assert_eq!(
+            new_search("foo", &dir.join("latin1.txt")),
+            (vec![(1, "foo 1".to_string())], true)
+        );
+        assert_eq!(new_search("foo", &dir.join("missing")), (Vec::new(), true));
+        assert_eq!(new_search("item_4999", &dir.join("long.rs")).0.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -134,13 +134,20 @@ pub(crate) fn walk_files(
 pub(crate) struct Walked<'a> {
     /// Absolute path.
     pub path: &'a Path,
-    /// Path relative to the walk root (the file name when the root is the
-    /// file).
-    pub relative: &'a Path,
+    root: &'a Path,
     entry: &'a ignore::DirEntry,
 }
 
 impl Walked<'_> {
+    /// Path relative to the walk root (the file name when the root is the
+    /// file); computed when asked, since grep without `include` never asks.
+    pub fn relative(&self) -> &Path {
+        match self.path.strip_prefix(self.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel,
+            _ => Path::new(self.path.file_name().unwrap_or_default()),
+        }
+    }
+
     /// The file's modification time (the epoch when unknown), as
     /// [`walk_files`] reports it.
     pub fn modified(&self) -> SystemTime {
@@ -264,17 +271,12 @@ where
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return WalkState::Continue;
         }
-        let path = entry.path();
-        let relative = match path.strip_prefix(self.root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => rel,
-            _ => Path::new(path.file_name().unwrap_or_default()),
-        };
         if let Some(state) = self.state.as_mut() {
             (self.visit)(
                 state,
                 &Walked {
-                    path,
-                    relative,
+                    path: entry.path(),
+                    root: self.root,
                     entry: &entry,
                 },
             );
