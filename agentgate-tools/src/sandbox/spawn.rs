@@ -456,13 +456,7 @@ impl Sandbox {
             (Some(plan), bounds)
         };
         let watched = if protects {
-            let roots = super::protected_roots(&scope.directory, &scope.worktree);
-            let derived: Vec<PathBuf> =
-                crate::git::protected_paths(&scope.directory, &scope.worktree)
-                    .into_iter()
-                    .map(|entry| entry.path)
-                    .collect();
-            super::protected_changes::watch(&roots, &derived, &opened)
+            watch_protected(scope, &opened)
         } else {
             Vec::new()
         };
@@ -488,6 +482,20 @@ impl Sandbox {
             bounds: call_bounds,
         })
     }
+}
+
+/// The watches on the protected names of `scope`'s project (the fixed
+/// ones and those git derives), whose changes the command's end reports.
+fn watch_protected(
+    scope: &CallScope,
+    opened: &[PathBuf],
+) -> Vec<super::protected_changes::Watched> {
+    let roots = super::protected_roots(&scope.directory, &scope.worktree);
+    let derived: Vec<PathBuf> = crate::git::protected_paths(&scope.directory, &scope.worktree)
+        .into_iter()
+        .map(|entry| entry.path)
+        .collect();
+    super::protected_changes::watch(&roots, &derived, opened)
 }
 
 impl Drop for PreparedCommand {

@@ -119,20 +119,10 @@ fn write(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
 
-/// Starts `kind`'s server in a fresh project and home under `work`,
-/// configured for `mock`; waits for the line that gives its URL.
-fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::Result<Server> {
-    let dir = work.join(match kind {
-        Kind::Agent => "agent",
-        Kind::Opencode => "opencode",
-    });
-    let _ = std::fs::remove_dir_all(&dir);
-    let project = dir.join("project");
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home)?;
-    write(&project.join("README.md"), "# load project\n")?;
-    let base_url = mock.base_url();
-    let config = match kind {
+/// `kind`'s project configuration, with `base_url` (the mock) as its
+/// model's provider.
+fn config(kind: Kind, base_url: &str) -> Value {
+    match kind {
         Kind::Agent => json!({
             "model": "mock/mock",
             "provider": {"mock": {"options": {"baseURL": base_url, "apiKey": "x"}}},
@@ -150,8 +140,25 @@ fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::R
                 "models": {"mock": {"name": "mock"}},
             }},
         }),
-    };
-    write(&project.join("opencode.json"), &config.to_string())?;
+    }
+}
+
+/// Starts `kind`'s server in a fresh project and home under `work`,
+/// configured for `mock`; waits for the line that gives its URL.
+fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::Result<Server> {
+    let dir = work.join(match kind {
+        Kind::Agent => "agent",
+        Kind::Opencode => "opencode",
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let project = dir.join("project");
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home)?;
+    write(&project.join("README.md"), "# load project\n")?;
+    write(
+        &project.join("opencode.json"),
+        &config(kind, &mock.base_url()).to_string(),
+    )?;
     let proxy = mock.proxy_url();
     let mut command = Command::new(binary);
     command
@@ -188,6 +195,22 @@ fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::R
         .stdout
         .take()
         .ok_or_else(|| std::io::Error::other("no stdout"))?;
+    let url = printed_url(stdout);
+    let mut server = Server {
+        child,
+        url: String::new(),
+    };
+    server.url = url
+        .recv_timeout(Duration::from_secs(60))
+        .map_err(|_| std::io::Error::other(format!("{} printed no URL in 60 s", kind.name())))?
+        .trim_end_matches('/')
+        .to_string();
+    Ok(server)
+}
+
+/// The first `http://…` word `stdout` prints (read on a thread of its
+/// own, which drains the rest).
+fn printed_url(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
     let (found, url) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         use std::io::BufRead;
@@ -207,16 +230,7 @@ fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::R
             }
         }
     });
-    let mut server = Server {
-        child,
-        url: String::new(),
-    };
-    server.url = url
-        .recv_timeout(Duration::from_secs(60))
-        .map_err(|_| std::io::Error::other(format!("{} printed no URL in 60 s", kind.name())))?
-        .trim_end_matches('/')
-        .to_string();
-    Ok(server)
+    url
 }
 
 /// What `/proc` says about a process.
@@ -356,6 +370,19 @@ async fn sessions(options: &Options, mock: &MockModel) -> Result<String, String>
             s.fds
         ));
     }
+    out.push_str(&targets(options.sessions, &rows, idle, warm, deleted));
+    Ok(out)
+}
+
+/// The targets for the sessions run, checked on its samples.
+fn targets(
+    sessions: usize,
+    rows: &[(String, Sample)],
+    idle: Sample,
+    warm: Sample,
+    deleted: Sample,
+) -> String {
+    let mut out = String::new();
     let at = |label: &str| rows.iter().find(|(l, _)| l == label).map(|(_, s)| *s);
     let last = rows
         .iter()
@@ -367,7 +394,7 @@ async fn sessions(options: &Options, mock: &MockModel) -> Result<String, String>
         let ratio = last.rss_kib as f64 / hundred.rss_kib.max(1) as f64;
         out.push_str(&format!(
             "- RSS after {} within 2× of RSS after 100: {ratio:.2}× — {}\n",
-            options.sessions,
+            sessions,
             verdict(ratio <= 2.0)
         ));
     }
@@ -387,7 +414,7 @@ async fn sessions(options: &Options, mock: &MockModel) -> Result<String, String>
         verdict(back <= 1.2),
         verdict(back_anon <= 1.2),
     ));
-    Ok(out)
+    out
 }
 
 fn verdict(met: bool) -> &'static str {
