@@ -15,9 +15,11 @@
 
 mod counting_alloc;
 mod mock_model;
+mod offline_command;
 
 pub use counting_alloc::{CountingAllocator, usize_arg};
 pub use mock_model::{MockModel, RequestRecord, RunRecord, Script, process_cpu_ns};
+pub use offline_command::offline_command;
 
 use agentgate_core::{AgentEnvironment, Agents};
 use agentgate_permission::{Action, PermissionConfig, Rule, Ruleset};

@@ -22,7 +22,7 @@
 use agentgate_benches::{MockModel, Script};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -160,24 +160,8 @@ fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::R
         &config(kind, &mock.base_url()).to_string(),
     )?;
     let proxy = mock.proxy_url();
-    let mut command = Command::new(binary);
+    let mut command = agentgate_benches::offline_command(binary, &project, &home, Some(&proxy));
     command
-        .current_dir(&project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("PWD", &project)
-        .env("TERM", "dumb")
-        .env("NO_COLOR", "1")
-        .env("LANG", "C.UTF-8")
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("HTTP_PROXY", &proxy)
-        .env("HTTPS_PROXY", &proxy)
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .env("no_proxy", "127.0.0.1,localhost")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());

@@ -84,22 +84,7 @@ fn prepare(root: &Path, base_url: &str) -> std::io::Result<(PathBuf, PathBuf)> {
 }
 
 fn command(binary: &Path, project: &Path, home: &Path) -> Command {
-    let mut cmd = Command::new(binary);
-    cmd.current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("PWD", project)
-        .env("TERM", "dumb")
-        .env("NO_COLOR", "1")
-        .env("LANG", "C.UTF-8")
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .env("no_proxy", "127.0.0.1,localhost");
-    cmd
+    agentgate_benches::offline_command(binary, project, home, None)
 }
 
 fn run_once(binary: &Path, mock: &MockModel, root: &Path) -> Result<RunSample, String> {

@@ -228,28 +228,7 @@ pub fn command(
     base_url: &str,
     proxy: &str,
 ) -> Command {
-    let mut cmd = Command::new(binary);
-    cmd.current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("PWD", project)
-        .env("TERM", "dumb")
-        .env("NO_COLOR", "1")
-        .env("LANG", "C.UTF-8")
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        // Offline: anything beyond the mock goes to the mock's proxy, which
-        // refuses it at once (this machine's network would let a connection
-        // hang until a timeout instead).
-        .env("HTTP_PROXY", proxy)
-        .env("HTTPS_PROXY", proxy)
-        .env("http_proxy", proxy)
-        .env("https_proxy", proxy)
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .env("no_proxy", "127.0.0.1,localhost");
+    let mut cmd = agentgate_benches::offline_command(binary, project, home, Some(proxy));
     let prompt = prompt(scenario);
     let cold = scenario.steps.is_none();
     match peer.kind {
