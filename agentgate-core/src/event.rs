@@ -1,9 +1,8 @@
-//! [`Event`]s: every state change of a session, on a broadcast channel
-//! ([`EventBus`]), so a host can mirror a session live.
+//! [`Event`]s: every state change of a session, sent on the engine's
+//! [`EventBus`](crate::EventBus) so a host can mirror a session live.
 
 use agentgate_permission::{PermissionEvent, PermissionRequest, Reply};
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
 
 use crate::message::{MessageError, Part, Role};
 use crate::stream::FinishReason;
@@ -242,52 +241,5 @@ impl TryFrom<PermissionEvent> for Event {
             }),
             other => Err(other),
         }
-    }
-}
-
-/// Default capacity of the event channel.
-pub const DEFAULT_EVENT_CAPACITY: usize = 4096;
-
-/// The broadcast channel events go out on. Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct EventBus {
-    sender: broadcast::Sender<Event>,
-}
-
-impl Default for EventBus {
-    fn default() -> Self {
-        Self::new(DEFAULT_EVENT_CAPACITY)
-    }
-}
-
-impl EventBus {
-    /// A bus whose subscribers may fall `capacity` events behind before
-    /// they see `RecvError::Lagged`.
-    pub fn new(capacity: usize) -> Self {
-        EventBus {
-            sender: broadcast::channel(capacity.max(1)).0,
-        }
-    }
-
-    /// A receiver of every event sent from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.sender.subscribe()
-    }
-
-    /// Sends an event (dropped when nobody listens).
-    pub fn send(&self, event: Event) {
-        let _ = self.sender.send(event);
-    }
-
-    /// Sends the event `make` builds, building it only when someone listens.
-    pub fn emit(&self, make: impl FnOnce() -> Event) {
-        if self.sender.receiver_count() > 0 {
-            let _ = self.sender.send(make());
-        }
-    }
-
-    /// Whether anyone listens.
-    pub fn has_subscribers(&self) -> bool {
-        self.sender.receiver_count() > 0
     }
 }

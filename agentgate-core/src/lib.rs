@@ -93,6 +93,8 @@ mod agent_spec;
 mod attachment;
 mod error;
 mod event;
+mod event_bus;
+mod event_routes;
 mod ids;
 mod message;
 mod model;
@@ -199,7 +201,8 @@ pub use skills::{Skill, Skills};
 
 // --- Sessions and events.
 /// Every state change of a session, on a broadcast channel.
-pub use event::{DeltaField, Event, EventBus, SessionStatus};
+pub use event::{DeltaField, Event, SessionStatus};
+pub use event_bus::EventBus;
 
 // --- Structured output.
 /// Final answers that must match a JSON schema (`agent run --output-schema`).

@@ -17,7 +17,7 @@ use super::task_tool::{TaskSettings, TaskTool};
 use super::title_setting::SessionTitles;
 use crate::agent_spec::AgentSpec;
 use crate::agents::{AgentEnvironment, Agents};
-use crate::event::EventBus;
+use crate::event_bus::EventBus;
 use crate::hooks::Hook;
 use crate::model::{LanguageModel, ModelResolver};
 use crate::prompts::SystemPrompts;

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use futures::Stream;
 use futures::channel::mpsc;
+use futures::{Stream, StreamExt};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -76,38 +76,35 @@ impl Engine {
         work: impl Future<Output = Result<TurnResult, PromptError>> + Send + 'static,
     ) -> impl Stream<Item = TurnEvent> + Send + 'static {
         let (sender, receiver) = mpsc::unbounded();
-        // Subscribe before the turn starts, so its first event is seen. The
-        // gate's asks and replies are taken from the gate itself, not as
-        // the engine's forwarding task relays them: an ask that is answered
-        // at once (a rejecting approver) would otherwise reach the engine's
-        // channel after the turn ended, and be missing from the stream.
-        let mut events = self.subscribe();
+        // Route the session's events here before the turn starts, so its
+        // first event is seen. The gate's asks and replies are taken from
+        // the gate itself, not as the engine's forwarding task relays them:
+        // an ask that is answered at once (a rejecting approver) would
+        // otherwise reach the engine's bus after the turn ended, and be
+        // missing from the stream.
+        let (route, mut routed) = self.state().events.route(session_id);
         let mut gate = self.state().permissions.subscribe();
         let engine = self.clone();
         let root = session_id.to_string();
         tokio::spawn(async move {
             let mut filter = SessionFilter::new(root.clone());
+            let store = engine.store();
             let turn = work;
             tokio::pin!(turn);
             let mut gate_open = true;
             let result = loop {
                 tokio::select! {
                     biased;
-                    received = events.recv() => match received {
-                        Ok(event) => {
-                            if !from_gate(&event) && filter.wants(engine.store().as_ref(), &event, Source::Bus).await {
-                                let _ = sender.unbounded_send(TurnEvent::Event(event));
-                            }
+                    Some(event) = routed.next() => {
+                        filter.learn(&event);
+                        if !from_gate(&event) {
+                            let _ = sender.unbounded_send(TurnEvent::Event(event));
                         }
-                        Err(broadcast::error::RecvError::Lagged(missed)) => {
-                            tracing::warn!(session_id = %root, missed, "prompt_stream fell behind; events were lost");
-                        }
-                        Err(broadcast::error::RecvError::Closed) => {}
-                    },
+                    }
                     received = gate.recv(), if gate_open => match received {
                         Ok(event) => {
                             if let Ok(event) = Event::try_from(event)
-                                && filter.wants(engine.store().as_ref(), &event, Source::Gate).await
+                                && filter.wants_gate_event(store.as_ref(), &event).await
                             {
                                 let _ = sender.unbounded_send(TurnEvent::Event(event));
                             }
@@ -122,20 +119,16 @@ impl Engine {
             };
             // Every event of the turn, the gate's included, was sent before
             // it returned.
-            while let Ok(event) = events.try_recv() {
-                if !from_gate(&event)
-                    && filter
-                        .wants(engine.store().as_ref(), &event, Source::Bus)
-                        .await
-                {
+            while let Ok(event) = routed.try_recv() {
+                filter.learn(&event);
+                if !from_gate(&event) {
                     let _ = sender.unbounded_send(TurnEvent::Event(event));
                 }
             }
+            drop(route);
             while let Ok(event) = gate.try_recv() {
                 if let Ok(event) = Event::try_from(event)
-                    && filter
-                        .wants(engine.store().as_ref(), &event, Source::Gate)
-                        .await
+                    && filter.wants_gate_event(store.as_ref(), &event).await
                 {
                     let _ = sender.unbounded_send(TurnEvent::Event(event));
                 }
@@ -155,26 +148,15 @@ fn from_gate(event: &Event) -> bool {
     )
 }
 
-/// Which sessions belong to the streamed turn: the root and its
-/// descendants. The engine's bus announces each child before its first
-/// event ([`Event::ChildStarted`]), so a bus event of a session never
-/// announced is another turn's, decided without the store: a hundred
-/// turns streaming at once on one engine cost no reads of each other's
-/// sessions. The gate's events come on a channel of their own, possibly
-/// ahead of the announcement: an unknown session there is looked up in
-/// the store (once, and asks are rare).
+/// Which sessions belong to the streamed turn, for the gate's events: the
+/// root and its descendants. The bus's events need no filter (the route
+/// delivers only the turn's own, and announces each child with
+/// [`Event::ChildStarted`] before its first event); the gate's come on a
+/// channel of their own, possibly ahead of that announcement, so an unknown
+/// session there is looked up in the store (once, and asks are rare).
 struct SessionFilter {
     root: String,
     known: HashMap<String, bool>,
-}
-
-/// Where an event came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
-    /// The engine's bus, in the order it was emitted.
-    Bus,
-    /// The permission gate's channel.
-    Gate,
 }
 
 impl SessionFilter {
@@ -184,29 +166,18 @@ impl SessionFilter {
         SessionFilter { root, known }
     }
 
-    async fn wants(&mut self, store: &dyn SessionStore, event: &Event, source: Source) -> bool {
-        if let Event::ChildStarted {
-            session_id,
-            parent_id,
-        } = event
-        {
-            let belongs = match self.known.get(parent_id) {
-                Some(&known) => known,
-                None => self.look_up(store, parent_id).await,
-            };
-            self.known.insert(session_id.clone(), belongs);
-            return belongs;
+    /// Records the descendant a routed [`Event::ChildStarted`] announces.
+    fn learn(&mut self, event: &Event) {
+        if let Event::ChildStarted { session_id, .. } = event {
+            self.known.insert(session_id.clone(), true);
         }
+    }
+
+    async fn wants_gate_event(&mut self, store: &dyn SessionStore, event: &Event) -> bool {
         let id = event.session_id();
-        if let Some(&known) = self.known.get(id) {
-            return known;
-        }
-        match source {
-            Source::Bus => {
-                self.known.insert(id.to_string(), false);
-                false
-            }
-            Source::Gate => self.look_up(store, id).await,
+        match self.known.get(id) {
+            Some(&known) => known,
+            None => self.look_up(store, id).await,
         }
     }
 

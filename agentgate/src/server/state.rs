@@ -292,19 +292,14 @@ impl Shared {
         // bad agent or model, a store failure) still ends for those who
         // follow the session's events: `session.error`, then idle.
         let setup = self.turn_setup(&served, &epoch, agent, model, &once).await;
-        let mut translator = match setup {
-            Ok(translator) => translator,
+        let (mut translator, untitled) = match setup {
+            Ok(setup) => setup,
             Err(failure) => {
                 self.bus.refused(&id, failure.message());
                 return Err(failure);
             }
         };
         let engine = served.agent.engine();
-        let untitled = self
-            .store
-            .session(&id)
-            .await
-            .is_ok_and(|session| session.title.is_empty());
         self.bus.busy(&id);
         let mut stream = work.stream(engine, &id, once, epoch.child_token());
         let mut finished = None;
@@ -365,7 +360,8 @@ impl Shared {
 
     /// The checks and the session update before a turn: not aborted, the
     /// prompt's agent and model usable (and stored on the session); the
-    /// translator of the turn's events.
+    /// translator of the turn's events, and whether the session has no
+    /// title yet (read once, with the rest).
     async fn turn_setup(
         &self,
         served: &Served,
@@ -373,7 +369,7 @@ impl Shared {
         agent: Option<String>,
         model: Option<ModelRef>,
         once: &PromptOptions,
-    ) -> Result<TurnTranslator, Failure> {
+    ) -> Result<(TurnTranslator, bool), Failure> {
         let id = served.agent.session().id.clone();
         if epoch.is_cancelled() {
             return Err(Failure::Aborted(format!(
@@ -382,6 +378,7 @@ impl Shared {
         }
         let engine = served.agent.engine();
         let mut session = self.store.session(&id).await?;
+        let untitled = session.title.is_empty();
         if agent.is_some() || model.is_some() {
             if let Some(agent) = agent {
                 if engine.agent(&agent).is_none() {
@@ -413,13 +410,14 @@ impl Shared {
             .model_for(&session)
             .map_err(|e| Failure::BadRequest(e.to_string()))?;
         let info = info.info();
-        Ok(TurnTranslator::new(
+        let translator = TurnTranslator::new(
             session.directory.clone(),
             info.provider.clone(),
             info.id.clone(),
             session.agent.clone(),
         )
-        .priced(info.cost))
+        .priced(info.cost);
+        Ok((translator, untitled))
     }
 
     /// Answers request `id`: through the gate when this process holds it,
