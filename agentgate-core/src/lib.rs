@@ -91,6 +91,7 @@ pub use tokio_util::sync::CancellationToken;
 // Contracts: what providers and tools implement against.
 mod agent_spec;
 mod attachment;
+pub mod checkpoint;
 mod error;
 mod event;
 mod event_bus;
@@ -138,6 +139,9 @@ pub use attachment::{
 pub use message::{FilePart, Message, Part, Role, Timing, ToolPart, ToolState};
 
 // --- Models: the provider-agnostic interface and what streams back.
+pub use checkpoint::{
+    ChangeScope, CheckpointError, Checkpoints, Direction, FileChange, FileState, ToolEffects,
+};
 /// Why a model call failed.
 pub use error::{ApiError, Headers, ModelError};
 /// The model interface, requests and model descriptions.

@@ -295,6 +295,15 @@ pub enum Part {
         /// The sub-agent's prompt.
         prompt: String,
     },
+    /// What a step changed in the project's files (its checkpoint, see
+    /// [`checkpoint`](crate::checkpoint)): one change per path. Added at the
+    /// end of a step that changed something; never sent to the model.
+    Patch {
+        /// Part id.
+        id: String,
+        /// The changes, sorted by path.
+        files: Vec<crate::checkpoint::FileChange>,
+    },
 }
 
 impl Part {
@@ -306,7 +315,8 @@ impl Part {
             | Part::StepStart { id }
             | Part::StepFinish { id, .. }
             | Part::Compaction { id, .. }
-            | Part::Subtask { id, .. } => id,
+            | Part::Subtask { id, .. }
+            | Part::Patch { id, .. } => id,
             Part::Tool(tool) => &tool.id,
             Part::File(file) => &file.id,
         }

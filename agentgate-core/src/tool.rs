@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::checkpoint::ToolEffects;
 use crate::message::FilePart;
 use crate::tool_context::ToolContext;
 use agentgate_permission::{PermissionError, Ruleset};
@@ -137,6 +138,16 @@ pub trait Tool: Send + Sync {
         let _ = agent;
         None
     }
+    /// Whether the tool reports the files it changes (see
+    /// [`checkpoint`](crate::checkpoint)). The default,
+    /// [`ToolEffects::Unknown`], has the engine compare the whole project
+    /// around each call, so a tool's changes can be reverted without it
+    /// doing anything; a tool that changes no files, or calls
+    /// [`ToolContext::before_change`]/[`after_change`](ToolContext::after_change)
+    /// itself, returns [`ToolEffects::Declared`] and costs nothing.
+    fn effects(&self) -> ToolEffects {
+        ToolEffects::Unknown
+    }
 }
 
 /// A tool with typed arguments: the schema is derived with schemars and
@@ -177,6 +188,10 @@ pub trait TypedTool: Send + Sync {
     fn description(&self) -> &str;
     /// Runs the call with decoded arguments.
     async fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    /// Whether the tool reports the files it changes ([`Tool::effects`]).
+    fn effects(&self) -> ToolEffects {
+        ToolEffects::Unknown
+    }
 }
 
 /// The JSON Schema of `T`, as offered to models: schemars' draft 2020-12
@@ -214,5 +229,9 @@ impl<T: TypedTool> Tool for T {
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args = decode_args::<T::Args>(TypedTool::id(self), input)?;
         self.run(args, ctx).await
+    }
+
+    fn effects(&self) -> ToolEffects {
+        TypedTool::effects(self)
     }
 }

@@ -8,6 +8,7 @@ use agentgate_permission::{AskRequest, PermissionError, PermissionGate, Ruleset}
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::checkpoint::{ChangeScope, CheckpointError, Checkpoints};
 use crate::truncate::Truncator;
 
 /// Receives a tool's live title/metadata updates.
@@ -38,6 +39,7 @@ pub struct ToolContext {
     on_metadata: Option<MetadataCallback>,
     truncator: Truncator,
     accepts_images: bool,
+    checkpoints: Option<Arc<dyn Checkpoints>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -79,6 +81,7 @@ impl ToolContext {
             on_metadata: None,
             truncator: Truncator::default(),
             accepts_images: false,
+            checkpoints: None,
         }
     }
 
@@ -139,6 +142,53 @@ impl ToolContext {
     pub fn with_images(mut self, accepts_images: bool) -> Self {
         self.accepts_images = accepts_images;
         self
+    }
+
+    /// Sets where file changes are recorded (the engine passes its own; see
+    /// [`before_change`](Self::before_change)).
+    pub fn with_checkpoints(mut self, checkpoints: Arc<dyn Checkpoints>) -> Self {
+        self.checkpoints = Some(checkpoints);
+        self
+    }
+
+    /// Tells the checkpoints that this call is about to change `scope`
+    /// (see [`checkpoint`](crate::checkpoint)): call it after the
+    /// permission is granted and before the first write. A no-op when the
+    /// engine keeps no checkpoints.
+    ///
+    /// # Errors
+    /// The checkpoint store could not note the starting state: the change
+    /// can still be made, but will not be revertible.
+    pub async fn before_change(&self, scope: ChangeScope<'_>) -> Result<(), CheckpointError> {
+        match &self.checkpoints {
+            Some(checkpoints) => {
+                checkpoints
+                    .before_change(&self.worktree, &self.session_id, scope)
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Tells the checkpoints that this call has changed `scope` (after the
+    /// last write, also when the call failed midway).
+    ///
+    /// # Errors
+    /// The change could not be recorded.
+    pub async fn after_change(&self, scope: ChangeScope<'_>) -> Result<(), CheckpointError> {
+        match &self.checkpoints {
+            Some(checkpoints) => {
+                checkpoints
+                    .after_change(&self.worktree, &self.session_id, scope)
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Whether file changes are recorded for this call.
+    pub fn keeps_checkpoints(&self) -> bool {
+        self.checkpoints.is_some()
     }
 
     /// Whether the session's model accepts images: a tool may then return
