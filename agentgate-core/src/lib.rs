@@ -189,6 +189,8 @@ pub use engine::RetryPolicy;
 pub use engine::TaskSettings;
 /// A custom command made ready to send ([`Engine::prepare_command`]).
 pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
+/// Revert, unrevert and per-message diffs from the steps' checkpoints.
+pub use engine::{DiffStatus, FileDiff, RevertError};
 /// The engine, its builder, settings and results.
 pub use engine::{
     Engine, EngineBuilder, LoopSettings, PromptError, PromptOptions, RunToolError, StopReason,
@@ -223,8 +225,8 @@ pub use hooks::{
 };
 /// Sessions and their stores.
 pub use sessions::{
-    FileSessionStore, MemorySessionStore, Session, SessionStore, SessionStoreError, SessionTime,
-    forked_title,
+    FileSessionStore, MemorySessionStore, RevertPoint, Session, SessionStore, SessionStoreError,
+    SessionTime, forked_title,
 };
 
 // --- Namespaces: the parts behind the root types, for hosts and tools that

@@ -17,6 +17,7 @@ use super::task_tool::{TaskSettings, TaskTool};
 use super::title_setting::SessionTitles;
 use crate::agent_spec::AgentSpec;
 use crate::agents::{AgentEnvironment, Agents};
+use crate::checkpoint::Checkpoints;
 use crate::event_bus::EventBus;
 use crate::hooks::Hook;
 use crate::model::{LanguageModel, ModelResolver};
@@ -52,6 +53,7 @@ pub struct EngineBuilder {
     prompts: SystemPrompts,
     hooks: Vec<Arc<dyn Hook>>,
     titles: SessionTitles,
+    checkpoints: Option<Arc<dyn Checkpoints>>,
 }
 
 impl EngineBuilder {
@@ -73,7 +75,18 @@ impl EngineBuilder {
             prompts: SystemPrompts::default(),
             hooks: Vec::new(),
             titles: SessionTitles::Off,
+            checkpoints: None,
         }
+    }
+
+    /// Records what each step changes in the project's files in
+    /// `checkpoints`, so [`Engine::revert`] can take a turn back (see
+    /// [`checkpoint`](crate::checkpoint); default: none, and revert has
+    /// nothing to restore). `agentgate-tools`' `FsCheckpoints` keeps them
+    /// in a folder beside the session store.
+    pub fn checkpoints(mut self, checkpoints: Arc<dyn Checkpoints>) -> Self {
+        self.checkpoints = Some(checkpoints);
+        self
     }
 
     /// Titles new sessions with the hidden `title` agent after their first
@@ -252,6 +265,7 @@ impl EngineBuilder {
             prompts,
             hooks,
             titles,
+            checkpoints,
         } = self;
         let mut config = config;
         if let Some(environment) = &environment {
@@ -279,6 +293,7 @@ impl EngineBuilder {
                 hooks,
                 titles,
                 title_tasks: Mutex::new(Vec::new()),
+                checkpoints,
             }
         });
         Engine::from_state(state)

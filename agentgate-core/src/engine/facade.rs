@@ -300,6 +300,7 @@ impl Engine {
             return Err(PromptError::ImagesNotAccepted(model.info().full_id()));
         }
         let _guard = self.mark_busy(&session.id)?;
+        let session = self.clean_up_revert(session).await?;
         let parts = self.user_prompt_hooks(&session, &agent.name, parts).await?;
         let mut user = Message::new(session.id.as_str(), Role::User);
         user.agent = agent.name.clone();

@@ -25,7 +25,10 @@
 //! - `command_run.rs`: a custom command expanded through those tools;
 //! - `shell_run.rs`: a user's shell command, recorded and run as a `bash`
 //!   call through the step's tool-call path;
-//! - `manual_compaction.rs`: a compaction the user asks for.
+//! - `manual_compaction.rs`: a compaction the user asks for;
+//! - `step_patch.rs`: a step's checkpoint, taken when it ends;
+//! - `revert.rs`: revert, unrevert and the diff of a message, from those
+//!   (`text_diff.rs`: one file's unified diff).
 
 mod builder;
 mod command_run;
@@ -42,12 +45,15 @@ mod permission_preset;
 mod processor;
 mod reminders;
 pub(crate) mod retry;
+mod revert;
 mod settings;
 mod shell_run;
 mod state;
+mod step_patch;
 mod step_size;
 mod structured_run;
 pub(crate) mod task_tool;
+mod text_diff;
 mod title_setting;
 mod titles;
 mod tool_calls;
@@ -69,6 +75,7 @@ pub use retry::{
     DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
     RetryPlan, RetryPolicy,
 };
+pub use revert::{DiffStatus, FileDiff, RevertError};
 pub use settings::LoopSettings;
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
 pub use title_setting::{SessionTitles, TITLE_AGENT};

@@ -14,6 +14,7 @@ use super::command_run::SubtaskPlan;
 use super::facade::{Engine, PromptOptions};
 use super::outcome::{PromptError, StopReason, TurnResult};
 use super::state::{complete_message, emit_message};
+use super::step_patch::add_step_patch;
 use super::task_tool::TASK_TOOL;
 use super::tool_calls::{CallsEnd, execute_calls};
 use super::turn_context::TurnContext;
@@ -117,6 +118,7 @@ impl Engine {
         let session = state.store.session(session_id).await?;
         let (agent, model) = self.agent_and_model(&session, &options)?;
         let _guard = self.mark_busy(&session.id)?;
+        let session = self.clean_up_revert(session).await?;
 
         let mut user = Message::new(session.id.as_str(), Role::User);
         user.agent = agent.name.clone();
@@ -137,6 +139,7 @@ impl Engine {
             .push(user_call(&ctx, call.tool, call.input, call.what));
         emit_message(state, &message);
         let end = execute_calls(&ctx, &[], &mut message, &[0]).await;
+        add_step_patch(state, &ctx.worktree, &mut message).await;
         message.time.end = Some(now_ms());
         let stop = match end {
             CallsEnd::Finished => StopReason::Done {

@@ -42,6 +42,8 @@ pub(crate) struct EngineState {
     pub titles: super::title_setting::SessionTitles,
     /// The title tasks that may still run.
     pub title_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Where each step's file changes are recorded (`crate::checkpoint`).
+    pub checkpoints: Option<Arc<dyn crate::checkpoint::Checkpoints>>,
 }
 
 /// Removes a session from the busy set when the prompt ends, however it ends.

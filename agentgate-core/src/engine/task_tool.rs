@@ -49,6 +49,7 @@ use super::facade::Engine;
 use super::outcome::{PromptError, StopReason, TurnResult};
 use super::state::EngineState;
 use crate::agents::{Agent, AgentMode, Agents};
+use crate::checkpoint::ToolEffects;
 use crate::event::Event;
 use crate::message::{Part, Role};
 use crate::sessions::{Session, SessionStore, SessionStoreError};
@@ -260,6 +261,13 @@ impl Tool for TaskTool {
         Some(task_description(agents, agent.permission))
     }
 
+    /// The child's steps keep their own checkpoints; the call adds their
+    /// changes to the caller's step ([`record_child_changes`]), so no
+    /// whole-project comparison is needed around it.
+    fn effects(&self) -> ToolEffects {
+        ToolEffects::Declared
+    }
+
     async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: TaskArgs = decode_args(TASK_TOOL, input)?;
         let engine = Engine::upgrade(&self.engine).ok_or(TaskError::EngineGone)?;
@@ -310,6 +318,7 @@ impl Tool for TaskTool {
         ctx.metadata(Some(&args.description), metadata.clone());
 
         let turn = run_child(&engine, &child.id, args.prompt, ctx).await?;
+        record_child_changes(&engine, ctx, &turn).await;
         let output = child_output(&child.id, &turn)?;
         Ok(output.with_title(args.description).with_metadata(metadata))
     }
@@ -356,6 +365,35 @@ impl TaskTool {
         child.ceilings.push(ctx.ruleset().clone());
         store.put_session(&child).await.map_err(TaskError::from)?;
         Ok(child)
+    }
+}
+
+/// Adds what the child's steps changed to the caller's checkpoint, so
+/// reverting the caller's message takes the sub-agent's work back too (as
+/// the caller's own step would have, had it made the changes itself).
+async fn record_child_changes(engine: &Engine, ctx: &ToolContext, turn: &TurnResult) {
+    let Some(checkpoints) = &engine.state().checkpoints else {
+        return;
+    };
+    let changes: Vec<_> = turn
+        .messages
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            Part::Patch { files, .. } => Some(files.iter().cloned()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    if changes.is_empty() {
+        return;
+    }
+    let changes = crate::checkpoint::net_changes(changes);
+    if let Err(error) = checkpoints
+        .record(&ctx.worktree, &ctx.session_id, changes)
+        .await
+    {
+        tracing::warn!(session_id = %ctx.session_id, %error, "checkpoint: the sub-agent's changes were not added to its caller's step");
     }
 }
 

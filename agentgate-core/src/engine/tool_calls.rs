@@ -15,6 +15,7 @@ use super::doom_loop;
 use super::hook_calls::{run_hooks, tool_response, with_context};
 use super::state::EngineState;
 use super::turn_context::TurnContext;
+use crate::checkpoint::{ChangeScope, ToolEffects};
 use crate::event::Event;
 use crate::hooks::{HookDecision, HookEvent, HookEventName};
 use crate::ids::now_ms;
@@ -538,7 +539,7 @@ fn tool_context(
 ) -> ToolContext {
     let engine = ctx.engine;
     let reported_id = call_id.to_string();
-    ToolContext::new(
+    let tool_ctx = ToolContext::new(
         ctx.session_id(),
         message_id,
         call_id,
@@ -559,7 +560,11 @@ fn tool_context(
             title,
             metadata,
         });
-    }))
+    }));
+    match &engine.checkpoints {
+        Some(checkpoints) => tool_ctx.with_checkpoints(Arc::clone(checkpoints)),
+        None => tool_ctx,
+    }
 }
 
 /// Runs the tool; `None` when the turn was cancelled and the call is left
@@ -573,7 +578,7 @@ async fn execute(
 ) -> Option<Result<ToolOutput, ToolError>> {
     // A tool that panics fails its own call, not the whole prompt: the
     // unwind is caught here and the call is closed with an error.
-    let execution = std::panic::AssertUnwindSafe(tool.execute(args, tool_ctx))
+    let execution = std::panic::AssertUnwindSafe(checkpointed(tool, args, tool_ctx))
         .catch_unwind()
         .map(|outcome| outcome.unwrap_or_else(|panic| Err(panicked(name, &*panic))));
     tokio::pin!(execution);
@@ -595,6 +600,25 @@ async fn execute(
         return None;
     }
     Some(result)
+}
+
+/// Runs the tool; one that does not report its own file changes
+/// ([`ToolEffects::Unknown`]) has the whole project compared around it, so
+/// its changes are in the step's checkpoint too.
+async fn checkpointed(
+    tool: &dyn Tool,
+    args: Value,
+    tool_ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let watched = tool_ctx.keeps_checkpoints() && tool.effects() == ToolEffects::Unknown;
+    if watched && let Err(error) = tool_ctx.before_change(ChangeScope::Project).await {
+        tracing::warn!(tool = tool.id(), %error, "checkpoint: the project's state before the call was not noted; its changes may not be revertible");
+    }
+    let result = tool.execute(args, tool_ctx).await;
+    if watched && let Err(error) = tool_ctx.after_change(ChangeScope::Project).await {
+        tracing::warn!(tool = tool.id(), %error, "checkpoint: the call's file changes were not recorded; they cannot be reverted");
+    }
+    result
 }
 
 /// The error a call gets when its tool panicked, with the panic's message

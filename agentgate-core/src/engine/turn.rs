@@ -14,6 +14,7 @@ use super::doom_loop::DOOM_LOOP_THRESHOLD;
 use super::outcome::{PromptError, StopReason, TurnResult, error_of};
 use super::processor::{StepEnd, StepInput, run_step};
 use super::state::{complete_message, emit_message};
+use super::step_patch::add_step_patch;
 use super::turn_compaction::{Trigger, compact};
 use super::turn_context::TurnContext;
 use super::turn_rules::{ExitState, MAX_STEPS_PROMPT, StepMode, should_exit, step_mode};
@@ -180,6 +181,7 @@ async fn step(
         step: turn.step,
     };
     let end = run_step(input, &mut message).await;
+    add_step_patch(ctx.engine, &ctx.worktree, &mut message).await;
 
     message.time.end = Some(now_ms());
     if end == StepEnd::Cancelled && message.error.is_none() {

@@ -246,6 +246,27 @@ impl SessionStore for FileSessionStore {
         Ok(out)
     }
 
+    async fn delete_messages(
+        &self,
+        session_id: &str,
+        ids: &[String],
+    ) -> Result<(), SessionStoreError> {
+        if !valid_id(session_id) || !self.session_exists(session_id).await? {
+            return Err(SessionStoreError::NotFound(session_id.to_string()));
+        }
+        let dir = self.messages_dir(session_id)?;
+        for id in ids {
+            let path = dir.join(format!("{}.json", checked(id)?));
+            match tokio::fs::remove_file(&path).await {
+                Err(e) if e.kind() != ErrorKind::NotFound => {
+                    return Err(io_error("remove", &path, e));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     async fn put_message(&self, message: &Message) -> Result<(), SessionStoreError> {
         if !valid_id(&message.session_id) || !self.session_exists(&message.session_id).await? {
             return Err(SessionStoreError::NotFound(message.session_id.clone()));

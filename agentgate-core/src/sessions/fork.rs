@@ -56,6 +56,7 @@ pub(super) fn fork(
     session.parent_id = None;
     session.title = forked_title(&original.title);
     session.time = SessionTime::at(now_ms());
+    session.revert = None;
     let ids: HashMap<&str, String> = messages[..end]
         .iter()
         .map(|m| (m.id.as_str(), ascending("msg")))

@@ -85,6 +85,21 @@ impl SessionStore for MemorySessionStore {
         Ok(())
     }
 
+    async fn delete_messages(
+        &self,
+        session_id: &str,
+        ids: &[String],
+    ) -> Result<(), SessionStoreError> {
+        let mut memory = self.lock();
+        if !memory.sessions.contains_key(session_id) {
+            return Err(SessionStoreError::NotFound(session_id.to_string()));
+        }
+        if let Some(list) = memory.messages.get_mut(session_id) {
+            list.retain(|m| !ids.contains(&m.id));
+        }
+        Ok(())
+    }
+
     async fn put_message(&self, message: &Message) -> Result<(), SessionStoreError> {
         let mut memory = self.lock();
         match memory.sessions.get_mut(&message.session_id) {

@@ -13,5 +13,5 @@ pub use error::SessionStoreError;
 pub use file::FileSessionStore;
 pub use fork::forked_title;
 pub use memory::MemorySessionStore;
-pub use session::{Session, SessionTime};
+pub use session::{RevertPoint, Session, SessionTime};
 pub use store::SessionStore;

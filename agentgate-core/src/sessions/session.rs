@@ -45,6 +45,35 @@ pub struct Session {
     /// ([`SessionStore::put_message`](super::SessionStore::put_message)).
     #[serde(default)]
     pub time: SessionTime,
+    /// Where the session is reverted to, when it is (see
+    /// [`Engine::revert`](crate::Engine::revert)): the files are as they
+    /// were before that point, and the messages from it on are hidden until
+    /// the next prompt removes them or
+    /// [`Engine::unrevert`](crate::Engine::unrevert) puts everything back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revert: Option<RevertPoint>,
+}
+
+/// Where a session is reverted to: before message `message_id`, or before
+/// its part `part_id` (opencode's `revert.messageID` / `revert.partID`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RevertPoint {
+    /// The first message taken back (or the message of the first part).
+    pub message_id: String,
+    /// The first part taken back, when only part of the message is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_id: Option<String>,
+}
+
+impl RevertPoint {
+    /// Before message `message_id`, or before its part `part_id`.
+    pub fn new(message_id: impl Into<String>, part_id: Option<String>) -> Self {
+        RevertPoint {
+            message_id: message_id.into(),
+            part_id,
+        }
+    }
 }
 
 /// When a session was created and last changed, in ms since the Unix epoch
@@ -88,6 +117,7 @@ impl Session {
             model: None,
             ceilings: Vec::new(),
             time: SessionTime::at(crate::ids::now_ms()),
+            revert: None,
         }
     }
 

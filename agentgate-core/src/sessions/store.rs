@@ -31,6 +31,21 @@ pub trait SessionStore: Send + Sync {
         )))
     }
 
+    /// Removes messages `ids` of session `session_id` (those a revert took
+    /// back, when the next prompt is sent); ids it does not have are
+    /// ignored. The default refuses: a store that can delete says so by
+    /// implementing it.
+    async fn delete_messages(
+        &self,
+        session_id: &str,
+        ids: &[String],
+    ) -> Result<(), SessionStoreError> {
+        let _ = ids;
+        Err(SessionStoreError::Io(format!(
+            "this session store cannot delete messages (session {session_id} keeps its reverted messages)"
+        )))
+    }
+
     /// Sets a session's title (`PATCH /session/{id}` of the server, `agent
     /// sessions rename`) and moves its `time.updated` to now; returns the
     /// session as stored. The default reads the session and stores it

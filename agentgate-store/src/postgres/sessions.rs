@@ -178,6 +178,28 @@ impl SessionStore for PostgresStore {
         Ok(())
     }
 
+    async fn delete_messages(
+        &self,
+        session_id: &str,
+        ids: &[String],
+    ) -> Result<(), SessionStoreError> {
+        let exists = sqlx::query("SELECT 1 FROM sessions WHERE id = $1")
+            .bind(session_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(sql)?;
+        if exists.is_none() {
+            return Err(SessionStoreError::NotFound(session_id.to_string()));
+        }
+        sqlx::query("DELETE FROM messages WHERE session_id = $1 AND id = ANY($2)")
+            .bind(session_id)
+            .bind(ids)
+            .execute(&self.pool)
+            .await
+            .map_err(sql)?;
+        Ok(())
+    }
+
     async fn delete_session(&self, id: &str) -> Result<(), SessionStoreError> {
         // One transaction: the messages and the session go together.
         let mut tx = self.pool.begin().await.map_err(sql)?;

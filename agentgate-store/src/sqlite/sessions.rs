@@ -197,6 +197,37 @@ impl SessionStore for SqliteStore {
         }
     }
 
+    async fn delete_messages(
+        &self,
+        session_id: &str,
+        ids: &[String],
+    ) -> Result<(), SessionStoreError> {
+        let session_id = session_id.to_string();
+        let ids = ids.to_vec();
+        let missing = session_id.clone();
+        let found = self
+            .writing(move |store, conn| {
+                if !session_exists(conn, &session_id).map_err(|e| store.sql(e))? {
+                    return Ok(false);
+                }
+                let mut delete = conn
+                    .prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND id = ?2")
+                    .map_err(|e| store.sql(e))?;
+                for id in &ids {
+                    delete
+                        .execute(rusqlite::params![session_id, id])
+                        .map_err(|e| store.sql(e))?;
+                }
+                Ok(true)
+            })
+            .await?;
+        if found {
+            Ok(())
+        } else {
+            Err(SessionStoreError::NotFound(missing))
+        }
+    }
+
     async fn delete_session(&self, id: &str) -> Result<(), SessionStoreError> {
         let id = id.to_string();
         let missing = id.clone();

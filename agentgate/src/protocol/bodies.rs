@@ -71,6 +71,56 @@ pub(crate) struct SessionInfo {
     #[serde(default)]
     #[cfg_attr(feature = "server", schema(required = true))]
     pub(crate) time: SessionTime,
+    /// Where the session is reverted to, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) revert: Option<RevertInfo>,
+}
+
+/// opencode's `Session.revert`: the messages from `messageID` (or its part
+/// `partID`) on are taken back and hidden.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(ToSchema))]
+pub(crate) struct RevertInfo {
+    #[serde(rename = "messageID")]
+    pub(crate) message_id: String,
+    #[serde(rename = "partID", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) part_id: Option<String>,
+}
+
+/// The body of `POST /session/{id}/revert`: opencode's `{messageID,
+/// partID?}`, and `force` (this server's own) to overwrite files changed
+/// since.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(ToSchema))]
+pub(crate) struct RevertBody {
+    #[serde(rename = "messageID")]
+    pub(crate) message_id: String,
+    #[serde(rename = "partID", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) part_id: Option<String>,
+    /// Restore even files changed since by someone else.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) force: bool,
+}
+
+/// The optional body of `POST /session/{id}/unrevert`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(ToSchema))]
+pub(crate) struct UnrevertBody {
+    /// Put files back even when they changed since the revert.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) force: bool,
+}
+
+/// One file of `GET /session/{id}/diff` (opencode's `SnapshotFileDiff`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "server", derive(ToSchema))]
+pub(crate) struct SnapshotFileDiff {
+    pub(crate) file: String,
+    pub(crate) patch: String,
+    pub(crate) additions: usize,
+    pub(crate) deletions: usize,
+    /// `added`, `deleted` or `modified`.
+    pub(crate) status: String,
 }
 
 /// A model named by a request: `{providerID, modelID}`.

@@ -33,8 +33,9 @@ pub(crate) use command_bodies::{CommandBody, CommandInfo, ShellBody, SummarizeBo
 
 pub(crate) use bodies::{
     AlwaysChoiceInfo, CreateSession, ErrorBody, ErrorData, ForkSession, Health, MessageWithParts,
-    PartInput, PermissionInfo, PromptBody, ReplyBody, ReplyWord, RespondBody, SessionInfo,
-    SessionModel, SessionTime, ToolRef, UpdateSession,
+    PartInput, PermissionInfo, PromptBody, ReplyBody, ReplyWord, RespondBody, RevertBody,
+    RevertInfo, SessionInfo, SessionModel, SessionTime, SnapshotFileDiff, ToolRef, UnrevertBody,
+    UpdateSession,
 };
 #[cfg(test)]
 pub(crate) use events::EventKind;

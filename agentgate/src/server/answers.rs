@@ -29,6 +29,7 @@ impl IntoResponse for Failure {
             Failure::BadRequest(m) => api_error(StatusCode::BAD_REQUEST, "BadRequestError", m),
             Failure::NotFound(m) => api_error(StatusCode::NOT_FOUND, "NotFoundError", m),
             Failure::Aborted(m) => api_error(StatusCode::CONFLICT, "MessageAbortedError", m),
+            Failure::Conflict(name, m) => api_error(StatusCode::CONFLICT, name, m),
             Failure::Internal(m) => api_error(StatusCode::INTERNAL_SERVER_ERROR, "UnknownError", m),
         }
     }

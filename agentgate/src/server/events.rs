@@ -304,7 +304,7 @@ impl TurnTranslator {
                 let now = now_ms();
                 bus.publish(ServerEvent::MessagePartUpdated(PartUpdated {
                     session_id: session_id.clone(),
-                    part: part_json(part, session_id, message_id, now),
+                    part: part_json(part, (session_id, message_id), now, &self.directory),
                     time: now,
                 }));
             }

@@ -37,6 +37,7 @@ mod auth;
 mod command_routes;
 mod events;
 mod page;
+mod revert_routes;
 mod routes;
 mod served;
 mod shell_routes;

@@ -30,6 +30,9 @@ pub(crate) const ROUTES: &[&str] = &[
     "DELETE /session/{sessionID}",
     "PATCH /session/{sessionID}",
     "POST /session/{sessionID}/fork",
+    "POST /session/{sessionID}/revert",
+    "POST /session/{sessionID}/unrevert",
+    "GET /session/{sessionID}/diff",
     "GET /session/{sessionID}/message",
     "POST /session/{sessionID}/message",
     "POST /session/{sessionID}/prompt_async",
@@ -64,6 +67,18 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
                 .patch(update_session),
         )
         .route("/session/{session_id}/fork", post(fork_session))
+        .route(
+            "/session/{session_id}/revert",
+            post(super::revert_routes::revert),
+        )
+        .route(
+            "/session/{session_id}/unrevert",
+            post(super::revert_routes::unrevert),
+        )
+        .route(
+            "/session/{session_id}/diff",
+            get(super::revert_routes::diff),
+        )
         .route(
             "/session/{session_id}/message",
             get(list_messages).post(prompt),
@@ -528,6 +543,9 @@ async fn doc() -> Json<utoipa::openapi::OpenApi> {
         delete_session,
         update_session,
         fork_session,
+        super::revert_routes::revert,
+        super::revert_routes::unrevert,
+        super::revert_routes::diff,
         list_messages,
         prompt,
         prompt_async,

@@ -30,6 +30,9 @@ pub(crate) enum Failure {
     NotFound(String),
     /// 409: the session was aborted before the queued prompt ran.
     Aborted(String),
+    /// 409 with the error's name: the session is busy (`SessionBusyError`),
+    /// or files changed since a checkpoint (`FileConflictError`).
+    Conflict(&'static str, String),
     /// 500.
     Internal(String),
 }
@@ -41,6 +44,7 @@ impl Failure {
             Failure::BadRequest(m)
             | Failure::NotFound(m)
             | Failure::Aborted(m)
+            | Failure::Conflict(_, m)
             | Failure::Internal(m) => m,
         }
     }

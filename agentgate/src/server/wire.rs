@@ -13,8 +13,8 @@ use crate::permission::{AlwaysChoice, PermissionRequest, ReplyKind};
 pub(crate) use crate::protocol::{
     AlwaysChoiceInfo, CommandBody, CommandInfo, CreateSession, ErrorBody, ErrorData, ForkSession,
     Health, MessageWithParts, PartInput, PermissionInfo, PromptBody, ReplyBody, ReplyWord,
-    RespondBody, SessionInfo, SessionModel, SessionTime, ShellBody, SummarizeBody, ToolRef,
-    UpdateSession,
+    RespondBody, RevertBody, RevertInfo, SessionInfo, SessionModel, SessionTime, ShellBody,
+    SnapshotFileDiff, SummarizeBody, ToolRef, UnrevertBody, UpdateSession,
 };
 use crate::transcript::MessageError;
 use crate::{Message, ModelCost, Part, Role, Session, ToolState, Usage};
@@ -56,6 +56,10 @@ impl SessionInfo {
                 created,
                 updated: updated.unwrap_or(created).max(created),
             },
+            revert: session.revert.as_ref().map(|point| RevertInfo {
+                message_id: point.message_id.clone(),
+                part_id: point.part_id.clone(),
+            }),
         }
     }
 }
@@ -189,7 +193,13 @@ pub(crate) fn message_info(message: &Message, ctx: &MessageContext<'_>) -> Value
 }
 
 /// opencode's `Part` for `part` of message `message_id`.
-pub(crate) fn part_json(part: &Part, session_id: &str, message_id: &str, time: u64) -> Value {
+/// `directory` is the session's (a patch lists its files' absolute paths).
+pub(crate) fn part_json(
+    part: &Part,
+    (session_id, message_id): (&str, &str),
+    time: u64,
+    directory: &Path,
+) -> Value {
     let mut out = Map::new();
     out.insert("id".into(), json!(part.id()));
     out.insert("sessionID".into(), json!(session_id));
@@ -242,6 +252,17 @@ pub(crate) fn part_json(part: &Part, session_id: &str, message_id: &str, time: u
             out.insert("agent".into(), json!(agent));
             out.insert("description".into(), json!(description));
             out.insert("prompt".into(), json!(prompt));
+        }
+        Part::Patch { files, .. } => {
+            // opencode's `PatchPart`: its `hash` names a snapshot tree; a
+            // step's checkpoint here is its part, so the part's id.
+            out.insert("type".into(), json!("patch"));
+            out.insert("hash".into(), json!(part.id()));
+            let files: Vec<String> = files
+                .iter()
+                .map(|change| directory.join(&change.path).display().to_string())
+                .collect();
+            out.insert("files".into(), json!(files));
         }
         _ => {
             out.insert("type".into(), json!("unknown"));
@@ -298,7 +319,14 @@ pub(crate) fn with_parts(message: &Message, ctx: &MessageContext<'_>) -> Message
         parts: message
             .parts
             .iter()
-            .map(|part| part_json(part, &message.session_id, &message.id, message.time.start))
+            .map(|part| {
+                part_json(
+                    part,
+                    (&message.session_id, &message.id),
+                    message.time.start,
+                    ctx.directory,
+                )
+            })
             .collect(),
     }
 }

@@ -1,0 +1,337 @@
+//! [`Engine::revert`], [`Engine::unrevert`] and [`Engine::diff`]: a
+//! session's file changes taken back and put back, with opencode's
+//! semantics, from the checkpoints its steps kept ([`Part::Patch`]).
+//!
+//! A revert point splits the session's patches in two: those before it
+//! are applied, those from it on are taken back. Moving the point (a
+//! first revert, a revert further back, a partial redo, an unrevert) moves
+//! only the patches between the old point and the new one, in one
+//! [`Checkpoints::apply`](crate::checkpoint::Checkpoints::apply) of their
+//! net change, which refuses when a file changed since (unless forced).
+//! The messages from the point on stay stored, hidden, until the next
+//! prompt removes them.
+
+use std::path::PathBuf;
+
+use super::facade::Engine;
+use crate::checkpoint::{CheckpointError, Direction, FileChange, FileState, net_changes};
+use crate::message::{Message, Part};
+use crate::sessions::{RevertPoint, Session, SessionStoreError};
+
+/// Why a revert, an unrevert or a diff failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RevertError {
+    /// The store failed or does not know the session.
+    #[error(transparent)]
+    Store(#[from] SessionStoreError),
+    /// A prompt of the session is running.
+    #[error("session {0:?} is busy with a prompt: wait for it or cancel it, then revert")]
+    Busy(String),
+    /// The session has no such message, or the message no such part.
+    #[error("session {session:?} has no {what}")]
+    NotFound {
+        /// The session.
+        session: String,
+        /// What was asked for (`message "msg_…"`, `part "prt_…" in message "msg_…"`).
+        what: String,
+    },
+    /// The files could not be moved (a file changed since: see
+    /// [`CheckpointError::Conflict`]); nothing was changed.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+/// One file of a message's diff (opencode's `SnapshotFileDiff`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct FileDiff {
+    /// The path, relative to the project root.
+    pub file: String,
+    /// `added`, `deleted` or `modified`.
+    pub status: DiffStatus,
+    /// Lines added.
+    pub additions: usize,
+    /// Lines removed.
+    pub deletions: usize,
+    /// A unified diff (empty for a binary file or a change of mode only).
+    pub patch: String,
+}
+
+/// What happened to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum DiffStatus {
+    /// It did not exist before.
+    Added,
+    /// It no longer exists.
+    Deleted,
+    /// It changed (content, mode, link target or kind).
+    Modified,
+}
+
+/// Where in a session's messages something is: (message, part) indexes.
+type Position = (usize, usize);
+
+/// The session's patches, in order, with where each is.
+fn patches(messages: &[Message]) -> Vec<(Position, &[FileChange])> {
+    let mut found = Vec::new();
+    for (m, message) in messages.iter().enumerate() {
+        for (p, part) in message.parts.iter().enumerate() {
+            if let Part::Patch { files, .. } = part {
+                found.push(((m, p), files.as_slice()));
+            }
+        }
+    }
+    found
+}
+
+/// Where `point` is in `messages`.
+fn position(
+    session: &str,
+    messages: &[Message],
+    point: &RevertPoint,
+) -> Result<Position, RevertError> {
+    let m = messages
+        .iter()
+        .position(|m| m.id == point.message_id)
+        .ok_or_else(|| RevertError::NotFound {
+            session: session.to_string(),
+            what: format!("message {:?}", point.message_id),
+        })?;
+    let p = match &point.part_id {
+        None => 0,
+        Some(part) => messages[m]
+            .parts
+            .iter()
+            .position(|p| p.id() == part)
+            .ok_or_else(|| RevertError::NotFound {
+                session: session.to_string(),
+                what: format!("part {part:?} in message {:?}", point.message_id),
+            })?,
+    };
+    Ok((m, p))
+}
+
+/// The net change of the patches in `[from, to)`, and which way it moves
+/// when the point goes from `from` to `to` (back when `to` is earlier).
+fn between(
+    messages: &[Message],
+    current: Position,
+    target: Position,
+) -> (Vec<FileChange>, Direction) {
+    let (low, high, direction) = if target < current {
+        (target, current, Direction::Back)
+    } else {
+        (current, target, Direction::Forward)
+    };
+    let moved = patches(messages)
+        .into_iter()
+        .filter(|(at, _)| *at >= low && *at < high)
+        .flat_map(|(_, files)| files.iter().cloned());
+    (net_changes(moved), direction)
+}
+
+impl Engine {
+    /// Reverts session `session_id` to before message `message_id` (or
+    /// before its part `part_id`), as opencode's `POST
+    /// /session/{id}/revert` does: the files every later step changed
+    /// (file tools and commands alike) are put back as they were, and the
+    /// messages from that point on are hidden until the next prompt
+    /// removes them or [`unrevert`](Self::unrevert) puts everything back.
+    /// Reverting an already reverted session moves its point, taking back
+    /// or putting back only what lies between.
+    ///
+    /// Refuses, changing nothing, when a file to restore was changed since
+    /// by someone else ([`CheckpointError::Conflict`], naming the files),
+    /// unless `force`.
+    pub async fn revert(
+        &self,
+        session_id: &str,
+        message_id: &str,
+        part_id: Option<&str>,
+        force: bool,
+    ) -> Result<Session, RevertError> {
+        let point = RevertPoint::new(message_id, part_id.map(str::to_string));
+        self.move_revert_point(session_id, Some(point), force).await
+    }
+
+    /// Puts back everything [`revert`](Self::revert) took back (opencode's
+    /// `POST /session/{id}/unrevert`); the session as it is then. A session
+    /// that is not reverted is returned unchanged.
+    pub async fn unrevert(&self, session_id: &str, force: bool) -> Result<Session, RevertError> {
+        self.move_revert_point(session_id, None, force).await
+    }
+
+    /// Moves the revert point of `session_id` to `target` (`None`: the
+    /// end, nothing reverted).
+    async fn move_revert_point(
+        &self,
+        session_id: &str,
+        target: Option<RevertPoint>,
+        force: bool,
+    ) -> Result<Session, RevertError> {
+        let _guard = self
+            .mark_busy(session_id)
+            .map_err(|_| RevertError::Busy(session_id.to_string()))?;
+        let store = self.store();
+        let mut session = store.session(session_id).await?;
+        let messages = store.messages(session_id).await?;
+        let end = (messages.len(), 0);
+        let current = match &session.revert {
+            Some(point) => position(session_id, &messages, point).unwrap_or(end),
+            None => end,
+        };
+        let target_at = match &target {
+            Some(point) => position(session_id, &messages, point)?,
+            None => end,
+        };
+        let (changes, direction) = between(&messages, current, target_at);
+        if !changes.is_empty()
+            && let Some(checkpoints) = &self.state().checkpoints
+        {
+            checkpoints
+                .apply(&self.root_of(&session), &changes, direction, force)
+                .await?;
+        }
+        session.revert = target;
+        store.put_session(&session).await?;
+        Ok(session)
+    }
+
+    /// The project root of `session`'s checkpoints (the engine's worktree,
+    /// else the session's directory), as its tools saw it.
+    pub(super) fn root_of(&self, session: &Session) -> PathBuf {
+        self.state()
+            .worktree
+            .clone()
+            .unwrap_or_else(|| session.directory.clone())
+    }
+
+    /// Removes what a revert hid, when the session is reverted: the
+    /// messages from its point on (and, for a point inside a message, that
+    /// message's parts from it on). Run before a new prompt, as opencode's
+    /// cleanup does; the session as it is then.
+    pub(super) async fn clean_up_revert(
+        &self,
+        mut session: Session,
+    ) -> Result<Session, SessionStoreError> {
+        let Some(point) = session.revert.take() else {
+            return Ok(session);
+        };
+        let store = self.store();
+        let messages = store.messages(&session.id).await?;
+        if let Ok((m, p)) = position(&session.id, &messages, &point) {
+            let mut removed: Vec<String> = messages[m..].iter().map(|m| m.id.clone()).collect();
+            if p > 0 {
+                let mut kept = messages[m].clone();
+                kept.parts.truncate(p);
+                store.put_message(&kept).await?;
+                removed.remove(0);
+            }
+            store.delete_messages(&session.id, &removed).await?;
+        }
+        store.put_session(&session).await?;
+        Ok(session)
+    }
+
+    /// What session `session_id` changed in the project's files, per file
+    /// with a unified diff (opencode's `GET /session/{id}/diff`): for
+    /// `message_id` a user message, what the answer to it changed; for an
+    /// assistant message, what its step changed; for `None`, the whole
+    /// session. Hidden (reverted) messages count only when asked for by id.
+    pub async fn diff(
+        &self,
+        session_id: &str,
+        message_id: Option<&str>,
+    ) -> Result<Vec<FileDiff>, RevertError> {
+        let store = self.store();
+        let session = store.session(session_id).await?;
+        let messages = store.messages(session_id).await?;
+        let range = match message_id {
+            None => {
+                let end = match &session.revert {
+                    Some(point) => position(session_id, &messages, point)?,
+                    None => (messages.len(), 0),
+                };
+                ((0, 0), end)
+            }
+            Some(id) => message_range(session_id, &messages, id)?,
+        };
+        let changes = between(&messages, range.0, range.1).0;
+        let root = self.root_of(&session);
+        let mut diffs = Vec::with_capacity(changes.len());
+        for change in &changes {
+            diffs.push(self.file_diff(&root, change).await?);
+        }
+        Ok(diffs)
+    }
+
+    /// One file's diff, its contents read from the checkpoint store.
+    async fn file_diff(
+        &self,
+        root: &std::path::Path,
+        change: &FileChange,
+    ) -> Result<FileDiff, RevertError> {
+        let before = self.text_of(root, change.before.as_ref()).await?;
+        let after = self.text_of(root, change.after.as_ref()).await?;
+        let status = match (&change.before, &change.after) {
+            (None, _) => DiffStatus::Added,
+            (_, None) => DiffStatus::Deleted,
+            _ => DiffStatus::Modified,
+        };
+        Ok(super::text_diff::file_diff(
+            &change.path,
+            status,
+            before,
+            after,
+        ))
+    }
+
+    /// The text of a file state for a diff: a file's content (`None` when
+    /// it is not UTF-8), a link's target, nothing for a directory.
+    async fn text_of(
+        &self,
+        root: &std::path::Path,
+        state: Option<&FileState>,
+    ) -> Result<Option<String>, RevertError> {
+        match state {
+            Some(FileState::File { blob, .. }) => match &self.state().checkpoints {
+                Some(checkpoints) => {
+                    let bytes = checkpoints.blob(root, blob).await?;
+                    Ok(String::from_utf8(bytes).ok())
+                }
+                None => Ok(None),
+            },
+            Some(FileState::Symlink { target }) => Ok(Some(format!("-> {}\n", target.display()))),
+            Some(FileState::Dir { .. }) | None => Ok(Some(String::new())),
+        }
+    }
+}
+
+/// The patches a message's diff covers: for a user message, its own and
+/// those of the messages answering it (up to the next user message); for
+/// another message, its own.
+fn message_range(
+    session: &str,
+    messages: &[Message],
+    id: &str,
+) -> Result<(Position, Position), RevertError> {
+    let m = messages
+        .iter()
+        .position(|m| m.id == id)
+        .ok_or_else(|| RevertError::NotFound {
+            session: session.to_string(),
+            what: format!("message {id:?}"),
+        })?;
+    let end = if messages[m].role == crate::message::Role::User {
+        messages[m + 1..]
+            .iter()
+            .position(|next| next.role == crate::message::Role::User)
+            .map_or(messages.len(), |offset| m + 1 + offset)
+    } else {
+        m + 1
+    };
+    Ok(((m, 0), (end, 0)))
+}
