@@ -89,6 +89,7 @@ pub use agentgate_core as core;
 
 // The tools by area; each folder's `mod.rs` lists what it holds.
 mod builtin;
+mod changes;
 #[cfg(unix)]
 mod checkpoint;
 mod files;
