@@ -89,6 +89,9 @@ pub use agentgate_core as core;
 
 // The tools by area; each folder's `mod.rs` lists what it holds.
 mod builtin;
+mod changes;
+#[cfg(unix)]
+mod checkpoint;
 mod files;
 mod git;
 mod limits;
@@ -174,6 +177,11 @@ pub use search::glob::{GlobArgs, GlobTool};
 pub use search::grep::{GrepArgs, GrepTool};
 pub use search::list::{DEFAULT_IGNORED_DIRS, ListArgs, ListTool};
 pub use search::walk::PathGlob;
+
+// Checkpoints on the file system: what each step changed, to revert and
+// unrevert it (issue 44, `docs/checkpoints.md`).
+#[cfg(unix)]
+pub use checkpoint::fs_checkpoints::{DEFAULT_MAX_BYTES, FsCheckpoints, FsCheckpointsBuilder};
 
 // Fetching web pages (converted with [`html`]).
 pub use web::webfetch::{

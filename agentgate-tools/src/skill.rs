@@ -52,6 +52,11 @@ impl SkillTool {
 impl TypedTool for SkillTool {
     type Args = SkillArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         SKILL
     }

@@ -128,6 +128,11 @@ impl TodoWriteTool {
 impl TypedTool for TodoWriteTool {
     type Args = TodoWriteArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         TODOWRITE
     }
@@ -172,6 +177,11 @@ impl TodoReadTool {
 #[async_trait::async_trait]
 impl TypedTool for TodoReadTool {
     type Args = TodoReadArgs;
+
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
 
     fn id(&self) -> &str {
         TODOREAD

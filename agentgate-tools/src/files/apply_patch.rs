@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::changes;
 use crate::files::atomic::{FileLock, lock_file, write_atomic};
 use crate::files::diff::unified_diff;
 use crate::files::error::FileError;
@@ -316,9 +317,34 @@ async fn put(path: &Path, content: Option<&[u8]>) -> Result<(), FileError> {
     }
 }
 
+/// Writes every change, all or nothing: on a failure, what was already
+/// written is put back.
+async fn write_all(changes: &[Change]) -> Result<(), ToolError> {
+    let mut written: Vec<&Change> = Vec::new();
+    for change in changes {
+        if change.before == change.after {
+            continue;
+        }
+        if let Err(error) = put(&change.path, change.after.as_deref()).await {
+            // Put back what this call already changed.
+            for done in written.iter().rev() {
+                let _ = put(&done.path, done.before.as_deref()).await;
+            }
+            return Err(error.into());
+        }
+        written.push(change);
+    }
+    Ok(())
+}
+
 #[async_trait::async_trait]
 impl TypedTool for ApplyPatchTool {
     type Args = ApplyPatchArgs;
+
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
 
     fn id(&self) -> &str {
         "apply_patch"
@@ -374,20 +400,11 @@ impl TypedTool for ApplyPatchTool {
             edit.with_metadata(metadata.clone()).ask(ctx).await?;
         }
 
-        let mut written: Vec<&Change> = Vec::new();
-        for change in &plan.changes {
-            if change.before == change.after {
-                continue;
-            }
-            if let Err(error) = put(&change.path, change.after.as_deref()).await {
-                // Put back what this call already changed.
-                for done in written.iter().rev() {
-                    let _ = put(&done.path, done.before.as_deref()).await;
-                }
-                return Err(error.into());
-            }
-            written.push(change);
-        }
+        let touched: Vec<PathBuf> = all.iter().cloned().collect();
+        changes::before_paths(ctx, &touched).await;
+        let written = write_all(&plan.changes).await;
+        changes::after_paths(ctx, &touched).await;
+        written?;
         let output = if summary.is_empty() {
             "Success. No files were changed.".to_string()
         } else {

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::changes;
 use crate::files::atomic::{lock_file, write_atomic};
 use crate::files::diff::{FileDiff, unified_diff};
 use crate::files::error::FileError;
@@ -86,6 +87,11 @@ fn with_line_endings(text: &str, crlf: bool) -> String {
 impl TypedTool for EditTool {
     type Args = EditArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         "edit"
     }
@@ -142,7 +148,11 @@ impl TypedTool for EditTool {
             ask_edit(unified_diff(&filepath, &args.old_string, &args.new_string).unified).await?;
             changed(&args, &path).await?
         };
-        write_atomic(&path, &bytes).await.map_err(FileError::from)?;
+        let touched = [path.clone()];
+        changes::before_paths(ctx, &touched).await;
+        let written = write_atomic(&path, &bytes).await;
+        changes::after_paths(ctx, &touched).await;
+        written.map_err(FileError::from)?;
         Ok(ToolOutput::text("Edit applied successfully.")
             .with_title(paths::relative(&ctx.worktree, &path))
             .with_metadata(json!({

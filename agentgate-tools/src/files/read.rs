@@ -83,6 +83,11 @@ impl ReadTool {
 impl TypedTool for ReadTool {
     type Args = ReadArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         "read"
     }

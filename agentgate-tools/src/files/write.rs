@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::changes;
 use crate::files::atomic::{lock_file, write_atomic};
 use crate::files::diff::unified_diff;
 use crate::files::error::FileError;
@@ -54,6 +55,11 @@ impl WriteTool {
 impl TypedTool for WriteTool {
     type Args = WriteArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         "write"
     }
@@ -85,9 +91,11 @@ impl TypedTool for WriteTool {
                 .ask(ctx)
                 .await?;
         }
-        write_atomic(&path, args.content.as_bytes())
-            .await
-            .map_err(FileError::from)?;
+        let touched = [path.clone()];
+        changes::before_paths(ctx, &touched).await;
+        let written = write_atomic(&path, args.content.as_bytes()).await;
+        changes::after_paths(ctx, &touched).await;
+        written.map_err(FileError::from)?;
         Ok(ToolOutput::text("Wrote file successfully.")
             .with_title(paths::relative(&ctx.worktree, &path))
             .with_metadata(json!({

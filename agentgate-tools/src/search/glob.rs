@@ -106,6 +106,11 @@ impl GlobTool {
 impl TypedTool for GlobTool {
     type Args = GlobArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         "glob"
     }

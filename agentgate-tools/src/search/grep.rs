@@ -272,6 +272,11 @@ fn search_tree(
 impl TypedTool for GrepTool {
     type Args = GrepArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         "grep"
     }

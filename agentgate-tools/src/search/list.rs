@@ -143,6 +143,11 @@ fn render(root: &Path, files: &[PathBuf]) -> String {
 impl TypedTool for ListTool {
     type Args = ListArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         "list"
     }

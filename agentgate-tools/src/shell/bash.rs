@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentgate_core::truncation::Truncator;
-use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
+use agentgate_core::{ChangeScope, ToolContext, ToolError, ToolOutput, TypedTool};
 use agentgate_permission::{Allowed, AskRequest, PermissionError, SANDBOX_GRANT_KEY};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -28,6 +28,7 @@ mod requests;
 
 pub use requests::bash_requests;
 
+use crate::changes;
 use crate::files::external::EXTERNAL_DIRECTORY;
 use crate::files::paths;
 use crate::files::protected::PROTECTED_PATH;
@@ -248,6 +249,11 @@ impl Captured {
 impl TypedTool for BashTool {
     type Args = BashArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         BASH
     }
@@ -324,12 +330,16 @@ impl TypedTool for BashTool {
             .map_err(|error| ToolError::Failed(error.to_string()))?;
 
         let shell = self.shell();
-        let mut child = sandbox
-            .spawn(&shell, ["-c", args.command.as_str()], &cwd)
-            .map_err(|error| BashError::Spawn {
-                shell: shell.display().to_string(),
-                reason: error.to_string(),
-            })?;
+        // The command may change anything in the project: compared whole.
+        changes::before(ctx, ChangeScope::Project).await;
+        let spawned = sandbox.spawn(&shell, ["-c", args.command.as_str()], &cwd);
+        if spawned.is_err() {
+            changes::after(ctx, ChangeScope::Project).await;
+        }
+        let mut child = spawned.map_err(|error| BashError::Spawn {
+            shell: shell.display().to_string(),
+            reason: error.to_string(),
+        })?;
         let mut group = ProcessGroup::new(child.id());
 
         let (sender, mut receiver) = mpsc::channel::<Vec<u8>>(64);
@@ -431,22 +441,11 @@ impl TypedTool for BashTool {
             }
         }
         sandbox.settled();
+        // After protected changes were settled: what was undone is not recorded.
+        changes::after(ctx, ChangeScope::Project).await;
 
         let mut output = captured.text();
-        let note = match ending {
-            Ending::TimedOut => Some(format!(
-                "bash tool terminated command after exceeding timeout {} ms",
-                timeout.as_millis()
-            )),
-            Ending::Cancelled => Some("User aborted the command".to_string()),
-            Ending::LimitReached => {
-                Some("the sandbox ended the command at one of its limits".to_string())
-            }
-            Ending::Exited(Some(0)) => None,
-            Ending::Exited(Some(code)) => Some(format!("exit code: {code}")),
-            Ending::Exited(None) => Some("the command was ended by a signal".to_string()),
-        };
-        if let Some(note) = &note {
+        if let Some(note) = &ending_note(ending, timeout) {
             output.push_str(&format!("\n\n<shell_metadata>\n{note}\n</shell_metadata>"));
         }
         let denials = sandbox.denials(&output);
@@ -487,6 +486,23 @@ impl TypedTool for BashTool {
                 "truncated": truncated,
                 "sandbox": sandbox_metadata,
             })))
+    }
+}
+
+/// What the model is told of how the command ended (`None`: it succeeded).
+fn ending_note(ending: Ending, timeout: Duration) -> Option<String> {
+    match ending {
+        Ending::TimedOut => Some(format!(
+            "bash tool terminated command after exceeding timeout {} ms",
+            timeout.as_millis()
+        )),
+        Ending::Cancelled => Some("User aborted the command".to_string()),
+        Ending::LimitReached => {
+            Some("the sandbox ended the command at one of its limits".to_string())
+        }
+        Ending::Exited(Some(0)) => None,
+        Ending::Exited(Some(code)) => Some(format!("exit code: {code}")),
+        Ending::Exited(None) => Some("the command was ended by a signal".to_string()),
     }
 }
 

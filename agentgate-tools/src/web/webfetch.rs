@@ -425,6 +425,11 @@ pub fn url_patterns(url: &str) -> Vec<String> {
 impl TypedTool for WebFetchTool {
     type Args = WebFetchArgs;
 
+    fn effects(&self) -> agentgate_core::ToolEffects {
+        // Reads only, or reports its writes to the checkpoints itself.
+        agentgate_core::ToolEffects::Declared
+    }
+
     fn id(&self) -> &str {
         WEBFETCH
     }

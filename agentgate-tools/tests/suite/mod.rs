@@ -13,6 +13,8 @@ mod bash_tool;
 mod bash_vectors;
 mod bypass_corpus;
 mod bypass_effects;
+mod checkpoint_tools;
+mod checkpoints;
 mod conformance;
 mod file_tools;
 mod file_tools_in_loop;

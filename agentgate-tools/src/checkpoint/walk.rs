@@ -1,0 +1,130 @@
+//! The walk of a whole project (a [`ChangeScope::Project`](agentgate_core::ChangeScope)
+//! scope): every file, folder and symbolic link under the root, with its
+//! `lstat` key, never following a link, skipping `.git` and what the
+//! project's git ignore rules ignore (its `.gitignore` files and
+//! `.git/info/exclude`; not the user's global excludes, and hidden files
+//! are included). Paths that are not UTF-8 are skipped.
+
+use std::io;
+use std::path::Path;
+
+use crate::checkpoint::observe::StatKey;
+use crate::checkpoint::rel_path;
+
+/// Every entry of the project under `root`: its relative path and key.
+pub(crate) fn project(root: &Path) -> io::Result<Vec<(String, StatKey)>> {
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_global(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .build();
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            // A folder that vanished or cannot be read mid-walk: what
+            // could be read is still compared.
+            Err(error) => {
+                tracing::debug!(%error, "checkpoint walk: skipped an entry");
+                continue;
+            }
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Some(rel) = relative(root, entry.path()) else {
+            continue;
+        };
+        match entry.path().symlink_metadata() {
+            Ok(metadata) => found.push((rel, StatKey::of_metadata(&metadata))),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(found)
+}
+
+/// `path`, under `root`, as a `/`-separated relative path.
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let inside = path.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = inside.iter().map(|part| part.to_str()).collect();
+    let rel = parts?.join("/");
+    rel_path::invalid(&rel).is_none().then_some(rel)
+}
+
+/// Every entry under the folder `rel` of `root` (not following links,
+/// skipping `.git`, ignore rules not applied: the folder was named).
+pub(crate) fn under(root: &Path, rel: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![rel.to_string()];
+    while let Some(folder) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&folder)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let child = format!("{folder}/{name}");
+            if rel_path::invalid(&child).is_some() {
+                continue;
+            }
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                pending.push(child.clone());
+            }
+            found.push(child);
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_skips_git_and_ignored_paths_and_does_not_follow_links() {
+        let dir = std::env::temp_dir().join(format!("cp-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join(".git/info")).unwrap();
+        std::fs::create_dir_all(dir.join("src/target")).unwrap();
+        std::fs::create_dir_all(dir.join("outside")).unwrap();
+        std::fs::write(dir.join(".git/info/exclude"), "secret.txt\n").unwrap();
+        std::fs::write(dir.join(".gitignore"), "target/\n").unwrap();
+        std::fs::write(dir.join("src/a.rs"), "").unwrap();
+        std::fs::write(dir.join("src/.hidden"), "").unwrap();
+        std::fs::write(dir.join("src/target/out"), "").unwrap();
+        std::fs::write(dir.join("secret.txt"), "").unwrap();
+        std::os::unix::fs::symlink(dir.join("src"), dir.join("link")).unwrap();
+        let mut names: Vec<String> = project(&dir)
+            .unwrap()
+            .into_iter()
+            .map(|(rel, _)| rel)
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                ".gitignore",
+                "link",
+                "outside",
+                "src",
+                "src/.hidden",
+                "src/a.rs"
+            ]
+        );
+        let mut inside = under(&dir, "src");
+        inside.sort();
+        assert_eq!(
+            inside,
+            ["src/.hidden", "src/a.rs", "src/target", "src/target/out"]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
