@@ -99,7 +99,6 @@ const NOT_SPLIT_YET: &[(&str, &str, usize)] = &[
     ("agentgate-cli/src/chat_cli.rs", "chat", 214),
     ("agentgate-cli/src/run_cli.rs", "build_agent", 116),
     ("agentgate-cli/src/run_cli.rs", "run", 159),
-    ("benches/src/bin/peers/main.rs", "main", 176),
     ("benches/src/bin/peers/report.rs", "render", 121),
 ];
 

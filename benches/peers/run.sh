@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The peers benchmark of issue 27: the agent (release build), opencode and
-# codex from the npm registry, run offline against the same scripted mock
-# model (benches/src/mock_model.rs) on a cold start, one turn, a 20-step
-# tool loop and 80 steps with 52 KB tool outputs; interleaved rounds,
-# medians, ratios against the agent on the same wire API.
+# The peers benchmark of issues 27 and 43: the agent (release build),
+# opencode and codex from the npm registry, run offline against the same
+# scripted mock model (benches/src/mock_model.rs) on a cold start, one
+# turn, a 20-step tool loop, 80 steps with 52 KB tool outputs and 10 grep
+# steps over a generated 10,000-file tree; then `agent serve` against
+# `opencode serve` and `agent acp` against `opencode acp`; interleaved
+# rounds, medians, ratios against the agent on the same wire API.
 #
 # Usage: benches/peers/run.sh [ROUNDS]   (default 3)
 #

@@ -13,13 +13,22 @@
 //! assert_eq!(rules, agentgate_benches::synthetic_rules(100));
 //! ```
 
+mod acp_client;
 mod counting_alloc;
+mod grep_tree;
 mod mock_model;
 mod offline_command;
+mod serve_client;
 
+pub use acp_client::{AcpClient, agent_message_chunk};
 pub use counting_alloc::{CountingAllocator, usize_arg};
+pub use grep_tree::{NEEDLE, generate_tree};
 pub use mock_model::{MockModel, RequestRecord, RunRecord, Script, process_cpu_ns};
 pub use offline_command::offline_command;
+pub use serve_client::{
+    ProcSample, Server, ServerKind, create_and_prompt, delete_session, http_client, proc_sample,
+    server_config, spawn_server,
+};
 
 use agentgate_core::{AgentEnvironment, Agents};
 use agentgate_permission::{Action, PermissionConfig, Rule, Ruleset};

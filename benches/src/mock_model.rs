@@ -5,8 +5,9 @@
 //! against it.
 //!
 //! What it answers depends only on the conversation: a request carrying
-//! `n` tool results gets a call of the client's shell tool while
-//! `n < steps`, then a short text answer. A request without tools (a
+//! `n` tool results gets a call of the client's shell tool (or, for a
+//! search script, of its grep tool when it has one) while `n < steps`,
+//! then a short text answer. A request without tools (a
 //! title or summary request) gets a text answer and is counted apart.
 //! Each reply, headers and body, goes out in one `write` on a socket with
 //! `TCP_NODELAY`, so a client that reuses its connection never waits for
@@ -31,6 +32,11 @@ pub struct Script {
     /// A string every tool result must contain (the file's marker), checked
     /// on the last tool result of each request.
     pub expect_in_output: String,
+    /// When not empty, the search pattern of call `i` (`{i}` replaced as
+    /// in [`Script::command`]): the call goes to the client's grep tool
+    /// (`grep` with a `pattern` parameter) when it has one, else to its
+    /// shell with [`Script::command`].
+    pub grep_pattern: String,
 }
 
 /// One request the mock received in a run.
@@ -439,6 +445,17 @@ fn shell_tool(tools: &[(String, Value)]) -> Option<Shell> {
     None
 }
 
+/// The client's grep tool: one named `grep` whose parameters have a
+/// `pattern` (the agent's and opencode's; codex has none).
+fn grep_tool(tools: &[(String, Value)]) -> Option<String> {
+    tools
+        .iter()
+        .find(|(name, parameters)| {
+            name == "grep" && parameters.pointer("/properties/pattern").is_some()
+        })
+        .map(|(name, _)| name.clone())
+}
+
 /// The tool results of a request's history, in order (their text).
 fn tool_results(body: &Value, responses: bool) -> Vec<String> {
     let text = |content: Option<&Value>| -> String {
@@ -508,21 +525,7 @@ fn turn(
         };
         return Ok(text_reply(responses, &model, &answer));
     }
-    let names: Vec<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
-    let shell = shell_tool(&tools)
-        .ok_or_else(|| format!("no shell tool among the request's tools: {names:?}"))?;
-    let command = script.command.replace("{i}", &results.len().to_string());
-    let (name, arguments) = match shell {
-        Shell::Text { name, description } => {
-            let mut args = json!({"command": command});
-            if description {
-                args["description"] = json!(format!("Step {}", results.len()));
-            }
-            (name, args)
-        }
-        Shell::Argv { name } => (name, json!({"command": ["bash", "-lc", command]})),
-        Shell::Cmd { name } => (name, json!({"cmd": command})),
-    };
+    let (name, arguments) = call(&tools, script, results.len())?;
     let call_id = format!("call_mock{:04}", results.len());
     Ok(tool_reply(
         responses,
@@ -531,6 +534,38 @@ fn turn(
         &call_id,
         &arguments.to_string(),
     ))
+}
+
+/// The tool call of step `step`: the grep tool with the step's pattern
+/// for a search script whose client has one, else the shell with the
+/// step's command.
+fn call(
+    tools: &[(String, Value)],
+    script: &Script,
+    step: usize,
+) -> Result<(String, Value), String> {
+    let step_text = step.to_string();
+    if !script.grep_pattern.is_empty()
+        && let Some(name) = grep_tool(tools)
+    {
+        let pattern = script.grep_pattern.replace("{i}", &step_text);
+        return Ok((name, json!({"pattern": pattern})));
+    }
+    let names: Vec<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
+    let shell = shell_tool(tools)
+        .ok_or_else(|| format!("no shell tool among the request's tools: {names:?}"))?;
+    let command = script.command.replace("{i}", &step_text);
+    Ok(match shell {
+        Shell::Text { name, description } => {
+            let mut args = json!({"command": command});
+            if description {
+                args["description"] = json!(format!("Step {step}"));
+            }
+            (name, args)
+        }
+        Shell::Argv { name } => (name, json!({"command": ["bash", "-lc", command]})),
+        Shell::Cmd { name } => (name, json!({"cmd": command})),
+    })
 }
 
 fn sse(events: &[(Option<&str>, Value)]) -> Vec<u8> {
@@ -852,7 +887,95 @@ mod tests {
             steps: 2,
             command: "echo step-{i} && cat small.txt".into(),
             expect_in_output: "MARKER".into(),
+            grep_pattern: String::new(),
         }
+    }
+
+    fn grep_script() -> Script {
+        Script {
+            steps: 10,
+            command: "rg -n 'NEEDL[E]_[0-9]*{i}07' .".into(),
+            expect_in_output: "NEEDLE_".into(),
+            grep_pattern: "NEEDL[E]_[0-9]*{i}07".into(),
+        }
+    }
+
+    /// The arguments of the tool call in a Chat Completions reply, and the
+    /// tool's name.
+    fn chat_call(reply: &str) -> (String, Value) {
+        let chunks = data_lines(reply);
+        let name = chunks[0]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let arguments: String = chunks
+            .iter()
+            .filter_map(|c| {
+                c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str()
+            })
+            .collect();
+        (name, serde_json::from_str(&arguments).unwrap())
+    }
+
+    #[test]
+    fn a_search_script_calls_the_grep_tool_with_a_new_pattern_each_step() {
+        let model = MockModel::start().unwrap();
+        model.begin(grep_script(), None);
+        let tools = json!([
+            {"type": "function", "function": {"name": "bash", "parameters": {"type": "object",
+             "properties": {"command": {"type": "string"}}}}},
+            {"type": "function", "function": {"name": "grep", "parameters": {"type": "object",
+             "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}}}}}]);
+        let mut patterns = Vec::new();
+        let mut messages = vec![json!({"role": "user", "content": "go"})];
+        for step in 0..3 {
+            let reply = post(
+                &model,
+                "/v1/chat/completions",
+                &json!({"model": "mock", "tools": tools, "messages": messages}),
+            );
+            let (name, arguments) = chat_call(&reply);
+            assert_eq!(name, "grep");
+            patterns.push(arguments["pattern"].as_str().unwrap().to_string());
+            messages.push(json!({"role": "tool", "tool_call_id": format!("c{step}"),
+                                 "content": "d010/f01007.md:\n  Line 21: a b NEEDLE_1007"}));
+        }
+        assert_eq!(patterns[0], "NEEDL[E]_[0-9]*007");
+        assert_eq!(patterns[2], "NEEDL[E]_[0-9]*207");
+        let record = model.finish();
+        assert_eq!(record.bad_outputs(), 0);
+        assert!(record.errors.is_empty(), "{:?}", record.errors);
+    }
+
+    #[test]
+    fn a_search_script_falls_back_to_rg_through_a_shell_only_client() {
+        let model = MockModel::start().unwrap();
+        model.begin(grep_script(), None);
+        let tools = json!([{"type": "function", "name": "shell", "parameters": {"type": "object",
+            "properties": {"command": {"type": "array", "items": {"type": "string"}}}}},
+            {"type": "function", "name": "grep", "parameters": {"type": "object",
+            "properties": {"query": {"type": "string"}}}}]);
+        let reply = post(
+            &model,
+            "/v1/responses",
+            &json!({"model": "mock", "tools": tools, "input": [
+                {"type": "function_call_output", "call_id": "c", "output": "No files found"}]}),
+        );
+        let done = data_lines(&reply)
+            .into_iter()
+            .find(|e| e["type"] == "response.function_call_arguments.done")
+            .unwrap();
+        let arguments: Value = serde_json::from_str(done["arguments"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            arguments["command"],
+            json!(["bash", "-lc", "rg -n 'NEEDL[E]_[0-9]*107' ."])
+        );
+        let record = model.finish();
+        assert_eq!(
+            record.bad_outputs(),
+            1,
+            "a search that found nothing lacks the needle"
+        );
     }
 
     #[test]

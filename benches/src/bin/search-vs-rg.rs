@@ -33,46 +33,6 @@ use agentgate_permission::{PermissionGate, Ruleset};
 use agentgate_tools::{GlobTool, GrepTool, SearchLimits};
 use serde_json::json;
 
-const WORDS: &[&str] = &[
-    "let", "value", "config", "session", "request", "stream", "parser", "result", "error", "match",
-    "return", "async", "await", "struct", "impl", "token", "buffer", "index",
-];
-
-fn generate(dir: &Path, files: usize) -> std::io::Result<usize> {
-    let marker = dir.join(format!(".generated-{files}"));
-    if marker.exists() {
-        return Ok(files / 100);
-    }
-    let mut state = 0x1234_5678_9abc_def0u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    let mut needles = 0;
-    for f in 0..files {
-        let folder = dir.join(format!("d{:03}", f / 100));
-        std::fs::create_dir_all(&folder)?;
-        let ext = ["rs", "ts", "md"][f % 3];
-        let mut text = String::new();
-        for line in 0..40 {
-            for _ in 0..8 {
-                text.push_str(WORDS[(next() % WORDS.len() as u64) as usize]);
-                text.push(' ');
-            }
-            if f % 100 == 7 && line == 20 {
-                text.push_str(&format!("NEEDLE_{f}"));
-                needles += 1;
-            }
-            text.push('\n');
-        }
-        std::fs::write(folder.join(format!("f{f:05}.{ext}")), text)?;
-    }
-    std::fs::write(marker, "")?;
-    Ok(needles)
-}
-
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
@@ -262,7 +222,9 @@ fn main() -> ExitCode {
     };
     let files: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let runs: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(7);
-    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| generate(&dir, files).map(drop)) {
+    if let Err(e) = std::fs::create_dir_all(&dir)
+        .and_then(|()| agentgate_benches::generate_tree(&dir, files).map(drop))
+    {
         eprintln!(
             "search-vs-rg: cannot generate the tree in {}: {e}",
             dir.display()

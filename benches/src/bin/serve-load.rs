@@ -19,27 +19,13 @@
 //! `--opencode`, the same against `opencode serve` in the same run.
 //! Both print a markdown report, with the issue's targets checked.
 
-use agentgate_benches::{MockModel, Script};
-use serde_json::{Value, json};
+use agentgate_benches::{
+    MockModel, ProcSample, Script, Server, ServerKind, create_and_prompt, delete_session,
+    http_client, proc_sample, server_config,
+};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Agent,
-    Opencode,
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Agent => "agent serve",
-            Kind::Opencode => "opencode serve",
-        }
-    }
-}
 
 struct Options {
     mode: String,
@@ -99,19 +85,6 @@ fn options() -> Options {
     options
 }
 
-/// A running server: its process and its URL.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn write(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
@@ -119,36 +92,17 @@ fn write(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
 
-/// `kind`'s project configuration, with `base_url` (the mock) as its
-/// model's provider.
-fn config(kind: Kind, base_url: &str) -> Value {
-    match kind {
-        Kind::Agent => json!({
-            "model": "mock/mock",
-            "provider": {"mock": {"options": {"baseURL": base_url, "apiKey": "x"}}},
-        }),
-        Kind::Opencode => json!({
-            "$schema": "https://opencode.ai/config.json",
-            "autoupdate": false,
-            "share": "disabled",
-            "model": "mock/mock",
-            "small_model": "mock/mock",
-            "provider": {"mock": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "mock",
-                "options": {"baseURL": base_url, "apiKey": "x"},
-                "models": {"mock": {"name": "mock"}},
-            }},
-        }),
-    }
-}
-
 /// Starts `kind`'s server in a fresh project and home under `work`,
 /// configured for `mock`; waits for the line that gives its URL.
-fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::Result<Server> {
+fn start(
+    kind: ServerKind,
+    binary: &Path,
+    work: &Path,
+    mock: &MockModel,
+) -> std::io::Result<Server> {
     let dir = work.join(match kind {
-        Kind::Agent => "agent",
-        Kind::Opencode => "opencode",
+        ServerKind::Agent => "agent",
+        ServerKind::Opencode => "opencode",
     });
     let _ = std::fs::remove_dir_all(&dir);
     let project = dir.join("project");
@@ -157,164 +111,43 @@ fn start(kind: Kind, binary: &Path, work: &Path, mock: &MockModel) -> std::io::R
     write(&project.join("README.md"), "# load project\n")?;
     write(
         &project.join("opencode.json"),
-        &config(kind, &mock.base_url()).to_string(),
+        &server_config(kind, &mock.base_url()).to_string(),
     )?;
-    let proxy = mock.proxy_url();
-    let mut command = agentgate_benches::offline_command(binary, &project, &home, Some(&proxy));
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    match kind {
-        // The project's provider URL is honoured once it is trusted.
-        Kind::Agent => command.args(["serve", "--port", "0", "--trust-project"]),
-        Kind::Opencode => command
-            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-            .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
-            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-            .args(["serve", "--port", "0", "--hostname", "127.0.0.1"]),
-    };
-    let mut child = command.spawn()?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| std::io::Error::other("no stdout"))?;
-    let url = printed_url(stdout);
-    let mut server = Server {
-        child,
-        url: String::new(),
-    };
-    server.url = url
-        .recv_timeout(Duration::from_secs(60))
-        .map_err(|_| std::io::Error::other(format!("{} printed no URL in 60 s", kind.name())))?
-        .trim_end_matches('/')
-        .to_string();
-    Ok(server)
-}
-
-/// The first `http://…` word `stdout` prints (read on a thread of its
-/// own, which drains the rest).
-fn printed_url(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<String> {
-    let (found, url) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut sent = false;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if !sent && let Some(at) = line.find("http://") {
-                let url = line[at..]
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .to_string();
-                let _ = found.send(url);
-                sent = true;
-            }
-        }
-    });
-    url
-}
-
-/// What `/proc` says about a process.
-#[derive(Debug, Clone, Copy, Default)]
-struct Sample {
-    rss_kib: u64,
-    anon_kib: u64,
-    fds: usize,
-}
-
-fn sample(pid: u32) -> Sample {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    Sample {
-        rss_kib: field("VmRSS:"),
-        anon_kib: field("RssAnon:"),
-        fds: std::fs::read_dir(format!("/proc/{pid}/fd"))
-            .map(|dir| dir.count())
-            .unwrap_or(0),
-    }
+    agentgate_benches::spawn_server(
+        kind,
+        binary,
+        &project,
+        &home,
+        &mock.proxy_url(),
+        Duration::from_secs(60),
+    )
 }
 
 fn mib(kib: u64) -> String {
     format!("{:.1}", kib as f64 / 1024.0)
 }
 
-/// Creates a session and prompts it; the session's id.
-async fn create_and_prompt(client: &reqwest::Client, url: &str) -> Result<String, String> {
-    let session: Value = client
-        .post(format!("{url}/session"))
-        .json(&json!({}))
-        .send()
-        .await
-        .map_err(|e| format!("create: {e}"))?
-        .error_for_status()
-        .map_err(|e| format!("create: {e}"))?
-        .json()
-        .await
-        .map_err(|e| format!("create: {e}"))?;
-    let id = session["id"]
-        .as_str()
-        .ok_or_else(|| format!("create answered no id: {session}"))?
-        .to_string();
-    let reply = client
-        .post(format!("{url}/session/{id}/message"))
-        .json(&json!({"parts": [{"type": "text", "text": "Say hello."}]}))
-        .send()
-        .await
-        .map_err(|e| format!("prompt: {e}"))?;
-    let status = reply.status();
-    let body = reply.text().await.map_err(|e| format!("prompt: {e}"))?;
-    if !status.is_success() {
-        return Err(format!("prompt answered {status}: {body}"));
-    }
-    Ok(id)
-}
-
-/// Deletes session `id`.
-async fn delete(client: &reqwest::Client, url: &str, id: &str) -> Result<(), String> {
-    client
-        .delete(format!("{url}/session/{id}"))
-        .send()
-        .await
-        .and_then(reqwest::Response::error_for_status)
-        .map(drop)
-        .map_err(|e| format!("delete {id}: {e}"))
-}
-
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .pool_max_idle_per_host(1_000)
-        .timeout(Duration::from_secs(120))
-        .build()
-        .unwrap_or_else(|e| {
-            eprintln!("serve-load: cannot build an HTTP client: {e}");
-            std::process::exit(1)
-        })
+    http_client().unwrap_or_else(|e| {
+        eprintln!("serve-load: cannot build an HTTP client: {e}");
+        std::process::exit(1)
+    })
 }
 
 async fn sessions(options: &Options, mock: &MockModel) -> Result<String, String> {
-    let server = start(Kind::Agent, &options.agent, &options.work, mock)
+    let server = start(ServerKind::Agent, &options.agent, &options.work, mock)
         .map_err(|e| format!("cannot start agent serve: {e}"))?;
     let pid = server.child.id();
     let client = client();
     // Settle: the first samples are of an idle server.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let idle = sample(pid);
+    let idle = proc_sample(pid);
     // A server that has served once: its code pages are mapped and its
     // engine built. Deleting every session can only return it here.
     let first = create_and_prompt(&client, &server.url).await?;
-    delete(&client, &server.url, &first).await?;
+    delete_session(&client, &server.url, &first).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let warm = sample(pid);
+    let warm = proc_sample(pid);
     let mut rows = vec![
         ("idle, cold".to_string(), idle),
         ("idle, one session served and deleted".to_string(), warm),
@@ -324,15 +157,15 @@ async fn sessions(options: &Options, mock: &MockModel) -> Result<String, String>
     for n in 1..=options.sessions {
         ids.push(create_and_prompt(&client, &server.url).await?);
         if n == 100 || n % options.every == 0 || n == options.sessions {
-            rows.push((format!("after {n}"), sample(pid)));
+            rows.push((format!("after {n}"), proc_sample(pid)));
         }
     }
     let elapsed = started.elapsed();
     for id in &ids {
-        delete(&client, &server.url, id).await?;
+        delete_session(&client, &server.url, id).await?;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let deleted = sample(pid);
+    let deleted = proc_sample(pid);
     rows.push(("all deleted".to_string(), deleted));
     let record = mock.finish();
 
@@ -361,10 +194,10 @@ async fn sessions(options: &Options, mock: &MockModel) -> Result<String, String>
 /// The issue's targets for the sessions run, checked on its samples.
 fn targets(
     sessions: usize,
-    rows: &[(String, Sample)],
-    idle: Sample,
-    warm: Sample,
-    deleted: Sample,
+    rows: &[(String, ProcSample)],
+    idle: ProcSample,
+    warm: ProcSample,
+    deleted: ProcSample,
 ) -> String {
     let mut out = String::new();
     let at = |label: &str| rows.iter().find(|(l, _)| l == label).map(|(_, s)| *s);
@@ -412,7 +245,7 @@ struct Throughput {
     first_error: Option<String>,
     seconds: f64,
     latencies: Vec<Duration>,
-    peak: Sample,
+    peak: ProcSample,
 }
 
 impl Throughput {
@@ -430,7 +263,7 @@ impl Throughput {
 }
 
 async fn throughput_of(
-    kind: Kind,
+    kind: ServerKind,
     binary: &Path,
     options: &Options,
     seconds: u64,
@@ -469,9 +302,9 @@ async fn throughput_of(
         }));
     }
     let sampler = tokio::spawn(async move {
-        let mut peak = Sample::default();
+        let mut peak = ProcSample::default();
         while Instant::now() < deadline {
-            let s = sample(pid);
+            let s = proc_sample(pid);
             if s.rss_kib > peak.rss_kib {
                 peak = s;
             }
@@ -485,7 +318,7 @@ async fn throughput_of(
         first_error: None,
         seconds: 0.0,
         latencies: Vec::new(),
-        peak: Sample::default(),
+        peak: ProcSample::default(),
     };
     for client in clients {
         let (latencies, failed, first_error) = client.await.map_err(|e| e.to_string())?;
@@ -504,11 +337,18 @@ async fn throughput_of(
 }
 
 async fn throughput(options: &Options, mock: &MockModel) -> Result<String, String> {
-    let agent = throughput_of(Kind::Agent, &options.agent, options, options.seconds, mock).await?;
+    let agent = throughput_of(
+        ServerKind::Agent,
+        &options.agent,
+        options,
+        options.seconds,
+        mock,
+    )
+    .await?;
     let opencode = match &options.opencode {
         Some(path) => Some(
             throughput_of(
-                Kind::Opencode,
+                ServerKind::Opencode,
                 path,
                 options,
                 options.opencode_seconds,
@@ -524,7 +364,7 @@ async fn throughput(options: &Options, mock: &MockModel) -> Result<String, Strin
          |---|---:|---:|---:|---:|---:|---:|\n",
         options.clients
     );
-    let row = |kind: Kind, t: &Throughput| {
+    let row = |kind: ServerKind, t: &Throughput| {
         format!(
             "| {} | {} in {:.1} s | {:.0} | {:.1} | {:.1} | {} | {} |\n",
             kind.name(),
@@ -537,16 +377,16 @@ async fn throughput(options: &Options, mock: &MockModel) -> Result<String, Strin
             mib(t.peak.rss_kib)
         )
     };
-    out.push_str(&row(Kind::Agent, &agent));
+    out.push_str(&row(ServerKind::Agent, &agent));
     match &opencode {
-        Some(Ok(t)) => out.push_str(&row(Kind::Opencode, t)),
+        Some(Ok(t)) => out.push_str(&row(ServerKind::Opencode, t)),
         Some(Err(e)) => out.push_str(&format!("| opencode serve | failed: {e} | | | | | |\n")),
         None => out.push_str("| opencode serve | not run (no --opencode) | | | | | |\n"),
     }
     for (kind, t) in [
-        (Kind::Agent, Some(&agent)),
+        (ServerKind::Agent, Some(&agent)),
         (
-            Kind::Opencode,
+            ServerKind::Opencode,
             opencode.as_ref().and_then(|o| o.as_ref().ok()),
         ),
     ] {

@@ -16,9 +16,8 @@
 // wait4 has no safe std equivalent.
 #![allow(unsafe_code)]
 
-use agentgate_benches::{MockModel, Script};
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
+use agentgate_benches::{AcpClient, MockModel, Script};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -121,73 +120,24 @@ fn run_once(binary: &Path, mock: &MockModel, root: &Path) -> Result<RunSample, S
     })
 }
 
-/// Reads messages until the answer to `id`, answering the agent's asks
-/// (the first option that allows).
-fn answer(
-    lines: &mut impl Iterator<Item = std::io::Result<String>>,
-    stdin: &mut impl Write,
-    id: u64,
-) -> Result<Value, String> {
-    loop {
-        let line = lines
-            .next()
-            .ok_or("the agent closed stdout")?
-            .map_err(|e| e.to_string())?;
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        if message["method"] == "session/request_permission" {
-            let options = message["params"]["options"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let option = options
-                .iter()
-                .find(|o| o["kind"].as_str().is_some_and(|k| k.starts_with("allow")))
-                .or(options.first())
-                .map(|o| o["optionId"].clone())
-                .unwrap_or(Value::Null);
-            let reply = json!({"jsonrpc": "2.0", "id": message["id"],
-                "result": {"outcome": {"outcome": "selected", "optionId": option}}});
-            writeln!(stdin, "{reply}").map_err(|e| e.to_string())?;
-        } else if message["id"] == id && message.get("method").is_none() {
-            if message.get("error").is_some() {
-                return Err(format!("error answer: {message}"));
-            }
-            return Ok(message);
-        }
-    }
-}
-
 fn acp_once(binary: &Path, mock: &MockModel, root: &Path) -> Result<AcpSample, String> {
     let (project, home) = prepare(root, &mock.base_url()).map_err(|e| e.to_string())?;
     let mut cmd = command(binary, &project, &home);
-    cmd.arg("acp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    cmd.arg("acp").stderr(Stdio::null());
     let started = Instant::now();
-    let mut child = cmd
-        .spawn()
+    let mut client = AcpClient::spawn(cmd, Duration::from_secs(60))
         .map_err(|e| format!("{}: {e}", binary.display()))?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": 1, "clientCapabilities": {}}});
-    writeln!(stdin, "{init}").map_err(|e| e.to_string())?;
-    answer(&mut lines, &mut stdin, 1)?;
+    client.request(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    )?;
     let initialized = Instant::now();
-    let new = json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
-        "params": {"cwd": project, "mcpServers": []}});
-    writeln!(stdin, "{new}").map_err(|e| e.to_string())?;
-    let session = answer(&mut lines, &mut stdin, 2)?;
+    let session = client.request("session/new", json!({"cwd": project, "mcpServers": []}))?;
     let answered = Instant::now();
     if session["result"]["sessionId"].as_str().is_none() {
         return Err(format!("session/new: {session}"));
     }
-    drop(stdin);
-    let (_, max_rss_kib) = wait(child.id());
+    let (_, max_rss_kib) = wait(client.close());
     Ok(AcpSample {
         initialize: initialized - started,
         session_new: answered - initialized,

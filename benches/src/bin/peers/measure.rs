@@ -28,7 +28,8 @@ pub struct Measurement {
     pub record: RunRecord,
 }
 
-fn children_cpu() -> Duration {
+/// User plus system CPU time of every child waited for so far.
+pub fn children_cpu() -> Duration {
     // SAFETY: getrusage writes into the zeroed struct it is given.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: a valid pointer to a rusage.
@@ -50,7 +51,7 @@ pub fn become_subreaper() {
 
 /// Waits for every remaining child (orphans reparented here), killing
 /// them after `grace`.
-fn reap_orphans(grace: Duration) {
+pub fn reap_orphans(grace: Duration) {
     let deadline = Instant::now() + grace;
     let mut killed = false;
     loop {
@@ -113,6 +114,44 @@ pub fn measure(
     let child = command.spawn()?;
     let pid = child.id();
     mock.sample(pid);
+    let ended = wait_or_kill(pid, timeout);
+    drop(child);
+    // What the peer left running in its group goes too.
+    kill_group(pid);
+    reap_orphans(Duration::from_secs(2));
+    let record = mock.finish();
+    Ok(Measurement {
+        wall: ended.at.saturating_duration_since(started),
+        cpu: children_cpu().saturating_sub(before),
+        max_rss_kib: ended.max_rss_kib,
+        exit: ended.exit,
+        record,
+    })
+}
+
+/// SIGKILL to the process group of `pid`, one this harness created
+/// (`process_group(0)` at its spawn).
+pub fn kill_group(pid: u32) {
+    // SAFETY: kill with a negative pid signals that group only.
+    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+}
+
+/// How a waited-for child ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Ended {
+    /// `None` when it was killed at the timeout, else its exit status (a
+    /// signal is 128 + its number).
+    pub exit: Option<i32>,
+    /// When the wait returned.
+    pub at: Instant,
+    /// Its peak resident set size (or its largest waited-for
+    /// descendant's), in KiB.
+    pub max_rss_kib: u64,
+}
+
+/// Waits for child `pid` (spawned in a process group of its own, whose
+/// whole group is killed at `timeout`); its exit and peak RSS.
+pub fn wait_or_kill(pid: u32, timeout: Duration) -> Ended {
     let (done, until) = mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
         if until.recv_timeout(timeout).is_err() {
@@ -127,17 +166,11 @@ pub fn measure(
     // SAFETY: wait4 writes the status and the rusage of our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointers; `pid` is our child, not waited for elsewhere
-    // (the std Child is dropped without waiting).
+    // (its std Child is dropped without waiting).
     let waited = unsafe { libc::wait4(pid as i32, &mut status, 0, &mut usage) };
-    let wall = started.elapsed();
+    let at = Instant::now();
     let _ = done.send(());
     let timed_out = watchdog.join().unwrap_or(false);
-    drop(child);
-    // What the peer left running in its group goes too.
-    // SAFETY: SIGKILL to the process group this harness created.
-    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
-    reap_orphans(Duration::from_secs(2));
-    let record = mock.finish();
     let exit = if waited < 0 || timed_out {
         None
     } else if libc::WIFEXITED(status) {
@@ -145,11 +178,9 @@ pub fn measure(
     } else {
         Some(128 + libc::WTERMSIG(status))
     };
-    Ok(Measurement {
-        wall,
-        cpu: children_cpu().saturating_sub(before),
-        max_rss_kib: usage.ru_maxrss.max(0) as u64,
+    Ended {
         exit,
-        record,
-    })
+        at,
+        max_rss_kib: usage.ru_maxrss.max(0) as u64,
+    }
 }

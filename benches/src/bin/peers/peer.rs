@@ -66,12 +66,24 @@ pub struct Scenario {
     pub command: &'static str,
     /// The file it reads: its name and size in bytes.
     pub file: Option<(&'static str, usize)>,
+    /// For a search workload: the pattern of each step (`{i}`: the step),
+    /// sent to the peer's grep tool when it has one (else `command` runs
+    /// `rg` through its shell); the project then holds the generated tree
+    /// of [`TREE_FILES`] files.
+    pub grep: Option<&'static str>,
 }
+
+/// The files of the generated tree the search workload greps.
+pub const TREE_FILES: usize = 10_000;
 
 /// The marker at the start and end of each file the commands read.
 pub const MARKER: &str = "PEERS-BENCH-MARKER";
 
-/// The four workloads of issue 27.
+/// The four workloads of issue 27 and the grep steps of issue 43. Each
+/// search step's pattern matches the 9 or 10 files whose needle ends in
+/// `{i}07`; the class in `NEEDL[E]` keeps the literal needle, which the
+/// mock looks for in each result, out of the pattern, so a message that
+/// echoes the pattern (no match) cannot pass for a hit.
 pub fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -79,26 +91,51 @@ pub fn scenarios() -> Vec<Scenario> {
             steps: None,
             command: "",
             file: None,
+            grep: None,
         },
         Scenario {
             name: "one turn (text answer)",
             steps: Some(0),
             command: "",
             file: None,
+            grep: None,
         },
         Scenario {
             name: "20-step tool loop",
             steps: Some(20),
             command: "echo step-{i} && cat small.txt",
             file: Some(("small.txt", 200)),
+            grep: None,
         },
         Scenario {
             name: "80 steps x 52 KB output",
             steps: Some(80),
             command: "echo step-{i} && cat big.txt",
             file: Some(("big.txt", 52 * 1024)),
+            grep: None,
+        },
+        Scenario {
+            name: "10 grep steps, 10,000 files",
+            steps: Some(10),
+            command: "rg -n 'NEEDL[E]_[0-9]*{i}07' .",
+            file: None,
+            grep: Some("NEEDL[E]_[0-9]*{i}07"),
         },
     ]
+}
+
+/// What the mock does in a run of `scenario`: its steps, each step's
+/// command (and pattern, for a search), the marker each result must hold.
+pub fn script(scenario: &Scenario) -> agentgate_benches::Script {
+    agentgate_benches::Script {
+        steps: scenario.steps.unwrap_or(0),
+        command: scenario.command.to_string(),
+        expect_in_output: match scenario.grep {
+            Some(_) => agentgate_benches::NEEDLE.to_string(),
+            None => MARKER.to_string(),
+        },
+        grep_pattern: scenario.grep.unwrap_or_default().to_string(),
+    }
 }
 
 /// Text of `size` bytes in lines of 80, starting and ending with [`MARKER`].
@@ -126,6 +163,11 @@ pub fn file_text(size: usize) -> String {
 
 /// The prompt of a scenario.
 pub fn prompt(scenario: &Scenario) -> String {
+    if let (Some(steps), Some(_)) = (scenario.steps, scenario.grep) {
+        return format!(
+            "Search the project for the pattern you are asked for, {steps} times, then say done."
+        );
+    }
     match (scenario.steps, scenario.file) {
         (Some(steps), Some((file, _))) if steps > 0 => format!(
             "Run the shell command you are asked for {steps} times to read {file}, then say done."
@@ -186,6 +228,9 @@ pub fn prepare_project(
     write(&project.join("README.md"), "# bench project\n")?;
     if let Some((name, size)) = scenario.file {
         write(&project.join(name), &file_text(size))?;
+    }
+    if scenario.grep.is_some() {
+        agentgate_benches::generate_tree(project, TREE_FILES)?;
     }
     let config = match (peer.kind, peer.wire) {
         (Kind::Agent, Wire::Chat) => serde_json::json!({
