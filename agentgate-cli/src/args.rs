@@ -344,6 +344,44 @@ pub(crate) enum SessionsCommand {
         #[arg(long, value_name = "MSG_ID")]
         message: Option<String>,
     },
+    /// Take back what a session did from a message on, as opencode's
+    /// revert: the files its later steps changed (commands' changes
+    /// included) are restored, the later messages hidden until the next
+    /// prompt drops them or `unrevert` puts everything back. Refuses when
+    /// a file changed since, unless --force.
+    Revert {
+        /// The session id.
+        id: String,
+        /// The first message taken back (`agent sessions show ID --ids`
+        /// lists them; a user message takes back its prompt).
+        message: String,
+        /// Take back only from this part of the message on.
+        #[arg(long, value_name = "PART_ID")]
+        part: Option<String>,
+        /// Overwrite files changed since by someone else.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Put back everything `revert` took back.
+    Unrevert {
+        /// The session id.
+        id: String,
+        /// Overwrite files changed since the revert.
+        #[arg(long)]
+        force: bool,
+    },
+    /// What a session changed in the project's files, per file with a
+    /// unified diff: all of it, or what the answer to --message changed.
+    Diff {
+        /// The session id.
+        id: String,
+        /// Only this message's changes (a user message: its answer's).
+        #[arg(long, value_name = "MSG_ID")]
+        message: Option<String>,
+        /// Only the list of files, without the diffs.
+        #[arg(long)]
+        stat: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

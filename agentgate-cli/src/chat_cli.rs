@@ -7,7 +7,7 @@
 //! servers run in process groups of their own, so they keep running);
 //! during start-up it ends the chat, and SIGTERM ends it at any time.
 //! Commands:
-//! `/agent NAME`, `/model PROVIDER/MODEL`, `/sessions`, `/help`, `/exit`,
+//! `/agent NAME`, `/model PROVIDER/MODEL`, `/sessions`, `/undo`, `/redo`, `/help`, `/exit`,
 //! and the custom commands as `/NAME ARGS` (see `commands_cli`); an
 //! unknown `/x` is answered here, not sent.
 
@@ -209,7 +209,8 @@ async fn run_command(
 fn help(commands: &agentgate_core::Commands) -> String {
     let mut text = String::from(
         "commands:\n  /agent NAME  switch agent (new session)\n  /model PROVIDER/MODEL  switch model\n  \
-         /sessions  this directory's sessions\n  /help  this list\n  /exit  leave\n",
+         /sessions  this directory's sessions\n  /undo  take back the last prompt and its file changes\n  \
+         /redo  put back what /undo took\n  /help  this list\n  /exit  leave\n",
     );
     let custom = crate::commands_cli::help_lines(commands);
     if custom.is_empty() {
@@ -493,6 +494,16 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                     }
                     Err(e) => eprintln!("agent: {}", Untrusted::new(e)),
                 }
+                continue;
+            }
+            "/undo" | "/redo" => {
+                let force = argument == "--force";
+                let said = if command == "/undo" {
+                    crate::undo_cli::undo(&built.agent, force).await
+                } else {
+                    crate::undo_cli::redo(&built.agent, force).await
+                };
+                eprint!("{said}");
                 continue;
             }
             "/help" => {

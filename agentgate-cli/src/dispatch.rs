@@ -181,6 +181,16 @@ fn sessions(command: SessionsCommand) -> Result<ExitCode, CliError> {
             SessionsCommand::Fork { id, message } => {
                 sessions_cli::fork(&id, message.as_deref()).await
             }
+            SessionsCommand::Revert {
+                id,
+                message,
+                part,
+                force,
+            } => crate::undo_cli::revert(&id, &message, part.as_deref(), force).await,
+            SessionsCommand::Unrevert { id, force } => crate::undo_cli::unrevert(&id, force).await,
+            SessionsCommand::Diff { id, message, stat } => {
+                crate::undo_cli::diff(&id, message.as_deref(), stat).await
+            }
         }
     })??;
     if json {

@@ -73,6 +73,7 @@ mod sessions_cli;
 mod spinner;
 mod terminal_text;
 mod trust_cli;
+mod undo_cli;
 mod workspace;
 
 use std::process::ExitCode;

@@ -52,6 +52,12 @@ pub async fn session_store() -> Result<Arc<SqliteStore>, String> {
     Ok(Arc::new(store))
 }
 
+/// The checkpoints of the data directory (`checkpoints/`), as `agent run`
+/// and `agent chat` record them.
+pub fn checkpoints() -> agentgate::tools::FsCheckpoints {
+    agentgate::Workspace::checkpoints(APP)
+}
+
 /// The store of remembered "always" approvals (the same database).
 pub fn approval_store() -> Result<Arc<SqliteStore>, String> {
     database().map(Arc::new)

@@ -190,7 +190,7 @@ pub use engine::TaskSettings;
 /// A custom command made ready to send ([`Engine::prepare_command`]).
 pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
 /// Revert, unrevert and per-message diffs from the steps' checkpoints.
-pub use engine::{DiffStatus, FileDiff, RevertError};
+pub use engine::{DiffStatus, FileDiff, RevertError, Rewind};
 /// The engine, its builder, settings and results.
 pub use engine::{
     Engine, EngineBuilder, LoopSettings, PromptError, PromptOptions, RunToolError, StopReason,

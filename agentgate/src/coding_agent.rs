@@ -58,6 +58,17 @@ pub struct CodingAgentBuilder {
     preset: PermissionPreset,
     sections: Vec<String>,
     edits: Vec<EngineEdit>,
+    checkpoints: CheckpointChoice,
+}
+
+/// Where a [`CodingAgent`]'s steps record their file changes.
+enum CheckpointChoice {
+    /// `<data dir>/checkpoints` with feature `tools` (none without).
+    Default,
+    /// The host's.
+    Given(Arc<dyn agentgate_core::Checkpoints>),
+    /// None: revert hides messages but restores no file.
+    Off,
 }
 
 impl CodingAgentBuilder {
@@ -274,6 +285,24 @@ impl CodingAgentBuilder {
         self
     }
 
+    /// Records each step's file changes here (see
+    /// [`checkpoint`](agentgate_core::checkpoint)). Default, with feature
+    /// `tools`: [`FsCheckpoints`](agentgate_tools::FsCheckpoints) in
+    /// `<data dir>/checkpoints` ([`Workspace::checkpoints`]), capped at
+    /// 1 GiB with the oldest contents pruned first, so
+    /// [`Engine::revert`](crate::Engine::revert) and `/undo` restore files.
+    pub fn checkpoints(mut self, checkpoints: Arc<dyn agentgate_core::Checkpoints>) -> Self {
+        self.checkpoints = CheckpointChoice::Given(checkpoints);
+        self
+    }
+
+    /// Keeps no checkpoints: a revert hides the later messages but
+    /// restores no file.
+    pub fn without_checkpoints(mut self) -> Self {
+        self.checkpoints = CheckpointChoice::Off;
+        self
+    }
+
     /// Loads the configuration, assembles the model, tools, MCP servers and
     /// gate, and creates (or loads) the session.
     ///
@@ -334,6 +363,9 @@ impl CodingAgentBuilder {
         if let Some(store) = self.store {
             builder = builder.store(store);
         }
+        if let Some(checkpoints) = chosen_checkpoints(self.checkpoints, &app) {
+            builder = builder.checkpoints(checkpoints);
+        }
         let engine = builder.build();
         let shared = Arc::new(AgentShared {
             trust: workspace.trust_state().clone(),
@@ -377,6 +409,24 @@ fn load_workspace(
         tracing::warn!("{warning}");
     }
     Ok(workspace)
+}
+
+/// The checkpoints a build gets.
+fn chosen_checkpoints(
+    choice: CheckpointChoice,
+    app: &str,
+) -> Option<Arc<dyn agentgate_core::Checkpoints>> {
+    match choice {
+        CheckpointChoice::Given(checkpoints) => Some(checkpoints),
+        CheckpointChoice::Off => None,
+        #[cfg(feature = "tools")]
+        CheckpointChoice::Default => Some(Arc::new(Workspace::checkpoints(app))),
+        #[cfg(not(feature = "tools"))]
+        CheckpointChoice::Default => {
+            let _ = app;
+            None
+        }
+    }
 }
 
 /// What the configuration does not say, for [`EngineBuilder::from_config`].
@@ -606,6 +656,7 @@ impl CodingAgent {
             preset: PermissionPreset::default(),
             sections: Vec::new(),
             edits: Vec::new(),
+            checkpoints: CheckpointChoice::Default,
         }
     }
 

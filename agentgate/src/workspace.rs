@@ -354,6 +354,14 @@ impl Workspace {
         PathBuf::from(AgentEnvironment::detect(app, ".").data_dir)
     }
 
+    /// The checkpoints of `app`'s data directory, `<data dir>/checkpoints`
+    /// (what [`CodingAgent`](crate::CodingAgent) records each step's file
+    /// changes in by default). Each call is a new handle on the same folder.
+    #[cfg(feature = "tools")]
+    pub fn checkpoints(app: &str) -> agentgate_tools::FsCheckpoints {
+        agentgate_tools::FsCheckpoints::new(Self::data_dir(app).join("checkpoints"))
+    }
+
     /// The SQLite database of `app`'s data directory,
     /// `<data dir>/agentgate.db` (the `agent` CLI's sessions and approvals).
     pub fn database_path(app: &str) -> PathBuf {

@@ -26,6 +26,7 @@ mod run_progress;
 mod serve_browser;
 mod serve_cli;
 mod serve_postgres;
+mod serve_revert;
 mod sessions_cli;
 mod store_cli;
 mod terminal_cli;

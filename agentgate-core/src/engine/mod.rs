@@ -75,7 +75,7 @@ pub use retry::{
     DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
     RetryPlan, RetryPolicy,
 };
-pub use revert::{DiffStatus, FileDiff, RevertError};
+pub use revert::{DiffStatus, FileDiff, RevertError, Rewind};
 pub use settings::LoopSettings;
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
 pub use title_setting::{SessionTitles, TITLE_AGENT};

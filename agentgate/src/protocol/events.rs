@@ -445,6 +445,7 @@ mod tests {
                 created: number,
                 updated: number,
             },
+            revert: None,
         }
     }
 
