@@ -229,6 +229,18 @@ try {
   check("a finished edit shows its diff", shown.includes("-the launch code is 1234") && shown.includes("+the launch code is 5678"), shown.slice(0, 400));
   check("the allowed edit happened", readFileSync(notes, "utf8").includes("5678"));
   await page.screenshot({ path: join(shots, "approval-page-finished-edit.png"), fullPage: true });
+
+  // 4. Taken back from the page: the last prompt's edit is undone on disk,
+  // the taken-back messages are marked, and "Restore them" puts it back.
+  await page.waitForSelector('#session-status[data-state="idle"]', { timeout: 15000 });
+  await page.locator(".message.user").last().locator(".revert-here").click({ timeout: 10000 });
+  await page.waitForSelector(".reverted-bar", { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelectorAll(".message.reverted").length > 0, null, { timeout: 10000 });
+  check("undo from the page restores the file", readFileSync(notes, "utf8").includes("1234") && !readFileSync(notes, "utf8").includes("5678"));
+  await page.screenshot({ path: join(shots, "approval-page-reverted.png"), fullPage: true });
+  await page.click(".reverted-bar .unrevert");
+  await page.waitForSelector(".reverted-bar", { state: "detached", timeout: 10000 });
+  check("restore from the page puts the edit back", readFileSync(notes, "utf8").includes("5678"));
 } catch (error) {
   failure = String(error && error.stack ? error.stack : error);
   try {

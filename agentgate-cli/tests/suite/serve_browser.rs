@@ -91,6 +91,8 @@ async fn the_approval_page_shows_asks_and_rejects_them_in_a_real_browser() {
         "the edit ask shows the diff",
         "the feedback reaches the model and the transcript",
         "the rejected edit did not happen",
+        "undo from the page restores the file",
+        "restore from the page puts the edit back",
         "no error in the page's console",
     ] {
         assert!(names.contains(&stage), "{stage} missing: {names:?}");

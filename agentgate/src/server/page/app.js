@@ -154,9 +154,97 @@ function renderPart(part) {
       if (status === "error" && part.state.error) node.append(el("pre", "tool-error", part.state.error));
       return node;
     }
+    case "patch": {
+      // What the step changed in the project's files (its checkpoint).
+      const files = (part.files || []).map((f) => String(f));
+      if (!files.length) return null;
+      return el("div", "part-patch", `changed ${files.length} file${files.length === 1 ? "" : "s"}: ${files.join(", ")}`);
+    }
     default:
       return null;
   }
+}
+
+// ---- revert ----------------------------------------------------------------
+
+// Where the selected session is reverted to: the index of its revert
+// message in the sorted transcript, or -1.
+function revertIndex(entries) {
+  const session = state.sessions.get(state.current);
+  const point = session && session.revert;
+  if (!point) return -1;
+  return entries.findIndex(({ info }) => info.id === point.messageID);
+}
+
+// Reverts to before `messageID` (its changes and everything after); a
+// conflict (files changed since) is confirmed before it is forced.
+async function revertTo(messageID, force = false) {
+  const id = state.current;
+  try {
+    const session = await api("POST", `/session/${encodeURIComponent(id)}/revert`, { messageID, force });
+    state.sessions.set(session.id, session);
+    renderTranscript();
+  } catch (error) {
+    if (!force && /FileConflictError|changed since/.test(error.message)
+      && window.confirm(`${error.message}\n\nOverwrite those files?`)) {
+      return revertTo(messageID, true);
+    }
+    showError(error);
+  }
+}
+
+async function unrevert(force = false) {
+  const id = state.current;
+  try {
+    const session = await api("POST", `/session/${encodeURIComponent(id)}/unrevert`, { force });
+    state.sessions.set(session.id, session);
+    renderTranscript();
+  } catch (error) {
+    if (!force && /FileConflictError|changed since/.test(error.message)
+      && window.confirm(`${error.message}\n\nOverwrite those files?`)) {
+      return unrevert(true);
+    }
+    showError(error);
+  }
+}
+
+// The files a prompt's answer changed, with their diffs, under `item`.
+async function showChanges(item, messageID) {
+  const id = state.current;
+  const old = item.querySelector(".changes");
+  if (old) {
+    old.remove();
+    return;
+  }
+  try {
+    const diffs = await api("GET", `/session/${encodeURIComponent(id)}/diff?messageID=${encodeURIComponent(messageID)}`);
+    const box = el("div", "changes");
+    if (!diffs || !diffs.length) box.append(el("div", "", "no file changes"));
+    for (const d of diffs || []) {
+      box.append(el("div", "change-file", `${d.status} ${d.file} (+${d.additions} -${d.deletions})`));
+      if (d.patch) box.append(diffNode(d.patch, "change-diff"));
+    }
+    item.append(box);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+// A user message's actions: see what its answer changed; take it back.
+function messageActions(info, reverted) {
+  const bar = el("div", "message-actions");
+  const changes = el("button", "show-changes", "Changes");
+  changes.type = "button";
+  changes.addEventListener("click", (e) => showChanges(e.target.closest("li"), info.id));
+  bar.append(changes);
+  if (!reverted) {
+    const undo = el("button", "revert-here", "Undo from here");
+    undo.type = "button";
+    undo.title = "Restore the files as they were before this prompt and hide what followed";
+    undo.addEventListener("click", () => revertTo(info.id));
+    bar.append(undo);
+  }
+  return bar;
 }
 
 // An answer's tokens and cost ("1200 in · 30 out · 200 cached · $0.0035");
@@ -185,8 +273,20 @@ function renderTranscript() {
     .filter((m) => m.info.sessionID === state.current)
     .sort((a, b) => ((a.info.time && a.info.time.created) || 0) - ((b.info.time && b.info.time.created) || 0)
       || (a.info.id < b.info.id ? -1 : 1));
-  for (const { info, parts } of entries) {
-    const item = el("li", `message ${info.role}`);
+  const cut = revertIndex(entries);
+  const idle = (state.status.get(state.current) || "idle") !== "busy";
+  for (const [index, { info, parts }] of entries.entries()) {
+    const reverted = cut >= 0 && index >= cut;
+    if (index === cut) {
+      const bar = el("li", "reverted-bar");
+      bar.append(el("span", "", `${entries.length - cut} message${entries.length - cut === 1 ? "" : "s"} taken back (their file changes undone); the next prompt drops them `));
+      const redo = el("button", "unrevert", "Restore them");
+      redo.type = "button";
+      redo.addEventListener("click", () => unrevert());
+      bar.append(redo);
+      list.append(bar);
+    }
+    const item = el("li", `message ${info.role}${reverted ? " reverted" : ""}`);
     item.dataset.messageId = info.id;
     const role = info.role === "assistant" && info.agent ? `${info.role} · ${info.agent}` : info.role;
     item.append(el("div", "role", role));
@@ -197,6 +297,7 @@ function renderTranscript() {
     const spent = usageText(info);
     if (spent) item.append(el("div", "message-usage", spent));
     if (info.error) item.append(el("div", "message-error", errorText(info.error)));
+    if (info.role === "user" && idle) item.append(messageActions(info, reverted));
     list.append(item);
   }
   list.lastElementChild && list.lastElementChild.scrollIntoView({ block: "end" });
@@ -329,7 +430,10 @@ function onEvent(event) {
     case "session.updated":
       if (p.info) state.sessions.set(p.info.id, p.info);
       renderSessions();
-      if (p.info && p.info.id === state.current) $("session-title").textContent = sessionLabel(p.info, p.info.id);
+      if (p.info && p.info.id === state.current) {
+        $("session-title").textContent = sessionLabel(p.info, p.info.id);
+        scheduleTranscript();
+      }
       break;
     case "session.deleted":
       if (p.info) state.sessions.delete(p.info.id);
@@ -337,7 +441,10 @@ function onEvent(event) {
       break;
     case "session.status":
       state.status.set(p.sessionID, (p.status && p.status.type) || "idle");
-      if (p.sessionID === state.current) renderStatus();
+      if (p.sessionID === state.current) {
+        renderStatus();
+        scheduleTranscript();
+      }
       break;
     case "session.idle":
       state.status.set(p.sessionID, "idle");
