@@ -134,12 +134,21 @@ impl RootState {
         if before == Some(None) && matches!(state, Some(FileState::Dir { .. })) {
             self.created_dirs.insert(rel.to_string());
         }
-        let entry = Entry {
-            state: state.clone(),
-            key,
-            seen_ns: now_ns(),
-        };
-        self.entries.insert(rel.to_string(), entry);
+        match self.entries.get_mut(rel) {
+            Some(entry) => {
+                entry.state.clone_from(&state);
+                entry.key = key;
+                entry.seen_ns = now_ns();
+            }
+            None => {
+                let entry = Entry {
+                    state: state.clone(),
+                    key,
+                    seen_ns: now_ns(),
+                };
+                self.entries.insert(rel.to_string(), entry);
+            }
+        }
         match (mode, before) {
             (Mode::Compare, Some(before)) if before != state => {
                 Some(FileChange::new(rel, before, state))
