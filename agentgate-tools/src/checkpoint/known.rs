@@ -68,6 +68,10 @@ pub(crate) struct RootState {
     /// The open scopes (a `before_change` without its `after_change` yet):
     /// when each began, and whether it is a project scope.
     open: Vec<(i128, bool)>,
+    /// The folders the current scan found created: what is inside them is
+    /// created too, whatever its ctime (a folder moved in keeps its
+    /// contents' ctimes).
+    created_dirs: std::collections::HashSet<String>,
 }
 
 /// Now, in ns since the epoch.
@@ -105,6 +109,11 @@ impl RootState {
         }
     }
 
+    /// Starts a scan (forgets the folders the last one found created).
+    pub(crate) fn begin_scan(&mut self) {
+        self.created_dirs.clear();
+    }
+
     /// Sets `rel` to what was found; in [`Mode::Compare`], the change from
     /// the known state when it differs.
     pub(crate) fn settle(
@@ -120,14 +129,26 @@ impl RootState {
         };
         let before = match self.entries.get(rel) {
             Some(entry) => Some(entry.state.clone()),
-            None => self.unknown_before(key.as_ref()),
+            None => self.unknown_before(rel, key.as_ref()),
         };
-        let entry = Entry {
-            state: state.clone(),
-            key,
-            seen_ns: now_ns(),
-        };
-        self.entries.insert(rel.to_string(), entry);
+        if before == Some(None) && matches!(state, Some(FileState::Dir { .. })) {
+            self.created_dirs.insert(rel.to_string());
+        }
+        match self.entries.get_mut(rel) {
+            Some(entry) => {
+                entry.state.clone_from(&state);
+                entry.key = key;
+                entry.seen_ns = now_ns();
+            }
+            None => {
+                let entry = Entry {
+                    state: state.clone(),
+                    key,
+                    seen_ns: now_ns(),
+                };
+                self.entries.insert(rel.to_string(), entry);
+            }
+        }
         match (mode, before) {
             (Mode::Compare, Some(before)) if before != state => {
                 Some(FileChange::new(rel, before, state))
@@ -137,10 +158,15 @@ impl RootState {
     }
 
     /// The state before of a path never looked at: absent when it was
-    /// created after the oldest open scope began (its ctime says so),
-    /// otherwise unknown (`None`: taken as the starting point).
-    fn unknown_before(&self, key: Option<&StatKey>) -> Option<Option<FileState>> {
+    /// created after the oldest open scope began (its ctime says so) or its
+    /// folder was, otherwise unknown (`None`: taken as the starting point;
+    /// a path that was ignored until now, say).
+    fn unknown_before(&self, rel: &str, key: Option<&StatKey>) -> Option<Option<FileState>> {
         let oldest = self.open.iter().map(|(began, _)| *began).min()?;
+        let parent = rel.rsplit_once('/').map(|(parent, _)| parent);
+        if parent.is_some_and(|parent| self.created_dirs.contains(parent)) {
+            return Some(None);
+        }
         match key {
             Some(key) if key.ctime_ns < oldest - CREATED_SLACK_NS => None,
             _ => Some(None),
@@ -220,5 +246,22 @@ mod tests {
             Mode::Compare,
             "a command is running"
         );
+    }
+
+    #[test]
+    fn what_is_inside_a_folder_moved_in_is_created_whatever_its_ctime() {
+        let mut root = RootState::default();
+        root.open_scope(true);
+        root.begin_scan();
+        let moved = Found::Present(StatKey {
+            mode: 0o040_755,
+            ..key(now_ns(), now_ns())
+        });
+        let dir = Some(FileState::Dir { mode: 0o755 });
+        let change = root.settle("moved", moved, dir.clone(), Mode::Compare);
+        assert_eq!(change, Some(FileChange::new("moved", None, dir)));
+        let old_inside = Found::Present(key(0, 0));
+        let change = root.settle("moved/x", old_inside, file("1"), Mode::Compare);
+        assert_eq!(change, Some(FileChange::new("moved/x", None, file("1"))));
     }
 }

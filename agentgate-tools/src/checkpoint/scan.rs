@@ -55,6 +55,7 @@ impl Scan<'_> {
             covered.extend(known_inside.map(|(path, _)| path.clone()));
         }
         let mut changes = Vec::new();
+        known.begin_scan();
         for rel in covered {
             let found = observe::look(self.root_fd, &rel_path::components(&rel))?;
             changes.extend(self.settle(known, &rel, found, mode)?);
@@ -69,6 +70,7 @@ impl Scan<'_> {
         let mode = if known.built { mode } else { Mode::Baseline };
         let walked = walk::project(self.root)?;
         let mut changes = Vec::new();
+        known.begin_scan();
         let mut seen = HashSet::with_capacity(walked.len());
         for (rel, key) in walked {
             changes.extend(self.settle(known, &rel, Found::Present(key), mode)?);

@@ -13,6 +13,7 @@ mod bash_tool;
 mod bash_vectors;
 mod bypass_corpus;
 mod bypass_effects;
+mod checkpoint_props;
 mod checkpoint_tools;
 mod checkpoints;
 mod conformance;
