@@ -34,7 +34,7 @@ pub struct ServeOptions {
     pub sandbox: Option<SandboxMode>,
     /// A PostgreSQL URL: sessions, approvals and pending asks shared with
     /// every `agent serve` on the same database (default: this machine's
-    /// SQLite database, asks in this process).
+    /// SQLite database, asks kept there so they outlive the process).
     pub database: Option<String>,
     /// The PostgreSQL schema the tables live in (default `public`).
     pub database_schema: Option<String>,
@@ -55,10 +55,14 @@ struct Backing {
 /// `postgres://` URL, else the data directory's SQLite database.
 async fn backing(options: &ServeOptions) -> Result<Backing, String> {
     let Some(url) = &options.database else {
+        let store = session_store().await?;
+        // Asks are kept in the database: one raised before a crash or a
+        // restart is still listed, and its answer resumes the turn.
+        let relay = agentgate::store::SqliteRelay::new((*store).clone());
         return Ok(Backing {
-            store: session_store().await?,
+            store,
             approvals: approval_store()?,
-            relay: None,
+            relay: Some(Arc::new(relay)),
         });
     };
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {

@@ -33,4 +33,4 @@ pub use import::{ImportReport, import_file_store, import_json_approvals};
 pub use postgres::{PostgresError, PostgresOptions, PostgresRelay, PostgresStore};
 pub use relay::{AskRelay, LocalRelay, RelayError, RelayedReply};
 #[cfg(feature = "sqlite")]
-pub use sqlite::{BUSY_TIMEOUT, SCHEMA_VERSION, SqliteError, SqliteStore};
+pub use sqlite::{BUSY_TIMEOUT, SCHEMA_VERSION, SqliteError, SqliteRelay, SqliteStore};

@@ -53,6 +53,33 @@ pub trait AskRelay: Send + Sync {
     /// Each process applies those for requests its own gate holds and ignores
     /// the rest.
     fn replies(&self) -> broadcast::Receiver<RelayedReply>;
+
+    /// Takes request `request_id` off the list, returning it only to the
+    /// one caller that removed it: of several processes answering an
+    /// orphaned ask at once, only the one this returns `Some` to may resume
+    /// its turn. The default withdraws it and returns what
+    /// [`pending`](Self::pending) listed (not atomic: a relay whose asks
+    /// outlive the process implements it with a compare-and-delete).
+    async fn claim(&self, request_id: &str) -> Result<Option<PermissionRequest>, RelayError> {
+        let found = self
+            .pending()
+            .await?
+            .into_iter()
+            .find(|request| request.id == request_id);
+        self.withdraw(request_id).await?;
+        Ok(found)
+    }
+
+    /// Whether its asks outlive the process that raised them, and only
+    /// one process uses it (a SQLite file): an ask it lists that this
+    /// process's gate does not hold was raised by a process that is gone,
+    /// and an answer to it resumes the turn here. `false` (the default)
+    /// for a relay of this process only, and for one shared by live
+    /// processes (PostgreSQL), whose asks are answered through
+    /// [`answer`](Self::answer).
+    fn outlives_the_process(&self) -> bool {
+        false
+    }
 }
 
 /// The relay of a single process: pending asks in memory, answers on a

@@ -25,6 +25,7 @@ mod run_output_cap;
 mod run_progress;
 mod serve_browser;
 mod serve_cli;
+mod serve_durable_asks;
 mod serve_postgres;
 mod serve_revert;
 mod sessions_cli;

@@ -27,6 +27,7 @@
 //!   call through the step's tool-call path;
 //! - `manual_compaction.rs`: a compaction the user asks for;
 //! - `step_patch.rs`: a step's checkpoint, taken when it ends;
+//! - `resume.rs`: a turn stopped at an ask, continued once it is answered;
 //! - `revert.rs`: revert, unrevert and the diff of a message, from those
 //!   (`text_diff.rs`: one file's unified diff).
 
@@ -44,6 +45,7 @@ mod outcome;
 mod permission_preset;
 mod processor;
 mod reminders;
+mod resume;
 pub(crate) mod retry;
 mod revert;
 mod settings;

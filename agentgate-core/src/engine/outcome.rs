@@ -157,6 +157,16 @@ pub enum PromptError {
          it in the configuration as provider.<id>.models.<model>.modalities.input = [\"text\", \"image\"]"
     )]
     ImagesNotAccepted(String),
+    /// A stored ask cannot be resumed ([`Engine::resume_ask`](crate::Engine::resume_ask)):
+    /// its call's message was not saved before the process stopped, or the
+    /// call already has its result.
+    #[error("ask {request} cannot be resumed: {reason}")]
+    NotResumable {
+        /// The ask's id.
+        request: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// The error recorded for a model call that failed for good.

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use agentgate_permission::{Action, AskRequest, PermissionError, Rule, Ruleset};
+use agentgate_permission::{Action, AskRequest, PermissionError, PermissionEvent, Rule, Ruleset};
 use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -182,6 +182,8 @@ pub(super) async fn execute_calls(
         .filter_map(|(&index, doom)| call_spec(message, index, doom))
         .collect();
     let (updates, mut received) = mpsc::unbounded_channel();
+    // Subscribed before any call runs, so no ask of this step is missed.
+    let asks = ctx.engine.permissions.subscribe();
     let message_id = message.id.clone();
     let running = futures::future::join_all(
         specs
@@ -189,7 +191,7 @@ pub(super) async fn execute_calls(
             .map(|call| run_call(ctx, &message_id, call, updates.clone())),
     );
     drop(updates);
-    let ends = record_while(ctx, message, &mut received, running).await;
+    let ends = record_while(ctx, message, (&mut received, asks), running).await;
 
     if ctx.cancel.is_cancelled() {
         close_open_calls(ctx.engine, ctx.session_id(), message);
@@ -249,17 +251,34 @@ fn call_spec(message: &Message, index: usize, doom: bool) -> Option<CallSpec> {
 
 /// Drives `running` (the step's calls) to its end while writing every
 /// change they report into `message`, in the order they reported them.
+/// When the gate asks about one of them, the message is stored as it is
+/// then: the ask is a durable point the turn can be resumed from
+/// ([`Engine::resume_ask`](super::Engine::resume_ask)), by this process or
+/// another one after a crash.
 async fn record_while<T>(
     ctx: &TurnContext<'_>,
     message: &mut Message,
-    received: &mut mpsc::UnboundedReceiver<CallUpdate>,
+    (received, mut asks): (
+        &mut mpsc::UnboundedReceiver<CallUpdate>,
+        tokio::sync::broadcast::Receiver<PermissionEvent>,
+    ),
     running: impl Future<Output = T>,
 ) -> T {
     let mut running = std::pin::pin!(running);
+    let mut asking = true;
     let out = loop {
         tokio::select! {
             biased;
             Some(update) = received.recv() => record(ctx, message, update),
+            event = asks.recv(), if asking => match event {
+                Ok(PermissionEvent::Asked(request)) if asks_about(&request, message) => {
+                    if let Err(error) = ctx.engine.store.put_message(message).await {
+                        tracing::warn!(session_id = %message.session_id, %error, "the message of an asked call could not be stored; the ask will not survive a restart");
+                    }
+                }
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => asking = false,
+            },
             out = &mut running => break out,
         }
     };
@@ -268,6 +287,14 @@ async fn record_while<T>(
         record(ctx, message, update);
     }
     out
+}
+
+/// Whether `request` asks about a call of `message`.
+fn asks_about(request: &agentgate_permission::PermissionRequest, message: &Message) -> bool {
+    request
+        .tool
+        .as_ref()
+        .is_some_and(|tool| tool.message_id == message.id)
 }
 
 /// Writes one reported change into `message`, with its event.

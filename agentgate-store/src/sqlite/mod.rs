@@ -23,6 +23,7 @@
 //! disk).
 
 mod approvals;
+mod relay;
 mod schema;
 mod sessions;
 mod worker;
@@ -35,6 +36,7 @@ use agentgate_permission::private_files;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::import::{ImportReport, import_file_store, import_json_approvals};
+pub use relay::SqliteRelay;
 pub use schema::SCHEMA_VERSION;
 
 /// How long a write waits for another process holding the file's write
@@ -262,14 +264,14 @@ impl SqliteStore {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn sql(&self, error: rusqlite::Error) -> SqliteError {
+    pub(crate) fn sql(&self, error: rusqlite::Error) -> SqliteError {
         SqliteError::Sql {
             path: self.path.to_path_buf(),
             detail: error.to_string(),
         }
     }
 
-    fn corrupt(&self, detail: String) -> SqliteError {
+    pub(crate) fn corrupt(&self, detail: String) -> SqliteError {
         SqliteError::Corrupt {
             path: self.path.to_path_buf(),
             detail,

@@ -44,6 +44,15 @@ const MIGRATIONS: &[&str] = &[
         messages INTEGER NOT NULL,
         approvals INTEGER NOT NULL
     );",
+    // 2: the asks waiting for an answer (the durable relay, `relay.rs`):
+    // one row per ask until it is answered and claimed, so an ask outlives
+    // the process that raised it.
+    "CREATE TABLE pending_asks (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        body TEXT NOT NULL
+    );",
 ];
 
 /// Brings the file to [`SCHEMA_VERSION`] in one immediate transaction (a

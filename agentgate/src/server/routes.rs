@@ -378,7 +378,7 @@ async fn list_permissions(State(shared): Shared_) -> Result<Json<Vec<PermissionI
 }
 
 async fn answer(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     request_id: &str,
     reply: crate::permission::Reply,
 ) -> Result<Json<bool>, Failure> {

@@ -14,7 +14,9 @@ use super::events::{Bus, TurnTranslator};
 use super::served::ServedSessions;
 pub(crate) use super::served::{Served, ServedRef};
 use crate::agent_factory::{AgentFactory, AgentSetup};
-use crate::permission::{PermissionError, PermissionEvent, PermissionGate, Reply};
+use crate::permission::{
+    PermissionError, PermissionEvent, PermissionGate, PermissionRequest, Reply,
+};
 use crate::protocol::{ServerEvent, SessionInfo};
 use crate::{
     CodingAgent, Config, Message, ModelRef, Part, PromptError, PromptOptions, Role, SessionStore,
@@ -72,6 +74,9 @@ pub(crate) enum Work {
     Compact,
     /// A custom command that runs as a sub-agent (its `task` call).
     Subtask(crate::SubtaskPlan),
+    /// A turn stopped at an ask a process that is gone raised, resumed
+    /// with its answer ([`Engine::resume_ask`](crate::Engine::resume_ask)).
+    Resume(Box<PermissionRequest>, Reply),
 }
 
 impl Work {
@@ -98,6 +103,11 @@ impl Work {
             Work::Subtask(plan) => {
                 let (runner, root) = (engine.clone(), id.to_string());
                 let run = async move { runner.run_subtask_call(&root, &plan, once, cancel).await };
+                engine.follow(id, run).boxed()
+            }
+            Work::Resume(request, reply) => {
+                let runner = engine.clone();
+                let run = async move { runner.resume_ask(&request, reply, cancel).await };
                 engine.follow(id, run).boxed()
             }
         }
@@ -427,7 +437,12 @@ impl Shared {
     /// Answers request `id`: through the gate when this process holds it,
     /// else through the relay to the process that does. `false` when no
     /// process has it pending.
-    pub(crate) async fn reply(&self, id: &str, reply: Reply) -> Result<bool, Failure> {
+    ///
+    /// With a relay whose asks outlive the process (SQLite), an ask it
+    /// lists that this gate does not hold was raised by a process that is
+    /// gone: it is claimed (only one answer wins the claim) and its turn is
+    /// resumed here, in the background, through the session's queue.
+    pub(crate) async fn reply(self: &Arc<Self>, id: &str, reply: Reply) -> Result<bool, Failure> {
         if self.gate.pending().iter().any(|r| r.id == id) {
             return match self.gate.reply(id, reply) {
                 Ok(()) => Ok(true),
@@ -435,10 +450,48 @@ impl Shared {
                 Err(error) => Err(Failure::Internal(error.to_string())),
             };
         }
+        if self.relay.outlives_the_process() {
+            return self.resume(id, reply).await;
+        }
         self.relay
             .answer(id, &reply)
             .await
             .map_err(|e| Failure::Internal(e.to_string()))
+    }
+
+    /// Claims orphaned ask `id` and resumes its turn with `reply`; `false`
+    /// when another answer claimed it first (or it is unknown).
+    async fn resume(self: &Arc<Self>, id: &str, reply: Reply) -> Result<bool, Failure> {
+        let claimed = self
+            .relay
+            .claim(id)
+            .await
+            .map_err(|e| Failure::Internal(e.to_string()))?;
+        let Some(request) = claimed else {
+            return Ok(false);
+        };
+        let served = self.served(&request.session_id).await?;
+        let session_id = request.session_id.clone();
+        let work = Work::Resume(Box::new(request), reply);
+        let task = super::turn_task::start_work(
+            self,
+            served,
+            work,
+            (None, None),
+            PromptOptions::default(),
+        );
+        tokio::spawn(async move {
+            match task.await {
+                Ok(Ok(_)) => {}
+                Ok(Err(failure)) => {
+                    tracing::warn!(session_id = %session_id, "the resumed turn failed: {}", failure.message());
+                }
+                Err(error) => {
+                    tracing::warn!(session_id = %session_id, %error, "the resumed turn's task failed")
+                }
+            }
+        });
+        Ok(true)
     }
 
     /// Withdraws from the relay the asks of this process that are no

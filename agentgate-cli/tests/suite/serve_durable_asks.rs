@@ -1,0 +1,208 @@
+//! Asks that outlive the process (issue 45), on SQLite: `agent serve`
+//! reaches a bash ask, is killed with SIGKILL, and is started again on the
+//! same database; `GET /permission` still lists the ask, and answering it
+//! `once` resumes the turn in the new process: the command runs exactly
+//! once, the turn ends with the model's answer, and the transcript holds
+//! one assistant message with the call and its output, then the answer.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer};
+
+use super::run_cli::{Sandbox, openai_answer, openai_call};
+
+async fn serve(sandbox: &Sandbox) -> (tokio::process::Child, String) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", sandbox.root.join("home"))
+        .env("XDG_DATA_HOME", sandbox.root.join("data"))
+        .env("XDG_CONFIG_HOME", sandbox.root.join("config"))
+        .args(["serve", "--port", "0"])
+        .current_dir(&sandbox.project)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+        .await
+        .expect("agent serve printed no URL within 60 s")
+        .unwrap()
+        .expect("agent serve exited before listening");
+    let base = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (child, base)
+}
+
+async fn get(url: String) -> Value {
+    let response = reqwest::get(&url).await.unwrap();
+    assert!(
+        response.status().is_success(),
+        "GET {url}: {}",
+        response.status()
+    );
+    response.json().await.unwrap()
+}
+
+/// Polls `probe` every 100 ms for up to 30 s.
+async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..300 {
+        if let Some(found) = probe().await {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{what}: not within 30 s");
+}
+
+#[tokio::test]
+async fn a_bash_ask_survives_kill_9_and_its_answer_runs_the_command_once_in_the_new_process() {
+    let sandbox = Sandbox::new("durable-ask");
+    let model = MockServer::start().await;
+    let command = json!({"command": "echo ran >> counter.txt", "description": "count"});
+    for (priority, response) in [openai_call("bash", &command), openai_answer("finished")]
+        .into_iter()
+        .enumerate()
+    {
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(response)
+            .up_to_n_times(1)
+            .with_priority(priority as u8 + 1)
+            .mount(&model)
+            .await;
+    }
+    sandbox.config(&format!(
+        r#"{{"model": "local/qwen3", "permission": {{"bash": "ask"}},
+            "provider": {{"local": {{"options": {{"baseURL": "{}/v1"}}}}}}}}"#,
+        model.uri()
+    ));
+    let http = reqwest::Client::new();
+    let (mut first, base) = serve(&sandbox).await;
+    let session: Value = http
+        .post(format!("{base}/session"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_string();
+    let sent = http
+        .post(format!("{base}/session/{id}/prompt_async"))
+        .json(&json!({"parts": [{"type": "text", "text": "count once"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(sent.status().is_success(), "{}", sent.status());
+    let asked = eventually("the bash ask", || {
+        let url = format!("{base}/permission");
+        async move {
+            let list = get(url).await;
+            list.as_array().unwrap().first().cloned()
+        }
+    })
+    .await;
+    let ask_id = asked["id"].as_str().unwrap().to_string();
+    assert_eq!(asked["permission"], "bash", "{asked:#}");
+
+    // SIGKILL: nothing of the process gets to clean up.
+    first.kill().await.unwrap();
+    let counter = sandbox.project.join("counter.txt");
+    assert!(!counter.exists(), "nothing ran before the answer");
+
+    let (_second, base) = serve(&sandbox).await;
+    let listed = get(format!("{base}/permission")).await;
+    let ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [ask_id.as_str()],
+        "the ask is listed after the restart: {listed:#}"
+    );
+
+    let replied = http
+        .post(format!("{base}/permission/{ask_id}/reply"))
+        .json(&json!({"reply": "once"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(replied.status().is_success(), "{}", replied.status());
+    let again = http
+        .post(format!("{base}/permission/{ask_id}/reply"))
+        .json(&json!({"reply": "once"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        again.status(),
+        404,
+        "a second answer finds nothing to resume"
+    );
+
+    let messages = eventually("the resumed turn's answer", || {
+        let url = format!("{base}/session/{id}/message");
+        async move {
+            let messages = get(url).await;
+            let done = messages.as_array().unwrap().iter().any(|m| {
+                m["parts"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["type"] == "text" && p["text"] == "finished")
+            });
+            done.then_some(messages)
+        }
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(&counter).unwrap(),
+        "ran\n",
+        "the approved command ran exactly once"
+    );
+    let assistants: Vec<&Value> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["info"]["role"] == "assistant")
+        .collect();
+    assert_eq!(
+        assistants.len(),
+        2,
+        "the call's message, then the answer: {messages:#}"
+    );
+    let call = assistants[0]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["type"] == "tool")
+        .unwrap();
+    assert_eq!(call["tool"], "bash");
+    assert_eq!(call["state"]["status"], "completed", "{call:#}");
+    assert!(
+        get(format!("{base}/permission"))
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
