@@ -155,7 +155,16 @@ struct State {
     /// `None` once shut down.
     events: Option<broadcast::Sender<PermissionEvent>>,
     next_token: u64,
+    /// Awaited right after an ask is raised, before its answer counts.
+    on_asked: Option<AnsweredHook>,
+    /// Awaited between an ask's answer and the asking call going on.
+    on_answered: Option<AnsweredHook>,
 }
+
+/// What [`PermissionGate::on_asked`] and [`PermissionGate::on_answered`]
+/// run: given the request, a future the asking call waits for.
+pub type AnsweredHook =
+    Arc<dyn Fn(PermissionRequest) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
 impl State {
     fn publish(&self, event: PermissionEvent) {
@@ -481,6 +490,8 @@ impl PermissionGate {
                 approver,
                 events: Some(events),
                 next_token: 0,
+                on_asked: None,
+                on_answered: None,
             }),
             store,
             project,
@@ -663,6 +674,26 @@ impl PermissionGate {
         }
     }
 
+    /// Runs `hook` for every ask raised (not for those the rules settle),
+    /// and has the asking call wait for it before the answer counts: an
+    /// answer given meanwhile is kept and applied once the hook is done, so
+    /// the hook's effect (`agent serve` saving the ask where it outlives the
+    /// process) always comes before [`on_answered`](Self::on_answered)'s.
+    pub fn on_asked(&self, hook: AnsweredHook) {
+        self.inner().lock().on_asked = Some(hook);
+    }
+
+    /// Runs `hook` for every ask a person (or an approver) answered —
+    /// allowed, rejected or expired — and makes the asking call wait for
+    /// it before it goes on, so the hook's effect happens before the call's
+    /// side effect. `agent serve` removes the answered ask from its durable
+    /// list here: a process that dies after that never resumes a call that
+    /// may have started. Not run for asks the rules settled, nor for asks
+    /// dropped by a shutdown (those stay pending where they are kept).
+    pub fn on_answered(&self, hook: AnsweredHook) {
+        self.inner().lock().on_answered = Some(hook);
+    }
+
     /// Detaches the approver; requests it is already deciding stay with it.
     pub fn clear_approver(&self) {
         self.inner().lock().approver = None;
@@ -701,7 +732,7 @@ impl Inner {
         // revoked or granted elsewhere (another process sharing the store)
         // counts now.
         this.refresh_approved();
-        let (id_of_entry, token, receiver) = {
+        let (id_of_entry, token, receiver, hook) = {
             let mut state = this.lock();
             let mut needs_prompt = false;
             for pattern in &req.patterns {
@@ -750,26 +781,45 @@ impl Inner {
             if let Some(replaced) = state.pending.insert(id, entry) {
                 replaced.finish(Err(PermissionError::Rejected));
             }
+            let asked = state.on_asked.clone().map(|hook| (hook, request.clone()));
+            let hook = state
+                .on_answered
+                .clone()
+                .map(|hook| (hook, request.clone()));
             state.publish(PermissionEvent::Asked(request));
-            (id_of_entry, token, receiver)
+            (id_of_entry, token, receiver, (asked, hook))
         };
+        let (asked, hook) = hook;
 
         let guard = PendingGuard {
             inner: Arc::clone(this),
             id: id_of_entry,
             token,
         };
-        Self::answer(this, &guard, receiver, req.timeout).await
+        if let Some((asked, request)) = asked {
+            asked(request).await;
+        }
+        let outcome = Self::answer(this, &guard, receiver, req.timeout).await;
+        // A shutdown's rejection is nobody's answer: the ask stays wherever
+        // the hooks keep it.
+        let dropped = matches!(outcome, None | Some(Err(PermissionError::Rejected)))
+            && this.lock().is_shut_down();
+        if let (Some((hook, request)), true) = (hook, outcome.is_some() && !dropped) {
+            hook(request).await;
+        }
+        outcome.unwrap_or(Err(PermissionError::Rejected))
     }
 
     /// Waits for the answer to the pending ask `guard` stands for; after
     /// `timeout` (inside a tokio runtime) the ask expires, which answers it.
+    /// `None` when no answer came: the ask was dropped by a shutdown or
+    /// replaced (both mean "rejected" to the caller).
     async fn answer(
         this: &Arc<Self>,
         guard: &PendingGuard,
         mut receiver: oneshot::Receiver<Result<Allowed, PermissionError>>,
         timeout: Option<std::time::Duration>,
-    ) -> Result<Allowed, PermissionError> {
+    ) -> Option<Result<Allowed, PermissionError>> {
         let outcome = match timeout {
             Some(timeout) if tokio::runtime::Handle::try_current().is_ok() => {
                 match tokio::time::timeout(timeout, &mut receiver).await {
@@ -787,8 +837,8 @@ impl Inner {
             None => receiver.await,
         };
         // The sender is dropped without a value only by a shutdown or a
-        // replacement: both mean "rejected".
-        outcome.unwrap_or(Err(PermissionError::Rejected))
+        // replacement.
+        outcome.ok()
     }
 
     /// Replaces the approvals in memory with the store's current list (plus

@@ -109,7 +109,8 @@ pub use always::{AlwaysChoice, describe_pattern};
 /// The async approval gate (§6), behind the `gate` feature.
 #[cfg(feature = "gate")]
 pub use gate::{
-    DEFAULT_EVENT_CAPACITY, DEFAULT_PROJECT, PermissionEvent, PermissionGate, PermissionGateBuilder,
+    AnsweredHook, DEFAULT_EVENT_CAPACITY, DEFAULT_PROJECT, PermissionEvent, PermissionGate,
+    PermissionGateBuilder,
 };
 
 /// Approval UIs plugged into the gate, behind the `gate` feature.

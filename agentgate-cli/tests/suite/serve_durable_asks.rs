@@ -206,3 +206,109 @@ async fn a_bash_ask_survives_kill_9_and_its_answer_runs_the_command_once_in_the_
             .is_empty()
     );
 }
+
+/// A crash while an approved command runs: after the restart nothing is
+/// listed (the ask was answered before the command started), the call is
+/// marked interrupted when the session is prompted again, the new turn
+/// runs, and the command never ran twice.
+#[tokio::test]
+async fn a_crash_while_an_approved_command_runs_leaves_it_interrupted_and_never_run_twice() {
+    let sandbox = Sandbox::new("durable-crash");
+    let model = MockServer::start().await;
+    let command = json!({"command": "sleep 2 && echo ran >> counter.txt", "description": "slow"});
+    for (priority, response) in [
+        openai_call("bash", &command),
+        openai_answer("after the crash"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(response)
+            .up_to_n_times(1)
+            .with_priority(priority as u8 + 1)
+            .mount(&model)
+            .await;
+    }
+    sandbox.config(&format!(
+        r#"{{"model": "local/qwen3", "permission": {{"bash": "ask"}},
+            "provider": {{"local": {{"options": {{"baseURL": "{}/v1"}}}}}}}}"#,
+        model.uri()
+    ));
+    let http = reqwest::Client::new();
+    let (mut first, base) = serve(&sandbox).await;
+    let session: Value = http
+        .post(format!("{base}/session"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_string();
+    http.post(format!("{base}/session/{id}/prompt_async"))
+        .json(&json!({"parts": [{"type": "text", "text": "run it"}]}))
+        .send()
+        .await
+        .unwrap();
+    let asked = eventually("the bash ask", || {
+        let url = format!("{base}/permission");
+        async move { get(url).await.as_array().unwrap().first().cloned() }
+    })
+    .await;
+    let ask_id = asked["id"].as_str().unwrap().to_string();
+    let replied = http
+        .post(format!("{base}/permission/{ask_id}/reply"))
+        .json(&json!({"reply": "once"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(replied.status().is_success());
+    // The command is sleeping: kill the server under it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    first.kill().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let counter = sandbox.project.join("counter.txt");
+    let runs_before = std::fs::read_to_string(&counter)
+        .unwrap_or_default()
+        .lines()
+        .count();
+
+    let (_second, base) = serve(&sandbox).await;
+    let listed = get(format!("{base}/permission")).await;
+    assert!(
+        listed.as_array().unwrap().is_empty(),
+        "an answered ask is not listed again: {listed:#}"
+    );
+    let answer: Value = http
+        .post(format!("{base}/session/{id}/message"))
+        .json(&json!({"parts": [{"type": "text", "text": "go on"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["parts"][1]["text"], "after the crash", "{answer:#}");
+    let messages = get(format!("{base}/session/{id}/message")).await;
+    let call = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap())
+        .find(|p| p["type"] == "tool")
+        .unwrap();
+    assert_eq!(call["state"]["status"], "error", "{call:#}");
+    assert_eq!(call["state"]["metadata"]["interrupted"], true, "{call:#}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let runs = std::fs::read_to_string(&counter)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(
+        runs <= 1 && runs == runs_before,
+        "the command ran {runs} times"
+    );
+}

@@ -309,7 +309,8 @@ impl Engine {
         state.store.put_message(&user).await?;
         emit_message(state, &user);
 
-        let history = state.store.messages(&session.id).await?;
+        let mut history = state.store.messages(&session.id).await?;
+        super::resume::close_abandoned_calls(state, &mut history).await?;
         self.start_title(&session, &history, &model);
         let model_messages = crate::model::share_messages(model_history(&agent.name, &history));
         // §12 step 5: the previous answer already filled the context.

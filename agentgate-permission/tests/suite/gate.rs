@@ -855,3 +855,48 @@ async fn every_always_label_names_the_rules_the_gate_stores() {
         }
     }
 }
+
+/// `on_asked` runs before an answer counts and `on_answered` before the
+/// asking call goes on, in that order, for answered asks only: not for
+/// asks the rules settle, nor for asks dropped by a shutdown.
+#[tokio::test]
+async fn the_ask_hooks_run_in_order_around_the_answer_and_only_for_asks() {
+    let permissions = PermissionGate::new();
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let (asked_log, answered_log) = (Arc::clone(&log), Arc::clone(&log));
+    permissions.on_asked(Arc::new(move |request: PermissionRequest| {
+        let log = Arc::clone(&asked_log);
+        Box::pin(async move {
+            // Slow on purpose: an answer given meanwhile waits for it.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            log.lock().unwrap().push(format!("asked {}", request.id));
+        })
+    }));
+    permissions.on_answered(Arc::new(move |request: PermissionRequest| {
+        let log = Arc::clone(&answered_log);
+        Box::pin(async move {
+            log.lock().unwrap().push(format!("answered {}", request.id));
+        })
+    }));
+    let task = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("a1")).await;
+    permissions.reply("a1", Reply::Once).unwrap();
+    within("the answered ask", task).await.unwrap().unwrap();
+    assert_eq!(*log.lock().unwrap(), ["asked a1", "answered a1"]);
+
+    // Settled by the rules: no hook.
+    let allow = Ruleset::from(vec![Rule::new("bash", "*", Action::Allow)]);
+    permissions
+        .ask(AskRequest::new("s", "bash", ["ls"]).id("a2").ruleset(allow))
+        .await
+        .unwrap();
+    assert_eq!(log.lock().unwrap().len(), 2);
+
+    // Dropped by a shutdown: asked, never answered.
+    let task = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("a3")).await;
+    permissions.shutdown();
+    assert!(within("the dropped ask", task).await.unwrap().is_err());
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["asked a1", "answered a1", "asked a3"]
+    );
+}

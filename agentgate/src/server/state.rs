@@ -267,9 +267,24 @@ impl Shared {
 
     /// Stops the server's work: every session is aborted, the bridges and
     /// the event streams end.
+    ///
+    /// With a relay whose asks outlive the process, a session waiting at an
+    /// ask is left as it is (its ask stays listed, and the next process
+    /// resumes it when it is answered); the others are aborted.
     pub(crate) fn shutdown(&self) {
+        let waiting: HashSet<String> = if self.relay.outlives_the_process() {
+            self.gate
+                .pending()
+                .into_iter()
+                .map(|r| r.session_id)
+                .collect()
+        } else {
+            HashSet::new()
+        };
         for id in self.sessions.ids() {
-            self.abort(&id);
+            if !waiting.contains(&id) {
+                self.abort(&id);
+            }
         }
         self.stop.cancel();
     }
@@ -514,10 +529,39 @@ impl Shared {
         }
     }
 
+    /// Has the gate save each ask in the relay before its answer counts, and
+    /// remove it before the asking call goes on: with a relay whose asks
+    /// outlive the process, an ask listed after a crash was never answered,
+    /// so resuming it cannot run a call twice.
+    fn keep_asks_in_the_relay(&self) {
+        let relay = Arc::clone(&self.relay);
+        self.gate.on_asked(Arc::new(move |request: PermissionRequest| {
+            let relay = Arc::clone(&relay);
+            Box::pin(async move {
+                if let Err(error) = relay.publish(&request).await {
+                    tracing::warn!(%error, request = %request.id, "an ask could not be saved; it will not survive a restart");
+                }
+            })
+        }));
+        let relay = Arc::clone(&self.relay);
+        self.gate.on_answered(Arc::new(move |request: PermissionRequest| {
+            let relay = Arc::clone(&relay);
+            Box::pin(async move {
+                if let Err(error) = relay.withdraw(&request.id).await {
+                    tracing::warn!(%error, request = %request.id, "an answered ask could not be removed from the saved list");
+                }
+            })
+        }));
+    }
+
     /// Follows the gate (publishing asks on the relay and the bus) and the
     /// relay (applying replies given in other processes to this gate's
     /// asks) until the server stops.
     pub(crate) fn spawn_bridges(self: &Arc<Self>) {
+        let durable = self.relay.outlives_the_process();
+        if durable {
+            self.keep_asks_in_the_relay();
+        }
         let shared = Arc::clone(self);
         let mut gate_events = self.gate.subscribe();
         tokio::spawn(async move {
@@ -529,7 +573,9 @@ impl Shared {
                 match event {
                     Ok(event) => {
                         shared.bus.publish_permission(&event);
-                        if let PermissionEvent::Asked(request) = &event {
+                        if durable {
+                            // The gate's own hooks keep the relay.
+                        } else if let PermissionEvent::Asked(request) = &event {
                             shared
                                 .published
                                 .lock()
