@@ -420,21 +420,7 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
             "" => continue,
             "/exit" | "/quit" => break,
             "/sessions" => {
-                let store = session_store().await?;
-                for session in crate::workspace::sessions_of(store.as_ref(), &directory).await? {
-                    let here = if session.id == built.agent.session().id {
-                        "*"
-                    } else {
-                        " "
-                    };
-                    // Titles are written by a model: shown terminal-safe.
-                    println!(
-                        "{here} {}  {}  {}",
-                        Untrusted::new(&session.id),
-                        Untrusted::new(&session.agent),
-                        Untrusted::new(&session.title)
-                    );
-                }
+                print_sessions(&built.agent, &directory).await?;
                 continue;
             }
             "/model" if argument.is_empty() => {
@@ -497,13 +483,10 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                 continue;
             }
             "/undo" | "/redo" => {
-                let force = argument == "--force";
-                let said = if command == "/undo" {
-                    crate::undo_cli::undo(&built.agent, force).await
-                } else {
-                    crate::undo_cli::redo(&built.agent, force).await
-                };
-                eprint!("{said}");
+                eprint!(
+                    "{}",
+                    crate::undo_cli::slash(&built.agent, command, &argument).await
+                );
                 continue;
             }
             "/help" => {
@@ -559,6 +542,26 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
     )
     .await;
     Ok(0)
+}
+
+/// `/sessions`: the directory's sessions, the current one starred.
+async fn print_sessions(agent: &CodingAgent, directory: &std::path::Path) -> Result<(), String> {
+    let store = session_store().await?;
+    for session in crate::workspace::sessions_of(store.as_ref(), directory).await? {
+        let here = if session.id == agent.session().id {
+            "*"
+        } else {
+            " "
+        };
+        // Titles are written by a model: shown terminal-safe.
+        println!(
+            "{here} {}  {}  {}",
+            Untrusted::new(&session.id),
+            Untrusted::new(&session.agent),
+            Untrusted::new(&session.title)
+        );
+    }
+    Ok(())
 }
 
 /// A token cancelled by SIGTERM (Ctrl-C has its own channel: it cancels a

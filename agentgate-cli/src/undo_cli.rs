@@ -7,8 +7,18 @@ use agentgate::{CodingAgent, Engine, FileDiff, Message, Part, RevertError, Rewin
 
 use crate::terminal_text::Untrusted;
 
+/// `/undo [--force]` or `/redo [--force]`, as `command` and `argument`.
+pub(crate) async fn slash(agent: &CodingAgent, command: &str, argument: &str) -> String {
+    let force = argument == "--force";
+    if command == "/undo" {
+        undo(agent, force).await
+    } else {
+        redo(agent, force).await
+    }
+}
+
 /// `/undo [--force]`: takes back the last prompt and what it changed.
-pub(crate) async fn undo(agent: &CodingAgent, force: bool) -> String {
+async fn undo(agent: &CodingAgent, force: bool) -> String {
     let engine = agent.engine();
     let id = &agent.session().id;
     match engine.undo(id, force).await {
@@ -26,7 +36,7 @@ pub(crate) async fn undo(agent: &CodingAgent, force: bool) -> String {
 }
 
 /// `/redo [--force]`: puts back one prompt `/undo` took back.
-pub(crate) async fn redo(agent: &CodingAgent, force: bool) -> String {
+async fn redo(agent: &CodingAgent, force: bool) -> String {
     let engine = agent.engine();
     let id = &agent.session().id;
     let before = engine.store().session(id).await.ok().and_then(|s| s.revert);

@@ -162,9 +162,12 @@ struct State {
 }
 
 /// What [`PermissionGate::on_asked`] and [`PermissionGate::on_answered`]
-/// run: given the request, a future the asking call waits for.
+/// run: given the request, a future the asking call waits for. For
+/// `on_answered`, `false` overrules an allowing answer: the call is
+/// rejected (the ask was claimed elsewhere, see there); `on_asked`'s value
+/// is ignored.
 pub type AnsweredHook =
-    Arc<dyn Fn(PermissionRequest) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+    Arc<dyn Fn(PermissionRequest) -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
 
 impl State {
     fn publish(&self, event: PermissionEvent) {
@@ -690,6 +693,11 @@ impl PermissionGate {
     /// list here: a process that dies after that never resumes a call that
     /// may have started. Not run for asks the rules settled, nor for asks
     /// dropped by a shutdown (those stay pending where they are kept).
+    ///
+    /// A hook that returns `false` turns an allowing answer into
+    /// [`PermissionError::Rejected`]: `agent serve` claims the saved ask
+    /// here, and a claim another process won first (it resumed the call
+    /// there) means this call must not run too.
     pub fn on_answered(&self, hook: AnsweredHook) {
         self.inner().lock().on_answered = Some(hook);
     }
@@ -805,7 +813,11 @@ impl Inner {
         let dropped = matches!(outcome, None | Some(Err(PermissionError::Rejected)))
             && this.lock().is_shut_down();
         if let (Some((hook, request)), true) = (hook, outcome.is_some() && !dropped) {
-            hook(request).await;
+            let id = request.id.clone();
+            if !hook(request).await && matches!(outcome, Some(Ok(_))) {
+                tracing::warn!(request = %id, "the answered ask was claimed elsewhere; this call does not run");
+                return Err(PermissionError::Rejected);
+            }
         }
         outcome.unwrap_or(Err(PermissionError::Rejected))
     }

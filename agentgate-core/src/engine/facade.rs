@@ -310,7 +310,7 @@ impl Engine {
         emit_message(state, &user);
 
         let mut history = state.store.messages(&session.id).await?;
-        super::resume::close_abandoned_calls(state, &mut history).await?;
+        super::abandoned_calls::close_abandoned_calls(state, &mut history).await?;
         self.start_title(&session, &history, &model);
         let model_messages = crate::model::share_messages(model_history(&agent.name, &history));
         // §12 step 5: the previous answer already filled the context.

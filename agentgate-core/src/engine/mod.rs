@@ -27,10 +27,12 @@
 //!   call through the step's tool-call path;
 //! - `manual_compaction.rs`: a compaction the user asks for;
 //! - `step_patch.rs`: a step's checkpoint, taken when it ends;
-//! - `resume.rs`: a turn stopped at an ask, continued once it is answered;
+//! - `resume.rs`: a turn stopped at an ask, continued once it is answered
+//!   (`abandoned_calls.rs`: the calls a stopped process left open);
 //! - `revert.rs`: revert, unrevert and the diff of a message, from those
 //!   (`text_diff.rs`: one file's unified diff).
 
+mod abandoned_calls;
 mod builder;
 mod command_run;
 pub(crate) mod doom_loop;
@@ -77,9 +79,10 @@ pub use retry::{
     DEFAULT_MAX_DELAY_MS, DEFAULT_MAX_ELAPSED_MS, DEFAULT_MAX_RETRIES, RetryHistory, RetryInfo,
     RetryPlan, RetryPolicy,
 };
-pub use revert::{DiffStatus, FileDiff, RevertError, Rewind};
+pub use revert::{RevertError, Rewind};
 pub use settings::LoopSettings;
 pub use task_tool::{TaskArgs, TaskError, TaskSettings};
+pub use text_diff::{DiffStatus, FileDiff};
 pub use title_setting::{SessionTitles, TITLE_AGENT};
 pub use tool_calls::STEP_LIMIT_ERROR;
 pub use turn_compaction::COMPACTION_AGENT;

@@ -14,6 +14,7 @@
 use std::path::PathBuf;
 
 use super::facade::Engine;
+use super::text_diff::{DiffStatus, FileDiff};
 use crate::checkpoint::Checkpoints;
 use crate::checkpoint::{CheckpointError, Direction, FileChange, FileState, net_changes};
 use crate::message::{Message, Part};
@@ -41,35 +42,6 @@ pub enum RevertError {
     /// [`CheckpointError::Conflict`]); nothing was changed.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
-}
-
-/// One file of a message's diff (opencode's `SnapshotFileDiff`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[non_exhaustive]
-pub struct FileDiff {
-    /// The path, relative to the project root.
-    pub file: String,
-    /// `added`, `deleted` or `modified`.
-    pub status: DiffStatus,
-    /// Lines added.
-    pub additions: usize,
-    /// Lines removed.
-    pub deletions: usize,
-    /// A unified diff (empty for a binary file or a change of mode only).
-    pub patch: String,
-}
-
-/// What happened to a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum DiffStatus {
-    /// It did not exist before.
-    Added,
-    /// It no longer exists.
-    Deleted,
-    /// It changed (content, mode, link target or kind).
-    Modified,
 }
 
 /// Where in a session's messages something is: (message, part) indexes.

@@ -1,8 +1,36 @@
-//! A file's unified diff and its line counts, for [`Engine::diff`](super::Engine::diff).
+//! [`FileDiff`]: a file's unified diff and its line counts, for
+//! [`Engine::diff`](super::Engine::diff).
 
 use similar::{ChangeTag, TextDiff};
 
-use super::revert::{DiffStatus, FileDiff};
+/// One file of a message's diff (opencode's `SnapshotFileDiff`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct FileDiff {
+    /// The path, relative to the project root.
+    pub file: String,
+    /// `added`, `deleted` or `modified`.
+    pub status: DiffStatus,
+    /// Lines added.
+    pub additions: usize,
+    /// Lines removed.
+    pub deletions: usize,
+    /// A unified diff (empty for a binary file or a change of mode only).
+    pub patch: String,
+}
+
+/// What happened to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum DiffStatus {
+    /// It did not exist before.
+    Added,
+    /// It no longer exists.
+    Deleted,
+    /// It changed (content, mode, link target or kind).
+    Modified,
+}
 
 /// The diff of `path` from `before` to `after`; `None` for a side that is
 /// not text (no patch, no line counts).

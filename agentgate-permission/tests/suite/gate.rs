@@ -870,12 +870,15 @@ async fn the_ask_hooks_run_in_order_around_the_answer_and_only_for_asks() {
             // Slow on purpose: an answer given meanwhile waits for it.
             tokio::time::sleep(Duration::from_millis(50)).await;
             log.lock().unwrap().push(format!("asked {}", request.id));
+            true
         })
     }));
     permissions.on_answered(Arc::new(move |request: PermissionRequest| {
         let log = Arc::clone(&answered_log);
         Box::pin(async move {
             log.lock().unwrap().push(format!("answered {}", request.id));
+            // Claimed elsewhere: the call must not run.
+            request.id != "a4"
         })
     }));
     let task = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("a1")).await;
@@ -890,6 +893,15 @@ async fn the_ask_hooks_run_in_order_around_the_answer_and_only_for_asks() {
         .await
         .unwrap();
     assert_eq!(log.lock().unwrap().len(), 2);
+
+    // An answer whose claim was lost elsewhere rejects the call.
+    let task = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("a4")).await;
+    permissions.reply("a4", Reply::Once).unwrap();
+    assert!(matches!(
+        within("the overruled ask", task).await.unwrap(),
+        Err(PermissionError::Rejected)
+    ));
+    log.lock().unwrap().retain(|entry| !entry.ends_with("a4"));
 
     // Dropped by a shutdown: asked, never answered.
     let task = ask_pending(&permissions, AskRequest::new("s", "bash", ["ls"]).id("a3")).await;

@@ -33,6 +33,7 @@
 //! ```
 
 mod answers;
+mod ask_answers;
 mod auth;
 mod command_routes;
 mod events;

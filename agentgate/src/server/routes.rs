@@ -382,7 +382,7 @@ async fn answer(
     request_id: &str,
     reply: crate::permission::Reply,
 ) -> Result<Json<bool>, Failure> {
-    if shared.reply(request_id, reply).await? {
+    if super::ask_answers::reply(shared, request_id, reply).await? {
         Ok(Json(true))
     } else {
         Err(Failure::NotFound(format!(

@@ -14,9 +14,7 @@ use super::events::{Bus, TurnTranslator};
 use super::served::ServedSessions;
 pub(crate) use super::served::{Served, ServedRef};
 use crate::agent_factory::{AgentFactory, AgentSetup};
-use crate::permission::{
-    PermissionError, PermissionEvent, PermissionGate, PermissionRequest, Reply,
-};
+use crate::permission::{PermissionEvent, PermissionGate, PermissionRequest, Reply};
 use crate::protocol::{ServerEvent, SessionInfo};
 use crate::{
     CodingAgent, Config, Message, ModelRef, Part, PromptError, PromptOptions, Role, SessionStore,
@@ -449,66 +447,6 @@ impl Shared {
         Ok((translator, untitled))
     }
 
-    /// Answers request `id`: through the gate when this process holds it,
-    /// else through the relay to the process that does. `false` when no
-    /// process has it pending.
-    ///
-    /// With a relay whose asks outlive the process (SQLite), an ask it
-    /// lists that this gate does not hold was raised by a process that is
-    /// gone: it is claimed (only one answer wins the claim) and its turn is
-    /// resumed here, in the background, through the session's queue.
-    pub(crate) async fn reply(self: &Arc<Self>, id: &str, reply: Reply) -> Result<bool, Failure> {
-        if self.gate.pending().iter().any(|r| r.id == id) {
-            return match self.gate.reply(id, reply) {
-                Ok(()) => Ok(true),
-                Err(PermissionError::NotFound { .. }) => Ok(false),
-                Err(error) => Err(Failure::Internal(error.to_string())),
-            };
-        }
-        if self.relay.outlives_the_process() {
-            return self.resume(id, reply).await;
-        }
-        self.relay
-            .answer(id, &reply)
-            .await
-            .map_err(|e| Failure::Internal(e.to_string()))
-    }
-
-    /// Claims orphaned ask `id` and resumes its turn with `reply`; `false`
-    /// when another answer claimed it first (or it is unknown).
-    async fn resume(self: &Arc<Self>, id: &str, reply: Reply) -> Result<bool, Failure> {
-        let claimed = self
-            .relay
-            .claim(id)
-            .await
-            .map_err(|e| Failure::Internal(e.to_string()))?;
-        let Some(request) = claimed else {
-            return Ok(false);
-        };
-        let served = self.served(&request.session_id).await?;
-        let session_id = request.session_id.clone();
-        let work = Work::Resume(Box::new(request), reply);
-        let task = super::turn_task::start_work(
-            self,
-            served,
-            work,
-            (None, None),
-            PromptOptions::default(),
-        );
-        tokio::spawn(async move {
-            match task.await {
-                Ok(Ok(_)) => {}
-                Ok(Err(failure)) => {
-                    tracing::warn!(session_id = %session_id, "the resumed turn failed: {}", failure.message());
-                }
-                Err(error) => {
-                    tracing::warn!(session_id = %session_id, %error, "the resumed turn's task failed")
-                }
-            }
-        });
-        Ok(true)
-    }
-
     /// Withdraws from the relay the asks of this process that are no
     /// longer pending (answered, or dropped with their turn).
     async fn withdraw_resolved(&self) {
@@ -541,14 +479,22 @@ impl Shared {
                 if let Err(error) = relay.publish(&request).await {
                     tracing::warn!(%error, request = %request.id, "an ask could not be saved; it will not survive a restart");
                 }
+                true
             })
         }));
         let relay = Arc::clone(&self.relay);
         self.gate.on_answered(Arc::new(move |request: PermissionRequest| {
             let relay = Arc::clone(&relay);
+            // The claim another process won (it resumed the call there)
+            // means this call must not run; a claim that cannot be made
+            // (the database failed) does not run it either.
             Box::pin(async move {
-                if let Err(error) = relay.withdraw(&request.id).await {
-                    tracing::warn!(%error, request = %request.id, "an answered ask could not be removed from the saved list");
+                match relay.claim(&request.id).await {
+                    Ok(claimed) => claimed.is_some(),
+                    Err(error) => {
+                        tracing::warn!(%error, request = %request.id, "an answered ask could not be claimed; its call does not run");
+                        false
+                    }
                 }
             })
         }));

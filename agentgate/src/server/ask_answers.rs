@@ -1,0 +1,67 @@
+//! Answering an ask in `agent serve`: through this process's gate when
+//! it holds the ask, through the relay to the live process that does, or
+//! — for an ask saved by a process that is gone (a relay whose asks
+//! outlive the process) — by claiming it and resuming its turn here
+//! ([`Engine::resume_ask`](crate::Engine::resume_ask)).
+
+use std::sync::Arc;
+
+use super::state::{Failure, Shared, Work};
+use super::turn_task::start_work;
+use crate::PromptOptions;
+use crate::permission::{PermissionError, Reply};
+
+/// Answers request `id`: through the gate when this process holds it,
+/// else through the relay to the process that does. `false` when no
+/// process has it pending.
+///
+/// With a relay whose asks outlive the process (SQLite), an ask it
+/// lists that this gate does not hold was raised by a process that is
+/// gone: it is claimed (only one answer wins the claim) and its turn is
+/// resumed here, in the background, through the session's queue.
+pub(crate) async fn reply(shared: &Arc<Shared>, id: &str, reply: Reply) -> Result<bool, Failure> {
+    if shared.gate.pending().iter().any(|r| r.id == id) {
+        return match shared.gate.reply(id, reply) {
+            Ok(()) => Ok(true),
+            Err(PermissionError::NotFound { .. }) => Ok(false),
+            Err(error) => Err(Failure::Internal(error.to_string())),
+        };
+    }
+    if shared.relay.outlives_the_process() {
+        return resume(shared, id, reply).await;
+    }
+    shared
+        .relay
+        .answer(id, &reply)
+        .await
+        .map_err(|e| Failure::Internal(e.to_string()))
+}
+
+/// Claims orphaned ask `id` and resumes its turn with `reply`; `false`
+/// when another answer claimed it first (or it is unknown).
+async fn resume(shared: &Arc<Shared>, id: &str, reply: Reply) -> Result<bool, Failure> {
+    let claimed = shared
+        .relay
+        .claim(id)
+        .await
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    let Some(request) = claimed else {
+        return Ok(false);
+    };
+    let served = shared.served(&request.session_id).await?;
+    let session_id = request.session_id.clone();
+    let work = Work::Resume(Box::new(request), reply);
+    let task = start_work(shared, served, work, (None, None), PromptOptions::default());
+    tokio::spawn(async move {
+        match task.await {
+            Ok(Ok(_)) => {}
+            Ok(Err(failure)) => {
+                tracing::warn!(session_id = %session_id, "the resumed turn failed: {}", failure.message());
+            }
+            Err(error) => {
+                tracing::warn!(session_id = %session_id, %error, "the resumed turn's task failed")
+            }
+        }
+    });
+    Ok(true)
+}
