@@ -3,8 +3,8 @@
 //! The user-facing documentation is on [`PermissionGate`].
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
@@ -14,6 +14,7 @@ use tokio::sync::{broadcast, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::approver::Approver;
+use crate::audit::{Answerer, AuditEntry, AuditSink, decided};
 use crate::error::PermissionError;
 use crate::request::{Allowed, AskRequest, PermissionRequest, Reply, ReplyKind};
 use crate::rule::{Action, Rule, Ruleset};
@@ -171,7 +172,7 @@ impl State {
 
     /// Fails every pending request of `session` with `Rejected` (the
     /// cascade of a `reject`), each with a `reject` reply event.
-    fn reject_session(&mut self, session: &str) {
+    fn reject_session(&mut self, session: &str, cause: &str, audit: Option<&dyn AuditSink>) {
         let siblings: Vec<String> = self
             .pending
             .iter()
@@ -180,6 +181,16 @@ impl State {
             .collect();
         for sibling in siblings {
             if let Some(pending) = self.pending.shift_remove(&sibling) {
+                if let Some(audit) = audit {
+                    audit.record(AuditEntry::answered(
+                        &pending.request,
+                        &Reply::reject(),
+                        Ruleset::new(),
+                        Answerer::Cascade {
+                            request_id: cause.to_string(),
+                        },
+                    ));
+                }
                 self.publish(PermissionEvent::Replied {
                     session_id: session.to_string(),
                     request_id: sibling,
@@ -193,7 +204,7 @@ impl State {
     /// Allows every pending request of `session` whose patterns the
     /// approvals alone now allow (the cascade of an `always`), each with an
     /// `always` reply event.
-    fn allow_covered(&mut self, session: &str) {
+    fn allow_covered(&mut self, session: &str, cause: &str, audit: Option<&dyn AuditSink>) {
         let covered: Vec<String> = self
             .pending
             .iter()
@@ -207,6 +218,16 @@ impl State {
             .collect();
         for sibling in covered {
             if let Some(pending) = self.pending.shift_remove(&sibling) {
+                if let Some(audit) = audit {
+                    audit.record(AuditEntry::answered(
+                        &pending.request,
+                        &Reply::Always,
+                        Ruleset::new(),
+                        Answerer::Cascade {
+                            request_id: cause.to_string(),
+                        },
+                    ));
+                }
                 self.publish(PermissionEvent::Replied {
                     session_id: session.to_string(),
                     request_id: sibling,
@@ -233,6 +254,11 @@ struct Inner {
     state: Mutex<State>,
     store: Arc<dyn ApprovalStore>,
     project: String,
+    /// Whether `audit` holds a sink: the one load the gate pays when none
+    /// is installed.
+    audited: AtomicBool,
+    /// Where decisions are recorded, if anywhere.
+    audit: RwLock<Option<Arc<dyn AuditSink>>>,
 }
 
 /// The owner of the service: dropping the last one shuts it down.
@@ -403,6 +429,7 @@ pub struct PermissionGateBuilder {
     project: String,
     approver: Option<Arc<dyn Approver>>,
     event_capacity: usize,
+    audit: Option<Arc<dyn AuditSink>>,
 }
 
 impl fmt::Debug for PermissionGateBuilder {
@@ -411,6 +438,7 @@ impl fmt::Debug for PermissionGateBuilder {
             .field("project", &self.project)
             .field("approver", &self.approver.is_some())
             .field("event_capacity", &self.event_capacity)
+            .field("audit", &self.audit.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -437,16 +465,26 @@ impl PermissionGateBuilder {
         self
     }
 
+    /// Records every decision in `sink` (see [`PermissionGate::set_audit`]).
+    pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
     /// Loads the project's approvals from the store and starts the service.
     pub fn build(self) -> Result<PermissionGate, StoreError> {
         let approved = self.store.load(&self.project)?;
-        Ok(PermissionGate::from_parts(
+        let gate = PermissionGate::from_parts(
             self.store,
             self.project,
             approved,
             self.approver,
             self.event_capacity,
-        ))
+        );
+        if let Some(sink) = self.audit {
+            gate.set_audit(sink);
+        }
+        Ok(gate)
     }
 }
 
@@ -484,6 +522,8 @@ impl PermissionGate {
             }),
             store,
             project,
+            audited: AtomicBool::new(false),
+            audit: RwLock::new(None),
         });
         PermissionGate {
             handle: Arc::new(Handle { inner }),
@@ -507,6 +547,7 @@ impl PermissionGate {
             project: DEFAULT_PROJECT.to_string(),
             approver: None,
             event_capacity: DEFAULT_EVENT_CAPACITY,
+            audit: None,
         }
     }
 
@@ -580,7 +621,33 @@ impl PermissionGate {
     /// A store failure while persisting an approval is logged; the approval
     /// still holds for this service's lifetime.
     pub fn reply(&self, id: &str, reply: Reply) -> Result<(), PermissionError> {
-        self.inner().reply(id, None, reply)
+        self.inner().reply(id, None, reply, Answerer::Host)
+    }
+
+    /// [`reply`](Self::reply), naming who answered for the audit trail
+    /// (an HTTP client and its address, an ACP client, the terminal).
+    pub fn reply_as(
+        &self,
+        id: &str,
+        reply: Reply,
+        answered_by: Answerer,
+    ) -> Result<(), PermissionError> {
+        self.inner().reply(id, None, reply, answered_by)
+    }
+
+    /// Records every decision from now on in `sink`: each automatic allow
+    /// or deny with the rule and layer that decided it, each ask raised,
+    /// each answer with who gave it (see [`AuditEntry`]). Replaces an
+    /// earlier sink. Without one (the default) no entry is built.
+    pub fn set_audit(&self, sink: Arc<dyn AuditSink>) {
+        let inner = self.inner();
+        *inner.audit.write().unwrap_or_else(PoisonError::into_inner) = Some(sink);
+        inner.audited.store(true, Ordering::Release);
+    }
+
+    /// Whether a sink records this gate's decisions.
+    pub fn is_audited(&self) -> bool {
+        self.inner().audited.load(Ordering::Acquire)
     }
 
     /// The pending requests, oldest first.
@@ -688,14 +755,40 @@ impl Inner {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The audit sink, if one is installed (one atomic load otherwise).
+    fn sink(&self) -> Option<Arc<dyn AuditSink>> {
+        if !self.audited.load(Ordering::Acquire) {
+            return None;
+        }
+        self.audit
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records the entry `entry` builds, only when a sink is installed.
+    fn record(&self, entry: impl FnOnce() -> AuditEntry) {
+        if let Some(sink) = self.sink() {
+            sink.record(entry());
+        }
+    }
+
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
         // Ceilings (the rules of a task child's parents) bound it: the
         // stricter answer wins, so a parent's deny is as final as the
         // caller's own.
-        if settled_by_rules(&req)? {
-            return Ok(Allowed::ByRules);
+        match settled_by_rules(&req) {
+            Ok(true) => {
+                this.record(|| decided(&req, Action::Allow, None));
+                return Ok(Allowed::ByRules);
+            }
+            Err(denied) => {
+                this.record(|| decided(&req, Action::Deny, None));
+                return Err(denied);
+            }
+            Ok(false) => {}
         }
         // Something would be asked: read the approvals again, so that one
         // revoked or granted elsewhere (another process sharing the store)
@@ -708,12 +801,17 @@ impl Inner {
                 let action = bounded(&req, |rules| {
                     find_last(&req.permission, pattern, &[rules, &state.approved])
                         .map_or(Action::Ask, |rule| rule.action)
+                });
+                let action = action.inspect_err(|_| {
+                    this.record(|| decided(&req, Action::Deny, Some(&state.approved)));
                 })?;
                 if action == Action::Ask {
                     needs_prompt = true;
                 }
             }
             if !needs_prompt {
+                // Allowed by a remembered "always" approval.
+                this.record(|| decided(&req, Action::Allow, Some(&state.approved)));
                 return Ok(Allowed::ByRules);
             }
             if state.is_shut_down() {
@@ -750,6 +848,9 @@ impl Inner {
             if let Some(replaced) = state.pending.insert(id, entry) {
                 replaced.finish(Err(PermissionError::Rejected));
             }
+            this.record(|| AuditEntry::Asked {
+                request: request.clone(),
+            });
             state.publish(PermissionEvent::Asked(request));
             (id_of_entry, token, receiver)
         };
@@ -824,6 +925,14 @@ impl Inner {
         let Some(entry) = state.take(id, token) else {
             return;
         };
+        self.record(|| {
+            AuditEntry::answered(
+                &entry.request,
+                &Reply::reject(),
+                Ruleset::new(),
+                Answerer::Timeout,
+            )
+        });
         state.publish(PermissionEvent::Replied {
             session_id: entry.request.session_id.clone(),
             request_id: id.to_string(),
@@ -835,7 +944,13 @@ impl Inner {
     /// Applies `reply` to pending `id` (only to the entry with `token`, when
     /// given: an approver's answer never reaches a later request that
     /// reuses the id).
-    fn reply(&self, id: &str, token: Option<u64>, reply: Reply) -> Result<(), PermissionError> {
+    fn reply(
+        &self,
+        id: &str,
+        token: Option<u64>,
+        reply: Reply,
+        answered_by: Answerer,
+    ) -> Result<(), PermissionError> {
         let mut state = self.lock();
         let ours = state
             .pending
@@ -845,6 +960,21 @@ impl Inner {
             return Err(PermissionError::NotFound { id: id.to_string() });
         };
         let session = entry.request.session_id.clone();
+        let sink = self.sink();
+        let audit = sink.as_deref();
+        if let Some(audit) = audit {
+            let stored = match reply {
+                Reply::Always => entry.request.always_rules(),
+                Reply::AlwaysExact => entry.request.exact_rules(),
+                _ => Ruleset::new(),
+            };
+            audit.record(AuditEntry::answered(
+                &entry.request,
+                &reply,
+                stored,
+                answered_by,
+            ));
+        }
         state.publish(PermissionEvent::Replied {
             session_id: session.clone(),
             request_id: id.to_string(),
@@ -870,7 +1000,7 @@ impl Inner {
                     _ => PermissionError::Rejected,
                 };
                 entry.finish(Err(error));
-                state.reject_session(&session);
+                state.reject_session(&session, id, audit);
             }
             Reply::Always | Reply::AlwaysExact => {
                 let (rules, allowed) = match reply {
@@ -882,7 +1012,7 @@ impl Inner {
                 };
                 entry.finish(Ok(allowed));
                 self.remember(&mut state, rules);
-                state.allow_covered(&session);
+                state.allow_covered(&session, id, audit);
             }
         }
         Ok(())
@@ -909,6 +1039,9 @@ impl Inner {
     /// Removes the entry with `token` without any event (its asker gave up).
     fn withdraw(&self, id: &str, token: u64) {
         let entry = self.lock().take(id, token);
+        if let Some(entry) = &entry {
+            self.record(|| withdrawn(&entry.request, "cancelled"));
+        }
         if let Some(task) = entry.as_ref().and_then(|e| e.approver_task.as_ref()) {
             task.abort();
         }
@@ -922,6 +1055,7 @@ impl Inner {
             state.pending.drain(..).map(|(_, p)| p).collect()
         };
         for entry in drained {
+            self.record(|| withdrawn(&entry.request, "shutdown"));
             entry.finish(Err(PermissionError::Rejected));
         }
     }
@@ -1000,19 +1134,28 @@ fn spawn_approver(
     };
     let weak: Weak<Inner> = Arc::downgrade(inner);
     let task = runtime.spawn(async move {
-        let answer = std::panic::AssertUnwindSafe(approver.approve(&request))
+        let (answer, answered_by) = std::panic::AssertUnwindSafe(approver.approve_as(&request))
             .catch_unwind()
             .await
             .unwrap_or_else(|_| {
                 tracing::error!(id = %request.id, "approver panicked; rejecting the request");
-                Reply::reject()
+                (Reply::reject(), approver.answerer())
             });
         if let Some(inner) = weak.upgrade() {
             // NotFound: the request was resolved meanwhile; the answer is moot.
-            let _ = inner.reply(&request.id, Some(token), answer);
+            let _ = inner.reply(&request.id, Some(token), answer, answered_by);
         }
     });
     Some(task.abort_handle())
+}
+
+/// The entry of an ask that ended without an answer, for `reason`.
+fn withdrawn(request: &PermissionRequest, reason: &str) -> AuditEntry {
+    AuditEntry::Withdrawn {
+        session_id: request.session_id.clone(),
+        request_id: request.id.clone(),
+        reason: reason.to_string(),
+    }
 }
 
 /// A fresh request id: `per_` and 16 hex digits that grow with every call
