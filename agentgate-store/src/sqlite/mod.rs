@@ -23,6 +23,7 @@
 //! disk).
 
 mod approvals;
+mod audit;
 mod schema;
 mod sessions;
 mod worker;
@@ -35,6 +36,7 @@ use agentgate_permission::private_files;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::import::{ImportReport, import_file_store, import_json_approvals};
+pub use audit::SqliteAuditSink;
 pub use schema::SCHEMA_VERSION;
 
 /// How long a write waits for another process holding the file's write

@@ -44,6 +44,27 @@ const MIGRATIONS: &[&str] = &[
         messages INTEGER NOT NULL,
         approvals INTEGER NOT NULL
     );",
+    // 2: the audit log of permission decisions, a hash chain (`audit`
+    // module of the crate), and its head: the last row's seq and hash,
+    // updated with every append.
+    "CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY,
+        time_ms INTEGER NOT NULL,
+        session_id TEXT,
+        kind TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+    );
+    CREATE INDEX audit_by_session ON audit (session_id, seq);
+    CREATE INDEX audit_by_time ON audit (time_ms);
+    CREATE TABLE audit_head (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL
+    );
+    INSERT INTO audit_head (id, seq, hash)
+        VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');",
 ];
 
 /// Brings the file to [`SCHEMA_VERSION`] in one immediate transaction (a
