@@ -212,7 +212,7 @@ mod tests {
     use super::*;
     use agentgate_permission::{Action, AskRequest, PermissionGate, Rule, Ruleset};
 
-    fn store() -> (SqliteStore, std::path::PathBuf) {
+    fn open_temp() -> (SqliteStore, std::path::PathBuf) {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "agentgate-audit-{}-{}",
@@ -239,7 +239,7 @@ mod tests {
 
     #[tokio::test]
     async fn appends_read_back_in_order_and_verify() {
-        let (store, _) = store();
+        let (store, _) = open_temp();
         three_decisions(&store).await;
         let all = store.audit_entries(&AuditQuery::default()).await.unwrap();
         assert_eq!(all.iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2, 3]);
@@ -257,7 +257,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_edited_row_is_named_and_a_deleted_row_detected() {
-        let (store, path) = store();
+        let (store, path) = open_temp();
         three_decisions(&store).await;
         let other = Connection::open(&path).unwrap();
         other
@@ -278,7 +278,7 @@ mod tests {
             Some(ChainBreak::Missing { first: 2, last: 2 })
         );
         // A second connection appends after the first, on one chain.
-        let (fresh, path) = store();
+        let (fresh, path) = open_temp();
         three_decisions(&fresh).await;
         let again = SqliteStore::open(&path).unwrap();
         three_decisions(&again).await;
