@@ -14,7 +14,7 @@ use super::events::{Bus, TurnTranslator};
 use super::served::ServedSessions;
 pub(crate) use super::served::{Served, ServedRef};
 use crate::agent_factory::{AgentFactory, AgentSetup};
-use crate::permission::{PermissionError, PermissionEvent, PermissionGate, Reply};
+use crate::permission::{Answerer, PermissionError, PermissionEvent, PermissionGate, Reply};
 use crate::protocol::{ServerEvent, SessionInfo};
 use crate::{
     CodingAgent, Config, Message, ModelRef, Part, PromptError, PromptOptions, Role, SessionStore,
@@ -116,6 +116,8 @@ pub(crate) struct Shared {
     pub(crate) commands: crate::Commands,
     /// Whether the served project's configuration is trusted.
     pub(crate) trust: crate::ProjectTrust,
+    /// The audit log `GET /audit` reads, if the server keeps one.
+    pub(crate) audit: Option<Arc<dyn agentgate_store::AuditLog>>,
     pub(crate) bus: Bus,
     sessions: ServedSessions,
     /// The agent whose engine new and reopened sessions share, when the
@@ -133,6 +135,8 @@ pub(crate) struct ServedProject {
     pub(crate) config: Option<Config>,
     pub(crate) commands: crate::Commands,
     pub(crate) trust: crate::ProjectTrust,
+    /// The audit log `GET /audit` reads, if the server keeps one.
+    pub(crate) audit: Option<Arc<dyn agentgate_store::AuditLog>>,
 }
 
 impl Shared {
@@ -149,6 +153,7 @@ impl Shared {
             config,
             commands,
             trust,
+            audit,
         } = project;
         Shared {
             factory,
@@ -159,6 +164,7 @@ impl Shared {
             config,
             commands,
             trust,
+            audit,
             bus,
             sessions: ServedSessions::default(),
             template: Mutex::new(None),
@@ -427,9 +433,14 @@ impl Shared {
     /// Answers request `id`: through the gate when this process holds it,
     /// else through the relay to the process that does. `false` when no
     /// process has it pending.
-    pub(crate) async fn reply(&self, id: &str, reply: Reply) -> Result<bool, Failure> {
+    pub(crate) async fn reply(
+        &self,
+        id: &str,
+        reply: Reply,
+        answered_by: Answerer,
+    ) -> Result<bool, Failure> {
         if self.gate.pending().iter().any(|r| r.id == id) {
-            return match self.gate.reply(id, reply) {
+            return match self.gate.reply_as(id, reply, answered_by) {
                 Ok(()) => Ok(true),
                 Err(PermissionError::NotFound { .. }) => Ok(false),
                 Err(error) => Err(Failure::Internal(error.to_string())),
@@ -513,7 +524,11 @@ impl Shared {
                             .iter()
                             .any(|r| r.id == relayed.request_id)
                         {
-                            let _ = shared.gate.reply(&relayed.request_id, relayed.reply);
+                            let _ = shared.gate.reply_as(
+                                &relayed.request_id,
+                                relayed.reply,
+                                Answerer::Relayed,
+                            );
                         }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
