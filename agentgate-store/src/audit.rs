@@ -295,7 +295,7 @@ mod tests {
                 };
                 let row = AuditRow::new(seq, 1000 + seq, &entry);
                 let hash = row.hash(&prev);
-                let record = AuditRecord {
+                AuditRecord {
                     seq,
                     time_ms: row.time_ms,
                     session_id: row.session_id,
@@ -303,8 +303,7 @@ mod tests {
                     entry: row.entry,
                     prev_hash: std::mem::replace(&mut prev, hash.clone()),
                     hash,
-                };
-                record
+                }
             })
             .collect()
     }
