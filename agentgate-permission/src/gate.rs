@@ -773,22 +773,30 @@ impl Inner {
         }
     }
 
+    /// The answer of the caller's rules alone (bounded by its ceilings),
+    /// recorded; `None` when they leave something to ask.
+    fn settle(&self, req: &AskRequest) -> Option<Result<Allowed, PermissionError>> {
+        match settled_by_rules(req) {
+            Ok(true) => {
+                self.record(|| decided(req, Action::Allow, None));
+                Some(Ok(Allowed::ByRules))
+            }
+            Err(denied) => {
+                self.record(|| decided(req, Action::Deny, None));
+                Some(Err(denied))
+            }
+            Ok(false) => None,
+        }
+    }
+
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
         // Ceilings (the rules of a task child's parents) bound it: the
         // stricter answer wins, so a parent's deny is as final as the
         // caller's own.
-        match settled_by_rules(&req) {
-            Ok(true) => {
-                this.record(|| decided(&req, Action::Allow, None));
-                return Ok(Allowed::ByRules);
-            }
-            Err(denied) => {
-                this.record(|| decided(&req, Action::Deny, None));
-                return Err(denied);
-            }
-            Ok(false) => {}
+        if let Some(settled) = this.settle(&req) {
+            return settled;
         }
         // Something would be asked: read the approvals again, so that one
         // revoked or granted elsewhere (another process sharing the store)
@@ -801,9 +809,9 @@ impl Inner {
                 let action = bounded(&req, |rules| {
                     find_last(&req.permission, pattern, &[rules, &state.approved])
                         .map_or(Action::Ask, |rule| rule.action)
-                });
-                let action = action.inspect_err(|_| {
-                    this.record(|| decided(&req, Action::Deny, Some(&state.approved)));
+                })
+                .inspect_err(|_| {
+                    this.record(|| decided(&req, Action::Deny, Some(&state.approved)))
                 })?;
                 if action == Action::Ask {
                     needs_prompt = true;
