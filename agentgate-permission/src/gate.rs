@@ -818,7 +818,6 @@ impl Inner {
                 }
             }
             if !needs_prompt {
-                // Allowed by a remembered "always" approval.
                 this.record(|| decided(&req, Action::Allow, Some(&state.approved)));
                 return Ok(Allowed::ByRules);
             }
