@@ -13,14 +13,14 @@ use agentgate::acp::{AcpServer, AgentFactory, AgentSetup, FactoryError};
 use agentgate::store::SqliteStore;
 use agentgate::{CodingAgent, Workspace};
 use agentgate_core::ConfigLoader;
-use agentgate_permission::{Action, PermissionGate, Rule, Ruleset};
+use agentgate_permission::{Action, Rule, Ruleset};
 use agentgate_tools::SandboxMode;
 use agentgate_tools::mcp::McpStatus;
 
 use crate::model_choice::{DEMO_NOTICE, choose_model};
 use crate::run_cli::sandbox_policy;
 use crate::terminal_text::Untrusted;
-use crate::workspace::{approval_store, session_store};
+use crate::workspace::session_store;
 
 /// What `agent acp` was given.
 #[derive(Debug, Clone, Default)]
@@ -58,7 +58,7 @@ impl AgentFactory for CliAgents {
             eprintln!("{DEMO_NOTICE}");
         }
         let policy = sandbox_policy(self.options.sandbox, &workspace.config().value)?;
-        let permissions = PermissionGate::with_store(approval_store()?, dir.display().to_string())?;
+        let permissions = crate::workspace::gate(&dir)?;
         let mut builder = CodingAgent::builder(&dir)
             .share_cli_store()
             .model(choice.model)

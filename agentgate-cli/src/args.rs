@@ -75,6 +75,11 @@ pub(crate) enum Command {
     /// untrusted project's configuration does none of that; when what it
     /// would do changes after trust, it is untrusted again.
     Trust(TrustArgs),
+    /// The audit log of permission decisions: every ask, its answer and
+    /// who gave it, every allow or deny by rule with the rule and layer,
+    /// every trust decision. --verify checks the hash chain and names the
+    /// first entry altered or removed (exit status 1).
+    Audit(AuditArgs),
     /// Inspect how the configuration is resolved.
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -97,6 +102,23 @@ pub(crate) enum Command {
     /// `agent run` does; same exit status. The password comes from
     /// OPENCODE_SERVER_PASSWORD or AGENT_SERVER_PASSWORD.
     Attach(AttachArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AuditArgs {
+    /// Only this session's entries.
+    #[arg(long, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Only entries since TIME: 2025-01-31T12:00:00Z, 2025-01-31, or a
+    /// span back from now (30m, 2h, 7d).
+    #[arg(long, value_name = "TIME")]
+    pub(crate) since: Option<String>,
+    /// Verify the hash chain of the whole log.
+    #[arg(long)]
+    pub(crate) verify: bool,
+    /// One JSON object per line (with --verify: the verdict as JSON).
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use agentgate::CodingAgent;
 use agentgate_core::{CancellationToken, Event, Part, StreamExt, ToolState, TurnEvent};
-use agentgate_permission::{ApprovalRequest, ChannelApprover, PermissionGate, Reply, ReplyKind};
+use agentgate_permission::{Answerer, ApprovalRequest, ChannelApprover, Reply, ReplyKind};
 use tokio::sync::mpsc;
 
 use crate::interrupt::INTERRUPTED;
@@ -26,7 +26,7 @@ use crate::render::{Format, Renderer, input_summary};
 use crate::run_cli::{RunOptions, build_agent};
 use crate::spinner::Spinner;
 use crate::terminal_text::Untrusted;
-use crate::workspace::{approval_store, session_store};
+use crate::workspace::session_store;
 
 /// How an ask is shown: the request, its patterns, the diff or command,
 /// and the answers on offer.
@@ -356,11 +356,9 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
     options.directory = Some(directory.clone());
-    let permissions =
-        PermissionGate::with_store(approval_store()?, directory.display().to_string())
-            .map_err(|e| e.to_string())?;
+    let permissions = crate::workspace::gate(&directory)?;
     let (approver, mut asks) = ChannelApprover::new(8);
-    let approver = Arc::new(approver);
+    let approver = Arc::new(approver.answered_by(Answerer::Terminal));
     let terminate = terminate_token()?;
     // Ctrl-C while the agent is assembled (MCP servers starting) ends the
     // chat: there is no turn to cancel yet.

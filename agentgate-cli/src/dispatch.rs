@@ -92,6 +92,8 @@ fn on_runtime<F: Future>(future: F) -> Result<F::Output, CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let output = runtime.block_on(future);
+    // Every decision of the gate is on disk before `agent` exits.
+    runtime.block_on(crate::workspace::flush_audit());
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(output)
 }
@@ -140,6 +142,21 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Sessions(command) => sessions(command),
         Command::Approvals(command) => approvals(command),
         Command::Trust(args) => trust(args),
+        Command::Audit(args) => {
+            let options = crate::audit_cli::AuditOptions {
+                session: args.session,
+                since: args.since,
+                verify: args.verify,
+                json: args.json,
+            };
+            let (text, ok) = on_runtime(crate::audit_cli::audit(options))??;
+            print(&text)?;
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
         Command::Debug(command) => debug(command),
         Command::Mcp(McpCommand::List { config, json }) => {
             let project = project(config.config)?;
@@ -232,12 +249,32 @@ fn trust(args: TrustArgs) -> Result<ExitCode, CliError> {
     let text = if args.list {
         crate::trust_cli::list()?
     } else if let Some(dir) = args.revoke {
-        crate::trust_cli::revoke(&dir)?
+        let text = crate::trust_cli::revoke(&dir)?;
+        record_trust(&dir, "revoked");
+        text
     } else {
-        crate::trust_cli::trust(&crate::trust_cli::directory(args.dir)?)?
+        let dir = crate::trust_cli::directory(args.dir)?;
+        let text = crate::trust_cli::trust(&dir)?;
+        record_trust(&dir, "trusted");
+        text
     };
+    // The trust decision is on disk before `agent` exits.
+    on_runtime(async {})?;
     print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Records a trust decision in the audit log; a log that cannot be
+/// opened is a warning, not a failed `agent trust`.
+fn record_trust(dir: &std::path::Path, decision: &str) {
+    let entry = agentgate_permission::AuditEntry::Trust {
+        directory: dir.display().to_string(),
+        decision: decision.to_string(),
+        decided_by: "terminal".to_string(),
+    };
+    if let Err(error) = crate::workspace::record_audit(entry) {
+        eprintln!("agent: warning: the trust decision is not in the audit log: {error}");
+    }
 }
 
 /// `agent debug config | prompt | agent`.

@@ -53,6 +53,7 @@ mod agents_cli;
 mod args;
 mod ask_frame;
 mod attach_cli;
+mod audit_cli;
 mod chat_cli;
 mod cli_error;
 mod commands_cli;

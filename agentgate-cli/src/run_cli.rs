@@ -275,11 +275,7 @@ pub async fn run(options: RunOptions) -> Result<u8, String> {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
-    let permissions = agentgate_permission::PermissionGate::with_store(
-        crate::workspace::approval_store()?,
-        directory.display().to_string(),
-    )
-    .map_err(|e| e.to_string())?;
+    let permissions = crate::workspace::gate(&directory)?;
     let options = RunOptions {
         directory: Some(directory),
         ..options

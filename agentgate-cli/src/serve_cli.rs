@@ -49,6 +49,8 @@ struct Backing {
     store: Arc<dyn agentgate::SessionStore>,
     approvals: Arc<dyn agentgate_permission::ApprovalStore>,
     relay: Option<Arc<dyn agentgate::store::AskRelay>>,
+    /// The audit log of the server's permission decisions.
+    audit: Option<Arc<dyn agentgate::store::AuditLog>>,
 }
 
 /// The stores `options` name: PostgreSQL (with its relay) for a
@@ -63,6 +65,7 @@ async fn backing(options: &ServeOptions) -> Result<Backing, String> {
             store,
             approvals: approval_store()?,
             relay: Some(Arc::new(relay)),
+            audit: Some(Arc::new(crate::workspace::audit_store()?)),
         });
     };
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
@@ -87,6 +90,8 @@ async fn backing(options: &ServeOptions) -> Result<Backing, String> {
         store: store.clone(),
         approvals: store,
         relay: Some(Arc::new(relay)),
+        // The PostgreSQL store does not keep the audit log yet.
+        audit: None,
     })
 }
 
@@ -226,6 +231,9 @@ pub async fn serve(options: ServeOptions) -> Result<(), String> {
         .trust(workspace.trust_state().clone())
         .address(address)
         .auth(auth);
+    if let Some(audit) = backing.audit {
+        builder = builder.audit(audit);
+    }
     if let Some(relay) = backing.relay {
         builder = builder.relay(relay);
     }

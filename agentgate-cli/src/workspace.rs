@@ -18,13 +18,15 @@ pub fn data_dir() -> PathBuf {
     agentgate::Workspace::data_dir(APP)
 }
 
+/// The database, once [`database`] opened it.
+static OPENED: Mutex<Option<SqliteStore>> = Mutex::new(None);
+
 /// The database under the data directory, opened (and the file stores of
 /// earlier versions imported) once per process: `agent run` and `agent
 /// acp` want it both as the session store and as the approval store, and
 /// each opening migrates the schema and syncs. A failed opening is tried
 /// again on the next call.
 fn database() -> Result<SqliteStore, String> {
-    static OPENED: Mutex<Option<SqliteStore>> = Mutex::new(None);
     let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(store) = opened.as_ref() {
         return Ok(store.clone());
@@ -61,6 +63,42 @@ pub fn checkpoints() -> agentgate::tools::FsCheckpoints {
 /// The store of remembered "always" approvals (the same database).
 pub fn approval_store() -> Result<Arc<SqliteStore>, String> {
     database().map(Arc::new)
+}
+
+/// A permission gate for `directory`: the "always" approvals remembered
+/// in the database count and are added there, and every decision is
+/// recorded in the database's audit log (`agent audit`).
+pub fn gate(directory: &Path) -> Result<agentgate_permission::PermissionGate, String> {
+    let store = database()?;
+    agentgate_permission::PermissionGate::builder()
+        .store(Arc::new(store.clone()), directory.display().to_string())
+        .audit(Arc::new(store.audit_sink()))
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// Records `entry` in the database's audit log (a trust decision).
+pub fn record_audit(entry: agentgate_permission::AuditEntry) -> Result<(), String> {
+    use agentgate_permission::AuditSink;
+    database()?.audit_sink().record(entry);
+    Ok(())
+}
+
+/// Waits until the audit entries recorded so far are in the database (if
+/// this process opened it): the last thing before `agent` exits.
+pub async fn flush_audit() {
+    let opened = OPENED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    if let Some(store) = opened {
+        store.flush_audit().await;
+    }
+}
+
+/// The database, for `agent audit`.
+pub fn audit_store() -> Result<SqliteStore, String> {
+    database()
 }
 
 /// The most recent top-level session for `directory` (ids ascend with

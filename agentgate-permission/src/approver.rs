@@ -20,6 +20,7 @@ use std::sync::{Mutex, PoisonError};
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::audit::Answerer;
 use crate::request::{PermissionRequest, Reply};
 
 /// A host's approval UI: decides each request that a rule sent to `ask`.
@@ -35,6 +36,23 @@ use crate::request::{PermissionRequest, Reply};
 pub trait Approver: Send + Sync {
     /// Decides `request`.
     async fn approve(&self, request: &PermissionRequest) -> Reply;
+
+    /// Who this approver's answers come from, for the audit trail
+    /// ([`Answerer`]); by default [`Answerer::Approver`] with the type's
+    /// name.
+    fn answerer(&self) -> Answerer {
+        Answerer::Approver {
+            name: std::any::type_name::<Self>().to_string(),
+        }
+    }
+
+    /// Decides `request` and says who answered: by default
+    /// [`approve`](Self::approve) and [`answerer`](Self::answerer). The
+    /// gate calls this one; override it when the answerer differs from one
+    /// answer to the next.
+    async fn approve_as(&self, request: &PermissionRequest) -> (Reply, Answerer) {
+        (self.approve(request).await, self.answerer())
+    }
 }
 
 /// The line opencode's non-interactive mode prints before rejecting (§16),
@@ -92,6 +110,10 @@ impl Approver for RejectAll {
         }
         Reply::reject()
     }
+
+    fn answerer(&self) -> Answerer {
+        Answerer::NonInteractive
+    }
 }
 
 /// Allows every request once (`--dangerously-skip-permissions`). Deny rules
@@ -104,6 +126,10 @@ impl Approver for AllowAll {
     async fn approve(&self, _request: &PermissionRequest) -> Reply {
         Reply::Once
     }
+
+    fn answerer(&self) -> Answerer {
+        Answerer::Auto
+    }
 }
 
 /// One request forwarded by a [`ChannelApprover`], with the handle to
@@ -113,14 +139,20 @@ pub struct ApprovalRequest {
     /// The request to decide. [`PermissionRequest::answers`] lists the
     /// buttons worth showing.
     pub request: PermissionRequest,
-    responder: oneshot::Sender<Reply>,
+    responder: oneshot::Sender<(Reply, Option<Answerer>)>,
 }
 
 impl ApprovalRequest {
     /// Answers the request. Returns `false` when the answer is no longer
     /// wanted (the request was resolved by other means meanwhile).
     pub fn respond(self, reply: Reply) -> bool {
-        self.responder.send(reply).is_ok()
+        self.responder.send((reply, None)).is_ok()
+    }
+
+    /// [`respond`](Self::respond), naming who answered for the audit trail
+    /// (otherwise the approver's [`ChannelApprover::answered_by`]).
+    pub fn respond_as(self, reply: Reply, answered_by: Answerer) -> bool {
+        self.responder.send((reply, Some(answered_by))).is_ok()
     }
 
     /// Whether the request was resolved by other means, so the UI can
@@ -159,6 +191,7 @@ impl ApprovalRequest {
 #[derive(Debug, Clone)]
 pub struct ChannelApprover {
     sender: mpsc::Sender<ApprovalRequest>,
+    answered_by: Answerer,
 }
 
 impl ChannelApprover {
@@ -166,18 +199,38 @@ impl ChannelApprover {
     /// channel (at least 1), and the receiver the UI reads them from.
     pub fn new(buffer: usize) -> (Self, mpsc::Receiver<ApprovalRequest>) {
         let (sender, receiver) = mpsc::channel(buffer.max(1));
-        (ChannelApprover { sender }, receiver)
+        (Self::from_sender(sender), receiver)
     }
 
     /// A channel approver sending into an existing channel.
     pub fn from_sender(sender: mpsc::Sender<ApprovalRequest>) -> Self {
-        ChannelApprover { sender }
+        ChannelApprover {
+            sender,
+            answered_by: Answerer::Approver {
+                name: "ChannelApprover".to_string(),
+            },
+        }
+    }
+
+    /// Names who answers at the other end of the channel (the terminal,
+    /// say), for the answers given with [`ApprovalRequest::respond`].
+    pub fn answered_by(mut self, answerer: Answerer) -> Self {
+        self.answered_by = answerer;
+        self
     }
 }
 
 #[async_trait]
 impl Approver for ChannelApprover {
     async fn approve(&self, request: &PermissionRequest) -> Reply {
+        self.approve_as(request).await.0
+    }
+
+    fn answerer(&self) -> Answerer {
+        self.answered_by.clone()
+    }
+
+    async fn approve_as(&self, request: &PermissionRequest) -> (Reply, Answerer) {
         let (responder, answer) = oneshot::channel();
         let forwarded = ApprovalRequest {
             request: request.clone(),
@@ -185,9 +238,12 @@ impl Approver for ChannelApprover {
         };
         if self.sender.send(forwarded).await.is_err() {
             tracing::warn!(id = %request.id, "approval UI channel closed; rejecting");
-            return Reply::reject();
+            return (Reply::reject(), Answerer::NonInteractive);
         }
-        answer.await.unwrap_or_else(|_| Reply::reject())
+        match answer.await {
+            Ok((reply, answerer)) => (reply, answerer.unwrap_or_else(|| self.answerer())),
+            Err(_) => (Reply::reject(), self.answerer()),
+        }
     }
 }
 

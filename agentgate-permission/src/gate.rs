@@ -3,8 +3,8 @@
 //! The user-facing documentation is on [`PermissionGate`].
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
@@ -14,6 +14,7 @@ use tokio::sync::{broadcast, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::approver::Approver;
+use crate::audit::{Answerer, AuditEntry, AuditSink, decided};
 use crate::error::PermissionError;
 use crate::request::{Allowed, AskRequest, PermissionRequest, Reply, ReplyKind};
 use crate::rule::{Action, Rule, Ruleset};
@@ -183,7 +184,7 @@ impl State {
 
     /// Fails every pending request of `session` with `Rejected` (the
     /// cascade of a `reject`), each with a `reject` reply event.
-    fn reject_session(&mut self, session: &str) {
+    fn reject_session(&mut self, session: &str, cause: &str, audit: Option<&dyn AuditSink>) {
         let siblings: Vec<String> = self
             .pending
             .iter()
@@ -192,6 +193,16 @@ impl State {
             .collect();
         for sibling in siblings {
             if let Some(pending) = self.pending.shift_remove(&sibling) {
+                if let Some(audit) = audit {
+                    audit.record(AuditEntry::answered(
+                        &pending.request,
+                        &Reply::reject(),
+                        Ruleset::new(),
+                        Answerer::Cascade {
+                            request_id: cause.to_string(),
+                        },
+                    ));
+                }
                 self.publish(PermissionEvent::Replied {
                     session_id: session.to_string(),
                     request_id: sibling,
@@ -205,7 +216,7 @@ impl State {
     /// Allows every pending request of `session` whose patterns the
     /// approvals alone now allow (the cascade of an `always`), each with an
     /// `always` reply event.
-    fn allow_covered(&mut self, session: &str) {
+    fn allow_covered(&mut self, session: &str, cause: &str, audit: Option<&dyn AuditSink>) {
         let covered: Vec<String> = self
             .pending
             .iter()
@@ -219,6 +230,16 @@ impl State {
             .collect();
         for sibling in covered {
             if let Some(pending) = self.pending.shift_remove(&sibling) {
+                if let Some(audit) = audit {
+                    audit.record(AuditEntry::answered(
+                        &pending.request,
+                        &Reply::Always,
+                        Ruleset::new(),
+                        Answerer::Cascade {
+                            request_id: cause.to_string(),
+                        },
+                    ));
+                }
                 self.publish(PermissionEvent::Replied {
                     session_id: session.to_string(),
                     request_id: sibling,
@@ -245,6 +266,11 @@ struct Inner {
     state: Mutex<State>,
     store: Arc<dyn ApprovalStore>,
     project: String,
+    /// Whether `audit` holds a sink: the one load the gate pays when none
+    /// is installed.
+    audited: AtomicBool,
+    /// Where decisions are recorded, if anywhere.
+    audit: RwLock<Option<Arc<dyn AuditSink>>>,
 }
 
 /// The owner of the service: dropping the last one shuts it down.
@@ -415,6 +441,7 @@ pub struct PermissionGateBuilder {
     project: String,
     approver: Option<Arc<dyn Approver>>,
     event_capacity: usize,
+    audit: Option<Arc<dyn AuditSink>>,
 }
 
 impl fmt::Debug for PermissionGateBuilder {
@@ -423,6 +450,7 @@ impl fmt::Debug for PermissionGateBuilder {
             .field("project", &self.project)
             .field("approver", &self.approver.is_some())
             .field("event_capacity", &self.event_capacity)
+            .field("audit", &self.audit.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -449,16 +477,26 @@ impl PermissionGateBuilder {
         self
     }
 
+    /// Records every decision in `sink` (see [`PermissionGate::set_audit`]).
+    pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
     /// Loads the project's approvals from the store and starts the service.
     pub fn build(self) -> Result<PermissionGate, StoreError> {
         let approved = self.store.load(&self.project)?;
-        Ok(PermissionGate::from_parts(
+        let gate = PermissionGate::from_parts(
             self.store,
             self.project,
             approved,
             self.approver,
             self.event_capacity,
-        ))
+        );
+        if let Some(sink) = self.audit {
+            gate.set_audit(sink);
+        }
+        Ok(gate)
     }
 }
 
@@ -498,6 +536,8 @@ impl PermissionGate {
             }),
             store,
             project,
+            audited: AtomicBool::new(false),
+            audit: RwLock::new(None),
         });
         PermissionGate {
             handle: Arc::new(Handle { inner }),
@@ -521,6 +561,7 @@ impl PermissionGate {
             project: DEFAULT_PROJECT.to_string(),
             approver: None,
             event_capacity: DEFAULT_EVENT_CAPACITY,
+            audit: None,
         }
     }
 
@@ -594,7 +635,33 @@ impl PermissionGate {
     /// A store failure while persisting an approval is logged; the approval
     /// still holds for this service's lifetime.
     pub fn reply(&self, id: &str, reply: Reply) -> Result<(), PermissionError> {
-        self.inner().reply(id, None, reply)
+        self.inner().reply(id, None, reply, Answerer::Host)
+    }
+
+    /// [`reply`](Self::reply), naming who answered for the audit trail
+    /// (an HTTP client and its address, an ACP client, the terminal).
+    pub fn reply_as(
+        &self,
+        id: &str,
+        reply: Reply,
+        answered_by: Answerer,
+    ) -> Result<(), PermissionError> {
+        self.inner().reply(id, None, reply, answered_by)
+    }
+
+    /// Records every decision from now on in `sink`: each automatic allow
+    /// or deny with the rule and layer that decided it, each ask raised,
+    /// each answer with who gave it (see [`AuditEntry`]). Replaces an
+    /// earlier sink. Without one (the default) no entry is built.
+    pub fn set_audit(&self, sink: Arc<dyn AuditSink>) {
+        let inner = self.inner();
+        *inner.audit.write().unwrap_or_else(PoisonError::into_inner) = Some(sink);
+        inner.audited.store(true, Ordering::Release);
+    }
+
+    /// Whether a sink records this gate's decisions.
+    pub fn is_audited(&self) -> bool {
+        self.inner().audited.load(Ordering::Acquire)
     }
 
     /// The pending requests, oldest first.
@@ -727,14 +794,48 @@ impl Inner {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The audit sink, if one is installed (one atomic load otherwise).
+    fn sink(&self) -> Option<Arc<dyn AuditSink>> {
+        if !self.audited.load(Ordering::Acquire) {
+            return None;
+        }
+        self.audit
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records the entry `entry` builds, only when a sink is installed.
+    fn record(&self, entry: impl FnOnce() -> AuditEntry) {
+        if let Some(sink) = self.sink() {
+            sink.record(entry());
+        }
+    }
+
+    /// The answer of the caller's rules alone (bounded by its ceilings),
+    /// recorded; `None` when they leave something to ask.
+    fn settle(&self, req: &AskRequest) -> Option<Result<Allowed, PermissionError>> {
+        match settled_by_rules(req) {
+            Ok(true) => {
+                self.record(|| decided(req, Action::Allow, None));
+                Some(Ok(Allowed::ByRules))
+            }
+            Err(denied) => {
+                self.record(|| decided(req, Action::Deny, None));
+                Some(Err(denied))
+            }
+            Ok(false) => None,
+        }
+    }
+
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
         // Ceilings (the rules of a task child's parents) bound it: the
         // stricter answer wins, so a parent's deny is as final as the
         // caller's own.
-        if settled_by_rules(&req)? {
-            return Ok(Allowed::ByRules);
+        if let Some(settled) = this.settle(&req) {
+            return settled;
         }
         // Something would be asked: read the approvals again, so that one
         // revoked or granted elsewhere (another process sharing the store)
@@ -747,27 +848,23 @@ impl Inner {
                 let action = bounded(&req, |rules| {
                     find_last(&req.permission, pattern, &[rules, &state.approved])
                         .map_or(Action::Ask, |rule| rule.action)
+                })
+                .inspect_err(|_| {
+                    this.record(|| decided(&req, Action::Deny, Some(&state.approved)))
                 })?;
                 if action == Action::Ask {
                     needs_prompt = true;
                 }
             }
             if !needs_prompt {
+                this.record(|| decided(&req, Action::Allow, Some(&state.approved)));
                 return Ok(Allowed::ByRules);
             }
             if state.is_shut_down() {
                 return Err(PermissionError::Rejected);
             }
 
-            let request = PermissionRequest {
-                id: req.id.clone().unwrap_or_else(fresh_id),
-                session_id: req.session_id,
-                permission: req.permission,
-                patterns: req.patterns,
-                always: req.always,
-                metadata: req.metadata,
-                tool: req.tool,
-            };
+            let request = request_of(&req);
             let token = state.next_token;
             state.next_token += 1;
             let (resolve, receiver) = oneshot::channel();
@@ -789,30 +886,48 @@ impl Inner {
             if let Some(replaced) = state.pending.insert(id, entry) {
                 replaced.finish(Err(PermissionError::Rejected));
             }
-            let asked = state.on_asked.clone().map(|hook| (hook, request.clone()));
-            let hook = state
-                .on_answered
-                .clone()
-                .map(|hook| (hook, request.clone()));
+            this.record(|| AuditEntry::Asked {
+                request: request.clone(),
+            });
+            let hooks = (
+                state.on_asked.clone(),
+                state.on_answered.clone(),
+                request.clone(),
+            );
             state.publish(PermissionEvent::Asked(request));
-            (id_of_entry, token, receiver, (asked, hook))
+            (id_of_entry, token, receiver, hooks)
         };
-        let (asked, hook) = hook;
-
         let guard = PendingGuard {
             inner: Arc::clone(this),
             id: id_of_entry,
             token,
         };
-        if let Some((asked, request)) = asked {
-            asked(request).await;
+        Self::wait_with_hooks(this, &guard, receiver, req.timeout, hook).await
+    }
+
+    /// Waits for the answer to the ask `guard` stands for, with the gate's
+    /// hooks around it: `on_asked` before the answer counts, `on_answered`
+    /// after it and before the caller goes on (a `false` from it rejects an
+    /// allowed call). A shutdown's rejection is nobody's answer: the ask
+    /// stays wherever the hooks keep it.
+    async fn wait_with_hooks(
+        this: &Arc<Self>,
+        guard: &PendingGuard,
+        receiver: oneshot::Receiver<Result<Allowed, PermissionError>>,
+        timeout: Option<std::time::Duration>,
+        (on_asked, on_answered, request): (
+            Option<AnsweredHook>,
+            Option<AnsweredHook>,
+            PermissionRequest,
+        ),
+    ) -> Result<Allowed, PermissionError> {
+        if let Some(hook) = on_asked {
+            hook(request.clone()).await;
         }
-        let outcome = Self::answer(this, &guard, receiver, req.timeout).await;
-        // A shutdown's rejection is nobody's answer: the ask stays wherever
-        // the hooks keep it.
+        let outcome = Self::answer(this, guard, receiver, timeout).await;
         let dropped = matches!(outcome, None | Some(Err(PermissionError::Rejected)))
             && this.lock().is_shut_down();
-        if let (Some((hook, request)), true) = (hook, outcome.is_some() && !dropped) {
+        if let (Some(hook), true) = (on_answered, outcome.is_some() && !dropped) {
             let id = request.id.clone();
             if !hook(request).await && matches!(outcome, Some(Ok(_))) {
                 tracing::warn!(request = %id, "the answered ask was claimed elsewhere; this call does not run");
@@ -886,6 +1001,14 @@ impl Inner {
         let Some(entry) = state.take(id, token) else {
             return;
         };
+        self.record(|| {
+            AuditEntry::answered(
+                &entry.request,
+                &Reply::reject(),
+                Ruleset::new(),
+                Answerer::Timeout,
+            )
+        });
         state.publish(PermissionEvent::Replied {
             session_id: entry.request.session_id.clone(),
             request_id: id.to_string(),
@@ -897,7 +1020,13 @@ impl Inner {
     /// Applies `reply` to pending `id` (only to the entry with `token`, when
     /// given: an approver's answer never reaches a later request that
     /// reuses the id).
-    fn reply(&self, id: &str, token: Option<u64>, reply: Reply) -> Result<(), PermissionError> {
+    fn reply(
+        &self,
+        id: &str,
+        token: Option<u64>,
+        reply: Reply,
+        answered_by: Answerer,
+    ) -> Result<(), PermissionError> {
         let mut state = self.lock();
         let ours = state
             .pending
@@ -907,6 +1036,21 @@ impl Inner {
             return Err(PermissionError::NotFound { id: id.to_string() });
         };
         let session = entry.request.session_id.clone();
+        let sink = self.sink();
+        let audit = sink.as_deref();
+        if let Some(audit) = audit {
+            let stored = match reply {
+                Reply::Always => entry.request.always_rules(),
+                Reply::AlwaysExact => entry.request.exact_rules(),
+                _ => Ruleset::new(),
+            };
+            audit.record(AuditEntry::answered(
+                &entry.request,
+                &reply,
+                stored,
+                answered_by,
+            ));
+        }
         state.publish(PermissionEvent::Replied {
             session_id: session.clone(),
             request_id: id.to_string(),
@@ -932,7 +1076,7 @@ impl Inner {
                     _ => PermissionError::Rejected,
                 };
                 entry.finish(Err(error));
-                state.reject_session(&session);
+                state.reject_session(&session, id, audit);
             }
             Reply::Always | Reply::AlwaysExact => {
                 let (rules, allowed) = match reply {
@@ -944,7 +1088,7 @@ impl Inner {
                 };
                 entry.finish(Ok(allowed));
                 self.remember(&mut state, rules);
-                state.allow_covered(&session);
+                state.allow_covered(&session, id, audit);
             }
         }
         Ok(())
@@ -971,6 +1115,9 @@ impl Inner {
     /// Removes the entry with `token` without any event (its asker gave up).
     fn withdraw(&self, id: &str, token: u64) {
         let entry = self.lock().take(id, token);
+        if let Some(entry) = &entry {
+            self.record(|| withdrawn(&entry.request, "cancelled"));
+        }
         if let Some(task) = entry.as_ref().and_then(|e| e.approver_task.as_ref()) {
             task.abort();
         }
@@ -984,8 +1131,22 @@ impl Inner {
             state.pending.drain(..).map(|(_, p)| p).collect()
         };
         for entry in drained {
+            self.record(|| withdrawn(&entry.request, "shutdown"));
             entry.finish(Err(PermissionError::Rejected));
         }
+    }
+}
+
+/// The request `req` asks, with its id (or a fresh one).
+fn request_of(req: &AskRequest) -> PermissionRequest {
+    PermissionRequest {
+        id: req.id.clone().unwrap_or_else(fresh_id),
+        session_id: req.session_id.clone(),
+        permission: req.permission.clone(),
+        patterns: req.patterns.clone(),
+        always: req.always.clone(),
+        metadata: req.metadata.clone(),
+        tool: req.tool.clone(),
     }
 }
 
@@ -1062,19 +1223,28 @@ fn spawn_approver(
     };
     let weak: Weak<Inner> = Arc::downgrade(inner);
     let task = runtime.spawn(async move {
-        let answer = std::panic::AssertUnwindSafe(approver.approve(&request))
+        let (answer, answered_by) = std::panic::AssertUnwindSafe(approver.approve_as(&request))
             .catch_unwind()
             .await
             .unwrap_or_else(|_| {
                 tracing::error!(id = %request.id, "approver panicked; rejecting the request");
-                Reply::reject()
+                (Reply::reject(), approver.answerer())
             });
         if let Some(inner) = weak.upgrade() {
             // NotFound: the request was resolved meanwhile; the answer is moot.
-            let _ = inner.reply(&request.id, Some(token), answer);
+            let _ = inner.reply(&request.id, Some(token), answer, answered_by);
         }
     });
     Some(task.abort_handle())
+}
+
+/// The entry of an ask that ended without an answer, for `reason`.
+fn withdrawn(request: &PermissionRequest, reason: &str) -> AuditEntry {
+    AuditEntry::Withdrawn {
+        session_id: request.session_id.clone(),
+        request_id: request.id.clone(),
+        reason: reason.to_string(),
+    }
 }
 
 /// A fresh request id: `per_` and 16 hex digits that grow with every call

@@ -52,6 +52,8 @@ mod always;
 #[cfg(feature = "gate")]
 mod approver;
 pub mod arity;
+#[cfg(feature = "gate")]
+mod audit;
 mod compiled;
 mod config;
 mod error;
@@ -118,6 +120,10 @@ pub use gate::{
 pub use approver::{
     AllowAll, ApprovalRequest, Approver, ChannelApprover, RejectAll, auto_reject_line,
 };
+
+/// The audit trail of the gate's decisions, behind the `gate` feature.
+#[cfg(feature = "gate")]
+pub use audit::{Answerer, AuditEntry, AuditSink, PatternDecision};
 
 /// Where "always" approvals are kept, behind the `gate` feature.
 #[cfg(feature = "gate")]

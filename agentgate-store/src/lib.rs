@@ -21,6 +21,7 @@
 //! The guide is `docs/stores.md`: which store when, PostgreSQL setup, the
 //! relay.
 
+mod audit;
 mod import;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -28,9 +29,15 @@ mod relay;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use audit::{
+    AuditError, AuditLog, AuditQuery, AuditRecord, AuditRow, ChainBreak, GENESIS_HASH,
+    Verification, canonical_json, verify_chain,
+};
 pub use import::{ImportReport, import_file_store, import_json_approvals};
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresError, PostgresOptions, PostgresRelay, PostgresStore};
 pub use relay::{AskRelay, LocalRelay, RelayError, RelayedReply};
 #[cfg(feature = "sqlite")]
-pub use sqlite::{BUSY_TIMEOUT, SCHEMA_VERSION, SqliteError, SqliteRelay, SqliteStore};
+pub use sqlite::{
+    BUSY_TIMEOUT, SCHEMA_VERSION, SqliteAuditSink, SqliteError, SqliteRelay, SqliteStore,
+};

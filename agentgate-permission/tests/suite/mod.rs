@@ -6,6 +6,8 @@ mod approval_store;
 #[cfg(feature = "gate")]
 mod approvals_hold;
 #[cfg(feature = "gate")]
+mod audit_trail;
+#[cfg(feature = "gate")]
 mod common;
 mod compiled_alloc;
 mod compiled_equivalence;

@@ -23,6 +23,7 @@
 //! disk).
 
 mod approvals;
+mod audit;
 mod relay;
 mod schema;
 mod sessions;
@@ -36,6 +37,7 @@ use agentgate_permission::private_files;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::import::{ImportReport, import_file_store, import_json_approvals};
+pub use audit::SqliteAuditSink;
 pub use relay::SqliteRelay;
 pub use schema::SCHEMA_VERSION;
 

@@ -44,7 +44,28 @@ const MIGRATIONS: &[&str] = &[
         messages INTEGER NOT NULL,
         approvals INTEGER NOT NULL
     );",
-    // 2: the asks waiting for an answer (the durable relay, `relay.rs`):
+    // 2: the audit log of permission decisions, a hash chain (`audit`
+    // module of the crate), and its head: the last row's seq and hash,
+    // updated with every append.
+    "CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY,
+        time_ms INTEGER NOT NULL,
+        session_id TEXT,
+        kind TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+    );
+    CREATE INDEX audit_by_session ON audit (session_id, seq);
+    CREATE INDEX audit_by_time ON audit (time_ms);
+    CREATE TABLE audit_head (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL
+    );
+    INSERT INTO audit_head (id, seq, hash)
+        VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');",
+    // 3: the asks waiting for an answer (the durable relay, `relay.rs`):
     // one row per ask until it is answered and claimed, so an ask outlives
     // the process that raised it.
     "CREATE TABLE pending_asks (

@@ -89,6 +89,25 @@ impl SqliteStore {
             .unwrap_or_else(|_| Err(gone(self, "stopped before answering")))
     }
 
+    /// Queues a write without waiting for it: `done` gets its outcome
+    /// once its batch is committed (the audit log's appends, which the
+    /// gate must never wait for).
+    pub(super) fn write_detached(
+        &self,
+        work: impl FnOnce(&SqliteStore, &Connection) -> Result<(), SqliteError> + Send + 'static,
+        done: impl FnOnce(Result<(), SqliteError>) + Send + 'static,
+    ) -> Result<(), SqliteError> {
+        self.submit(Job::Write(Box::new(move |store, conn| {
+            match conn.and_then(|conn| work(store, conn)) {
+                Ok(()) => Some(Box::new(done) as Done),
+                Err(error) => {
+                    done(Err(error));
+                    None
+                }
+            }
+        })))
+    }
+
     /// Queues `job`, starting the worker with the first one.
     fn submit(&self, job: Job) -> Result<(), SqliteError> {
         let queue = match self.queue.get() {

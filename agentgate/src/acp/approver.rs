@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::permission::{Approver, PermissionRequest, Reply, ReplyKind};
+use crate::permission::{Answerer, Approver, PermissionRequest, Reply, ReplyKind};
 
 /// The option ids of the answers; the gate's cascades follow from the
 /// reply they map to (`always` approves the request's `always` patterns
@@ -132,6 +132,10 @@ pub(crate) fn reply_of(outcome: &RequestPermissionOutcome) -> Reply {
 
 #[async_trait::async_trait]
 impl Approver for ClientApprover {
+    fn answerer(&self) -> Answerer {
+        Answerer::Acp { client: None }
+    }
+
     async fn approve(&self, request: &PermissionRequest) -> Reply {
         let session_id = self
             .session_id

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::state::{Failure, Shared, Work};
 use super::turn_task::start_work;
 use crate::PromptOptions;
-use crate::permission::{PermissionError, Reply};
+use crate::permission::{Answerer, PermissionError, Reply};
 
 /// Answers request `id`: through the gate when this process holds it,
 /// else through the relay to the process that does. `false` when no
@@ -19,9 +19,14 @@ use crate::permission::{PermissionError, Reply};
 /// lists that this gate does not hold was raised by a process that is
 /// gone: it is claimed (only one answer wins the claim) and its turn is
 /// resumed here, in the background, through the session's queue.
-pub(crate) async fn reply(shared: &Arc<Shared>, id: &str, reply: Reply) -> Result<bool, Failure> {
+pub(crate) async fn reply(
+    shared: &Arc<Shared>,
+    id: &str,
+    reply: Reply,
+    answered_by: Answerer,
+) -> Result<bool, Failure> {
     if shared.gate.pending().iter().any(|r| r.id == id) {
-        return match shared.gate.reply(id, reply) {
+        return match shared.gate.reply_as(id, reply, answered_by) {
             Ok(()) => Ok(true),
             Err(PermissionError::NotFound { .. }) => Ok(false),
             Err(error) => Err(Failure::Internal(error.to_string())),

@@ -34,6 +34,7 @@
 
 mod answers;
 mod ask_answers;
+mod audit_route;
 mod auth;
 mod command_routes;
 mod events;
@@ -51,7 +52,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agentgate_store::{AskRelay, LocalRelay};
+use agentgate_store::{AskRelay, AuditLog, LocalRelay};
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method, header};
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -109,6 +110,7 @@ pub struct ServerBuilder {
     permissions: Option<PermissionGate>,
     approvals: Option<Arc<dyn ApprovalStore>>,
     relay: Option<Arc<dyn AskRelay>>,
+    audit: Option<Arc<dyn AuditLog>>,
     config: Option<Config>,
     commands: crate::Commands,
     trust: crate::ProjectTrust,
@@ -158,6 +160,14 @@ impl ServerBuilder {
     /// (default: a [`LocalRelay`], this process only).
     pub fn relay(mut self, relay: Arc<dyn AskRelay>) -> Self {
         self.relay = Some(relay);
+        self
+    }
+
+    /// Records every permission decision of the server's gate in `log`
+    /// (unless the gate given with [`permissions`](Self::permissions)
+    /// records already), and serves it at `GET /audit`.
+    pub fn audit(mut self, log: Arc<dyn AuditLog>) -> Self {
+        self.audit = Some(log);
         self
     }
 
@@ -249,6 +259,11 @@ impl ServerBuilder {
             }
             (None, None) => PermissionGate::new(),
         };
+        if let Some(log) = &self.audit
+            && !gate.is_audited()
+        {
+            gate.set_audit(log.audit_sink());
+        }
         let shared = Arc::new(state::Shared::new(
             self.factory,
             self.store
@@ -260,6 +275,7 @@ impl ServerBuilder {
                 config: self.config,
                 commands: self.commands,
                 trust: self.trust,
+                audit: self.audit,
             },
             events::Bus::new(self.event_capacity),
         ));
@@ -303,6 +319,7 @@ impl Server {
             store: None,
             permissions: None,
             approvals: None,
+            audit: None,
             relay: None,
             config: None,
             commands: crate::Commands::new(),
@@ -411,7 +428,11 @@ impl BoundServer {
             shutdown.await;
             shared.shutdown();
         };
-        axum::serve(self.listener, self.router)
+        // The peer's address answers "who replied" in the audit log.
+        let router = self
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(self.listener, router)
             .with_graceful_shutdown(stopping)
             .await
             .map_err(|source| ServerError::Io {

@@ -1,12 +1,13 @@
 //! The routes, their handlers and the OpenAPI document (`GET /doc`).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{ConnectInfo, Path, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde_json::{Value, json};
 use utoipa::OpenApi;
 
@@ -46,6 +47,7 @@ pub(crate) const ROUTES: &[&str] = &[
     "POST /session/{sessionID}/shell",
     "POST /session/{sessionID}/summarize",
     "GET /config",
+    "GET /audit",
     "GET /doc",
 ];
 
@@ -106,6 +108,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
             post(super::shell_routes::summarize),
         )
         .route("/config", get(config))
+        .route("/audit", get(super::audit_route::audit))
         .route("/project/trust", get(project_trust))
         .route("/doc", get(doc))
         .fallback(not_found)
@@ -381,8 +384,12 @@ async fn answer(
     shared: &Arc<Shared>,
     request_id: &str,
     reply: crate::permission::Reply,
+    remote: Option<Extension<ConnectInfo<SocketAddr>>>,
 ) -> Result<Json<bool>, Failure> {
-    if super::ask_answers::reply(shared, request_id, reply).await? {
+    let answered_by = crate::permission::Answerer::Http {
+        remote: remote.map(|Extension(ConnectInfo(address))| address.to_string()),
+    };
+    if super::ask_answers::reply(shared, request_id, reply, answered_by).await? {
         Ok(Json(true))
     } else {
         Err(Failure::NotFound(format!(
@@ -398,9 +405,10 @@ async fn answer(
 async fn reply(
     State(shared): Shared_,
     Path(request_id): Path<String>,
+    remote: Option<Extension<ConnectInfo<SocketAddr>>>,
     JsonBody(body): JsonBody<ReplyBody>,
 ) -> Result<Json<bool>, Failure> {
-    answer(&shared, &request_id, body.reply.reply(body.message)).await
+    answer(&shared, &request_id, body.reply.reply(body.message), remote).await
 }
 
 /// opencode's first route for answering an ask.
@@ -408,9 +416,10 @@ async fn reply(
 async fn respond(
     State(shared): Shared_,
     Path((_session_id, permission_id)): Path<(String, String)>,
+    remote: Option<Extension<ConnectInfo<SocketAddr>>>,
     JsonBody(body): JsonBody<RespondBody>,
 ) -> Result<Json<bool>, Failure> {
-    answer(&shared, &permission_id, body.response.reply(None)).await
+    answer(&shared, &permission_id, body.response.reply(None), remote).await
 }
 
 /// The project's agents (built-in and configured).
@@ -559,6 +568,7 @@ async fn doc() -> Json<utoipa::openapi::OpenApi> {
         super::shell_routes::shell,
         super::shell_routes::summarize,
         config,
+        super::audit_route::audit,
         project_trust,
         doc
     )

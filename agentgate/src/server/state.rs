@@ -14,7 +14,7 @@ use super::events::{Bus, TurnTranslator};
 use super::served::ServedSessions;
 pub(crate) use super::served::{Served, ServedRef};
 use crate::agent_factory::{AgentFactory, AgentSetup};
-use crate::permission::{PermissionEvent, PermissionGate, PermissionRequest, Reply};
+use crate::permission::{Answerer, PermissionEvent, PermissionGate, PermissionRequest, Reply};
 use crate::protocol::{ServerEvent, SessionInfo};
 use crate::{
     CodingAgent, Config, Message, ModelRef, Part, PromptError, PromptOptions, Role, SessionStore,
@@ -124,6 +124,8 @@ pub(crate) struct Shared {
     pub(crate) commands: crate::Commands,
     /// Whether the served project's configuration is trusted.
     pub(crate) trust: crate::ProjectTrust,
+    /// The audit log `GET /audit` reads, if the server keeps one.
+    pub(crate) audit: Option<Arc<dyn agentgate_store::AuditLog>>,
     pub(crate) bus: Bus,
     sessions: ServedSessions,
     /// The agent whose engine new and reopened sessions share, when the
@@ -141,6 +143,8 @@ pub(crate) struct ServedProject {
     pub(crate) config: Option<Config>,
     pub(crate) commands: crate::Commands,
     pub(crate) trust: crate::ProjectTrust,
+    /// The audit log `GET /audit` reads, if the server keeps one.
+    pub(crate) audit: Option<Arc<dyn agentgate_store::AuditLog>>,
 }
 
 impl Shared {
@@ -157,6 +161,7 @@ impl Shared {
             config,
             commands,
             trust,
+            audit,
         } = project;
         Shared {
             factory,
@@ -167,6 +172,7 @@ impl Shared {
             config,
             commands,
             trust,
+            audit,
             bus,
             sessions: ServedSessions::default(),
             template: Mutex::new(None),
@@ -558,7 +564,11 @@ impl Shared {
                             .iter()
                             .any(|r| r.id == relayed.request_id)
                         {
-                            let _ = shared.gate.reply(&relayed.request_id, relayed.reply);
+                            let _ = shared.gate.reply_as(
+                                &relayed.request_id,
+                                relayed.reply,
+                                Answerer::Relayed,
+                            );
                         }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
