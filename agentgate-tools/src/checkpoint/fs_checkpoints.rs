@@ -25,7 +25,9 @@ pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 /// their SHA-256); what each project root's paths were when last looked at
 /// is kept in memory, shared by the sessions of that root. A scope of
 /// named paths costs what those paths cost; a project scope walks the
-/// project (`lstat` only, reading again only what changed).
+/// project once (`lstat` only, reading again only what changed), then
+/// looks only at the paths an inotify watcher of the root saw change,
+/// walking again only when the watcher cannot vouch for what it saw.
 ///
 /// ```
 /// use agentgate_tools::FsCheckpoints;
@@ -102,6 +104,16 @@ impl FsCheckpoints {
     /// The size cap of the stored contents.
     pub fn max_bytes(&self) -> u64 {
         self.inner.max_bytes
+    }
+
+    /// How many times this instance walked the whole project under
+    /// `root`: once at its first project scope, then only when the root's
+    /// watcher could not serve one (an overflow, the inotify limits; see
+    /// `docs/checkpoints.md`). A diagnostic: a project scope served by the
+    /// watcher walks nothing.
+    pub async fn project_walks(&self, root: &Path) -> u64 {
+        let walks = self.with_root(root, |_, _, state| Ok(state.walks)).await;
+        walks.unwrap_or_default()
     }
 
     /// Runs `job` on the known state of `root`, off the async threads.
