@@ -328,3 +328,55 @@ impl Checkpoints for FsCheckpoints {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Makes the watcher of `root` lose what it saw so far and report an
+    /// overflow, as the kernel does when its queue is full.
+    fn overflow(checkpoints: &FsCheckpoints, root: &Path) {
+        let state = checkpoints.inner.root_state(root);
+        let mut state = state.lock().unwrap();
+        let watcher = state.watcher.as_mut().unwrap();
+        let _lost = watcher.take();
+        watcher.simulate_overflow();
+    }
+
+    #[tokio::test]
+    async fn an_overflow_makes_the_next_project_scope_walk_everything() {
+        let base = std::env::temp_dir().join(format!("cp-overflow-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("project");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::write(root.join("d/a"), "a\n").unwrap();
+        let cp = FsCheckpoints::new(base.join("store"));
+        let project = ChangeScope::Project;
+        cp.before_change(&root, "s", project).await.unwrap();
+        cp.after_change(&root, "s", project).await.unwrap();
+        assert_eq!(cp.project_walks(&root).await, 1);
+
+        cp.before_change(&root, "s", project).await.unwrap();
+        std::fs::write(root.join("d/a"), "changed\n").unwrap();
+        std::fs::write(root.join("b"), "new\n").unwrap();
+        overflow(&cp, &root);
+        cp.after_change(&root, "s", project).await.unwrap();
+        let changes = cp.take(&root, "s").await.unwrap();
+        let paths: Vec<&str> = changes.iter().map(|change| change.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["b", "d/a"],
+            "the events were lost: the walk found them"
+        );
+        assert_eq!(cp.project_walks(&root).await, 2);
+
+        // The walk watched again: the next step is served by events.
+        cp.before_change(&root, "s", project).await.unwrap();
+        std::fs::remove_file(root.join("b")).unwrap();
+        cp.after_change(&root, "s", project).await.unwrap();
+        let changes = cp.take(&root, "s").await.unwrap();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(cp.project_walks(&root).await, 2);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
