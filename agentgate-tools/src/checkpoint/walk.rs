@@ -64,18 +64,66 @@ pub(crate) fn some(
             wanted(rel) || towards.contains(rel)
         }
     };
-    walk(root, keep, wanted)
+    let mut found = walk_parallel(root, keep, wanted)?;
+    // Folders before what is in them, as the whole walk yields them.
+    found.sort_by(|(a, _), (b, _)| a.cmp(b));
+    Ok(found)
 }
 
 /// The walk: `keep` says whether to yield and descend into an entry not
 /// ignored (with whether it is a folder); `wanted`, whether to return it.
-fn walk(
+/// Unlike the sequential walker, the parallel one (on one thread) never
+/// opens a folder it was told to skip: its cost is what it descends into.
+fn walk_parallel(
     root: &Path,
     keep: impl Fn(&str, bool) -> bool + Send + Sync + 'static,
-    wanted: impl Fn(&str) -> bool,
+    wanted: impl Fn(&str) -> bool + Send + Sync + 'static,
 ) -> io::Result<Vec<(String, StatKey)>> {
+    let found = std::sync::Mutex::new(Vec::new());
+    let failed = std::sync::Mutex::new(None);
     let base = root.to_path_buf();
-    let walker = ignore::WalkBuilder::new(root)
+    let walker = builder(root, keep).threads(1).build_parallel();
+    walker.run(|| {
+        Box::new(|entry| {
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            let Some(rel) = relative(&base, entry.path()).filter(|rel| wanted(rel)) else {
+                return ignore::WalkState::Continue;
+            };
+            match entry.path().symlink_metadata() {
+                Ok(metadata) => lock(&found).push((rel, StatKey::of_metadata(&metadata))),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    *lock(&failed) = Some(error);
+                    return ignore::WalkState::Quit;
+                }
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    match lock(&failed).take() {
+        Some(error) => Err(error),
+        None => Ok(std::mem::take(&mut *lock(&found))),
+    }
+}
+
+/// A mutex's guard, also when a panic poisoned it.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// The walker of `root` with the walk's rules, `keep` filtering entries.
+fn builder(
+    root: &Path,
+    keep: impl Fn(&str, bool) -> bool + Send + Sync + 'static,
+) -> ignore::WalkBuilder {
+    let base = root.to_path_buf();
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
         .hidden(false)
         .parents(false)
         .ignore(false)
@@ -93,8 +141,18 @@ fn walk(
             };
             let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
             keep(&rel, is_dir)
-        })
-        .build();
+        });
+    builder
+}
+
+/// The walk: `keep` says whether to yield and descend into an entry not
+/// ignored (with whether it is a folder); `wanted`, whether to return it.
+fn walk(
+    root: &Path,
+    keep: impl Fn(&str, bool) -> bool + Send + Sync + 'static,
+    wanted: impl Fn(&str) -> bool,
+) -> io::Result<Vec<(String, StatKey)>> {
+    let walker = builder(root, keep).build();
     let mut found = Vec::new();
     for entry in walker {
         let entry = match entry {
