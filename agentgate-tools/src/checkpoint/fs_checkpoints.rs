@@ -25,7 +25,9 @@ pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 /// their SHA-256); what each project root's paths were when last looked at
 /// is kept in memory, shared by the sessions of that root. A scope of
 /// named paths costs what those paths cost; a project scope walks the
-/// project (`lstat` only, reading again only what changed).
+/// project once (`lstat` only, reading again only what changed), then
+/// looks only at the paths an inotify watcher of the root saw change,
+/// walking again only when the watcher cannot vouch for what it saw.
 ///
 /// ```
 /// use agentgate_tools::FsCheckpoints;
@@ -102,6 +104,16 @@ impl FsCheckpoints {
     /// The size cap of the stored contents.
     pub fn max_bytes(&self) -> u64 {
         self.inner.max_bytes
+    }
+
+    /// How many times this instance walked the whole project under
+    /// `root`: once at its first project scope, then only when the root's
+    /// watcher could not serve one (an overflow, the inotify limits; see
+    /// `docs/checkpoints.md`). A diagnostic: a project scope served by the
+    /// watcher walks nothing.
+    pub async fn project_walks(&self, root: &Path) -> u64 {
+        let walks = self.with_root(root, |_, _, state| Ok(state.walks)).await;
+        walks.unwrap_or_default()
     }
 
     /// Runs `job` on the known state of `root`, off the async threads.
@@ -314,5 +326,57 @@ impl Checkpoints for FsCheckpoints {
             Ok(())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Makes the watcher of `root` lose what it saw so far and report an
+    /// overflow, as the kernel does when its queue is full.
+    fn overflow(checkpoints: &FsCheckpoints, root: &Path) {
+        let state = checkpoints.inner.root_state(root);
+        let mut state = state.lock().unwrap();
+        let watcher = state.watcher.as_mut().unwrap();
+        let _lost = watcher.take();
+        watcher.simulate_overflow();
+    }
+
+    #[tokio::test]
+    async fn an_overflow_makes_the_next_project_scope_walk_everything() {
+        let base = std::env::temp_dir().join(format!("cp-overflow-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("project");
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::write(root.join("d/a"), "a\n").unwrap();
+        let cp = FsCheckpoints::new(base.join("store"));
+        let project = ChangeScope::Project;
+        cp.before_change(&root, "s", project).await.unwrap();
+        cp.after_change(&root, "s", project).await.unwrap();
+        assert_eq!(cp.project_walks(&root).await, 1);
+
+        cp.before_change(&root, "s", project).await.unwrap();
+        std::fs::write(root.join("d/a"), "changed\n").unwrap();
+        std::fs::write(root.join("b"), "new\n").unwrap();
+        overflow(&cp, &root);
+        cp.after_change(&root, "s", project).await.unwrap();
+        let changes = cp.take(&root, "s").await.unwrap();
+        let paths: Vec<&str> = changes.iter().map(|change| change.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["b", "d/a"],
+            "the events were lost: the walk found them"
+        );
+        assert_eq!(cp.project_walks(&root).await, 2);
+
+        // The walk watched again: the next step is served by events.
+        cp.before_change(&root, "s", project).await.unwrap();
+        std::fs::remove_file(root.join("b")).unwrap();
+        cp.after_change(&root, "s", project).await.unwrap();
+        let changes = cp.take(&root, "s").await.unwrap();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(cp.project_walks(&root).await, 2);
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -12,6 +12,7 @@ use agentgate_core::{FileChange, FileState};
 
 use crate::checkpoint::dir_fd::{self, Kind};
 use crate::checkpoint::observe::{Found, StatKey};
+use crate::checkpoint::watch::Watcher;
 
 /// How close (ns) to the moment a file was read its mtime may be before
 /// the file is read again whatever its key says.
@@ -63,6 +64,11 @@ pub(crate) struct RootState {
     pub(crate) entries: BTreeMap<String, Entry>,
     /// Whether the whole project has been walked once.
     pub(crate) built: bool,
+    /// How many times the whole project was walked.
+    pub(crate) walks: u64,
+    /// The watcher of the root, after a walk that could watch every
+    /// folder it visited (`None`: the next project scope walks again).
+    pub(crate) watcher: Option<Watcher>,
     /// Session id → its changes since the last take.
     pub(crate) records: HashMap<String, Vec<FileChange>>,
     /// The open scopes (a `before_change` without its `after_change` yet):

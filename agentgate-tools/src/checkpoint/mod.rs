@@ -13,6 +13,10 @@ pub(crate) mod known;
 pub(crate) mod scan;
 pub(crate) mod walk;
 
+// Project scopes that look only at what changed: the inotify watcher.
+pub(crate) mod changed;
+pub(crate) mod watch;
+
 // Reading one path: its key and state.
 pub(crate) mod observe;
 

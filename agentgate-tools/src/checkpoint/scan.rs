@@ -13,6 +13,7 @@ use crate::checkpoint::dir_fd::{self, Kind};
 use crate::checkpoint::known::{Mode, RootState};
 use crate::checkpoint::objects::ObjectStore;
 use crate::checkpoint::observe::{self, Found};
+use crate::checkpoint::watch::Watcher;
 use crate::checkpoint::{rel_path, walk};
 
 /// What a scan needs: the root, opened and as a path, and the store.
@@ -63,12 +64,38 @@ impl Scan<'_> {
         Ok(changes)
     }
 
+    /// Looks at the whole project: only the paths the root's watcher saw
+    /// change, when it has one and has no doubt
+    /// ([`Scan::changed_paths`]); otherwise by a walk of everything.
+    pub(crate) fn project(&self, known: &mut RootState, mode: Mode) -> io::Result<Vec<FileChange>> {
+        if known.built
+            && let Some(watcher) = known.watcher.as_mut()
+            && let Some(dirty) = watcher.take()
+        {
+            let watches = watcher.watches();
+            return self.changed_paths(known, dirty, watches, mode);
+        }
+        self.walk_all(known, mode)
+    }
+
     /// Walks the whole project (building the known state at the first
     /// walk: every file read once), then looks again at known paths the
-    /// walk did not reach (deleted, now ignored, or behind a link).
-    pub(crate) fn project(&self, known: &mut RootState, mode: Mode) -> io::Result<Vec<FileChange>> {
+    /// walk did not reach (deleted, now ignored, or behind a link). A new
+    /// watcher watches each folder walked; it is kept when every watch
+    /// could be added.
+    fn walk_all(&self, known: &mut RootState, mode: Mode) -> io::Result<Vec<FileChange>> {
         let mode = if known.built { mode } else { Mode::Baseline };
-        let walked = walk::project(self.root)?;
+        // The old watches go first: the user's watch limit is shared.
+        known.watcher = None;
+        let watcher = match Watcher::new(self.root) {
+            Ok(watcher) => Some(watcher),
+            Err(error) => {
+                tracing::debug!(%error, "checkpoint watcher: no inotify instance");
+                None
+            }
+        };
+        let walked = walk::project(self.root, watcher.as_ref().map(Watcher::watches))?;
+        known.walks += 1;
         let mut changes = Vec::new();
         known.begin_scan();
         let mut seen = HashSet::with_capacity(walked.len());
@@ -85,11 +112,12 @@ impl Scan<'_> {
             changes.extend(self.settle(known, &rel, found, mode)?);
         }
         known.built = true;
+        known.watcher = watcher.filter(Watcher::complete);
         Ok(changes)
     }
 
     /// Reads `rel` unless its known entry is still good, and settles it.
-    fn settle(
+    pub(crate) fn settle(
         &self,
         known: &mut RootState,
         rel: &str,

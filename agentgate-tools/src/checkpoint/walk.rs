@@ -5,15 +5,125 @@
 //! `.git/info/exclude`; not the user's global excludes, and hidden files
 //! are included). Paths that are not UTF-8 are skipped.
 
+use std::collections::BTreeSet;
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::checkpoint::observe::StatKey;
 use crate::checkpoint::rel_path;
+use crate::checkpoint::watch::Watches;
 
 /// Every entry of the project under `root`: its relative path and key.
-pub(crate) fn project(root: &Path) -> io::Result<Vec<(String, StatKey)>> {
-    let walker = ignore::WalkBuilder::new(root)
+/// Each folder visited is first added to `watches`, when given, so no
+/// change made while it is listed goes unseen.
+pub(crate) fn project(
+    root: &Path,
+    watches: Option<Arc<Watches>>,
+) -> io::Result<Vec<(String, StatKey)>> {
+    let keep = move |rel: &str, is_dir: bool| {
+        if is_dir && let Some(watches) = &watches {
+            watches.add(rel);
+        }
+        true
+    };
+    walk(root, keep, |_| true)
+}
+
+/// The entries of the project under `root` among `paths`, and everything
+/// under the folders `deep` (folders that appeared: each watched before it
+/// is listed), as the whole walk would find them (same ignore rules),
+/// descending only towards them.
+pub(crate) fn some(
+    root: &Path,
+    paths: &BTreeSet<String>,
+    deep: &BTreeSet<String>,
+    watches: Arc<Watches>,
+) -> io::Result<Vec<(String, StatKey)>> {
+    let towards: BTreeSet<String> = (paths.iter().chain(deep))
+        .flat_map(|rel| rel_path::ancestors(rel))
+        .map(str::to_string)
+        .collect();
+    let deep = Arc::new(deep.clone());
+    let in_deep = {
+        let deep = Arc::clone(&deep);
+        move |rel: &str| {
+            deep.contains(rel) || rel_path::ancestors(rel).iter().any(|up| deep.contains(*up))
+        }
+    };
+    let wanted = {
+        let (in_deep, paths) = (in_deep.clone(), paths.clone());
+        move |rel: &str| paths.contains(rel) || in_deep(rel)
+    };
+    let keep = {
+        let wanted = wanted.clone();
+        move |rel: &str, is_dir: bool| {
+            if is_dir && in_deep(rel) {
+                watches.add(rel);
+            }
+            wanted(rel) || towards.contains(rel)
+        }
+    };
+    let mut found = walk_parallel(root, keep, wanted)?;
+    // Folders before what is in them, as the whole walk yields them.
+    found.sort_by(|(a, _), (b, _)| a.cmp(b));
+    Ok(found)
+}
+
+/// The walk: `keep` says whether to yield and descend into an entry not
+/// ignored (with whether it is a folder); `wanted`, whether to return it.
+/// Unlike the sequential walker, the parallel one (on one thread) never
+/// opens a folder it was told to skip: its cost is what it descends into.
+fn walk_parallel(
+    root: &Path,
+    keep: impl Fn(&str, bool) -> bool + Send + Sync + 'static,
+    wanted: impl Fn(&str) -> bool + Send + Sync + 'static,
+) -> io::Result<Vec<(String, StatKey)>> {
+    let found = std::sync::Mutex::new(Vec::new());
+    let failed = std::sync::Mutex::new(None);
+    let base = root.to_path_buf();
+    let walker = builder(root, keep).threads(1).build_parallel();
+    walker.run(|| {
+        Box::new(|entry| {
+            let Ok(entry) = entry else {
+                return ignore::WalkState::Continue;
+            };
+            let Some(rel) = relative(&base, entry.path()).filter(|rel| wanted(rel)) else {
+                return ignore::WalkState::Continue;
+            };
+            match entry.path().symlink_metadata() {
+                Ok(metadata) => lock(&found).push((rel, StatKey::of_metadata(&metadata))),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    *lock(&failed) = Some(error);
+                    return ignore::WalkState::Quit;
+                }
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    match lock(&failed).take() {
+        Some(error) => Err(error),
+        None => Ok(std::mem::take(&mut *lock(&found))),
+    }
+}
+
+/// A mutex's guard, also when a panic poisoned it.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// The walker of `root` with the walk's rules, `keep` filtering entries.
+fn builder(
+    root: &Path,
+    keep: impl Fn(&str, bool) -> bool + Send + Sync + 'static,
+) -> ignore::WalkBuilder {
+    let base = root.to_path_buf();
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
         .hidden(false)
         .parents(false)
         .ignore(false)
@@ -22,8 +132,27 @@ pub(crate) fn project(root: &Path) -> io::Result<Vec<(String, StatKey)>> {
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .build();
+        .filter_entry(move |entry| {
+            if entry.file_name() == ".git" {
+                return false;
+            }
+            let Some(rel) = relative(&base, entry.path()) else {
+                return entry.depth() == 0;
+            };
+            let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
+            keep(&rel, is_dir)
+        });
+    builder
+}
+
+/// The walk: `keep` says whether to yield and descend into an entry not
+/// ignored (with whether it is a folder); `wanted`, whether to return it.
+fn walk(
+    root: &Path,
+    keep: impl Fn(&str, bool) -> bool + Send + Sync + 'static,
+    wanted: impl Fn(&str) -> bool,
+) -> io::Result<Vec<(String, StatKey)>> {
+    let walker = builder(root, keep).build();
     let mut found = Vec::new();
     for entry in walker {
         let entry = match entry {
@@ -38,7 +167,7 @@ pub(crate) fn project(root: &Path) -> io::Result<Vec<(String, StatKey)>> {
         if entry.depth() == 0 {
             continue;
         }
-        let Some(rel) = relative(root, entry.path()) else {
+        let Some(rel) = relative(root, entry.path()).filter(|rel| wanted(rel)) else {
             continue;
         };
         match entry.path().symlink_metadata() {
@@ -102,7 +231,7 @@ mod tests {
         std::fs::write(dir.join("src/target/out"), "").unwrap();
         std::fs::write(dir.join("secret.txt"), "").unwrap();
         std::os::unix::fs::symlink(dir.join("src"), dir.join("link")).unwrap();
-        let mut names: Vec<String> = project(&dir)
+        let mut names: Vec<String> = project(&dir, None)
             .unwrap()
             .into_iter()
             .map(|(rel, _)| rel)

@@ -15,6 +15,7 @@ mod bypass_corpus;
 mod bypass_effects;
 mod checkpoint_props;
 mod checkpoint_tools;
+mod checkpoint_watch;
 mod checkpoints;
 mod conformance;
 mod file_tools;
