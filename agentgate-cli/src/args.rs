@@ -410,6 +410,16 @@ pub(crate) enum SessionsCommand {
 pub(crate) enum ApprovalsCommand {
     /// The remembered rules.
     List,
+    /// The asks waiting for an answer in `agent serve` on this machine's
+    /// database, also those of a server that stopped: id, session,
+    /// permission, patterns and age. Answer one with `POST
+    /// /permission/ID/reply` on a running `agent serve`.
+    Pending {
+        /// Print a JSON array of {id, sessionID, permission, patterns,
+        /// created} instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// Forget the approval of PERMISSION on PATTERN.
     Revoke {
         /// e.g. bash.

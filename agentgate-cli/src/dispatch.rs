@@ -225,6 +225,15 @@ fn approvals(command: ApprovalsCommand) -> Result<ExitCode, CliError> {
             print_shown(&sessions_cli::approvals(&current_dir()?)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        ApprovalsCommand::Pending { json } => {
+            let text = on_runtime(crate::pending_asks_cli::pending(json))??;
+            if json {
+                print(&text)?
+            } else {
+                print_shown(&text)?
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         ApprovalsCommand::Revoke {
             permission,
             pattern,

@@ -64,6 +64,7 @@ mod line_reader;
 mod mcp_cli;
 mod model_choice;
 mod model_wait;
+mod pending_asks_cli;
 mod permission_cli;
 mod progress;
 mod render;

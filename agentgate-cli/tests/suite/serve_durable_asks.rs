@@ -139,6 +139,12 @@ async fn a_bash_ask_survives_kill_9_and_its_answer_runs_the_command_once_in_the_
         [ask_id.as_str()],
         "the ask is listed after the restart: {listed:#}"
     );
+    let out = sandbox.agent(&["approvals", "pending"], &[]).await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && shown.contains(&ask_id) && shown.contains("bash"),
+        "{shown}"
+    );
 
     let replied = http
         .post(format!("{base}/permission/{ask_id}/reply"))

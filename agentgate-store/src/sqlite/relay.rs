@@ -40,6 +40,37 @@ fn decode(store: &SqliteStore, body: &str) -> Result<PermissionRequest, SqliteEr
     serde_json::from_str(body).map_err(|e| store.corrupt(format!("a pending ask: {e}")))
 }
 
+impl SqliteRelay {
+    /// Every saved ask, oldest first, with when it was raised (ms since the
+    /// Unix epoch): `agent approvals pending` shows their age.
+    pub async fn pending_since(&self) -> Result<Vec<(PermissionRequest, u64)>, RelayError> {
+        self.store
+            .read(|store, conn| {
+                let mut statement = conn
+                    .prepare_cached("SELECT body, created_ms FROM pending_asks ORDER BY seq")
+                    .map_err(|e| store.sql(e))?;
+                let rows = statement
+                    .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+                    .map_err(|e| store.sql(e))?;
+                let mut out = Vec::new();
+                for row in rows {
+                    let (body, created) = row.map_err(|e| store.sql(e))?;
+                    out.push((decode(store, &body)?, u64::try_from(created).unwrap_or(0)));
+                }
+                Ok(out)
+            })
+            .await
+            .map_err(backend)
+    }
+}
+
+/// Now, in ms since the Unix epoch.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 #[async_trait]
 impl AskRelay for SqliteRelay {
     async fn publish(&self, request: &PermissionRequest) -> Result<(), RelayError> {
@@ -49,9 +80,9 @@ impl AskRelay for SqliteRelay {
         self.store
             .write(move |store, conn| {
                 conn.execute(
-                    "INSERT INTO pending_asks (id, session_id, body) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (id) DO NOTHING",
-                    rusqlite::params![id, session, body],
+                    "INSERT INTO pending_asks (id, session_id, created_ms, body)
+                     VALUES (?1, ?2, ?3, ?4) ON CONFLICT (id) DO NOTHING",
+                    rusqlite::params![id, session, now_ms(), body],
                 )
                 .map_err(|e| store.sql(e))?;
                 Ok(())
@@ -65,22 +96,12 @@ impl AskRelay for SqliteRelay {
     }
 
     async fn pending(&self) -> Result<Vec<PermissionRequest>, RelayError> {
-        self.store
-            .read(|store, conn| {
-                let mut statement = conn
-                    .prepare_cached("SELECT body FROM pending_asks ORDER BY seq")
-                    .map_err(|e| store.sql(e))?;
-                let rows = statement
-                    .query_map([], |r| r.get::<_, String>(0))
-                    .map_err(|e| store.sql(e))?;
-                let mut out = Vec::new();
-                for row in rows {
-                    out.push(decode(store, &row.map_err(|e| store.sql(e))?)?);
-                }
-                Ok(out)
-            })
-            .await
-            .map_err(backend)
+        Ok(self
+            .pending_since()
+            .await?
+            .into_iter()
+            .map(|(request, _)| request)
+            .collect())
     }
 
     /// Always `false`: an ask this process's gate does not hold is

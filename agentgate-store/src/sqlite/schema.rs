@@ -72,6 +72,7 @@ const MIGRATIONS: &[&str] = &[
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
         session_id TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
         body TEXT NOT NULL
     );",
 ];
