@@ -481,10 +481,8 @@ pub async fn chat(mut options: RunOptions) -> Result<u8, String> {
                 continue;
             }
             "/undo" | "/redo" => {
-                eprint!(
-                    "{}",
-                    crate::undo_cli::slash(&built.agent, command, &argument).await
-                );
+                let said = crate::undo_cli::slash(&built.agent, command, &argument).await;
+                eprint!("{}", crate::terminal_text::terminal_safe(&said));
                 continue;
             }
             "/help" => {

@@ -282,7 +282,10 @@ fn record_trust(dir: &std::path::Path, decision: &str) {
         decided_by: "terminal".to_string(),
     };
     if let Err(error) = crate::workspace::record_audit(entry) {
-        eprintln!("agent: warning: the trust decision is not in the audit log: {error}");
+        eprintln!(
+            "agent: warning: the trust decision is not in the audit log: {}",
+            crate::terminal_text::terminal_safe(&error.to_string())
+        );
     }
 }
 

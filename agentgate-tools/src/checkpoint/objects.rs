@@ -9,6 +9,7 @@
 //! content was pruned cannot be taken back:
 //! [`CheckpointError::Missing`](agentgate_core::CheckpointError::Missing).
 
+use agentgate_permission::private_files::{create_private_dir_all, private_file_options};
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -104,14 +105,17 @@ impl ObjectStore {
 
     /// Stores what `reader` yields: its id and size.
     pub(crate) fn put(&self, reader: impl Read) -> io::Result<(String, u64)> {
-        fs::create_dir_all(&self.objects)?;
+        // Copies of the project's files, its secrets included: the owner's
+        // only, wherever the store lives.
+        create_private_dir_all(&self.objects)?;
         let temp = self.objects.join(format!(
             "tmp-{}-{}",
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let stored = (|| {
-            let file = File::create(&temp)?;
+            let file =
+                private_file_options(File::options().write(true).create_new(true)).open(&temp)?;
             let (blob, size) = copy_hashed(reader, io::BufWriter::new(&file))?;
             drop(file);
             let added = self.settle(&temp, &blob)?;
@@ -140,7 +144,7 @@ impl ObjectStore {
             return Ok(false);
         }
         if let Some(folder) = target.parent() {
-            fs::create_dir_all(folder)?;
+            create_private_dir_all(folder)?;
         }
         fs::rename(temp, &target)?;
         Ok(true)
@@ -209,6 +213,19 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("cp-objects-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         dir
+    }
+
+    #[test]
+    fn stored_copies_are_the_owners_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp("private");
+        let store = ObjectStore::new(&dir, 1 << 30);
+        let (blob, _) = store.put(&b"API_KEY=secret"[..]).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&store.path_of(&blob)), 0o600);
+        assert_eq!(mode(store.path_of(&blob).parent().unwrap()), 0o700);
+        assert_eq!(mode(&dir.join("objects")), 0o700);
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

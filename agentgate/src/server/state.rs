@@ -17,8 +17,8 @@ use crate::agent_factory::{AgentFactory, AgentSetup};
 use crate::permission::{Answerer, PermissionEvent, PermissionGate, PermissionRequest, Reply};
 use crate::protocol::{ServerEvent, SessionInfo};
 use crate::{
-    CodingAgent, Config, Message, ModelRef, Part, PromptError, PromptOptions, Role, SessionStore,
-    SessionStoreError, TurnEvent, TurnResult,
+    CodingAgent, Config, Event, Message, ModelRef, Part, PromptError, PromptOptions, Role,
+    SessionStore, SessionStoreError, TurnEvent, TurnResult,
 };
 
 /// Why a request failed, with the HTTP status it is answered with.
@@ -325,7 +325,7 @@ impl Shared {
         // bad agent or model, a store failure) still ends for those who
         // follow the session's events: `session.error`, then idle.
         let setup = self.turn_setup(&served, &epoch, agent, model, &once).await;
-        let (mut translator, untitled) = match setup {
+        let (mut translator, (untitled, mut reverted)) = match setup {
             Ok(setup) => setup,
             Err(failure) => {
                 self.bus.refused(&id, failure.message());
@@ -338,7 +338,16 @@ impl Shared {
         let mut finished = None;
         while let Some(item) = stream.next().await {
             match item {
-                TurnEvent::Event(event) => translator.publish(&event, &self.bus),
+                TurnEvent::Event(event) => {
+                    // The prompt removed what a revert hid: clients reload.
+                    if reverted
+                        && matches!(&event, Event::MessageCreated { role, .. } if *role == Role::User)
+                    {
+                        reverted = false;
+                        self.announce_session(&id).await;
+                    }
+                    translator.publish(&event, &self.bus)
+                }
                 TurnEvent::Finished(result) => finished = Some(result),
                 _ => {}
             }
@@ -376,6 +385,15 @@ impl Shared {
         });
     }
 
+    /// Publishes `session.updated` with session `id` as stored now.
+    async fn announce_session(&self, id: &str) {
+        if let Ok(session) = self.store.session(id).await {
+            let info = self.session_info(&session).await;
+            self.bus
+                .session_changed(ServerEvent::SessionUpdated, id, &info);
+        }
+    }
+
     /// `session` as opencode's `Session`, its last change taken from its
     /// messages when the store keeps no time of its own.
     pub(crate) async fn session_info(&self, session: &crate::Session) -> SessionInfo {
@@ -394,7 +412,7 @@ impl Shared {
     /// The checks and the session update before a turn: not aborted, the
     /// prompt's agent and model usable (and stored on the session); the
     /// translator of the turn's events, and whether the session has no
-    /// title yet (read once, with the rest).
+    /// title yet and whether it is reverted (read once, with the rest).
     async fn turn_setup(
         &self,
         served: &Served,
@@ -402,7 +420,7 @@ impl Shared {
         agent: Option<String>,
         model: Option<ModelRef>,
         once: &PromptOptions,
-    ) -> Result<(TurnTranslator, bool), Failure> {
+    ) -> Result<(TurnTranslator, (bool, bool)), Failure> {
         let id = served.agent.session().id.clone();
         if epoch.is_cancelled() {
             return Err(Failure::Aborted(format!(
@@ -411,7 +429,7 @@ impl Shared {
         }
         let engine = served.agent.engine();
         let mut session = self.store.session(&id).await?;
-        let untitled = session.title.is_empty();
+        let flags = (session.title.is_empty(), session.revert.is_some());
         if agent.is_some() || model.is_some() {
             if let Some(agent) = agent {
                 if engine.agent(&agent).is_none() {
@@ -450,7 +468,7 @@ impl Shared {
             session.agent.clone(),
         )
         .priced(info.cost);
-        Ok((translator, untitled))
+        Ok((translator, flags))
     }
 
     /// Withdraws from the relay the asks of this process that are no

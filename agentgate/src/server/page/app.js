@@ -427,14 +427,21 @@ function onEvent(event) {
   const p = event.properties || {};
   switch (event.type) {
     case "session.created":
-    case "session.updated":
+    case "session.updated": {
+      const before = p.info && state.sessions.get(p.info.id);
       if (p.info) state.sessions.set(p.info.id, p.info);
+      // A revert point gone (unreverted, or dropped by a new prompt along
+      // with the messages it hid): the server's transcript is the truth.
+      if (p.info && p.info.id === state.current && before && before.revert && !p.info.revert) {
+        selectSession(p.info.id);
+      }
       renderSessions();
       if (p.info && p.info.id === state.current) {
         $("session-title").textContent = sessionLabel(p.info, p.info.id);
         scheduleTranscript();
       }
       break;
+    }
     case "session.deleted":
       if (p.info) state.sessions.delete(p.info.id);
       renderSessions();
