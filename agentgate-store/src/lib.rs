@@ -35,7 +35,9 @@ pub use audit::{
 };
 pub use import::{ImportReport, import_file_store, import_json_approvals};
 #[cfg(feature = "postgres")]
-pub use postgres::{PostgresError, PostgresOptions, PostgresRelay, PostgresStore};
+pub use postgres::{
+    HEARTBEAT, OWNER_GONE_AFTER, PostgresError, PostgresOptions, PostgresRelay, PostgresStore,
+};
 pub use relay::{AskRelay, LocalRelay, RelayError, RelayedReply};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{

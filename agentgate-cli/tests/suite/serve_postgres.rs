@@ -191,3 +191,109 @@ async fn a_session_and_its_ask_cross_two_servers_on_one_postgres_database() {
         assert!(pending.as_array().unwrap().is_empty(), "{pending}");
     }
 }
+
+/// Issue 45 on PostgreSQL: the first server is killed while its ask
+/// pends; once it has gone quiet, the answer sent to the second server
+/// resumes the turn there and the command runs exactly once.
+#[tokio::test]
+async fn an_ask_of_a_killed_server_is_answered_through_another_and_runs_once() {
+    let Ok(database) = std::env::var("AGENTGATE_TEST_POSTGRES") else {
+        eprintln!("orphaned-ask PostgreSQL test skipped: AGENTGATE_TEST_POSTGRES is unset");
+        return;
+    };
+    let sandbox = Sandbox::new("serve-postgres-orphan");
+    let counter = sandbox.project.join("counter.txt");
+    let model = openai_server(
+        openai_call(
+            "bash",
+            &json!({"command": format!("echo ran >> {}", counter.display()), "description": "Count"}),
+        ),
+        openai_answer("Counted."),
+    )
+    .await;
+    local_provider(&sandbox, &model, r#", "permission": {"bash": "ask"}"#);
+    let schema = format!("serve_orphan_{}", std::process::id());
+    let mut one = serve(&sandbox, &database, &schema).await;
+    let two = serve(&sandbox, &database, &schema).await;
+    let created = post(format!("{}/session", one.base), json!({})).await;
+    let session = created.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let prompted = post(
+        format!("{}/session/{session}/prompt_async", one.base),
+        json!({"parts": [{"type": "text", "text": "count"}]}),
+    )
+    .await;
+    assert!(prompted.status().is_success());
+    let ask = eventually("the ask listed by the second server", || {
+        let url = format!("{}/permission", two.base);
+        async move { get(url).await.as_array()?.first().cloned() }
+    })
+    .await;
+    let id = ask["id"].as_str().unwrap().to_string();
+    one._child.kill().await.unwrap();
+    // Past the time a relay may stay quiet, the first server is gone.
+    tokio::time::sleep(agentgate::store::OWNER_GONE_AFTER + Duration::from_secs(1)).await;
+    let replied = post(
+        format!("{}/permission/{id}/reply", two.base),
+        json!({"reply": "once"}),
+    )
+    .await;
+    assert!(replied.status().is_success(), "{}", replied.status());
+    let again = post(
+        format!("{}/permission/{id}/reply", two.base),
+        json!({"reply": "once"}),
+    )
+    .await;
+    assert_eq!(
+        again.status(),
+        404,
+        "a second answer finds nothing to resume"
+    );
+    eventually("the resumed turn's answer", || {
+        let url = format!("{}/session/{session}/message", two.base);
+        async move {
+            let text = get(url).await.to_string();
+            text.contains("Counted.").then_some(())
+        }
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&counter).unwrap(), "ran\n");
+}
+
+/// Claims race: of two relays claiming the same ask at once, exactly one
+/// gets it, in every one of 100 rounds.
+#[tokio::test]
+async fn two_relays_claiming_one_ask_at_once_never_both_win() {
+    use agentgate::store::{AskRelay, PostgresOptions, PostgresRelay};
+    let Ok(database) = std::env::var("AGENTGATE_TEST_POSTGRES") else {
+        eprintln!("claim race PostgreSQL test skipped: AGENTGATE_TEST_POSTGRES is unset");
+        return;
+    };
+    let schema = format!("claim_race_{}", std::process::id());
+    let options = PostgresOptions::new(database).schema(schema);
+    // The store migrates the schema; the relays share it.
+    let _store = agentgate::store::PostgresStore::connect(options.clone())
+        .await
+        .unwrap();
+    let owner = PostgresRelay::connect(options.clone()).await.unwrap();
+    let (a, b) = (
+        PostgresRelay::connect(options.clone()).await.unwrap(),
+        PostgresRelay::connect(options).await.unwrap(),
+    );
+    for round in 0..100 {
+        let request: agentgate::permission::PermissionRequest = serde_json::from_value(json!({
+            "id": format!("per_race_{round}"), "session_id": "ses_race", "permission": "bash",
+            "patterns": ["echo"], "always": [], "metadata": {},
+        }))
+        .unwrap();
+        owner.publish(&request).await.unwrap();
+        let (x, y) = tokio::join!(a.claim(&request.id), b.claim(&request.id));
+        let won = [x.unwrap(), y.unwrap()]
+            .iter()
+            .filter(|c| c.is_some())
+            .count();
+        assert_eq!(won, 1, "round {round}");
+    }
+}

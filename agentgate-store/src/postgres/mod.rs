@@ -18,7 +18,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Executor};
 
-pub use relay::PostgresRelay;
+pub use relay::{HEARTBEAT, OWNER_GONE_AFTER, PostgresRelay};
 pub use sessions::PostgresStore;
 
 /// Why a PostgreSQL store or relay failed.

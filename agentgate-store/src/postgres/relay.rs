@@ -10,6 +10,14 @@
 //!   table because a notification's payload is limited to 8000 bytes and a
 //!   rejection's feedback may be longer.
 //! - [`withdraw`](AskRelay::withdraw) deletes the ask and its replies.
+//! - **Asks outlive their server.** Each ask names the relay that raised it
+//!   (`owner`), and each relay writes that it is alive every
+//!   [`HEARTBEAT`] (`relay_owners`). An answer is delivered to a live owner
+//!   only; an ask whose owner has been quiet for [`OWNER_GONE_AFTER`] is
+//!   [claimed](AskRelay::claim) by the server that received the answer
+//!   (a `DELETE … RETURNING` only one caller wins) and its turn resumed
+//!   there. The owner, when alive, also claims the ask before its answered
+//!   call runs, so a call never runs twice.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +56,45 @@ pub struct PostgresRelay {
     pool: PgPool,
     channel: String,
     replies: broadcast::Sender<RelayedReply>,
+    /// This relay's name in `pending_asks.owner` and `relay_owners`.
+    owner: String,
     _listener: Arc<Listening>,
+    _heartbeat: Arc<Listening>,
+}
+
+/// How often a relay writes that it is alive.
+pub const HEARTBEAT: Duration = Duration::from_secs(2);
+
+/// How long a relay may stay quiet before its asks count as orphaned.
+pub const OWNER_GONE_AFTER: Duration = Duration::from_secs(6);
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Writes that `owner` is alive.
+async fn beat(pool: &PgPool, owner: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO relay_owners (owner, seen_ms) VALUES ($1, $2)
+         ON CONFLICT (owner) DO UPDATE SET seen_ms = EXCLUDED.seen_ms",
+    )
+    .bind(owner)
+    .bind(now_ms())
+    .execute(pool)
+    .await
+    .map(drop)
+}
+
+/// Beats every [`HEARTBEAT`] until the relay is dropped.
+async fn keep_beating(pool: PgPool, owner: String) {
+    loop {
+        tokio::time::sleep(HEARTBEAT).await;
+        if let Err(error) = beat(&pool, &owner).await {
+            tracing::warn!(%error, "ask relay: cannot say this server is alive");
+        }
+    }
 }
 
 /// Stops the listening task when the last clone of the relay goes.
@@ -76,11 +122,16 @@ impl PostgresRelay {
         listener.listen(&channel).await?;
         let (replies, _) = broadcast::channel(256);
         let task = tokio::spawn(forward(listener, pool.clone(), replies.clone()));
+        let owner = format!("{}-{:x}", std::process::id(), now_ms());
+        beat(&pool, &owner).await?;
+        let heartbeat = tokio::spawn(keep_beating(pool.clone(), owner.clone()));
         Ok(PostgresRelay {
             pool,
             channel,
             replies,
+            owner,
             _listener: Arc::new(Listening(task)),
+            _heartbeat: Arc::new(Listening(heartbeat)),
         })
     }
 }
@@ -128,10 +179,13 @@ impl AskRelay for PostgresRelay {
     async fn publish(&self, request: &PermissionRequest) -> Result<(), RelayError> {
         let body = serde_json::to_string(request).map_err(backend)?;
         sqlx::query(
-            "INSERT INTO pending_asks (id, body) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO pending_asks (id, body, owner, created_ms) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (id) DO NOTHING",
         )
         .bind(&request.id)
         .bind(body)
+        .bind(&self.owner)
+        .bind(now_ms())
         .execute(&self.pool)
         .await
         .map_err(backend)?;
@@ -174,13 +228,19 @@ impl AskRelay for PostgresRelay {
         .map_err(backend)?;
         let mut tx = self.pool.begin().await.map_err(backend)?;
         // Locks the ask's row: a withdraw racing this answer waits for it,
-        // then removes the reply too.
-        let pending: Option<i64> =
-            sqlx::query_scalar("SELECT seq FROM pending_asks WHERE id = $1 FOR SHARE")
-                .bind(request_id)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(backend)?;
+        // then removes the reply too. Only a live owner gets the answer;
+        // an orphaned ask is the answering server's to claim.
+        let alive_since = now_ms()
+            .saturating_sub(i64::try_from(OWNER_GONE_AFTER.as_millis()).unwrap_or(i64::MAX));
+        let pending: Option<i64> = sqlx::query_scalar(
+            "SELECT p.seq FROM pending_asks p JOIN relay_owners o ON o.owner = p.owner
+             WHERE p.id = $1 AND o.seen_ms > $2 FOR SHARE OF p",
+        )
+        .bind(request_id)
+        .bind(alive_since)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(backend)?;
         if pending.is_none() {
             return Ok(false);
         }
@@ -205,5 +265,30 @@ impl AskRelay for PostgresRelay {
 
     fn replies(&self) -> broadcast::Receiver<RelayedReply> {
         self.replies.subscribe()
+    }
+
+    async fn claim(&self, request_id: &str) -> Result<Option<PermissionRequest>, RelayError> {
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let body: Option<String> =
+            sqlx::query_scalar("DELETE FROM pending_asks WHERE id = $1 RETURNING body")
+                .bind(request_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(backend)?;
+        sqlx::query("DELETE FROM ask_replies WHERE request_id = $1")
+            .bind(request_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        tx.commit().await.map_err(backend)?;
+        body.map(|body| {
+            serde_json::from_str(&body)
+                .map_err(|e| backend(format!("a pending ask does not decode: {e}")))
+        })
+        .transpose()
+    }
+
+    fn outlives_the_process(&self) -> bool {
+        true
     }
 }

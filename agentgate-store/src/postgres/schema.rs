@@ -45,6 +45,15 @@ const MIGRATIONS: &[&str] = &[
         body TEXT NOT NULL
     );
     CREATE INDEX ask_replies_by_request ON ask_replies (request_id);",
+    // 2: asks that outlive their server: each ask names the relay that
+    // raised it, and each relay says it is alive every few seconds; an ask
+    // whose relay went quiet is resumed by the server that gets its answer.
+    "ALTER TABLE pending_asks ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+    ALTER TABLE pending_asks ADD COLUMN created_ms BIGINT NOT NULL DEFAULT 0;
+    CREATE TABLE relay_owners (
+        owner TEXT PRIMARY KEY,
+        seen_ms BIGINT NOT NULL
+    );",
 ];
 
 /// Creates `schema` if needed and brings it to [`SCHEMA_VERSION`], in one

@@ -12,13 +12,13 @@ use crate::PromptOptions;
 use crate::permission::{Answerer, PermissionError, Reply};
 
 /// Answers request `id`: through the gate when this process holds it,
-/// else through the relay to the process that does. `false` when no
+/// else through the relay to the live process that does. `false` when no
 /// process has it pending.
 ///
-/// With a relay whose asks outlive the process (SQLite), an ask it
-/// lists that this gate does not hold was raised by a process that is
-/// gone: it is claimed (only one answer wins the claim) and its turn is
-/// resumed here, in the background, through the session's queue.
+/// With a relay whose asks outlive the process (SQLite, PostgreSQL), an
+/// ask no live process holds was raised by one that is gone: it is
+/// claimed (only one answer wins the claim) and its turn is resumed here,
+/// in the background, through the session's queue.
 pub(crate) async fn reply(
     shared: &Arc<Shared>,
     id: &str,
@@ -32,14 +32,18 @@ pub(crate) async fn reply(
             Err(error) => Err(Failure::Internal(error.to_string())),
         };
     }
-    if shared.relay.outlives_the_process() {
-        return resume(shared, id, reply).await;
-    }
-    shared
+    let delivered = shared
         .relay
         .answer(id, &reply)
         .await
-        .map_err(|e| Failure::Internal(e.to_string()))
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    if delivered {
+        return Ok(true);
+    }
+    if shared.relay.outlives_the_process() {
+        return resume(shared, id, reply).await;
+    }
+    Ok(false)
 }
 
 /// Claims orphaned ask `id` and resumes its turn with `reply`; `false`
