@@ -176,7 +176,8 @@ pub(crate) struct ServeArgs {
     /// database (postgres://user:password@host:port/database), shared by
     /// every `agent serve` given the same one: a session created on one is
     /// prompted on another, an ask raised on one is answered on another.
-    /// Default: the data directory's SQLite database, asks in this process.
+    /// Default: the data directory's SQLite database (asks kept there too,
+    /// so they outlive the process).
     #[arg(long, value_name = "URL", env = "AGENT_DATABASE_URL")]
     pub(crate) database: Option<String>,
     /// The PostgreSQL schema for the tables (default `public`).
@@ -188,6 +189,11 @@ pub(crate) struct ServeArgs {
     /// is served with those parts set aside, and the page says so.
     #[arg(long)]
     pub(crate) trust_project: bool,
+    /// Reject a permission ask nobody answered within SECONDS, saying so,
+    /// and end its turn, so unattended work always ends (default: asks wait
+    /// until answered).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) ask_deadline: Option<u64>,
 }
 
 impl From<ServeArgs> for crate::serve_cli::ServeOptions {
@@ -201,6 +207,7 @@ impl From<ServeArgs> for crate::serve_cli::ServeOptions {
             database: args.database,
             database_schema: args.database_schema,
             trust_project: args.trust_project,
+            ask_deadline: args.ask_deadline.map(std::time::Duration::from_secs),
         }
     }
 }

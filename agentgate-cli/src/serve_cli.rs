@@ -41,6 +41,8 @@ pub struct ServeOptions {
     /// Trust the project's configuration for this run (`--trust-project`),
     /// else as `agent trust` recorded it.
     pub trust_project: bool,
+    /// How long an ask waits for an answer (`--ask-deadline`).
+    pub ask_deadline: Option<std::time::Duration>,
 }
 
 /// Where a server keeps its sessions and approvals, and how its asks are
@@ -100,6 +102,7 @@ struct CliAgents {
     model: Option<String>,
     sandbox: Option<SandboxMode>,
     trust_project: bool,
+    ask_deadline: Option<std::time::Duration>,
 }
 
 #[agentgate::async_trait]
@@ -113,6 +116,9 @@ impl AgentFactory for CliAgents {
             .share_cli_store()
             .model(choice.model)
             .sandbox(policy);
+        if let Some(deadline) = self.ask_deadline {
+            builder = builder.engine(move |engine| engine.ask_deadline(deadline));
+        }
         if choice.demo {
             // As in `agent run`: the demo's session asks before any command.
             builder = builder.session_permission(Ruleset::from(vec![Rule::new(
@@ -221,6 +227,7 @@ pub async fn serve(options: ServeOptions) -> Result<(), String> {
         model: options.model.clone(),
         sandbox: options.sandbox,
         trust_project: options.trust_project,
+        ask_deadline: options.ask_deadline,
     };
     let backing = backing(&options).await?;
     let mut builder = Server::builder(Arc::new(factory), &dir)

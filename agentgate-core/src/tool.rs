@@ -93,9 +93,13 @@ impl ToolError {
         ToolError::Failed(message.into())
     }
 
-    /// Whether this error stops the agent loop (a plain permission rejection).
+    /// Whether this error stops the agent loop (a plain permission
+    /// rejection, or an ask nobody answered before its deadline).
     pub fn stops_loop(&self) -> bool {
-        matches!(self, ToolError::Permission(PermissionError::Rejected))
+        matches!(
+            self,
+            ToolError::Permission(PermissionError::Rejected | PermissionError::Expired { .. })
+        )
     }
 }
 

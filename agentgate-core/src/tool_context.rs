@@ -40,6 +40,7 @@ pub struct ToolContext {
     truncator: Truncator,
     accepts_images: bool,
     checkpoints: Option<Arc<dyn Checkpoints>>,
+    ask_deadline: Option<std::time::Duration>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -82,6 +83,7 @@ impl ToolContext {
             truncator: Truncator::default(),
             accepts_images: false,
             checkpoints: None,
+            ask_deadline: None,
         }
     }
 
@@ -186,6 +188,13 @@ impl ToolContext {
         }
     }
 
+    /// Sets how long this call's asks wait for an answer (the engine passes
+    /// [`LoopSettings::ask_deadline`](crate::LoopSettings::ask_deadline)).
+    pub fn with_ask_deadline(mut self, deadline: Option<std::time::Duration>) -> Self {
+        self.ask_deadline = deadline;
+        self
+    }
+
     /// Whether file changes are recorded for this call.
     pub fn keeps_checkpoints(&self) -> bool {
         self.checkpoints.is_some()
@@ -250,6 +259,10 @@ impl ToolContext {
             .ruleset((*self.ruleset).clone())
             .ceilings((*self.ceilings).clone())
             .tool(self.message_id.as_str(), self.call_id.as_str());
+        let request = match self.ask_deadline {
+            Some(deadline) => request.timeout(deadline),
+            None => request,
+        };
         tracing::debug!(
             session_id = %self.session_id,
             permission,

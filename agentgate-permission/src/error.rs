@@ -22,8 +22,8 @@ pub enum PermissionError {
         rules: Ruleset,
     },
     /// The host rejected the request without feedback (or the request was
-    /// cancelled by a sibling's rejection, a shutdown or a timeout). This
-    /// stops the agent loop.
+    /// cancelled by a sibling's rejection or a shutdown). This stops the
+    /// agent loop.
     #[error("{REJECTED}.")]
     Rejected,
     /// The host rejected the request with feedback for the model; the loop
@@ -32,6 +32,16 @@ pub enum PermissionError {
     Corrected {
         /// The host's feedback text.
         feedback: String,
+    },
+    /// Nobody answered within the ask's deadline
+    /// ([`AskRequest::timeout`](crate::AskRequest::timeout)): the call is
+    /// not run, and the loop stops as for a rejection, saying why.
+    #[error(
+        "{REJECTED}: nobody answered within {seconds} s (the ask's deadline), so it was not run."
+    )]
+    Expired {
+        /// The deadline, in seconds.
+        seconds: u64,
     },
     /// `reply` named a request that is not pending (never asked, already
     /// answered, or cancelled).

@@ -952,7 +952,7 @@ impl Inner {
                 match tokio::time::timeout(timeout, &mut receiver).await {
                     Ok(received) => received,
                     Err(_elapsed) => {
-                        this.expire(&guard.id, guard.token);
+                        this.expire(&guard.id, guard.token, timeout);
                         receiver.await
                     }
                 }
@@ -995,8 +995,9 @@ impl Inner {
     }
 
     /// The timeout of the entry with `token` elapsed: fail it with
-    /// `Rejected` and tell UIs, unless something resolved it meanwhile.
-    fn expire(&self, id: &str, token: u64) {
+    /// `Expired` (a rejection saying why) and tell UIs, unless something
+    /// resolved it meanwhile.
+    fn expire(&self, id: &str, token: u64, after: std::time::Duration) {
         let mut state = self.lock();
         let Some(entry) = state.take(id, token) else {
             return;
@@ -1014,7 +1015,9 @@ impl Inner {
             request_id: id.to_string(),
             reply: Reply::reject(),
         });
-        entry.finish(Err(PermissionError::Rejected));
+        entry.finish(Err(PermissionError::Expired {
+            seconds: after.as_secs().max(1),
+        }));
     }
 
     /// Applies `reply` to pending `id` (only to the entry with `token`, when

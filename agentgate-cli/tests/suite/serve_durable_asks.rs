@@ -17,6 +17,10 @@ use wiremock::{Mock, MockServer};
 use super::run_cli::{Sandbox, openai_answer, openai_call};
 
 async fn serve(sandbox: &Sandbox) -> (tokio::process::Child, String) {
+    serve_with(sandbox, &[]).await
+}
+
+async fn serve_with(sandbox: &Sandbox, extra: &[&str]) -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -24,6 +28,7 @@ async fn serve(sandbox: &Sandbox) -> (tokio::process::Child, String) {
         .env("XDG_DATA_HOME", sandbox.root.join("data"))
         .env("XDG_CONFIG_HOME", sandbox.root.join("config"))
         .args(["serve", "--port", "0"])
+        .args(extra)
         .current_dir(&sandbox.project)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
@@ -316,5 +321,82 @@ async fn a_crash_while_an_approved_command_runs_leaves_it_interrupted_and_never_
     assert!(
         runs <= 1 && runs == runs_before,
         "the command ran {runs} times"
+    );
+}
+
+/// `--ask-deadline`: an ask nobody answers is rejected after it, saying
+/// why, and the turn ends; nothing runs and nothing stays listed.
+#[tokio::test]
+async fn an_unanswered_ask_past_its_deadline_ends_the_turn_saying_why() {
+    let sandbox = Sandbox::new("ask-deadline");
+    let model = MockServer::start().await;
+    let command = json!({"command": "echo ran >> counter.txt", "description": "count"});
+    for (priority, response) in [openai_call("bash", &command), openai_answer("never")]
+        .into_iter()
+        .enumerate()
+    {
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(response)
+            .up_to_n_times(1)
+            .with_priority(priority as u8 + 1)
+            .mount(&model)
+            .await;
+    }
+    sandbox.config(&format!(
+        r#"{{"model": "local/qwen3", "permission": {{"bash": "ask"}},
+            "provider": {{"local": {{"options": {{"baseURL": "{}/v1"}}}}}}}}"#,
+        model.uri()
+    ));
+    let (_server, base) = serve_with(&sandbox, &["--ask-deadline", "1"]).await;
+    let http = reqwest::Client::new();
+    let session: Value = http
+        .post(format!("{base}/session"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_string();
+    let answer = tokio::time::timeout(
+        Duration::from_secs(30),
+        http.post(format!("{base}/session/{id}/message"))
+            .json(&json!({"parts": [{"type": "text", "text": "count"}]}))
+            .send(),
+    )
+    .await
+    .expect("the turn did not end after the deadline")
+    .unwrap();
+    let status = answer.status();
+    let messages = get(format!("{base}/session/{id}/message")).await;
+    let call = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap())
+        .find(|p| p["type"] == "tool")
+        .unwrap_or_else(|| panic!("no call ({status}): {messages:#}"));
+    assert_eq!(call["state"]["status"], "error", "{call:#}");
+    assert!(
+        call["state"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("nobody answered within 1 s"),
+        "{call:#}"
+    );
+    assert!(!sandbox.project.join("counter.txt").exists());
+    assert!(
+        get(format!("{base}/permission"))
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let text = messages.to_string();
+    assert!(
+        !text.contains("never"),
+        "the turn ended at the expired ask: {text}"
     );
 }

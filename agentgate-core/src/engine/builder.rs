@@ -219,6 +219,14 @@ impl EngineBuilder {
         self
     }
 
+    /// Rejects a permission ask nobody answered within `deadline`, saying
+    /// so, and stops the turn ([`LoopSettings::ask_deadline`]; default: asks
+    /// wait until answered).
+    pub fn ask_deadline(mut self, deadline: std::time::Duration) -> Self {
+        self.config.ask_deadline = Some(deadline);
+        self
+    }
+
     /// The loop settings the engine will run with.
     pub fn loop_settings(&self) -> &LoopSettings {
         &self.config

@@ -98,6 +98,7 @@ impl CommandError {
             CommandError::Shell {
                 source: RunToolError::Tool(crate::tool::ToolError::Permission(
                     agentgate_permission::PermissionError::Rejected
+                        | agentgate_permission::PermissionError::Expired { .. }
                 )),
                 ..
             }

@@ -36,6 +36,12 @@ pub struct LoopSettings {
     /// [`StopReason::Error`](crate::StopReason::Error) named `timeout`.
     /// `None` (the default): no deadline. `agent run --max-time` sets it.
     pub max_turn_time: Option<Duration>,
+    /// How long a permission ask waits for an answer: past it the call is
+    /// not run and the turn stops, saying nobody answered
+    /// ([`PermissionError::Expired`](agentgate_permission::PermissionError::Expired)).
+    /// `None` (the default): asks wait until answered. `agent serve
+    /// --ask-deadline` sets it, so unattended work always ends.
+    pub ask_deadline: Option<Duration>,
     /// The most one model step may stream (text, reasoning, tool
     /// arguments), in bytes; past it the step fails with an error saying
     /// so. Default 32 MB.
@@ -53,6 +59,7 @@ impl Default for LoopSettings {
             max_steps: None,
             subagent_depth: 1,
             max_turn_time: None,
+            ask_deadline: None,
             max_step_bytes: DEFAULT_MAX_STEP_BYTES,
         }
     }

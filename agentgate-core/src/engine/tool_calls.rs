@@ -577,6 +577,7 @@ fn tool_context(
     .with_ruleset(Arc::clone(&ctx.ruleset))
     .with_ceilings(Arc::clone(&ctx.ceilings))
     .with_truncator(engine.config.truncator.clone())
+    .with_ask_deadline(engine.config.ask_deadline)
     .with_images(ctx.model.info().capabilities.images)
     .with_cancel(ctx.cancel.child_token())
     .on_metadata(Arc::new(move |title, metadata| {

@@ -605,7 +605,7 @@ async fn a_timeout_rejects_the_ask_and_removes_the_entry() {
     tokio::time::advance(Duration::from_secs(2)).await;
     assert_eq!(
         within("a timed-out ask", task).await.unwrap(),
-        Err(PermissionError::Rejected)
+        Err(PermissionError::Expired { seconds: 30 })
     );
     assert!(permissions.pending().is_empty());
     assert_eq!(
