@@ -84,6 +84,13 @@ pub enum Answerer {
     },
     /// The ask's own timeout.
     Timeout,
+    /// The answer given to the same question before the process that asked
+    /// it stopped, applied when its turn was resumed
+    /// ([`PermissionGate::answer_next`](crate::PermissionGate::answer_next)).
+    Resumed {
+        /// The id of the ask that was answered.
+        request_id: String,
+    },
     /// An approver that does not say who it is (its type name).
     Approver {
         /// The approver's Rust type.

@@ -156,6 +156,9 @@ struct State {
     /// `None` once shut down.
     events: Option<broadcast::Sender<PermissionEvent>>,
     next_token: u64,
+    /// Answers given ahead for a question about to be asked again
+    /// ([`PermissionGate::answer_next`]).
+    pre_answers: Vec<(PermissionRequest, Reply)>,
     /// Awaited right after an ask is raised, before its answer counts.
     on_asked: Option<AnsweredHook>,
     /// Awaited between an ask's answer and the asking call going on.
@@ -171,6 +174,21 @@ pub type AnsweredHook =
     Arc<dyn Fn(PermissionRequest) -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
 
 impl State {
+    /// The answer held for `request`'s question, taken: the id of the ask
+    /// it answered, and the answer.
+    fn take_pre_answer(&mut self, request: &PermissionRequest) -> Option<(String, Reply)> {
+        let at = self.pre_answers.iter().position(|(asked, _)| {
+            asked.session_id == request.session_id
+                && asked.tool == request.tool
+                && asked.permission == request.permission
+                && asked.patterns == request.patterns
+                && asked.always == request.always
+                && asked.metadata == request.metadata
+        })?;
+        let (asked, reply) = self.pre_answers.remove(at);
+        Some((asked.id, reply))
+    }
+
     fn publish(&self, event: PermissionEvent) {
         if let Some(events) = &self.events {
             // No subscriber is fine.
@@ -531,6 +549,7 @@ impl PermissionGate {
                 approver,
                 events: Some(events),
                 next_token: 0,
+                pre_answers: Vec::new(),
                 on_asked: None,
                 on_answered: None,
             }),
@@ -744,6 +763,27 @@ impl PermissionGate {
         }
     }
 
+    /// Answers with `reply` the next ask that is the same question as
+    /// `asked` — the same session, tool call, permission, patterns,
+    /// `always` patterns and shown metadata — as soon as it is raised,
+    /// before any approver sees it (as if a person answered at once). How a
+    /// resumed turn's call gets the answer its ask received before the
+    /// process that raised it stopped; a different question is asked as
+    /// usual. Until [`forget_answer`](Self::forget_answer), the answer
+    /// waits for its question.
+    pub fn answer_next(&self, asked: PermissionRequest, reply: Reply) {
+        self.inner().lock().pre_answers.push((asked, reply));
+    }
+
+    /// Drops the answer [`answer_next`](Self::answer_next) holds for the
+    /// ask `request_id`, if it is still waiting.
+    pub fn forget_answer(&self, request_id: &str) {
+        self.inner()
+            .lock()
+            .pre_answers
+            .retain(|(asked, _)| asked.id != request_id);
+    }
+
     /// Runs `hook` for every ask raised (not for those the rules settle),
     /// and has the asking call wait for it before the answer counts: an
     /// answer given meanwhile is kept and applied once the hook is done, so
@@ -868,10 +908,14 @@ impl Inner {
             let token = state.next_token;
             state.next_token += 1;
             let (resolve, receiver) = oneshot::channel();
-            let approver_task = state
-                .approver
-                .clone()
-                .and_then(|approver| spawn_approver(this, approver, request.clone(), token));
+            let pre_answer = state.take_pre_answer(&request);
+            let approver_task = match pre_answer {
+                Some(_) => None,
+                None => state
+                    .approver
+                    .clone()
+                    .and_then(|approver| spawn_approver(this, approver, request.clone(), token)),
+            };
             let id = request.id.clone();
             let id_of_entry = id.clone();
             let entry = Pending {
@@ -895,8 +939,16 @@ impl Inner {
                 request.clone(),
             );
             state.publish(PermissionEvent::Asked(request));
-            (id_of_entry, token, receiver, hooks)
+            (id_of_entry, token, receiver, (hooks, pre_answer))
         };
+        let (hook, pre_answer) = hook;
+        if let Some((answered, reply)) = pre_answer {
+            let by = Answerer::Resumed {
+                request_id: answered,
+            };
+            // NotFound: the ask was replaced meanwhile.
+            let _ = this.reply(&id_of_entry, Some(token), reply, by);
+        }
         let guard = PendingGuard {
             inner: Arc::clone(this),
             id: id_of_entry,

@@ -5,10 +5,11 @@
 //! The step's message was stored when the gate asked about its call
 //! (`tool_calls.rs`), with the call's tool and arguments. Resuming runs
 //! that one call again through the step's tool-call path: the tool asks
-//! the gate again, and that ask gets the stored answer — only when it is
-//! the same question (permission, patterns and what the person was shown,
-//! such as an edit's diff): an ask that differs stays open for a person,
-//! so what runs is what was approved. The other calls of the step that
+//! the gate again, and that ask gets the stored answer
+//! ([`PermissionGate::answer_next`](agentgate_permission::PermissionGate::answer_next))
+//! — only when it is the same question (permission, patterns and what the
+//! person was shown, such as an edit's diff): an ask that differs stays
+//! open for a person, so what runs is what was approved. The other calls of the step that
 //! had not finished are closed as interrupted (never re-run blindly); then
 //! the turn goes on as if it had never stopped.
 //!
@@ -16,7 +17,7 @@
 //! compare-and-delete in the store, see `agentgate-store`'s relays), and
 //! resume only when the claim succeeded.
 
-use agentgate_permission::{PermissionEvent, PermissionGate, PermissionRequest, Reply};
+use agentgate_permission::{PermissionRequest, Reply};
 use tokio_util::sync::CancellationToken;
 
 use super::facade::{Engine, PromptOptions};
@@ -79,9 +80,11 @@ impl Engine {
         let options = PromptOptions::default().agent(message.agent.clone());
         let (agent, model) = self.agent_and_model(&session, &options)?;
         let ctx = TurnContext::new(state, model, &agent, &session, &cancel);
-        let answering = answer_when_asked_again(&state.permissions, request, reply, cancel.clone());
+        // The call's ask, raised again, gets the stored answer before any
+        // approver sees it; a different question is asked as usual.
+        state.permissions.answer_next(request.clone(), reply);
         let end = execute_calls(&ctx, &[], &mut message, &[index]).await;
-        answering.abort();
+        state.permissions.forget_answer(&request.id);
         add_step_patch(state, &ctx.worktree, &mut message).await;
         message.time.end = Some(now_ms());
         complete_message(state, &message).await?;
@@ -143,45 +146,4 @@ fn interrupt_others(message: &mut Message, keep: usize) {
                 .into(),
         });
     }
-}
-
-/// Answers, with `reply`, the ask the resumed call raises again — only if
-/// it is the same question as `asked`: the same call, permission, patterns
-/// and shown metadata. Stops at the first match or when `stop` fires.
-fn answer_when_asked_again(
-    gate: &PermissionGate,
-    asked: &PermissionRequest,
-    reply: Reply,
-    stop: CancellationToken,
-) -> tokio::task::JoinHandle<()> {
-    let mut events = gate.subscribe();
-    let gate = gate.clone();
-    let asked = asked.clone();
-    tokio::spawn(async move {
-        loop {
-            let event = tokio::select! {
-                event = events.recv() => event,
-                () = stop.cancelled() => return,
-            };
-            match event {
-                Ok(PermissionEvent::Asked(again)) if same_question(&asked, &again) => {
-                    // NotFound: withdrawn meanwhile (the call was cancelled).
-                    let _ = gate.reply(&again.id, reply);
-                    return;
-                }
-                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            }
-        }
-    })
-}
-
-/// Whether `again` asks what `asked` asked, about the same call.
-fn same_question(asked: &PermissionRequest, again: &PermissionRequest) -> bool {
-    asked.session_id == again.session_id
-        && asked.tool == again.tool
-        && asked.permission == again.permission
-        && asked.patterns == again.patterns
-        && asked.always == again.always
-        && asked.metadata == again.metadata
 }

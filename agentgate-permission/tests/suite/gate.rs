@@ -912,3 +912,41 @@ async fn the_ask_hooks_run_in_order_around_the_answer_and_only_for_asks() {
         ["asked a1", "answered a1", "asked a3"]
     );
 }
+
+/// `answer_next` answers the same question at once, before any approver
+/// sees it (a rejecting one is installed here); a different question is
+/// left to the approver.
+#[tokio::test]
+async fn an_answer_held_for_a_question_beats_the_approver_and_only_for_it() {
+    let permissions = PermissionGate::new();
+    permissions.set_approver(Arc::new(agentgate_permission::RejectAll::new(
+        std::io::sink(),
+    )));
+    let asked = |id: &str, pattern: &str| {
+        AskRequest::new("s", "bash", [pattern])
+            .id(id)
+            .tool("msg_1", "call_1")
+    };
+    let held: PermissionRequest = serde_json::from_value(serde_json::json!({
+        "id": "old", "session_id": "s", "permission": "bash", "patterns": ["ls"],
+        "always": [], "metadata": {}, "tool": {"message_id": "msg_1", "call_id": "call_1"},
+    }))
+    .unwrap();
+    permissions.answer_next(held, Reply::Once);
+    // Another question: the approver rejects it, the held answer waits.
+    assert!(
+        within("another question", permissions.ask(asked("x", "rm -rf /")))
+            .await
+            .is_err()
+    );
+    // The same question: answered at once.
+    within("the held question", permissions.ask(asked("y", "ls")))
+        .await
+        .unwrap();
+    // Used once: the next time the approver decides again.
+    assert!(
+        within("asked again", permissions.ask(asked("z", "ls")))
+            .await
+            .is_err()
+    );
+}
