@@ -6,6 +6,7 @@ mod agents_cli;
 mod attach_cli;
 mod attach_commands;
 mod attach_usage;
+mod audit_e2e;
 mod chat_cli;
 mod check_equals_run;
 mod cli;
