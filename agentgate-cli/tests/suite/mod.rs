@@ -28,6 +28,7 @@ mod serve_browser;
 mod serve_cli;
 mod serve_durable_asks;
 mod serve_postgres;
+mod serve_postgres_audit;
 mod serve_revert;
 mod sessions_cli;
 mod store_cli;
