@@ -90,10 +90,10 @@ async fn backing(options: &ServeOptions) -> Result<Backing, String> {
     let store = Arc::new(store);
     Ok(Backing {
         store: store.clone(),
-        approvals: store,
+        approvals: store.clone(),
         relay: Some(Arc::new(relay)),
-        // The PostgreSQL store does not keep the audit log yet.
-        audit: None,
+        // The chain in the shared database: every server appends to it.
+        audit: Some(store),
     })
 }
 

@@ -18,12 +18,12 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use super::run_cli::{Sandbox, local_provider, openai_answer, openai_call, openai_server};
 
 /// A running `agent serve` and its base URL.
-struct Served {
+pub(super) struct Served {
     _child: tokio::process::Child,
-    base: String,
+    pub(super) base: String,
 }
 
-async fn serve(sandbox: &Sandbox, database: &str, schema: &str) -> Served {
+pub(super) async fn serve(sandbox: &Sandbox, database: &str, schema: &str) -> Served {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -55,7 +55,7 @@ async fn serve(sandbox: &Sandbox, database: &str, schema: &str) -> Served {
     }
 }
 
-async fn get(url: String) -> Value {
+pub(super) async fn get(url: String) -> Value {
     let response = reqwest::get(&url).await.unwrap();
     assert!(
         response.status().is_success(),
@@ -65,7 +65,7 @@ async fn get(url: String) -> Value {
     response.json().await.unwrap()
 }
 
-async fn post(url: String, body: Value) -> reqwest::Response {
+pub(super) async fn post(url: String, body: Value) -> reqwest::Response {
     reqwest::Client::new()
         .post(&url)
         .json(&body)
@@ -75,7 +75,7 @@ async fn post(url: String, body: Value) -> reqwest::Response {
 }
 
 /// Polls `probe` every 100 ms for up to 30 s.
-async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
+pub(super) async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,

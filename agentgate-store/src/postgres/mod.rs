@@ -1,4 +1,5 @@
-//! PostgreSQL: [`PostgresStore`] (sessions, messages, approvals) and
+//! PostgreSQL: [`PostgresStore`] (sessions, messages, approvals, the
+//! audit log) and
 //! [`PostgresRelay`] (asks and answers across processes over
 //! `LISTEN/NOTIFY`), on one database shared by every server of a
 //! deployment.
@@ -9,6 +10,7 @@
 //! advisory lock, so servers starting together do not race.
 
 mod approvals;
+mod audit;
 mod relay;
 mod schema;
 mod sessions;

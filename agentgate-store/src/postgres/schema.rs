@@ -45,7 +45,30 @@ const MIGRATIONS: &[&str] = &[
         body TEXT NOT NULL
     );
     CREATE INDEX ask_replies_by_request ON ask_replies (request_id);",
-    // 2: asks that outlive their server: each ask names the relay that
+    // 2: the audit log of permission decisions, a hash chain (the crate's
+    // `audit` module), and its one-row head: the last row's seq and hash,
+    // locked and moved by every append, so servers sharing the database
+    // append one after another. `entry` is TEXT, not JSONB: the canonical
+    // JSON is kept byte for byte as it was hashed.
+    "CREATE TABLE audit (
+        seq BIGINT PRIMARY KEY,
+        time_ms BIGINT NOT NULL,
+        session_id TEXT,
+        kind TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL
+    );
+    CREATE INDEX audit_by_session ON audit (session_id, seq);
+    CREATE INDEX audit_by_time ON audit (time_ms);
+    CREATE TABLE audit_head (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        seq BIGINT NOT NULL,
+        hash TEXT NOT NULL
+    );
+    INSERT INTO audit_head (id, seq, hash)
+        VALUES (1, 0, '0000000000000000000000000000000000000000000000000000000000000000');",
+    // 3: asks that outlive their server: each ask names the relay that
     // raised it, and each relay says it is alive every few seconds; an ask
     // whose relay went quiet is resumed by the server that gets its answer.
     "ALTER TABLE pending_asks ADD COLUMN owner TEXT NOT NULL DEFAULT '';

@@ -6,10 +6,12 @@ use async_trait::async_trait;
 use sqlx::postgres::PgPool;
 
 use super::approvals::ApprovalWorker;
+use super::audit::AuditWorker;
 use super::{PostgresError, PostgresOptions};
 
-/// Sessions, messages and "always" approvals in PostgreSQL, for several
-/// servers sharing one database.
+/// Sessions, messages, "always" approvals and the audit log
+/// ([`AuditLog`](crate::AuditLog)) in PostgreSQL, for several servers
+/// sharing one database.
 ///
 /// The [`SessionStore`] methods are async over a connection pool. The
 /// [`ApprovalStore`] trait is synchronous, so its calls go to a dedicated
@@ -34,6 +36,7 @@ use super::{PostgresError, PostgresOptions};
 pub struct PostgresStore {
     pool: PgPool,
     approvals: ApprovalWorker,
+    pub(super) audit: AuditWorker,
 }
 
 impl From<PostgresError> for SessionStoreError {
@@ -58,8 +61,13 @@ impl PostgresStore {
     /// Connects, creating the schema and its tables if needed.
     pub async fn connect(options: PostgresOptions) -> Result<Self, PostgresError> {
         let pool = options.pool(options.max_connections).await?;
-        let approvals = ApprovalWorker::start(options)?;
-        Ok(PostgresStore { pool, approvals })
+        let approvals = ApprovalWorker::start(options.clone())?;
+        let audit = AuditWorker::start(options)?;
+        Ok(PostgresStore {
+            pool,
+            approvals,
+            audit,
+        })
     }
 
     /// The connection pool (for a host's own queries on the same database).
