@@ -868,6 +868,23 @@ impl Inner {
         }
     }
 
+    /// Whether some pattern of `req` is left to ask by its rules and the
+    /// approved ones (a `deny` fails, recorded).
+    fn needs_prompt(&self, req: &AskRequest, state: &State) -> Result<bool, PermissionError> {
+        let mut needs_prompt = false;
+        for pattern in &req.patterns {
+            let action = bounded(req, |rules| {
+                find_last(&req.permission, pattern, &[rules, &state.approved])
+                    .map_or(Action::Ask, |rule| rule.action)
+            })
+            .inspect_err(|_| self.record(|| decided(req, Action::Deny, Some(&state.approved))))?;
+            if action == Action::Ask {
+                needs_prompt = true;
+            }
+        }
+        Ok(needs_prompt)
+    }
+
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
@@ -883,20 +900,7 @@ impl Inner {
         this.refresh_approved();
         let (id_of_entry, token, receiver, hook) = {
             let mut state = this.lock();
-            let mut needs_prompt = false;
-            for pattern in &req.patterns {
-                let action = bounded(&req, |rules| {
-                    find_last(&req.permission, pattern, &[rules, &state.approved])
-                        .map_or(Action::Ask, |rule| rule.action)
-                })
-                .inspect_err(|_| {
-                    this.record(|| decided(&req, Action::Deny, Some(&state.approved)))
-                })?;
-                if action == Action::Ask {
-                    needs_prompt = true;
-                }
-            }
-            if !needs_prompt {
+            if !this.needs_prompt(&req, &state)? {
                 this.record(|| decided(&req, Action::Allow, Some(&state.approved)));
                 return Ok(Allowed::ByRules);
             }
