@@ -427,6 +427,20 @@ pub(crate) enum ApprovalsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Answer a saved ask of an `agent serve` that stopped, and resume its
+    /// turn here: the call runs once (or is rejected), then the turn goes
+    /// on; asks it raises later are rejected. An ask of a running server is
+    /// answered through that server.
+    Answer {
+        /// The ask's id (`agent approvals pending`).
+        id: String,
+        /// once, always or reject.
+        #[arg(value_parser = ["once", "always", "reject"])]
+        reply: String,
+        /// With reject: feedback the model reads (the turn goes on).
+        #[arg(long)]
+        message: Option<String>,
+    },
     /// Forget the approval of PERMISSION on PATTERN.
     Revoke {
         /// e.g. bash.

@@ -225,6 +225,17 @@ fn approvals(command: ApprovalsCommand) -> Result<ExitCode, CliError> {
             print_shown(&sessions_cli::approvals(&current_dir()?)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        ApprovalsCommand::Answer { id, reply, message } => {
+            let reply = match (reply.as_str(), message) {
+                ("once", _) => agentgate_permission::Reply::Once,
+                ("always", _) => agentgate_permission::Reply::Always,
+                (_, Some(feedback)) => agentgate_permission::Reply::correct(feedback),
+                (_, None) => agentgate_permission::Reply::reject(),
+            };
+            let text = on_runtime(crate::pending_asks_cli::answer(&id, reply))??;
+            print_shown(&text)?;
+            Ok(ExitCode::SUCCESS)
+        }
         ApprovalsCommand::Pending { json } => {
             let text = on_runtime(crate::pending_asks_cli::pending(json))??;
             if json {

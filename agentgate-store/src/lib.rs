@@ -41,5 +41,5 @@ pub use postgres::{
 pub use relay::{AskRelay, LocalRelay, RelayError, RelayedReply};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{
-    BUSY_TIMEOUT, SCHEMA_VERSION, SqliteAuditSink, SqliteError, SqliteRelay, SqliteStore,
+    BUSY_TIMEOUT, SCHEMA_VERSION, SavedAsk, SqliteAuditSink, SqliteError, SqliteRelay, SqliteStore,
 };

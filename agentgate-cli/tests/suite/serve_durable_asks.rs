@@ -400,3 +400,83 @@ async fn an_unanswered_ask_past_its_deadline_ends_the_turn_saying_why() {
         "the turn ended at the expired ask: {text}"
     );
 }
+
+/// `agent approvals answer`: an ask of a running server is refused (answer
+/// it there); once that server is killed, the CLI claims the ask, resumes
+/// the turn in its own process and the command runs once.
+#[tokio::test]
+async fn the_cli_answers_the_saved_ask_of_a_stopped_server_and_refuses_a_running_ones() {
+    let sandbox = Sandbox::new("durable-cli");
+    let model = MockServer::start().await;
+    let command = json!({"command": "echo ran >> counter.txt", "description": "count"});
+    for (priority, response) in [
+        openai_call("bash", &command),
+        openai_answer("answered here"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(response)
+            .up_to_n_times(1)
+            .with_priority(priority as u8 + 1)
+            .mount(&model)
+            .await;
+    }
+    sandbox.config(&format!(
+        r#"{{"model": "local/qwen3", "permission": {{"bash": "ask"}},
+            "provider": {{"local": {{"options": {{"baseURL": "{}/v1"}}}}}}}}"#,
+        model.uri()
+    ));
+    let http = reqwest::Client::new();
+    let (mut server, base) = serve(&sandbox).await;
+    let session: Value = http
+        .post(format!("{base}/session"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_string();
+    http.post(format!("{base}/session/{id}/prompt_async"))
+        .json(&json!({"parts": [{"type": "text", "text": "count"}]}))
+        .send()
+        .await
+        .unwrap();
+    let asked = eventually("the bash ask", || {
+        let url = format!("{base}/permission");
+        async move { get(url).await.as_array().unwrap().first().cloned() }
+    })
+    .await;
+    let ask_id = asked["id"].as_str().unwrap().to_string();
+    let out = sandbox
+        .agent(&["approvals", "answer", &ask_id, "once"], &[])
+        .await;
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        !out.status.success() && said.contains("running `agent serve`"),
+        "{said}"
+    );
+
+    server.kill().await.unwrap();
+    let out = sandbox
+        .agent(&["approvals", "answer", &ask_id, "once"], &[])
+        .await;
+    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success() && shown.contains("answered here"),
+        "{shown}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("counter.txt")).unwrap(),
+        "ran\n"
+    );
+    let again = sandbox
+        .agent(&["approvals", "answer", &ask_id, "once"], &[])
+        .await;
+    assert!(!again.status.success(), "a second answer finds nothing");
+}

@@ -38,7 +38,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::import::{ImportReport, import_file_store, import_json_approvals};
 pub use audit::SqliteAuditSink;
-pub use relay::SqliteRelay;
+pub use relay::{SavedAsk, SqliteRelay};
 pub use schema::SCHEMA_VERSION;
 
 /// How long a write waits for another process holding the file's write

@@ -40,22 +40,47 @@ fn decode(store: &SqliteStore, body: &str) -> Result<PermissionRequest, SqliteEr
     serde_json::from_str(body).map_err(|e| store.corrupt(format!("a pending ask: {e}")))
 }
 
+/// A saved ask with when and by which process it was raised.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SavedAsk {
+    /// The ask.
+    pub request: PermissionRequest,
+    /// When it was raised, in ms since the Unix epoch.
+    pub created_ms: u64,
+    /// The process that raised it (its gate may still hold it).
+    pub owner_pid: u32,
+}
+
 impl SqliteRelay {
-    /// Every saved ask, oldest first, with when it was raised (ms since the
-    /// Unix epoch): `agent approvals pending` shows their age.
-    pub async fn pending_since(&self) -> Result<Vec<(PermissionRequest, u64)>, RelayError> {
+    /// Every saved ask, oldest first, with its age and owner: `agent
+    /// approvals pending` shows them, `agent approvals answer` refuses an
+    /// ask whose process still runs.
+    pub async fn saved(&self) -> Result<Vec<SavedAsk>, RelayError> {
         self.store
             .read(|store, conn| {
                 let mut statement = conn
-                    .prepare_cached("SELECT body, created_ms FROM pending_asks ORDER BY seq")
+                    .prepare_cached(
+                        "SELECT body, created_ms, owner_pid FROM pending_asks ORDER BY seq",
+                    )
                     .map_err(|e| store.sql(e))?;
                 let rows = statement
-                    .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+                    .query_map([], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, i64>(2)?,
+                        ))
+                    })
                     .map_err(|e| store.sql(e))?;
                 let mut out = Vec::new();
                 for row in rows {
-                    let (body, created) = row.map_err(|e| store.sql(e))?;
-                    out.push((decode(store, &body)?, u64::try_from(created).unwrap_or(0)));
+                    let (body, created, pid) = row.map_err(|e| store.sql(e))?;
+                    out.push(SavedAsk {
+                        request: decode(store, &body)?,
+                        created_ms: u64::try_from(created).unwrap_or(0),
+                        owner_pid: u32::try_from(pid).unwrap_or(0),
+                    });
                 }
                 Ok(out)
             })
@@ -80,9 +105,9 @@ impl AskRelay for SqliteRelay {
         self.store
             .write(move |store, conn| {
                 conn.execute(
-                    "INSERT INTO pending_asks (id, session_id, created_ms, body)
-                     VALUES (?1, ?2, ?3, ?4) ON CONFLICT (id) DO NOTHING",
-                    rusqlite::params![id, session, now_ms(), body],
+                    "INSERT INTO pending_asks (id, session_id, created_ms, owner_pid, body)
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (id) DO NOTHING",
+                    rusqlite::params![id, session, now_ms(), std::process::id(), body],
                 )
                 .map_err(|e| store.sql(e))?;
                 Ok(())
@@ -97,10 +122,10 @@ impl AskRelay for SqliteRelay {
 
     async fn pending(&self) -> Result<Vec<PermissionRequest>, RelayError> {
         Ok(self
-            .pending_since()
+            .saved()
             .await?
             .into_iter()
-            .map(|(request, _)| request)
+            .map(|saved| saved.request)
             .collect())
     }
 

@@ -73,6 +73,7 @@ const MIGRATIONS: &[&str] = &[
         id TEXT NOT NULL UNIQUE,
         session_id TEXT NOT NULL,
         created_ms INTEGER NOT NULL,
+        owner_pid INTEGER NOT NULL DEFAULT 0,
         body TEXT NOT NULL
     );",
 ];
