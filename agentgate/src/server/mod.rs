@@ -74,6 +74,10 @@ pub const DEFAULT_BODY_LIMIT: usize = 10 * 1024 * 1024;
 /// it is disconnected.
 pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
 
+/// How long [`BoundServer::serve`] waits, after its shutdown signal, for
+/// the open requests to be answered before it returns anyway.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -413,8 +417,11 @@ impl BoundServer {
     }
 
     /// Serves until `shutdown` resolves; then every session is aborted
-    /// (pending asks rejected, turns cancelled), event streams end, and
-    /// this returns once open requests are answered.
+    /// (pending asks rejected, turns cancelled) — except, with a relay whose
+    /// asks outlive the process, the sessions waiting at an ask, whose asks
+    /// stay saved for the next process — event streams end, and this
+    /// returns once open requests are answered, or [`SHUTDOWN_GRACE`] after
+    /// the signal (a request waiting at a saved ask is then dropped).
     ///
     /// # Errors
     /// [`ServerError::Io`] when accepting connections fails.
@@ -424,21 +431,31 @@ impl BoundServer {
     ) -> Result<(), ServerError> {
         let shared = Arc::clone(&self.shared);
         let address = self.local;
+        let (stopped, signalled) = tokio::sync::oneshot::channel::<()>();
         let stopping = async move {
             shutdown.await;
             shared.shutdown();
+            let _ = stopped.send(());
         };
         // The peer's address answers "who replied" in the audit log.
         let router = self
             .router
             .into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(self.listener, router)
-            .with_graceful_shutdown(stopping)
-            .await
-            .map_err(|source| ServerError::Io {
+        let serving = axum::serve(self.listener, router).with_graceful_shutdown(stopping);
+        let grace = async move {
+            if signalled.await.is_ok() {
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            served = serving => served.map_err(|source| ServerError::Io {
                 action: "serving",
                 address,
                 source,
-            })
+            }),
+            () = grace => Ok(()),
+        }
     }
 }
