@@ -64,10 +64,7 @@ async fn files_of(engine: &Engine, session_id: &str, message_id: &str) -> String
 
 /// `  modified src/a.rs (+2 -1)`.
 pub(crate) fn file_line(diff: &FileDiff) -> String {
-    let status = serde_json::to_value(diff.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let status = diff.status.as_str();
     format!(
         "  {status:<8} {} (+{} -{})\n",
         Untrusted::new(&diff.file),

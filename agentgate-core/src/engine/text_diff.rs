@@ -32,6 +32,17 @@ pub enum DiffStatus {
     Modified,
 }
 
+impl DiffStatus {
+    /// The status as opencode writes it: `added`, `deleted` or `modified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiffStatus::Added => "added",
+            DiffStatus::Deleted => "deleted",
+            DiffStatus::Modified => "modified",
+        }
+    }
+}
+
 /// The diff of `path` from `before` to `after`; `None` for a side that is
 /// not text (no patch, no line counts).
 pub(super) fn file_diff(

@@ -11,9 +11,9 @@ use axum::extract::{Path, Query, State};
 
 use super::state::{Failure, Shared};
 use super::wire::{RevertBody, SessionInfo, SnapshotFileDiff, UnrevertBody};
+use crate::RevertError;
 use crate::checkpoint::CheckpointError;
 use crate::protocol::ServerEvent;
-use crate::{DiffStatus, RevertError};
 
 impl From<RevertError> for Failure {
     fn from(error: RevertError) -> Self {
@@ -105,12 +105,7 @@ pub(crate) async fn diff(
         diffs
             .into_iter()
             .map(|diff| SnapshotFileDiff {
-                status: match diff.status {
-                    DiffStatus::Added => "added",
-                    DiffStatus::Deleted => "deleted",
-                    _ => "modified",
-                }
-                .to_string(),
+                status: diff.status.as_str().to_string(),
                 file: diff.file,
                 patch: diff.patch,
                 additions: diff.additions,
