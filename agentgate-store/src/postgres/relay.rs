@@ -65,8 +65,9 @@ pub struct PostgresRelay {
 /// How often a relay writes that it is alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 
-/// How long a relay may stay quiet before its asks count as orphaned.
-pub const OWNER_GONE_AFTER: Duration = Duration::from_secs(6);
+/// How long a relay may stay quiet before its asks count as orphaned:
+/// seven missed heartbeats, so a server slowed by load keeps its asks.
+pub const OWNER_GONE_AFTER: Duration = Duration::from_secs(15);
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
