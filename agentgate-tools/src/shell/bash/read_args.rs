@@ -246,6 +246,11 @@ fn descend(
     out: &mut Vec<PathBuf>,
     budget: &mut usize,
 ) -> Result<(), TooManyEntries> {
+    // A file where the word names a folder (`.env/**`) matches nothing:
+    // bash only descends into folders (symlinked ones included).
+    if !dir.is_dir() {
+        return Ok(());
+    }
     out.push(dir.to_path_buf());
     if depth >= MAX_GLOB_DEPTH {
         return Ok(());
@@ -315,6 +320,9 @@ mod tests {
         assert_eq!(names(&dir, "s*/*.env", false), ["sub/prod.env"]);
         assert_eq!(names(&dir, "**/.env", false), [".env", "sub/deep/.env"]);
         assert_eq!(names(&dir, "sub/../.env", false), [".env"]);
+        // A file is no folder to descend into: bash expands these to nothing.
+        assert_eq!(names(&dir, ".env/**", false), Vec::<String>::new());
+        assert_eq!(names(&dir, "a.txt/**/x", false), Vec::<String>::new());
         let mut budget = 2;
         let options = GlobOptions {
             dotglob: false,
