@@ -1307,10 +1307,11 @@ fn withdrawn(request: &PermissionRequest, reason: &str) -> AuditEntry {
 }
 
 /// A fresh request id: `per_`, 16 hex digits that grow with every call
-/// (microseconds since the epoch, bumped when two calls share one), and
-/// this process's id in 8 more: servers sharing a database (the ask relay,
-/// the saved asks) raise asks in the same microsecond, and ids that were
-/// equal made one process's ask answer, or hide, the other's.
+/// (microseconds since the epoch, bumped when two calls share one), and a
+/// random tag of this process in 8 more: servers sharing a database (the
+/// ask relay, the saved asks) raise asks in the same microsecond, and ids
+/// that were equal made one process's ask answer, or hide, the other's. A
+/// process id would not do: servers in containers are all process 1.
 fn fresh_id() -> String {
     static LAST: AtomicU64 = AtomicU64::new(0);
     let now = SystemTime::now()
@@ -1320,7 +1321,7 @@ fn fresh_id() -> String {
     loop {
         let next = now.max(previous.saturating_add(1));
         match LAST.compare_exchange_weak(previous, next, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return format!("per_{next:016x}{:08x}", std::process::id()),
+            Ok(_) => return format!("per_{next:016x}{:08x}", crate::store::process_tag()),
             Err(actual) => previous = actual,
         }
     }

@@ -247,6 +247,14 @@ fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
     options
 }
 
+/// 32 random bits drawn once per process: what keeps the request ids of
+/// two processes sharing a database apart.
+pub(crate) fn process_tag() -> u32 {
+    static TAG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    // The low half of 64 unpredictable bits; truncation is the point.
+    *TAG.get_or_init(|| (unpredictable() & 0xffff_ffff) as u32)
+}
+
 /// 64 bits nobody outside this process can predict: SipHash, keyed with the
 /// random keys std draws for every [`std::collections::hash_map::RandomState`],
 /// over a counter, the process id and the time.

@@ -52,7 +52,6 @@ async fn ask_of(base: &str, session: &str) -> String {
 }
 
 #[tokio::test]
-#[ignore = "flaky, a known bug: two asks answered at once across two servers on one PostgreSQL database lose one answer about 1 run in 3 (a 404, or the command never runs), with the durable relay and without it; the single-ask cross-server test stays on"]
 async fn two_servers_on_one_postgres_database_append_to_one_verified_audit_chain() {
     let Ok(database) = std::env::var("AGENTGATE_TEST_POSTGRES") else {
         eprintln!(
