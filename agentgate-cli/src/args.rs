@@ -194,6 +194,11 @@ pub(crate) struct ServeArgs {
     /// until answered).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) ask_deadline: Option<u64>,
+    /// Drop a turn that has waited at an ask for SECONDS from memory (0:
+    /// at once): the ask stays saved in the database, and its answer, on
+    /// any server sharing it, resumes the turn there.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub(crate) park_asks_after: u64,
 }
 
 impl From<ServeArgs> for crate::serve_cli::ServeOptions {
@@ -208,6 +213,7 @@ impl From<ServeArgs> for crate::serve_cli::ServeOptions {
             database_schema: args.database_schema,
             trust_project: args.trust_project,
             ask_deadline: args.ask_deadline.map(std::time::Duration::from_secs),
+            park_asks_after: std::time::Duration::from_secs(args.park_asks_after),
         }
     }
 }

@@ -43,6 +43,9 @@ pub struct ServeOptions {
     pub trust_project: bool,
     /// How long an ask waits for an answer (`--ask-deadline`).
     pub ask_deadline: Option<std::time::Duration>,
+    /// How long a turn waits at an ask in memory before it is dropped from
+    /// it, its ask kept in the database (`--park-asks-after`).
+    pub park_asks_after: std::time::Duration,
 }
 
 /// Where a server keeps its sessions and approvals, and how its asks are
@@ -237,7 +240,8 @@ pub async fn serve(options: ServeOptions) -> Result<(), String> {
         .commands(workspace.commands().clone())
         .trust(workspace.trust_state().clone())
         .address(address)
-        .auth(auth);
+        .auth(auth)
+        .park_asks_after(options.park_asks_after);
     if let Some(audit) = backing.audit {
         builder = builder.audit(audit);
     }

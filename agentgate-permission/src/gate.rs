@@ -145,6 +145,9 @@ impl Pending {
 /// Everything behind the mutex. Never held across an `.await`.
 struct State {
     pending: IndexMap<String, Pending>,
+    /// Asks set aside by [`PermissionGate::park`]: no longer pending, their
+    /// askers left waiting (never answered) until their futures are dropped.
+    parked: IndexMap<String, Pending>,
     /// The approvals as last read from the store, plus `unpersisted`.
     approved: Ruleset,
     /// Approvals the store failed to save: they hold until the service ends.
@@ -543,6 +546,7 @@ impl PermissionGate {
         let inner = Arc::new(Inner {
             state: Mutex::new(State {
                 pending: IndexMap::new(),
+                parked: IndexMap::new(),
                 approved,
                 unpersisted: Ruleset::new(),
                 generation: 0,
@@ -761,6 +765,31 @@ impl PermissionGate {
                     spawn_approver(inner, Arc::clone(&approver), entry.request.clone(), token);
             }
         }
+    }
+
+    /// Sets the pending ask `id` aside without answering it, for a host
+    /// that drops the turn waiting at it from memory and resumes it later
+    /// from the stored ask (`Engine::resume_ask` in `agentgate-core`):
+    /// the ask is no longer [`pending`](Self::pending) here, so a reply to
+    /// it finds nothing, and the asking call is never answered — it waits
+    /// until its future is dropped, so nothing it would do after an answer
+    /// (a rejection recorded, a command run) happens. The request, or
+    /// `None` when `id` is not pending (answered meanwhile). The audit log
+    /// records it as withdrawn, parked.
+    pub fn park(&self, id: &str) -> Option<PermissionRequest> {
+        let inner = self.inner();
+        let request = {
+            let mut state = inner.lock();
+            let entry = state.pending.shift_remove(id)?;
+            if let Some(task) = &entry.approver_task {
+                task.abort();
+            }
+            let request = entry.request.clone();
+            state.parked.insert(id.to_string(), entry);
+            request
+        };
+        inner.record(|| withdrawn(&request, "parked"));
+        Some(request)
     }
 
     /// Answers with `reply` the next ask that is the same question as
@@ -1173,7 +1202,15 @@ impl Inner {
 
     /// Removes the entry with `token` without any event (its asker gave up).
     fn withdraw(&self, id: &str, token: u64) {
-        let entry = self.lock().take(id, token);
+        let entry = {
+            let mut state = self.lock();
+            // A parked ask's asker is dropped: nothing more to record.
+            if state.parked.get(id).is_some_and(|p| p.token == token) {
+                state.parked.shift_remove(id);
+                return;
+            }
+            state.take(id, token)
+        };
         if let Some(entry) = &entry {
             self.record(|| withdrawn(&entry.request, "cancelled"));
         }
@@ -1187,6 +1224,7 @@ impl Inner {
             let mut state = self.lock();
             state.events = None;
             state.approver = None;
+            state.parked.clear();
             state.pending.drain(..).map(|(_, p)| p).collect()
         };
         for entry in drained {

@@ -70,6 +70,17 @@ pub trait AskRelay: Send + Sync {
         Ok(found)
     }
 
+    /// This process dropped the turn waiting at ask `request_id` from
+    /// memory (it is parked, see `PermissionGate::park`): from now on an
+    /// answer to it resumes the turn wherever it arrives, after a
+    /// [`claim`](Self::claim), instead of being sent to this process. The
+    /// default does nothing: right for a relay whose every answer to an ask
+    /// the answering process does not hold is claimed (SQLite's).
+    async fn release(&self, request_id: &str) -> Result<(), RelayError> {
+        let _ = request_id;
+        Ok(())
+    }
+
     /// Whether its asks outlive the process that raised them, and only
     /// one process uses it (a SQLite file): an ask it lists that this
     /// process's gate does not hold was raised by a process that is gone,

@@ -480,3 +480,99 @@ async fn the_cli_answers_the_saved_ask_of_a_stopped_server_and_refuses_a_running
         .await;
     assert!(!again.status.success(), "a second answer finds nothing");
 }
+
+/// A turn waiting at an ask is dropped from memory (`--park-asks-after
+/// 0`): the client waiting on `POST …/message` is answered the message as
+/// stored (its call waiting), and the ask's answer, in the same process,
+/// resumes the turn from the store: the command runs once and the turn
+/// ends with the model's answer.
+#[tokio::test]
+async fn a_turn_parked_at_its_ask_answers_the_waiting_client_and_resumes_when_answered() {
+    let sandbox = Sandbox::new("durable-park");
+    let model = MockServer::start().await;
+    let command = json!({"command": "echo ran >> counter.txt", "description": "count"});
+    for (priority, response) in [openai_call("bash", &command), openai_answer("finished")]
+        .into_iter()
+        .enumerate()
+    {
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(response)
+            .up_to_n_times(1)
+            .with_priority(priority as u8 + 1)
+            .mount(&model)
+            .await;
+    }
+    sandbox.config(&format!(
+        r#"{{"model": "local/qwen3", "permission": {{"bash": "ask"}},
+            "provider": {{"local": {{"options": {{"baseURL": "{}/v1"}}}}}}}}"#,
+        model.uri()
+    ));
+    let http = reqwest::Client::new();
+    let (_server, base) = serve_with(&sandbox, &["--park-asks-after", "0"]).await;
+    let session: Value = http
+        .post(format!("{base}/session"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_string();
+
+    // The synchronous prompt returns while the ask is still unanswered.
+    let answered = tokio::time::timeout(
+        Duration::from_secs(30),
+        http.post(format!("{base}/session/{id}/message"))
+            .json(&json!({"parts": [{"type": "text", "text": "count once"}]}))
+            .send(),
+    )
+    .await
+    .expect("the parked turn's request was answered")
+    .unwrap();
+    assert!(answered.status().is_success(), "{}", answered.status());
+    let message: Value = answered.json().await.unwrap();
+    let call = message["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["type"] == "tool")
+        .cloned()
+        .unwrap_or_else(|| panic!("the stored message shows the waiting call: {message:#}"));
+    assert_eq!(call["tool"], "bash");
+    assert_ne!(call["state"]["status"], "completed", "{call:#}");
+    let counter = sandbox.project.join("counter.txt");
+    assert!(!counter.exists(), "nothing ran before the answer");
+
+    let listed = get(format!("{base}/permission")).await;
+    let ask_id = listed[0]["id"].as_str().unwrap().to_string();
+    let replied = http
+        .post(format!("{base}/permission/{ask_id}/reply"))
+        .json(&json!({"reply": "once"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(replied.status().is_success(), "{}", replied.status());
+    let messages = eventually("the resumed turn's answer", || {
+        let url = format!("{base}/session/{id}/message");
+        async move {
+            let messages = get(url).await;
+            let done = messages.as_array().unwrap().iter().any(|m| {
+                (m["parts"].as_array().unwrap().iter())
+                    .any(|p| p["type"] == "text" && p["text"] == "finished")
+            });
+            done.then_some(messages)
+        }
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&counter).unwrap(), "ran\n");
+    let assistants: Vec<&Value> = (messages.as_array().unwrap().iter())
+        .filter(|m| m["info"]["role"] == "assistant")
+        .collect();
+    assert_eq!(assistants.len(), 2, "{messages:#}");
+    let call = (assistants[0]["parts"].as_array().unwrap().iter())
+        .find(|p| p["type"] == "tool")
+        .unwrap();
+    assert_eq!(call["state"]["status"], "completed", "{call:#}");
+}

@@ -24,6 +24,10 @@ pub(super) struct Served {
 }
 
 pub(super) async fn serve(sandbox: &Sandbox, database: &str, schema: &str) -> Served {
+    serve_with(sandbox, database, schema, &[]).await
+}
+
+async fn serve_with(sandbox: &Sandbox, database: &str, schema: &str, extra: &[&str]) -> Served {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -32,6 +36,7 @@ pub(super) async fn serve(sandbox: &Sandbox, database: &str, schema: &str) -> Se
         .env("XDG_CONFIG_HOME", sandbox.root.join("config"))
         .args(["serve", "--port", "0", "--database", database])
         .args(["--database-schema", schema])
+        .args(extra)
         .current_dir(&sandbox.project)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
@@ -260,6 +265,65 @@ async fn an_ask_of_a_killed_server_is_answered_through_another_and_runs_once() {
     })
     .await;
     assert_eq!(std::fs::read_to_string(&counter).unwrap(), "ran\n");
+}
+
+/// A turn parked at its ask by a live server (`--park-asks-after 0`) is
+/// resumed by the server the answer reaches, at once (the parked ask names
+/// no owner), and its command runs once.
+#[tokio::test]
+async fn an_ask_parked_by_a_live_server_is_resumed_by_the_server_that_gets_its_answer() {
+    let Ok(database) = std::env::var("AGENTGATE_TEST_POSTGRES") else {
+        eprintln!("parked-ask PostgreSQL test skipped: AGENTGATE_TEST_POSTGRES is unset");
+        return;
+    };
+    let sandbox = Sandbox::new("serve-postgres-park");
+    let counter = sandbox.project.join("counter.txt");
+    let model = openai_server(
+        openai_call(
+            "bash",
+            &json!({"command": format!("echo ran >> {}", counter.display()), "description": "Count"}),
+        ),
+        openai_answer("Counted."),
+    )
+    .await;
+    local_provider(&sandbox, &model, r#", "permission": {"bash": "ask"}"#);
+    let schema = format!("serve_park_{}", std::process::id());
+    let one = serve_with(&sandbox, &database, &schema, &["--park-asks-after", "0"]).await;
+    let two = serve(&sandbox, &database, &schema).await;
+    let created = post(format!("{}/session", one.base), json!({})).await;
+    let session = created.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Answered once the turn is parked, its ask unanswered.
+    let parked = tokio::time::timeout(
+        Duration::from_secs(30),
+        post(
+            format!("{}/session/{session}/message", one.base),
+            json!({"parts": [{"type": "text", "text": "count"}]}),
+        ),
+    )
+    .await
+    .expect("the parked turn's request was answered");
+    assert!(parked.status().is_success(), "{}", parked.status());
+    let ask = get(format!("{}/permission", two.base)).await;
+    let id = ask[0]["id"].as_str().unwrap().to_string();
+    let replied = post(
+        format!("{}/permission/{id}/reply", two.base),
+        json!({"reply": "once"}),
+    )
+    .await;
+    assert!(replied.status().is_success(), "{}", replied.status());
+    eventually("the resumed turn's answer", || {
+        let url = format!("{}/session/{session}/message", one.base);
+        async move {
+            let text = get(url).await.to_string();
+            text.contains("Counted.").then_some(())
+        }
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(&counter).unwrap(), "ran\n");
+    assert!(get(format!("{}/permission", one.base)).await[0].is_null());
 }
 
 /// Claims race: of two relays claiming the same ask at once, exactly one

@@ -382,6 +382,38 @@ async fn a_dropped_ask_leaves_no_entry_and_cannot_be_resurrected() {
     assert!(replies_only(events).is_empty());
 }
 
+/// A parked ask is no longer pending and is never answered: a reply finds
+/// nothing, the asker keeps waiting (nothing it would do after an answer
+/// happens) until it is dropped, and parking it again finds nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parked_ask_is_not_pending_and_its_asker_waits_until_dropped() {
+    let permissions = PermissionGate::new();
+    let mut events = permissions.subscribe();
+    let mut future = Box::pin(permissions.ask(AskRequest::new("s", "bash", ["ls"]).id("p")));
+    assert!(futures::poll!(future.as_mut()).is_pending());
+    let parked = permissions.park("p").expect("pending, so parked");
+    assert_eq!(parked.id, "p");
+    assert!(permissions.pending().is_empty());
+    assert_eq!(
+        permissions.reply("p", Reply::Once),
+        Err(PermissionError::NotFound { id: "p".into() })
+    );
+    assert!(permissions.park("p").is_none());
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    assert!(
+        futures::poll!(future.as_mut()).is_pending(),
+        "never answered"
+    );
+    drop(future);
+    // A new ask reusing the id is an ordinary ask.
+    let mut again = Box::pin(permissions.ask(AskRequest::new("s", "bash", ["ls"]).id("p")));
+    assert!(futures::poll!(again.as_mut()).is_pending());
+    permissions.reply("p", Reply::Once).unwrap();
+    assert!(again.await.is_ok());
+    let events = drain(&mut events);
+    assert_eq!(replies_only(events).len(), 1, "only the second ask's reply");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_and_dropping_the_service_reject_every_pending_ask() {
     let permissions = PermissionGate::new();

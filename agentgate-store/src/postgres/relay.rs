@@ -17,7 +17,9 @@
 //!   [claimed](AskRelay::claim) by the server that received the answer
 //!   (a `DELETE … RETURNING` only one caller wins) and its turn resumed
 //!   there. The owner, when alive, also claims the ask before its answered
-//!   call runs, so a call never runs twice.
+//!   call runs, so a call never runs twice. A server that drops a turn
+//!   waiting at an ask from memory [releases](AskRelay::release) the ask:
+//!   it names no owner, and is claimed where its answer arrives.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -287,6 +289,17 @@ impl AskRelay for PostgresRelay {
                 .map_err(|e| backend(format!("a pending ask does not decode: {e}")))
         })
         .transpose()
+    }
+
+    /// Names no owner on the ask, so [`answer`](AskRelay::answer) finds
+    /// no live one and the answering server claims it.
+    async fn release(&self, request_id: &str) -> Result<(), RelayError> {
+        sqlx::query("UPDATE pending_asks SET owner = '' WHERE id = $1")
+            .bind(request_id)
+            .execute(&self.pool)
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 
     fn outlives_the_process(&self) -> bool {

@@ -31,6 +31,7 @@ impl IntoResponse for Failure {
             Failure::Aborted(m) => api_error(StatusCode::CONFLICT, "MessageAbortedError", m),
             Failure::Conflict(name, m) => api_error(StatusCode::CONFLICT, name, m),
             Failure::Internal(m) => api_error(StatusCode::INTERNAL_SERVER_ERROR, "UnknownError", m),
+            Failure::Parked(m) => api_error(StatusCode::ACCEPTED, "SessionParkedError", m),
         }
     }
 }

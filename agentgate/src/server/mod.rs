@@ -39,6 +39,7 @@ mod auth;
 mod command_routes;
 mod events;
 mod page;
+mod parking;
 mod revert_routes;
 mod routes;
 mod served;
@@ -123,6 +124,7 @@ pub struct ServerBuilder {
     cors: Vec<String>,
     body_limit: usize,
     event_capacity: usize,
+    park_after: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -164,6 +166,18 @@ impl ServerBuilder {
     /// (default: a [`LocalRelay`], this process only).
     pub fn relay(mut self, relay: Arc<dyn AskRelay>) -> Self {
         self.relay = Some(relay);
+        self
+    }
+
+    /// Drops from memory a turn that has waited at an ask for `after`
+    /// (zero: at once), when the [`relay`](Self::relay) keeps asks beyond
+    /// the process (SQLite's, PostgreSQL's): the stored ask is its commit
+    /// point, and an answer on any server sharing the store resumes it
+    /// there. A client waiting on `POST /session/{id}/message` is answered
+    /// the message as stored so far. Default: a waiting turn stays in
+    /// memory until answered.
+    pub fn park_asks_after(mut self, after: std::time::Duration) -> Self {
+        self.park_after = Some(after);
         self
     }
 
@@ -268,21 +282,27 @@ impl ServerBuilder {
         {
             gate.set_audit(log.audit_sink());
         }
-        let shared = Arc::new(state::Shared::new(
-            self.factory,
-            self.store
-                .unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
-            gate,
-            self.relay.unwrap_or_else(|| Arc::new(LocalRelay::new())),
-            state::ServedProject {
-                directory: self.directory,
-                config: self.config,
-                commands: self.commands,
-                trust: self.trust,
-                audit: self.audit,
-            },
-            events::Bus::new(self.event_capacity),
-        ));
+        let relay = self.relay.unwrap_or_else(|| Arc::new(LocalRelay::new()));
+        // Only a relay whose asks outlive the process can resume a dropped turn.
+        let park_after = self.park_after.filter(|_| relay.outlives_the_process());
+        let shared = Arc::new(
+            state::Shared::new(
+                self.factory,
+                self.store
+                    .unwrap_or_else(|| Arc::new(MemorySessionStore::new())),
+                gate,
+                relay,
+                state::ServedProject {
+                    directory: self.directory,
+                    config: self.config,
+                    commands: self.commands,
+                    trust: self.trust,
+                    audit: self.audit,
+                },
+                events::Bus::new(self.event_capacity),
+            )
+            .parking_after(park_after),
+        );
         Ok(Server {
             shared,
             address: self.address,
@@ -333,6 +353,7 @@ impl Server {
             cors: Vec::new(),
             body_limit: DEFAULT_BODY_LIMIT,
             event_capacity: DEFAULT_EVENT_CAPACITY,
+            park_after: None,
         }
     }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::CodingAgent;
+use crate::{CodingAgent, PromptError, TurnResult};
 
 /// A session this process serves.
 pub(crate) struct Served {
@@ -20,6 +20,9 @@ pub(crate) struct Served {
     /// Cancelled by an abort: the running turn and the prompts queued
     /// before the abort.
     epoch: Mutex<CancellationToken>,
+    /// Cancelled when the turn waiting at an ask is parked: the turn's
+    /// future is dropped where it waits (see the server's `parking` module).
+    parked: CancellationToken,
 }
 
 impl Served {
@@ -32,6 +35,18 @@ impl Served {
             .clone()
     }
 
+    /// The token [`park`](Self::park) cancels.
+    pub(crate) fn parked(&self) -> CancellationToken {
+        self.parked.clone()
+    }
+
+    /// Drops the running turn where it waits (at an ask the gate set
+    /// aside), without cancelling it: nothing more of it is stored, and
+    /// the session leaves memory once nothing else holds it.
+    pub(super) fn park(&self) {
+        self.parked.cancel();
+    }
+
     /// Cancels the running turn and the prompts queued so far; later
     /// prompts run.
     pub(super) fn abort(&self) {
@@ -40,6 +55,20 @@ impl Served {
             CancellationToken::new(),
         );
         old.cancel();
+    }
+}
+
+/// `work`, unless `park` is cancelled first: then `work` is dropped where
+/// it waits, and the result is an error nobody reads (the caller sees the
+/// token cancelled).
+pub(crate) async fn unless_parked(
+    work: impl std::future::Future<Output = Result<TurnResult, PromptError>>,
+    park: CancellationToken,
+) -> Result<TurnResult, PromptError> {
+    tokio::select! {
+        biased;
+        () = park.cancelled() => Err(PromptError::Busy("the turn was parked at an ask".into())),
+        result = work => result,
     }
 }
 
@@ -72,6 +101,7 @@ impl ServedSessions {
                 agent,
                 turn: tokio::sync::Mutex::new(()),
                 epoch: Mutex::new(CancellationToken::new()),
+                parked: CancellationToken::new(),
             })
         });
         let served = Arc::clone(served);

@@ -35,6 +35,9 @@ pub(crate) enum Failure {
     Conflict(&'static str, String),
     /// 500.
     Internal(String),
+    /// The turn was set aside at an ask and dropped from memory (see
+    /// the `parking` module); it resumes when the ask is answered.
+    Parked(String),
 }
 
 impl Failure {
@@ -45,7 +48,8 @@ impl Failure {
             | Failure::NotFound(m)
             | Failure::Aborted(m)
             | Failure::Conflict(_, m)
-            | Failure::Internal(m) => m,
+            | Failure::Internal(m)
+            | Failure::Parked(m) => m,
         }
     }
 }
@@ -84,31 +88,29 @@ impl Work {
         engine: &crate::Engine,
         id: &str,
         once: PromptOptions,
-        cancel: CancellationToken,
+        (cancel, park): (CancellationToken, CancellationToken),
     ) -> futures::stream::BoxStream<'static, TurnEvent> {
-        match self {
-            Work::Prompt(parts) => engine.prompt_stream_with(id, parts, once, cancel).boxed(),
+        let (runner, root) = (engine.clone(), id.to_string());
+        let run: futures::future::BoxFuture<'static, Result<TurnResult, PromptError>> = match self {
+            Work::Prompt(parts) => {
+                Box::pin(
+                    async move { runner.prompt_with_options(&root, parts, once, cancel).await },
+                )
+            }
             Work::Shell(command) => {
-                let (runner, root) = (engine.clone(), id.to_string());
-                let run = async move { runner.run_shell(&root, &command, once, cancel).await };
-                engine.follow(id, run).boxed()
+                Box::pin(async move { runner.run_shell(&root, &command, once, cancel).await })
             }
-            Work::Compact => {
-                let (runner, root) = (engine.clone(), id.to_string());
-                let run = async move { runner.compact(&root, once, cancel).await };
-                engine.follow(id, run).boxed()
-            }
+            Work::Compact => Box::pin(async move { runner.compact(&root, once, cancel).await }),
             Work::Subtask(plan) => {
-                let (runner, root) = (engine.clone(), id.to_string());
-                let run = async move { runner.run_subtask_call(&root, &plan, once, cancel).await };
-                engine.follow(id, run).boxed()
+                Box::pin(async move { runner.run_subtask_call(&root, &plan, once, cancel).await })
             }
             Work::Resume(request, reply) => {
-                let runner = engine.clone();
-                let run = async move { runner.resume_ask(&request, reply, cancel).await };
-                engine.follow(id, run).boxed()
+                Box::pin(async move { runner.resume_ask(&request, reply, cancel).await })
             }
-        }
+        };
+        engine
+            .follow(id, super::served::unless_parked(run, park))
+            .boxed()
     }
 }
 
@@ -127,7 +129,7 @@ pub(crate) struct Shared {
     /// The audit log `GET /audit` reads, if the server keeps one.
     pub(crate) audit: Option<Arc<dyn agentgate_store::AuditLog>>,
     pub(crate) bus: Bus,
-    sessions: ServedSessions,
+    pub(crate) sessions: ServedSessions,
     /// The agent whose engine new and reopened sessions share, when the
     /// factory allows it ([`AgentFactory::shares_engine`]).
     template: Mutex<Option<CodingAgent>>,
@@ -135,6 +137,9 @@ pub(crate) struct Shared {
     published: Mutex<HashSet<String>>,
     /// Stops the background tasks when the server stops.
     pub(crate) stop: CancellationToken,
+    /// How long a turn may wait at an ask in memory before it is parked
+    /// (see the `parking` module); `None`: never.
+    pub(crate) park_after: Option<std::time::Duration>,
 }
 
 /// The project a server serves: its directory, configuration and trust.
@@ -178,7 +183,15 @@ impl Shared {
             template: Mutex::new(None),
             published: Mutex::new(HashSet::new()),
             stop: CancellationToken::new(),
+            park_after: None,
         }
+    }
+
+    /// This, parking turns that wait at an ask for `after` (see
+    /// the `parking` module); `None`: never.
+    pub(crate) fn parking_after(mut self, after: Option<std::time::Duration>) -> Self {
+        self.park_after = after;
+        self
     }
 
     fn setup(&self, resume: Option<String>, agent: Option<String>) -> AgentSetup {
@@ -334,7 +347,8 @@ impl Shared {
         };
         let engine = served.agent.engine();
         self.bus.busy(&id);
-        let mut stream = work.stream(engine, &id, once, epoch.child_token());
+        let parked = served.parked();
+        let mut stream = work.stream(engine, &id, once, (epoch.child_token(), parked.clone()));
         let mut finished = None;
         while let Some(item) = stream.next().await {
             match item {
@@ -351,6 +365,12 @@ impl Shared {
                 TurnEvent::Finished(result) => finished = Some(result),
                 _ => {}
             }
+        }
+        if parked.is_cancelled() && matches!(finished, Some(Err(_))) {
+            // Still waiting at its ask (not idle), in the store only now.
+            return Err(Failure::Parked(format!(
+                "session {id} waits at an ask; its turn resumes, on any server, when the ask is answered"
+            )));
         }
         self.bus.idle(&id);
         if untitled {
@@ -495,13 +515,17 @@ impl Shared {
     /// remove it before the asking call goes on: with a relay whose asks
     /// outlive the process, an ask listed after a crash was never answered,
     /// so resuming it cannot run a call twice.
-    fn keep_asks_in_the_relay(&self) {
+    fn keep_asks_in_the_relay(self: &Arc<Self>) {
         let relay = Arc::clone(&self.relay);
+        // Weak: the gate holds the hook, and this holds the gate.
+        let shared = Arc::downgrade(self);
         self.gate.on_asked(Arc::new(move |request: PermissionRequest| {
-            let relay = Arc::clone(&relay);
+            let (relay, shared) = (Arc::clone(&relay), shared.clone());
             Box::pin(async move {
                 if let Err(error) = relay.publish(&request).await {
                     tracing::warn!(%error, request = %request.id, "an ask could not be saved; it will not survive a restart");
+                } else if let Some(shared) = shared.upgrade() {
+                    shared.park_later(request);
                 }
                 true
             })

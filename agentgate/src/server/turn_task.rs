@@ -39,13 +39,23 @@ pub(crate) fn start_work(
     let shared = Arc::clone(shared);
     let session_id = served.agent.session().id.clone();
     tokio::spawn(async move {
-        let result = shared.prompt_once(served, work, stored, once).await?;
-        let answer = answer_of(&result).ok_or_else(|| {
-            Failure::Internal(format!(
-                "the turn ended without an answer: {:?}",
-                result.stop
-            ))
-        })?;
+        let answer = match shared.prompt_once(served, work, stored, once).await {
+            Ok(result) => answer_of(&result).cloned().ok_or_else(|| {
+                Failure::Internal(format!(
+                    "the turn ended without an answer: {:?}",
+                    result.stop
+                ))
+            })?,
+            // Parked at an ask: the message as stored so far (its call
+            // waiting); the rest follows on the event stream once answered.
+            Err(Failure::Parked(why)) => {
+                let stored = shared.messages(&session_id).await?;
+                let last = stored.into_iter().rev().find(|m| m.role == Role::Assistant);
+                last.ok_or(Failure::Parked(why))?
+            }
+            Err(failure) => return Err(failure),
+        };
+        let answer = &answer;
         let messages = shared.messages(&session_id).await?;
         let model = model_of(&shared, &session_id).await;
         let parent = messages
