@@ -5,15 +5,16 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use agentgate_core::FileChange;
 
 use crate::checkpoint::known::{Mode, RootState};
 use crate::checkpoint::observe::{self, Found};
+use crate::checkpoint::rules::IgnoreRules;
 use crate::checkpoint::scan::Scan;
 use crate::checkpoint::watch::{Dirty, Watches};
-use crate::checkpoint::{rel_path, walk};
+use crate::checkpoint::{descent, rel_path, walk};
 
 impl Scan<'_> {
     /// Settles the paths of `dirty` as the whole walk would: those the
@@ -25,9 +26,17 @@ impl Scan<'_> {
         known: &mut RootState,
         dirty: Dirty,
         watches: Arc<Watches>,
+        rules: &Mutex<IgnoreRules>,
         mode: Mode,
     ) -> io::Result<Vec<FileChange>> {
-        let walked = walk::some(self.root, &dirty.paths, &dirty.deep, watches)?;
+        let descended = {
+            let mut rules = lock(rules);
+            descent::some(self.root, &dirty.paths, &dirty.deep, &watches, &mut rules)
+        };
+        let walked = match descended {
+            Some(found) => found,
+            None => walk::some(self.root, &dirty.paths, &dirty.deep, watches)?,
+        };
         let mut changes = Vec::new();
         known.begin_scan();
         let mut seen = HashSet::with_capacity(walked.len());
@@ -40,6 +49,14 @@ impl Scan<'_> {
             changes.extend(self.settle(known, &rel, found, mode)?);
         }
         Ok(changes)
+    }
+}
+
+/// A mutex's guard, also when a panic poisoned it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
     }
 }
 

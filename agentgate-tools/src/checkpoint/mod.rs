@@ -15,6 +15,10 @@ pub(crate) mod walk;
 
 // Project scopes that look only at what changed: the inotify watcher.
 pub(crate) mod changed;
+pub(crate) mod descent;
+#[cfg(test)]
+mod descent_tests;
+pub(crate) mod rules;
 pub(crate) mod watch;
 
 // Reading one path: its key and state.

@@ -72,8 +72,8 @@ impl Scan<'_> {
             && let Some(watcher) = known.watcher.as_mut()
             && let Some(dirty) = watcher.take()
         {
-            let watches = watcher.watches();
-            return self.changed_paths(known, dirty, watches, mode);
+            let (watches, rules) = (watcher.watches(), watcher.rules());
+            return self.changed_paths(known, dirty, watches, &rules, mode);
         }
         self.walk_all(known, mode)
     }

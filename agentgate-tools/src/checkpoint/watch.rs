@@ -20,6 +20,7 @@ use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, InotifyEvent, WatchDe
 
 use crate::checkpoint::observe::StatKey;
 use crate::checkpoint::rel_path;
+use crate::checkpoint::rules::IgnoreRules;
 
 /// What each watched folder reports: its entries created, deleted,
 /// written, closed after writing, changed in mode or owner, moved in or
@@ -119,6 +120,10 @@ pub(crate) struct Watcher {
     /// The key of `.git/info/exclude` when the watcher was built (it is
     /// not watched: `.git` is not).
     exclude: Option<StatKey>,
+    /// The ignore rules of the folders the descent looked at, each
+    /// forgotten when an event names the folder, its `.gitignore` or its
+    /// `.git`; a new watcher starts with none.
+    rules: Arc<Mutex<IgnoreRules>>,
 }
 
 /// The key of `<root>/.git/info/exclude`, if there is one.
@@ -146,12 +151,18 @@ impl Watcher {
             dirty: Dirty::default(),
             doubt: None,
             exclude: exclude_key(root),
+            rules: Arc::default(),
         })
     }
 
     /// The watches, for a walk to add the folders it visits.
     pub(crate) fn watches(&self) -> Arc<Watches> {
         Arc::clone(&self.watches)
+    }
+
+    /// The ignore rules the descent along changed paths keeps.
+    pub(crate) fn rules(&self) -> Arc<Mutex<IgnoreRules>> {
+        Arc::clone(&self.rules)
     }
 
     /// Whether every watch could be added so far.
@@ -211,6 +222,9 @@ impl Watcher {
         let Ok(name) = std::str::from_utf8(name.as_bytes()) else {
             return;
         };
+        if name == ".gitignore" || name == ".git" {
+            lock(&self.rules).forget(&folder);
+        }
         if name == ".gitignore" {
             self.doubt = Some("an ignore file changed");
             return;
@@ -240,6 +254,7 @@ impl Watcher {
         {
             self.dirty.gone.insert(rel.clone());
         }
+        lock(&self.rules).forget_under(&rel);
         self.dirty.paths.insert(rel);
     }
 
@@ -253,6 +268,7 @@ impl Watcher {
         } else if !folder.is_empty() {
             if mask.intersects(gone | AddWatchFlags::IN_IGNORED) {
                 self.dirty.gone.insert(folder.to_string());
+                lock(&self.rules).forget_under(folder);
             }
             self.dirty.paths.insert(folder.to_string());
         }

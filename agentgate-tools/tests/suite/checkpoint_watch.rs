@@ -234,3 +234,30 @@ async fn writes_made_inside_the_sandbox_s_mounts_are_seen_by_the_watcher() {
     );
     assert_eq!(f.walks().await, 1, "seen through the mounts, not walked");
 }
+
+/// The descent along changed paths applies each folder's `.gitignore`:
+/// a change under a folder a nested `.gitignore` ignores is not recorded,
+/// one in a folder a `!pattern` un-ignores is, all without a walk.
+#[tokio::test]
+async fn nested_ignore_files_and_whitelists_are_applied_to_the_events() {
+    let f = Fixture::new("nested-ignores").await;
+    fs::write(f.root.join(".gitignore"), "build*/\n!build-keep/\n").unwrap();
+    fs::write(f.root.join("d02/.gitignore"), "cache/\n*.tmp\n").unwrap();
+    f.step("mkdir -p d02/cache d02/deep/cache build build-keep")
+        .await;
+    let _ = f.take().await;
+    assert_eq!(f.walks().await, 2, "ignore files changed");
+    f.step(
+        "echo 1 > d02/cache/a && echo 2 > d02/deep/cache/b && echo 3 > d02/x.tmp \
+         && echo 4 > build/out && echo 5 > build-keep/out && echo 6 > d02/deep/kept",
+    )
+    .await;
+    assert_eq!(
+        paths_of(&f.take().await),
+        ["build-keep/out", "d02/deep/kept"]
+    );
+    f.step("mkdir -p d02/new/cache && echo 7 > d02/new/cache/c && echo 8 > d02/new/k")
+        .await;
+    assert_eq!(paths_of(&f.take().await), ["d02/new", "d02/new/k"]);
+    assert_eq!(f.walks().await, 2, "served by the events");
+}
