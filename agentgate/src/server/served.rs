@@ -144,6 +144,14 @@ pub(crate) struct ServedRef {
     map: Arc<Mutex<Map>>,
 }
 
+impl ServedRef {
+    /// How many hold the session now: the map, and each hold.
+    pub(crate) fn holders(&self) -> usize {
+        let _map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        self.served.as_ref().map_or(0, Arc::strong_count)
+    }
+}
+
 impl Deref for ServedRef {
     type Target = Served;
 
