@@ -484,8 +484,8 @@ async fn the_cli_answers_the_saved_ask_of_a_stopped_server_and_refuses_a_running
 /// A turn waiting at an ask is dropped from memory (`--park-asks-after
 /// 0`): the client waiting on `POST …/message` is answered the message as
 /// stored (its call waiting), and the ask's answer, in the same process,
-/// resumes the turn from the store: the command runs once and the turn
-/// ends with the model's answer.
+/// resumes the turn from the store, on the model the prompt chose: the
+/// command runs once and the turn ends with the model's answer.
 #[tokio::test]
 async fn a_turn_parked_at_its_ask_answers_the_waiting_client_and_resumes_when_answered() {
     let sandbox = Sandbox::new("durable-park");
@@ -525,7 +525,10 @@ async fn a_turn_parked_at_its_ask_answers_the_waiting_client_and_resumes_when_an
     let answered = tokio::time::timeout(
         Duration::from_secs(30),
         http.post(format!("{base}/session/{id}/message"))
-            .json(&json!({"parts": [{"type": "text", "text": "count once"}]}))
+            .json(&json!({
+                "parts": [{"type": "text", "text": "count once"}],
+                "model": {"providerID": "local", "modelID": "other"},
+            }))
             .send(),
     )
     .await
@@ -575,4 +578,11 @@ async fn a_turn_parked_at_its_ask_answers_the_waiting_client_and_resumes_when_an
         .find(|p| p["type"] == "tool")
         .unwrap();
     assert_eq!(call["state"]["status"], "completed", "{call:#}");
+    // The resumed turn runs on the model its prompt chose, not the session's.
+    let requests = model.received_requests().await.unwrap();
+    let models: Vec<String> = (requests.iter())
+        .filter(|r| r.url.path() == "/v1/chat/completions")
+        .map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["model"].to_string())
+        .collect();
+    assert_eq!(models, ["\"other\"", "\"other\""], "{models:?}");
 }

@@ -77,8 +77,19 @@ impl Engine {
                 reason: "its call already has a result".into(),
             })?;
         interrupt_others(&mut message, index);
+        // The turn's own agent and model, as its message recorded them (a
+        // prompt's one-turn choice is not the session's).
+        // When this engine does not know that model by name (one given to
+        // it directly), the agent's or the session's, as before.
         let options = PromptOptions::default().agent(message.agent.clone());
-        let (agent, model) = self.agent_and_model(&session, &options)?;
+        let recorded = message
+            .model
+            .clone()
+            .map(|model| options.clone().model(model));
+        let (agent, model) = match recorded.map(|with| self.agent_and_model(&session, &with)) {
+            Some(Ok(found)) => found,
+            _ => self.agent_and_model(&session, &options)?,
+        };
         let ctx = TurnContext::new(state, model, &agent, &session, &cancel);
         // The call's ask, raised again, gets the stored answer before any
         // approver sees it; a different question is asked as usual.
