@@ -12,8 +12,10 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::AbortHandle;
+use tracing::Instrument;
 
 use crate::approver::Approver;
+use crate::ask_span;
 use crate::audit::{Answerer, AuditEntry, AuditSink, decided};
 use crate::error::PermissionError;
 use crate::request::{Allowed, AskRequest, PermissionRequest, Reply, ReplyKind};
@@ -129,6 +131,8 @@ struct Pending {
     resolve: oneshot::Sender<Result<Allowed, PermissionError>>,
     /// The approver task deciding this request, if any.
     approver_task: Option<AbortHandle>,
+    /// The asking check's span: who answered is noted there.
+    span: tracing::Span,
 }
 
 impl Pending {
@@ -846,9 +850,21 @@ impl Inner {
     }
 
     /// Records the entry `entry` builds, only when a sink is installed.
+    /// Hands the entry to the audit sink and notes it on the current
+    /// permission span; built only when one of them wants it.
     fn record(&self, entry: impl FnOnce() -> AuditEntry) {
-        if let Some(sink) = self.sink() {
-            sink.record(entry());
+        let span = tracing::Span::current();
+        let traced = ask_span::wants(&span);
+        let sink = self.sink();
+        if sink.is_none() && !traced {
+            return;
+        }
+        let entry = entry();
+        if traced {
+            ask_span::note(&span, &entry);
+        }
+        if let Some(sink) = sink {
+            sink.record(entry);
         }
     }
 
@@ -885,7 +901,28 @@ impl Inner {
         Ok(needs_prompt)
     }
 
+    /// [`ask_untraced`](Self::ask_untraced) inside the check's span.
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
+        let span = ask_span::ask_span(&req);
+        let start = tokio::time::Instant::now();
+        let asked = AtomicBool::new(false);
+        let outcome = Self::ask_untraced(this, req, &asked)
+            .instrument(span.clone())
+            .await;
+        let waited = asked
+            .load(Ordering::Relaxed)
+            .then(|| u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX));
+        ask_span::ended(&span, &outcome, waited);
+        outcome
+    }
+
+    /// Decides `req` by the rules, or asks and waits for the answer
+    /// (`asked` is set when it asks).
+    async fn ask_untraced(
+        this: &Arc<Self>,
+        req: AskRequest,
+        asked: &AtomicBool,
+    ) -> Result<Allowed, PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
         // Ceilings (the rules of a task child's parents) bound it: the
@@ -927,7 +964,9 @@ impl Inner {
                 token,
                 resolve,
                 approver_task,
+                span: tracing::Span::current(),
             };
+            asked.store(true, Ordering::Relaxed);
             // A caller reusing the id of a pending request replaces it (in
             // place, as opencode's map does); the replaced ask fails with
             // `Rejected` instead of hanging forever.
@@ -1095,6 +1134,7 @@ impl Inner {
             return Err(PermissionError::NotFound { id: id.to_string() });
         };
         let session = entry.request.session_id.clone();
+        ask_span::answered(&entry.span, &reply, &answered_by);
         let sink = self.sink();
         let audit = sink.as_deref();
         if let Some(audit) = audit {
