@@ -119,6 +119,10 @@ pub(crate) fn ended(
         span.record("agentgate.permission.decision", decision);
     }
     if let Some(waited) = waited_ms {
-        span.record("agentgate.permission.wait_ms", waited);
+        // As i64: OpenTelemetry's integers are signed.
+        span.record(
+            "agentgate.permission.wait_ms",
+            i64::try_from(waited).unwrap_or(i64::MAX),
+        );
     }
 }

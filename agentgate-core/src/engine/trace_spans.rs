@@ -184,8 +184,15 @@ fn record_usage(span: &Span, usage: &Usage) {
         .input
         .saturating_add(usage.cache_read)
         .saturating_add(usage.cache_write);
-    span.record("gen_ai.usage.input_tokens", input);
-    span.record("gen_ai.usage.output_tokens", usage.output);
+    // As i64: OpenTelemetry's integers are signed (a u64 would be
+    // exported as text).
+    span.record("gen_ai.usage.input_tokens", signed(input));
+    span.record("gen_ai.usage.output_tokens", signed(usage.output));
+}
+
+/// `n` as an OpenTelemetry integer (saturating).
+fn signed(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// The conventions' name of a finish reason.

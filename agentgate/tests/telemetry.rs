@@ -1,0 +1,195 @@
+//! Feature `otel`: a scripted turn exported over OTLP/HTTP to a loopback
+//! receiver, whose decoded spans must form the GenAI span tree with the
+//! conventions' attributes: a two-step turn whose first step calls a tool
+//! that asks (answered by an approver) and starts a sub-agent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentgate::telemetry::{ENDPOINT, OtlpConfig, SERVICE_NAME, layer, tracer_provider};
+use agentgate::{Tool, ToolContext, ToolError, ToolOutput};
+use agentgate_core::permission::{AllowAll, PermissionConfig};
+use agentgate_core::testing::{Script, ScriptedModel};
+use agentgate_core::{
+    AgentEnvironment, Agents, Engine, FinishReason, ModelInfo, Session, TaskSettings, Usage,
+};
+use agentgate_testing::otlp::{OtlpReceiver, ReceivedSpan, span};
+use serde_json::{Value, json};
+
+/// Asks `edit` for its path, then "writes" it.
+struct Touch;
+
+#[agentgate::async_trait]
+impl Tool for Touch {
+    fn id(&self) -> &str {
+        "touch"
+    }
+    fn description(&self) -> &str {
+        "Touches a file."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"path": {"type": "string"}}})
+    }
+    async fn execute(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = input["path"].as_str().unwrap_or("x").to_string();
+        ctx.ask("edit", [path.as_str()], [path.as_str()], json!({}))
+            .await?;
+        Ok(ToolOutput::text(format!("touched {path}")))
+    }
+}
+
+fn usage(input: u64, output: u64) -> Usage {
+    Usage {
+        input,
+        output,
+        ..Usage::default()
+    }
+}
+
+/// The parent calls `touch` and `task` (to `explore`), the child answers,
+/// then the parent answers: three model calls with distinct usage.
+fn model() -> Arc<ScriptedModel> {
+    let task = json!({"description": "look", "prompt": "look around", "subagent_type": "explore"});
+    let scripts = [
+        Script::new()
+            .tool_call("c1", "touch", json!({"path": "a.txt"}))
+            .tool_call("t1", "task", task)
+            .finish_with(FinishReason::ToolCalls, usage(100, 20)),
+        Script::new()
+            .text("nothing here")
+            .finish_with(FinishReason::Stop, usage(30, 4)),
+        Script::new()
+            .text("done")
+            .finish_with(FinishReason::Stop, usage(150, 7)),
+    ];
+    let info = ModelInfo::new("anthropic", "claude-test");
+    Arc::new(ScriptedModel::new(scripts).with_info(info))
+}
+
+async fn engine(model: Arc<ScriptedModel>) -> (Engine, Session) {
+    let env = AgentEnvironment::new("/data/app", "/tmp/app", "/work/proj");
+    let user: PermissionConfig = serde_json::from_str(r#"{"edit": "ask"}"#).unwrap();
+    let engine = Engine::builder(model)
+        .agents(Agents::builtin(&env, &user))
+        .task_tool(TaskSettings::default())
+        .tool(Touch)
+        .build();
+    engine.permissions().set_approver(Arc::new(AllowAll));
+    let session = engine
+        .create_session(Session::new("build", std::env::temp_dir()))
+        .await
+        .unwrap();
+    (engine, session)
+}
+
+/// Runs the scripted turn with export to `receiver`; the spans received.
+async fn exported_turn(receiver: &OtlpReceiver) -> (Vec<ReceivedSpan>, String) {
+    let endpoint = receiver.endpoint();
+    let config = OtlpConfig::from_lookup("agentgate-test", |var| match var {
+        ENDPOINT => Some(endpoint.clone()),
+        SERVICE_NAME => Some("telemetry-test".into()),
+        _ => None,
+    })
+    .unwrap()
+    .unwrap();
+    let provider = tracer_provider(&config).unwrap();
+    let subscriber = tracing_subscriber::layer::SubscriberExt::with(
+        tracing_subscriber::registry(),
+        layer(&provider),
+    );
+    let (engine, session) = engine(model()).await;
+    {
+        // This test's runtime has one thread: the child's task runs on it
+        // and sees the same default subscriber.
+        let _default = tracing::subscriber::set_default(subscriber);
+        let result = engine.prompt(&session.id, "touch a.txt").await.unwrap();
+        assert_eq!(result.text(), "done");
+    }
+    tokio::task::spawn_blocking(move || provider.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    let spans = receiver.wait_for(Duration::from_secs(10), |spans| spans.len() >= 7);
+    (spans, session.id)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_turn_exports_the_genai_span_tree() {
+    let receiver = OtlpReceiver::start();
+    let (spans, session_id) = exported_turn(&receiver).await;
+
+    let turn = span(&spans, "invoke_agent build");
+    let tool = span(&spans, "execute_tool touch");
+    let task = span(&spans, "execute_tool task");
+    let ask = span(&spans, "permission edit");
+    let child = span(&spans, "invoke_agent explore");
+    let chats: Vec<&ReceivedSpan> = spans
+        .iter()
+        .filter(|s| s.name == "chat claude-test")
+        .collect();
+    assert_eq!(chats.len(), 3, "{spans:#?}");
+
+    // The tree: turn > chat, tool calls; tool > ask; task > child > chat.
+    assert!(turn.parent_span_id.is_empty());
+    assert!(tool.is_child_of(turn) && task.is_child_of(turn));
+    assert!(ask.is_child_of(tool));
+    assert!(child.is_child_of(task));
+    assert_eq!(chats.iter().filter(|c| c.is_child_of(turn)).count(), 2);
+    assert_eq!(chats.iter().filter(|c| c.is_child_of(child)).count(), 1);
+
+    // The conventions' attributes.
+    assert_eq!(turn.str("gen_ai.operation.name"), Some("invoke_agent"));
+    assert_eq!(turn.str("gen_ai.agent.name"), Some("build"));
+    assert_eq!(
+        turn.str("gen_ai.conversation.id"),
+        Some(session_id.as_str())
+    );
+    assert_eq!(turn.service_name.as_deref(), Some("telemetry-test"));
+    assert_eq!(child.str("gen_ai.agent.name"), Some("explore"));
+    assert_ne!(
+        child.str("gen_ai.conversation.id"),
+        Some(session_id.as_str())
+    );
+    let first = chats.iter().find(|c| c.is_child_of(turn)).unwrap();
+    assert_eq!(first.kind, 3, "chat spans are CLIENT spans");
+    assert_eq!(first.str("gen_ai.operation.name"), Some("chat"));
+    assert_eq!(first.str("gen_ai.provider.name"), Some("anthropic"));
+    assert_eq!(first.str("gen_ai.request.model"), Some("claude-test"));
+    assert_eq!(first.str("gen_ai.response.model"), Some("claude-test"));
+    assert_eq!(tool.str("gen_ai.operation.name"), Some("execute_tool"));
+    assert_eq!(tool.str("gen_ai.tool.name"), Some("touch"));
+    assert_eq!(tool.str("gen_ai.tool.call.id"), Some("c1"));
+
+    // Token counts are the model's usage: per call, and summed per turn.
+    let tokens = |s: &ReceivedSpan| {
+        (
+            s.int("gen_ai.usage.input_tokens").unwrap(),
+            s.int("gen_ai.usage.output_tokens").unwrap(),
+        )
+    };
+    let mut per_call: Vec<(i64, i64)> = chats.iter().map(|c| tokens(c)).collect();
+    per_call.sort();
+    assert_eq!(per_call, [(30, 4), (100, 20), (150, 7)]);
+    assert_eq!(tokens(turn), (250, 27));
+    assert_eq!(tokens(child), (30, 4));
+
+    // The ask: what was asked, how it was answered, by whom.
+    assert_eq!(ask.str("agentgate.permission.name"), Some("edit"));
+    assert_eq!(
+        ask.str("agentgate.permission.patterns"),
+        Some(r#"["a.txt"]"#)
+    );
+    assert_eq!(ask.str("agentgate.permission.decision"), Some("once"));
+    assert_eq!(ask.str("agentgate.permission.answered_by"), Some("auto"));
+    assert_eq!(ask.str("gen_ai.tool.call.id"), Some("c1"));
+    assert!(ask.int("agentgate.permission.wait_ms").is_some());
+
+    // Contents are not recorded without the opt-in.
+    for s in &spans {
+        for key in ["gen_ai.input.messages", "gen_ai.output.messages"] {
+            assert!(!s.attributes.contains_key(key), "{} has {key}", s.name);
+        }
+    }
+}
