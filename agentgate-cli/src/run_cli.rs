@@ -241,7 +241,9 @@ pub async fn build_agent(
         builder = builder.resume(id);
     }
     let max_time = options.max_time;
+    let contents = crate::telemetry_cli::capture_content();
     builder = builder.engine(move |mut engine| {
+        engine = engine.trace_contents(contents);
         if let Some(limit) = max_time {
             engine = engine.max_turn_time(limit);
         }

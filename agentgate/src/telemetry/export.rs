@@ -111,6 +111,7 @@ where
         .with_location(false)
         .with_threads(false)
         .with_tracked_inactivity(false)
+        .with_target(false)
         .with_filter(targets)
 }
 
