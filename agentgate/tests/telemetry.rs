@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use agentgate::telemetry::{ENDPOINT, OtlpConfig, SERVICE_NAME, layer, tracer_provider};
 use agentgate::{Tool, ToolContext, ToolError, ToolOutput};
-use agentgate_core::permission::{AllowAll, PermissionConfig};
+use agentgate_core::permission::{AllowAll, Approver, PermissionConfig, RejectAll};
 use agentgate_core::testing::{Script, ScriptedModel};
 use agentgate_core::{
-    AgentEnvironment, Agents, Engine, FinishReason, ModelInfo, Session, TaskSettings, Usage,
+    AgentEnvironment, Agents, Engine, FinishReason, ModelError, ModelInfo, Session, TaskSettings,
+    Usage,
 };
 use agentgate_testing::otlp::{OtlpReceiver, ReceivedSpan, span};
 use serde_json::{Value, json};
@@ -68,7 +69,7 @@ fn model() -> Arc<ScriptedModel> {
     Arc::new(ScriptedModel::new(scripts).with_info(info))
 }
 
-async fn engine(model: Arc<ScriptedModel>) -> (Engine, Session) {
+async fn engine(model: Arc<ScriptedModel>, approver: Arc<dyn Approver>) -> (Engine, Session) {
     let env = AgentEnvironment::new("/data/app", "/tmp/app", "/work/proj");
     let user: PermissionConfig = serde_json::from_str(r#"{"edit": "ask"}"#).unwrap();
     let engine = Engine::builder(model)
@@ -76,7 +77,7 @@ async fn engine(model: Arc<ScriptedModel>) -> (Engine, Session) {
         .task_tool(TaskSettings::default())
         .tool(Touch)
         .build();
-    engine.permissions().set_approver(Arc::new(AllowAll));
+    engine.permissions().set_approver(approver);
     let session = engine
         .create_session(Session::new("build", std::env::temp_dir()))
         .await
@@ -84,8 +85,15 @@ async fn engine(model: Arc<ScriptedModel>) -> (Engine, Session) {
     (engine, session)
 }
 
-/// Runs the scripted turn with export to `receiver`; the spans received.
-async fn exported_turn(receiver: &OtlpReceiver) -> (Vec<ReceivedSpan>, String) {
+/// Runs `prompts` on `model` with `approver` answering, exporting to
+/// `receiver`; the spans received (once `count` arrived) and the session.
+async fn exported(
+    receiver: &OtlpReceiver,
+    model: Arc<ScriptedModel>,
+    approver: Arc<dyn Approver>,
+    prompts: &[&str],
+    count: usize,
+) -> (Vec<ReceivedSpan>, String) {
     let endpoint = receiver.endpoint();
     let config = OtlpConfig::from_lookup("agentgate-test", |var| match var {
         ENDPOINT => Some(endpoint.clone()),
@@ -99,26 +107,28 @@ async fn exported_turn(receiver: &OtlpReceiver) -> (Vec<ReceivedSpan>, String) {
         tracing_subscriber::registry(),
         layer(&provider),
     );
-    let (engine, session) = engine(model()).await;
+    let (engine, session) = engine(model, approver).await;
     {
         // This test's runtime has one thread: the child's task runs on it
         // and sees the same default subscriber.
         let _default = tracing::subscriber::set_default(subscriber);
-        let result = engine.prompt(&session.id, "touch a.txt").await.unwrap();
-        assert_eq!(result.text(), "done");
+        for prompt in prompts {
+            engine.prompt(&session.id, *prompt).await.unwrap();
+        }
     }
     tokio::task::spawn_blocking(move || provider.shutdown())
         .await
         .unwrap()
         .unwrap();
-    let spans = receiver.wait_for(Duration::from_secs(10), |spans| spans.len() >= 7);
+    let spans = receiver.wait_for(Duration::from_secs(10), |spans| spans.len() >= count);
     (spans, session.id)
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_turn_exports_the_genai_span_tree() {
     let receiver = OtlpReceiver::start();
-    let (spans, session_id) = exported_turn(&receiver).await;
+    let approver = Arc::new(AllowAll);
+    let (spans, session_id) = exported(&receiver, model(), approver, &["touch a.txt"], 7).await;
 
     let turn = span(&spans, "invoke_agent build");
     let tool = span(&spans, "execute_tool touch");
@@ -192,4 +202,44 @@ async fn a_turn_exports_the_genai_span_tree() {
             assert!(!s.attributes.contains_key(key), "{} has {key}", s.name);
         }
     }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_rejected_call_and_a_failed_model_call_are_errors() {
+    let receiver = OtlpReceiver::start();
+    let scripts = [
+        Script::calls([("c1", "touch", json!({"path": "a.txt"}))]),
+        Script::fail(ModelError::other("the model broke")),
+    ];
+    let model = Arc::new(ScriptedModel::new(scripts));
+    let approver = Arc::new(RejectAll::new(std::io::sink()));
+    let prompts = ["touch a.txt", "again"];
+    let (spans, _) = exported(&receiver, model, approver, &prompts, 6).await;
+
+    let tool = span(&spans, "execute_tool touch");
+    assert_eq!(tool.str("error.type"), Some("rejected"));
+    assert_eq!(tool.status_code, 2, "an ERROR status");
+    let ask = span(&spans, "permission edit");
+    assert_eq!(ask.str("agentgate.permission.decision"), Some("reject"));
+    assert_eq!(
+        ask.str("agentgate.permission.answered_by"),
+        Some("non_interactive")
+    );
+    let failed: Vec<&ReceivedSpan> = spans
+        .iter()
+        .filter(|s| s.name == "chat scripted" && s.str("error.type").is_some())
+        .collect();
+    assert_eq!(failed.len(), 1, "{spans:#?}");
+    assert_eq!(failed[0].str("error.type"), Some("_OTHER"));
+    assert_eq!(failed[0].status_code, 2);
+    let turns: Vec<&ReceivedSpan> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent build")
+        .collect();
+    assert_eq!(turns.len(), 2);
+    assert!(
+        turns
+            .iter()
+            .any(|t| t.str("error.type").is_some() && t.status_code == 2)
+    );
 }

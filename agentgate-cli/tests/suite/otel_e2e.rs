@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use agentgate_testing::otlp::{OtlpReceiver, ReceivedSpan, span};
+use agentgate_testing::otlp::{Attr, OtlpReceiver, ReceivedSpan, span};
 use serde_json::{Value, json};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -109,11 +109,13 @@ async fn agent_run_exports_its_turn_to_the_otlp_endpoint() {
     per_call.sort();
     assert_eq!(per_call, [(Some(11), Some(5)), (Some(23), Some(2))]);
     assert_eq!(tokens(turn), (Some(34), Some(7)));
+    // A string array, as the conventions type it.
     let reasons: Vec<_> = chats
         .iter()
-        .map(|c| c.str("gen_ai.response.finish_reasons"))
+        .map(|c| c.attributes.get("gen_ai.response.finish_reasons"))
         .collect();
-    assert!(reasons.contains(&Some(r#"["tool_call"]"#)), "{reasons:?}");
+    let tool_call = Attr::Array(vec![Attr::Str("tool_call".into())]);
+    assert!(reasons.contains(&Some(&tool_call)), "{reasons:?}");
     // No contents without the opt-in: neither the prompt nor the model's
     // call arguments are in any span (the ask's patterns, the command as
     // the approver saw it, are on the permission span only, as in the

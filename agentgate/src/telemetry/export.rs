@@ -15,6 +15,7 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 
+use super::array_attributes::ArrayAttributes;
 use super::config::{OtlpConfig, Protocol, TelemetryError};
 
 /// The `service.name` when `OTEL_SERVICE_NAME` is unset.
@@ -127,7 +128,7 @@ pub fn tracer_provider(config: &OtlpConfig) -> Result<SdkTracerProvider, Telemet
         .with_service_name(config.service_name.clone())
         .build();
     Ok(SdkTracerProvider::builder()
-        .with_batch_exporter(exporter)
+        .with_batch_exporter(ArrayAttributes(exporter))
         .with_resource(resource)
         .build())
 }

@@ -19,6 +19,7 @@
 //! subscriber adds [`layer`] over a [`tracer_provider`] instead of calling
 //! [`init_from_env`]. Guide: `docs/observability.md`, "Traces".
 
+mod array_attributes;
 mod config;
 mod export;
 
