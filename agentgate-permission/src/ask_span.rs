@@ -97,32 +97,34 @@ pub(crate) fn answered(span: &Span, reply: &Reply, by: &Answerer) {
     span.record("agentgate.permission.decision", decision);
 }
 
-/// Notes how the check ended; `waited_ms`: how long an ask waited, if
-/// one was raised.
+/// Notes how the check that began at `start` ended: the decision of the
+/// rules, and how long an ask waited (any end but the rules' own).
 pub(crate) fn ended(
     span: &Span,
     outcome: &Result<Allowed, PermissionError>,
-    waited_ms: Option<u64>,
+    start: tokio::time::Instant,
 ) {
     if span.is_disabled() {
         return;
     }
-    let decision = match outcome {
-        Ok(Allowed::ByRules) => Some("allow"),
-        Err(PermissionError::Denied { .. }) => Some("deny"),
-        Err(PermissionError::Expired { .. }) => Some("expired"),
-        // Any other end is an answer `answered` noted (or an ask dropped
-        // unanswered, which leaves the decision empty).
-        _ => None,
+    let asked = match outcome {
+        Ok(Allowed::ByRules) => {
+            span.record("agentgate.permission.decision", "allow");
+            false
+        }
+        Err(PermissionError::Denied { .. }) => {
+            span.record("agentgate.permission.decision", "deny");
+            false
+        }
+        Err(PermissionError::Expired { .. }) => {
+            span.record("agentgate.permission.decision", "expired");
+            true
+        }
+        // An answer, which `answered` noted (or an ask dropped unanswered).
+        _ => true,
     };
-    if let Some(decision) = decision {
-        span.record("agentgate.permission.decision", decision);
-    }
-    if let Some(waited) = waited_ms {
-        // As i64: OpenTelemetry's integers are signed.
-        span.record(
-            "agentgate.permission.wait_ms",
-            i64::try_from(waited).unwrap_or(i64::MAX),
-        );
+    if asked {
+        let waited = i64::try_from(start.elapsed().as_millis()).unwrap_or(i64::MAX);
+        span.record("agentgate.permission.wait_ms", waited);
     }
 }

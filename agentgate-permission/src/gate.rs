@@ -905,24 +905,13 @@ impl Inner {
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
         let span = ask_span::ask_span(&req);
         let start = tokio::time::Instant::now();
-        let asked = AtomicBool::new(false);
-        let outcome = Self::ask_untraced(this, req, &asked)
-            .instrument(span.clone())
-            .await;
-        let waited = asked
-            .load(Ordering::Relaxed)
-            .then(|| u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX));
-        ask_span::ended(&span, &outcome, waited);
+        let outcome = Self::ask_untraced(this, req).instrument(span.clone()).await;
+        ask_span::ended(&span, &outcome, start);
         outcome
     }
 
-    /// Decides `req` by the rules, or asks and waits for the answer
-    /// (`asked` is set when it asks).
-    async fn ask_untraced(
-        this: &Arc<Self>,
-        req: AskRequest,
-        asked: &AtomicBool,
-    ) -> Result<Allowed, PermissionError> {
+    /// Decides `req` by the rules, or asks and waits for the answer.
+    async fn ask_untraced(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
         // Ceilings (the rules of a task child's parents) bound it: the
@@ -966,7 +955,6 @@ impl Inner {
                 approver_task,
                 span: tracing::Span::current(),
             };
-            asked.store(true, Ordering::Relaxed);
             // A caller reusing the id of a pending request replaces it (in
             // place, as opencode's map does); the replaced ask fails with
             // `Rejected` instead of hanging forever.
