@@ -1,7 +1,7 @@
-//! A loopback OTLP/HTTP receiver (feature `otlp`): an HTTP server on
-//! 127.0.0.1 that takes `POST /v1/traces` bodies, decodes each as the
-//! protobuf `ExportTraceServiceRequest`, and keeps the spans for a test to
-//! read as [`ReceivedSpan`]s. It runs on a thread and runtime of its own,
+//! Loopback OTLP receivers (feature `otlp`): an HTTP server on 127.0.0.1
+//! that takes `POST /v1/traces` bodies, decodes each as the protobuf
+//! `ExportTraceServiceRequest`, and keeps the spans for a test to read as
+//! [`ReceivedSpan`]s; or the same over gRPC (`TraceService/Export`). It runs on a thread and runtime of its own,
 //! so a test blocked on a flush (or on a child process) still gets its
 //! export answered.
 
@@ -14,11 +14,15 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use prost::Message;
+use tonic::transport::server::TcpIncoming;
 
 /// An attribute value as received.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,14 +95,25 @@ struct Received {
 /// A running receiver; stops when dropped.
 pub struct OtlpReceiver {
     addr: SocketAddr,
+    grpc: bool,
     received: Arc<Mutex<Received>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl OtlpReceiver {
-    /// Starts a receiver on a free loopback port; panics (failing the
-    /// test) when it cannot.
+    /// Starts an OTLP/HTTP receiver on a free loopback port; panics
+    /// (failing the test) when it cannot.
     pub fn start() -> Self {
+        Self::start_with(serve, false)
+    }
+
+    /// Starts an OTLP/gRPC receiver on a free loopback port.
+    pub fn start_grpc() -> Self {
+        Self::start_with(serve_grpc, true)
+    }
+
+    /// Starts `server` on its own thread, on a free loopback port.
+    fn start_with(server: fn(std::net::TcpListener, Shared, Stopped), grpc: bool) -> Self {
         let received = Arc::new(Mutex::new(Received::default()));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let listener = std::net::TcpListener::bind("127.0.0.1:0")
@@ -107,17 +122,24 @@ impl OtlpReceiver {
             .local_addr()
             .unwrap_or_else(|e| panic!("no local address: {e}"));
         let state = Arc::clone(&received);
-        std::thread::spawn(move || serve(listener, state, stopped));
+        std::thread::spawn(move || server(listener, state, stopped));
         OtlpReceiver {
             addr,
+            grpc,
             received,
             stop: Some(stop),
         }
     }
 
-    /// The base endpoint, for `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    /// The base endpoint, for `OTEL_EXPORTER_OTLP_ENDPOINT` (with
+    /// `OTEL_EXPORTER_OTLP_PROTOCOL=grpc` for a gRPC receiver).
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Whether it speaks gRPC (else OTLP/HTTP).
+    pub fn is_grpc(&self) -> bool {
+        self.grpc
     }
 
     /// Every span received so far.
@@ -169,18 +191,28 @@ pub fn span<'a>(spans: &'a [ReceivedSpan], name: &str) -> &'a ReceivedSpan {
     })
 }
 
-/// Serves `listener` until `stopped` fires.
-fn serve(
+/// What the handlers share with the test.
+type Shared = Arc<Mutex<Received>>;
+
+/// Fires when the receiver is dropped.
+type Stopped = tokio::sync::oneshot::Receiver<()>;
+
+/// A runtime for one receiver thread, and its listener on it.
+fn runtime_for(
     listener: std::net::TcpListener,
-    state: Arc<Mutex<Received>>,
-    stopped: tokio::sync::oneshot::Receiver<()>,
-) {
+) -> (tokio::runtime::Runtime, std::net::TcpListener) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("cannot start the receiver's runtime: {e}"));
+    let _ = listener.set_nonblocking(true);
+    (runtime, listener)
+}
+
+/// Serves OTLP/HTTP on `listener` until `stopped` fires.
+fn serve(listener: std::net::TcpListener, state: Shared, stopped: Stopped) {
+    let (runtime, listener) = runtime_for(listener);
     runtime.block_on(async move {
-        let _ = listener.set_nonblocking(true);
         let listener = tokio::net::TcpListener::from_std(listener)
             .unwrap_or_else(|e| panic!("cannot serve the loopback port: {e}"));
         let app = axum::Router::new()
@@ -194,11 +226,47 @@ fn serve(
     });
 }
 
+/// Serves OTLP/gRPC on `listener` until `stopped` fires.
+fn serve_grpc(listener: std::net::TcpListener, state: Shared, stopped: Stopped) {
+    let (runtime, listener) = runtime_for(listener);
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .unwrap_or_else(|e| panic!("cannot serve the loopback port: {e}"));
+        let _ = tonic::transport::Server::builder()
+            .add_service(TraceServiceServer::new(GrpcTraces(state)))
+            .serve_with_incoming_shutdown(TcpIncoming::from(listener), async move {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+}
+
+/// The gRPC `TraceService`, keeping what it is sent.
+struct GrpcTraces(Shared);
+
+#[tonic::async_trait]
+impl TraceService for GrpcTraces {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        keep(&self.0, request.into_inner());
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
 /// `POST /v1/traces`: keeps the request's spans.
-async fn export(State(state): State<Arc<Mutex<Received>>>, body: Bytes) -> impl IntoResponse {
+async fn export(State(state): State<Shared>, body: Bytes) -> impl IntoResponse {
     let Ok(request) = ExportTraceServiceRequest::decode(body) else {
         return (StatusCode::BAD_REQUEST, Vec::new()).into_response();
     };
+    keep(&state, request);
+    let response = ExportTraceServiceResponse::default().encode_to_vec();
+    ([(header::CONTENT_TYPE, "application/x-protobuf")], response).into_response()
+}
+
+/// Keeps the spans of `request`.
+fn keep(state: &Shared, request: ExportTraceServiceRequest) {
     let mut received = state.lock().unwrap_or_else(PoisonError::into_inner);
     received.requests += 1;
     for resource_spans in request.resource_spans {
@@ -227,8 +295,6 @@ async fn export(State(state): State<Arc<Mutex<Received>>>, body: Bytes) -> impl 
             }
         }
     }
-    let response = ExportTraceServiceResponse::default().encode_to_vec();
-    ([(header::CONTENT_TYPE, "application/x-protobuf")], response).into_response()
 }
 
 fn attributes(list: &[KeyValue]) -> BTreeMap<String, Attr> {

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentgate::telemetry::{ENDPOINT, OtlpConfig, SERVICE_NAME, layer, tracer_provider};
+use agentgate::telemetry::{ENDPOINT, OtlpConfig, PROTOCOL, SERVICE_NAME, layer, tracer_provider};
 use agentgate::{Tool, ToolContext, ToolError, ToolOutput};
 use agentgate_core::permission::{AllowAll, Approver, PermissionConfig, RejectAll};
 use agentgate_core::testing::{Script, ScriptedModel};
@@ -95,8 +95,14 @@ async fn exported(
     count: usize,
 ) -> (Vec<ReceivedSpan>, String) {
     let endpoint = receiver.endpoint();
+    let protocol = if receiver.is_grpc() {
+        "grpc"
+    } else {
+        "http/protobuf"
+    };
     let config = OtlpConfig::from_lookup("agentgate-test", |var| match var {
         ENDPOINT => Some(endpoint.clone()),
+        PROTOCOL => Some(protocol.into()),
         SERVICE_NAME => Some("telemetry-test".into()),
         _ => None,
     })
@@ -242,4 +248,20 @@ async fn a_rejected_call_and_a_failed_model_call_are_errors() {
             .iter()
             .any(|t| t.str("error.type").is_some() && t.status_code == 2)
     );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_same_spans_go_over_grpc() {
+    let receiver = OtlpReceiver::start_grpc();
+    let model = Arc::new(ScriptedModel::new([Script::reply("hello")]));
+    let approver = Arc::new(AllowAll);
+    let (spans, session_id) = exported(&receiver, model, approver, &["hi"], 2).await;
+    let turn = span(&spans, "invoke_agent build");
+    let chat = span(&spans, "chat scripted");
+    assert!(chat.is_child_of(turn));
+    assert_eq!(
+        turn.str("gen_ai.conversation.id"),
+        Some(session_id.as_str())
+    );
+    assert_eq!(turn.service_name.as_deref(), Some("telemetry-test"));
 }

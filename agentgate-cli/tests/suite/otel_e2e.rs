@@ -193,3 +193,19 @@ async fn an_unusable_setting_is_named_and_the_run_goes_on() {
     );
     assert_eq!(receiver.requests(), 0);
 }
+
+#[tokio::test]
+async fn agent_run_exports_over_grpc() {
+    let sandbox = Sandbox::new("otel-grpc");
+    let _model = model(&sandbox).await;
+    let receiver = OtlpReceiver::start_grpc();
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".to_string()),
+    ];
+    run(&sandbox, &env).await;
+    let spans = receiver.wait_for(Duration::from_secs(5), |s| s.len() >= 5);
+    let turn = span(&spans, "invoke_agent build");
+    assert!(span(&spans, "execute_tool bash").is_child_of(turn));
+    assert_eq!(turn.service_name.as_deref(), Some("agentgate"));
+}
