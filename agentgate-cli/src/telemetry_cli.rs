@@ -5,6 +5,9 @@
 //! A setting that cannot be used is named on stderr and the command runs
 //! without export (`docs/observability.md`, "Traces").
 
+#[cfg(feature = "otel")]
+use crate::terminal_text::Untrusted;
+
 /// The export of one command, if any.
 pub(crate) struct Telemetry {
     #[cfg(feature = "otel")]
@@ -21,7 +24,11 @@ pub(crate) fn start() -> Telemetry {
                 guard: guard.is_active().then_some(guard),
             },
             Err(error) => {
-                eprintln!("agent: warning: traces are not exported: {error}");
+                // The message quotes the environment's values as given.
+                eprintln!(
+                    "agent: warning: traces are not exported: {}",
+                    Untrusted::new(&error.to_string())
+                );
                 Telemetry { guard: None }
             }
         }

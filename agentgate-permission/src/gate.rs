@@ -215,14 +215,16 @@ impl State {
             .collect();
         for sibling in siblings {
             if let Some(pending) = self.pending.shift_remove(&sibling) {
+                let by = Answerer::Cascade {
+                    request_id: cause.to_string(),
+                };
+                ask_span::answered(&pending.span, &Reply::reject(), &by);
                 if let Some(audit) = audit {
                     audit.record(AuditEntry::answered(
                         &pending.request,
                         &Reply::reject(),
                         Ruleset::new(),
-                        Answerer::Cascade {
-                            request_id: cause.to_string(),
-                        },
+                        by,
                     ));
                 }
                 self.publish(PermissionEvent::Replied {
@@ -252,14 +254,16 @@ impl State {
             .collect();
         for sibling in covered {
             if let Some(pending) = self.pending.shift_remove(&sibling) {
+                let by = Answerer::Cascade {
+                    request_id: cause.to_string(),
+                };
+                ask_span::answered(&pending.span, &Reply::Always, &by);
                 if let Some(audit) = audit {
                     audit.record(AuditEntry::answered(
                         &pending.request,
                         &Reply::Always,
                         Ruleset::new(),
-                        Answerer::Cascade {
-                            request_id: cause.to_string(),
-                        },
+                        by,
                     ));
                 }
                 self.publish(PermissionEvent::Replied {
