@@ -65,6 +65,8 @@ impl AgentFactory for CliAgents {
             .sandbox(policy)
             .store(self.store.clone())
             .permissions(permissions);
+        let contents = crate::telemetry_cli::capture_content();
+        builder = builder.engine(move |engine| engine.trace_contents(contents));
         if choice.demo {
             // As in `agent run`: the demo's session asks before any command.
             builder = builder.session_permission(Ruleset::from(vec![Rule::new(

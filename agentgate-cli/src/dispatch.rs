@@ -98,6 +98,18 @@ fn on_runtime<F: Future>(future: F) -> Result<F::Output, CliError> {
     Ok(output)
 }
 
+/// [`on_runtime`], with the command's spans exported where the
+/// `OTEL_EXPORTER_OTLP_*` variables say (nothing when unset), flushed
+/// before the runtime stops.
+fn on_traced_runtime<F: Future>(future: F) -> Result<F::Output, CliError> {
+    on_runtime(async move {
+        let telemetry = crate::telemetry_cli::start();
+        let output = future.await;
+        telemetry.finish().await;
+        output
+    })
+}
+
 /// `agent run`: the prompt from the arguments and stdin, or a command's
 /// arguments.
 fn run_prompt(mut args: RunArgs) -> Result<ExitCode, CliError> {
@@ -109,7 +121,7 @@ fn run_prompt(mut args: RunArgs) -> Result<ExitCode, CliError> {
         prompt(words)?
     };
     let options = args.into_options(prompt);
-    Ok(ExitCode::from(on_runtime(run_cli::run(options))??))
+    Ok(ExitCode::from(on_traced_runtime(run_cli::run(options))??))
 }
 
 /// Runs the command `cli` names and says how `agent` exits.
@@ -118,14 +130,14 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Run(args) => run_prompt(args),
         Command::Chat(args) => {
             let options = RunOptions::from(args);
-            Ok(ExitCode::from(on_runtime(chat_cli::chat(options))??))
+            Ok(ExitCode::from(on_traced_runtime(chat_cli::chat(options))??))
         }
         Command::Acp(args) => {
-            on_runtime(crate::acp_cli::serve(args.into()))??;
+            on_traced_runtime(crate::acp_cli::serve(args.into()))??;
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve(args) => {
-            on_runtime(crate::serve_cli::serve(args.into()))??;
+            on_traced_runtime(crate::serve_cli::serve(args.into()))??;
             Ok(ExitCode::SUCCESS)
         }
         Command::Attach(args) => attach(args),

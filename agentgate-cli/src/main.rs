@@ -44,6 +44,8 @@
 //!   program (model, tool, server, project text; `Untrusted` wraps it),
 //!   and `ask_frame`: how an ask is drawn so that no model text passes
 //!   for one.
+//! - `telemetry_cli`: the OpenTelemetry export of `agent run`, `chat`,
+//!   `serve` and `acp` (feature `otel`);
 //! - `trust_cli`: `agent trust`, and the question `agent run` and `agent
 //!   chat` ask about an untrusted project at a terminal.
 
@@ -73,6 +75,7 @@ mod run_output;
 mod serve_cli;
 mod sessions_cli;
 mod spinner;
+mod telemetry_cli;
 mod terminal_text;
 mod trust_cli;
 mod undo_cli;

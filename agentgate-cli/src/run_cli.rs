@@ -134,6 +134,26 @@ async fn start_mcp(workspace: &Workspace) -> Option<McpManager> {
     Some(manager)
 }
 
+/// The engine settings `agent run` and `agent chat` take from their flags
+/// (`--max-time`, `--max-retries`) and the environment (recording
+/// contents on the trace spans).
+fn engine_settings(
+    max_time: Option<Duration>,
+    retry: Option<agentgate_core::RetryPolicy>,
+) -> impl FnOnce(agentgate_core::EngineBuilder) -> agentgate_core::EngineBuilder + Send + 'static {
+    let contents = crate::telemetry_cli::capture_content();
+    move |mut engine| {
+        engine = engine.trace_contents(contents);
+        if let Some(limit) = max_time {
+            engine = engine.max_turn_time(limit);
+        }
+        if let Some(retry) = retry {
+            engine = engine.retry(retry);
+        }
+        engine
+    }
+}
+
 /// Assembles the agent for a command the way the library does
 /// (`agentgate::CodingAgent::builder` over the directory's [`Workspace`]:
 /// configuration, model through the config's providers, tools under the
@@ -240,16 +260,7 @@ pub async fn build_agent(
     if let Some(id) = resume {
         builder = builder.resume(id);
     }
-    let max_time = options.max_time;
-    builder = builder.engine(move |mut engine| {
-        if let Some(limit) = max_time {
-            engine = engine.max_turn_time(limit);
-        }
-        if let Some(retry) = retry {
-            engine = engine.retry(retry);
-        }
-        engine
-    });
+    builder = builder.engine(engine_settings(options.max_time, retry));
     let agent = builder.build().await.map_err(|e| e.to_string())?;
     Ok(Built {
         agent,

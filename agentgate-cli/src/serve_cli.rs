@@ -119,6 +119,8 @@ impl AgentFactory for CliAgents {
             .share_cli_store()
             .model(choice.model)
             .sandbox(policy);
+        let contents = crate::telemetry_cli::capture_content();
+        builder = builder.engine(move |engine| engine.trace_contents(contents));
         if let Some(deadline) = self.ask_deadline {
             builder = builder.engine(move |engine| engine.ask_deadline(deadline));
         }

@@ -187,6 +187,10 @@ pub use engine::NonInteractive;
 pub use engine::RetryPolicy;
 /// Sub-agents through the `task` tool (§10); its arguments are in [`task`].
 pub use engine::TaskSettings;
+/// The `tracing` target of the OpenTelemetry GenAI spans of turns, model
+/// calls and tool calls (`invoke_agent`, `chat`, `execute_tool`), for a
+/// subscriber's filter (`docs/observability.md`, "Traces").
+pub use engine::trace_spans::TARGET as TRACE_TARGET;
 /// A custom command made ready to send ([`Engine::prepare_command`]).
 pub use engine::{CommandError, PreparedCommand, SubtaskPlan};
 /// Revert, unrevert and per-message diffs from the steps' checkpoints.

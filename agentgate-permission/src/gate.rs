@@ -12,8 +12,10 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, oneshot};
 use tokio::task::AbortHandle;
+use tracing::Instrument;
 
 use crate::approver::Approver;
+use crate::ask_span;
 use crate::audit::{Answerer, AuditEntry, AuditSink, decided};
 use crate::error::PermissionError;
 use crate::request::{Allowed, AskRequest, PermissionRequest, Reply, ReplyKind};
@@ -129,6 +131,8 @@ struct Pending {
     resolve: oneshot::Sender<Result<Allowed, PermissionError>>,
     /// The approver task deciding this request, if any.
     approver_task: Option<AbortHandle>,
+    /// The asking check's span: who answered is noted there.
+    span: tracing::Span,
 }
 
 impl Pending {
@@ -214,14 +218,16 @@ impl State {
             .collect();
         for sibling in siblings {
             if let Some(pending) = self.pending.shift_remove(&sibling) {
+                let by = Answerer::Cascade {
+                    request_id: cause.to_string(),
+                };
+                ask_span::answered(&pending.span, &Reply::reject(), &by);
                 if let Some(audit) = audit {
                     audit.record(AuditEntry::answered(
                         &pending.request,
                         &Reply::reject(),
                         Ruleset::new(),
-                        Answerer::Cascade {
-                            request_id: cause.to_string(),
-                        },
+                        by,
                     ));
                 }
                 self.publish(PermissionEvent::Replied {
@@ -251,14 +257,16 @@ impl State {
             .collect();
         for sibling in covered {
             if let Some(pending) = self.pending.shift_remove(&sibling) {
+                let by = Answerer::Cascade {
+                    request_id: cause.to_string(),
+                };
+                ask_span::answered(&pending.span, &Reply::Always, &by);
                 if let Some(audit) = audit {
                     audit.record(AuditEntry::answered(
                         &pending.request,
                         &Reply::Always,
                         Ruleset::new(),
-                        Answerer::Cascade {
-                            request_id: cause.to_string(),
-                        },
+                        by,
                     ));
                 }
                 self.publish(PermissionEvent::Replied {
@@ -875,9 +883,21 @@ impl Inner {
     }
 
     /// Records the entry `entry` builds, only when a sink is installed.
+    /// Hands the entry to the audit sink and notes it on the current
+    /// permission span; built only when one of them wants it.
     fn record(&self, entry: impl FnOnce() -> AuditEntry) {
-        if let Some(sink) = self.sink() {
-            sink.record(entry());
+        let span = tracing::Span::current();
+        let traced = ask_span::wants(&span);
+        let sink = self.sink();
+        if sink.is_none() && !traced {
+            return;
+        }
+        let entry = entry();
+        if traced {
+            ask_span::note(&span, &entry);
+        }
+        if let Some(sink) = sink {
+            sink.record(entry);
         }
     }
 
@@ -914,7 +934,17 @@ impl Inner {
         Ok(needs_prompt)
     }
 
+    /// [`ask_untraced`](Self::ask_untraced) inside the check's span.
     async fn ask(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
+        let span = ask_span::ask_span(&req);
+        let start = tokio::time::Instant::now();
+        let outcome = Self::ask_untraced(this, req).instrument(span.clone()).await;
+        ask_span::ended(&span, &outcome, start);
+        outcome
+    }
+
+    /// Decides `req` by the rules, or asks and waits for the answer.
+    async fn ask_untraced(this: &Arc<Self>, req: AskRequest) -> Result<Allowed, PermissionError> {
         // The caller's ruleset first, alone: its `deny` is final, whatever
         // was approved (an approval never overrides a configured deny).
         // Ceilings (the rules of a task child's parents) bound it: the
@@ -956,6 +986,7 @@ impl Inner {
                 token,
                 resolve,
                 approver_task,
+                span: tracing::Span::current(),
             };
             // A caller reusing the id of a pending request replaces it (in
             // place, as opencode's map does); the replaced ask fails with
@@ -1124,6 +1155,7 @@ impl Inner {
             return Err(PermissionError::NotFound { id: id.to_string() });
         };
         let session = entry.request.session_id.clone();
+        ask_span::answered(&entry.span, &reply, &answered_by);
         let sink = self.sink();
         let audit = sink.as_deref();
         if let Some(audit) = audit {

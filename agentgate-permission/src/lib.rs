@@ -53,6 +53,8 @@ mod always;
 mod approver;
 pub mod arity;
 #[cfg(feature = "gate")]
+mod ask_span;
+#[cfg(feature = "gate")]
 mod audit;
 mod compiled;
 mod config;
@@ -124,6 +126,11 @@ pub use approver::{
 /// The audit trail of the gate's decisions, behind the `gate` feature.
 #[cfg(feature = "gate")]
 pub use audit::{Answerer, AuditEntry, AuditSink, PatternDecision};
+
+/// The `tracing` target of the gate's `permission` spans, behind the
+/// `gate` feature.
+#[cfg(feature = "gate")]
+pub use ask_span::TARGET as TRACE_TARGET;
 
 /// Where "always" approvals are kept, behind the `gate` feature.
 #[cfg(feature = "gate")]

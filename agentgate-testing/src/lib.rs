@@ -15,6 +15,8 @@
 //!   asked and answers by a fixed reply or a function.
 //! - `replay` (feature `replay`): loopback wiremock servers replaying
 //!   server-sent-event streams, and an HTTP client for them.
+//! - `otlp` (feature `otlp`): a loopback OTLP/HTTP receiver that decodes
+//!   the trace exports it gets.
 //!
 //! The API speaks std types, `serde_json` values and agentgate-permission's
 //! request types only: the crates above agentgate-permission depend on this one
@@ -25,6 +27,8 @@ pub mod approver;
 pub mod conformance;
 pub mod function_length;
 pub mod imports;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 #[cfg(feature = "replay")]
 pub mod replay;
 pub mod scratch;

@@ -28,6 +28,9 @@
 //!   servers on one database; asks answered in any of them), the
 //!   `AskRelay` trait and the import from the file stores
 //!   (`agentgate-store`; guide: `docs/stores.md`).
+//! - `telemetry` (feature `otel`): the engine's OpenTelemetry GenAI spans
+//!   exported over OTLP where the `OTEL_EXPORTER_OTLP_*` variables say
+//!   (`docs/observability.md`).
 //! - `demo` (feature `demo`): `DemoModel`, an offline scripted model;
 //!   `testing` (feature `test-util`): `ScriptedModel` for tests.
 //!
@@ -105,6 +108,10 @@ pub mod acp;
 // Serving coding agents over HTTP with opencode's server API.
 #[cfg(feature = "server")]
 pub mod server;
+
+// OpenTelemetry traces of the engine, exported over OTLP.
+#[cfg(feature = "otel")]
+pub mod telemetry;
 
 // Running prompts on a server (`agent serve`) and answering its asks.
 #[cfg(feature = "remote")]

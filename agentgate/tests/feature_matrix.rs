@@ -26,6 +26,7 @@ const FEATURES: &[&str] = &[
     "store",
     "sqlite",
     "postgres",
+    "otel",
     "test-util",
 ];
 

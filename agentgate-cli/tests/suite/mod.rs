@@ -14,6 +14,7 @@ mod commands_cli;
 mod config_cli;
 mod interrupt_cli;
 mod opencode_differential;
+mod otel_e2e;
 mod project_trust_cli;
 mod run_attachments;
 mod run_cli;

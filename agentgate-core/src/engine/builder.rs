@@ -212,6 +212,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Records prompt and completion contents on the `chat` trace spans
+    /// ([`LoopSettings::trace_contents`]; default: not recorded).
+    pub fn trace_contents(mut self, on: bool) -> Self {
+        self.config.trace_contents = on;
+        self
+    }
+
     /// Ends every turn that runs longer than `limit` with a `timeout`
     /// error ([`LoopSettings::max_turn_time`]; default: no deadline).
     pub fn max_turn_time(mut self, limit: std::time::Duration) -> Self {

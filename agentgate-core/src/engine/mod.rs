@@ -27,6 +27,8 @@
 //!   call through the step's tool-call path;
 //! - `manual_compaction.rs`: a compaction the user asks for;
 //! - `step_patch.rs`: a step's checkpoint, taken when it ends;
+//! - `trace_spans.rs`: the OpenTelemetry GenAI spans of turns, model calls
+//!   and tool calls;
 //! - `resume.rs`: a turn stopped at an ask, continued once it is answered
 //!   (`abandoned_calls.rs`: the calls a stopped process left open);
 //! - `revert.rs`: revert, unrevert and the diff of a message, from those
@@ -61,6 +63,7 @@ mod text_diff;
 mod title_setting;
 mod titles;
 mod tool_calls;
+pub(crate) mod trace_spans;
 mod turn;
 mod turn_compaction;
 mod turn_context;

@@ -17,11 +17,13 @@
 
 use futures::StreamExt;
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::retry::{RetryHistory, RetryPlan, with_note};
 use super::state::EngineState;
 use super::step_size::{event_bytes, step_too_large};
 use super::tool_calls::{CallsEnd, close_calls, close_open_calls, execute_calls, refuse_calls};
+use super::trace_spans;
 use super::turn_context::TurnContext;
 use crate::error::ModelError;
 use crate::event::{DeltaField, Event, SessionStatus};
@@ -357,7 +359,7 @@ fn merge_metadata(target: &mut Option<ProviderMetadata>, extra: ProviderMetadata
 
 /// Runs one step into `message` (which already holds its step-start part).
 pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> StepEnd {
-    let (calls, (reason, usage)) = match stream_with_retries(&input, message).await {
+    let (calls, (reason, usage)) = match traced_stream(&input, message).await {
         Ok(streamed) => streamed,
         Err(end) => return end,
     };
@@ -404,6 +406,23 @@ pub(super) async fn run_step(input: StepInput<'_>, message: &mut Message) -> Ste
 
 /// The step's complete calls (part indexes) and how the model finished.
 type Streamed = (Vec<usize>, (FinishReason, Usage));
+
+/// [`stream_with_retries`] inside the model call's `chat` span.
+async fn traced_stream(input: &StepInput<'_>, message: &mut Message) -> Result<Streamed, StepEnd> {
+    let info = input.ctx.model.info();
+    let contents = input.ctx.engine.config.trace_contents;
+    let span = trace_spans::chat(&info.provider, &info.id, &input.request, contents);
+    let streamed = stream_with_retries(input, message)
+        .instrument(span.clone())
+        .await;
+    let outcome = match &streamed {
+        Ok((_, (reason, usage))) => Ok((*reason, usage)),
+        Err(StepEnd::Failed(error)) => Err(error),
+        Err(_) => Err(&ModelError::Cancelled),
+    };
+    trace_spans::chat_ended(&span, &info.id, outcome, message, contents);
+    streamed
+}
 
 /// Streams the step into `message`, retrying an attempt that failed before
 /// it committed; `Err` with the step's end when it cannot go on.

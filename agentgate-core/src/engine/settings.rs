@@ -46,6 +46,12 @@ pub struct LoopSettings {
     /// arguments), in bytes; past it the step fails with an error saying
     /// so. Default 32 MB.
     pub max_step_bytes: usize,
+    /// Record prompt and completion contents on the trace spans: the
+    /// OpenTelemetry GenAI conventions' opt-in attributes
+    /// `gen_ai.system_instructions`, `gen_ai.input.messages` and
+    /// `gen_ai.output.messages` of each `chat` span. Off by default: the
+    /// spans then carry names, ids, models, token counts and errors only.
+    pub trace_contents: bool,
 }
 
 impl Default for LoopSettings {
@@ -59,6 +65,7 @@ impl Default for LoopSettings {
             max_steps: None,
             subagent_depth: 1,
             max_turn_time: None,
+            trace_contents: false,
             ask_deadline: None,
             max_step_bytes: DEFAULT_MAX_STEP_BYTES,
         }

@@ -44,6 +44,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use super::facade::Engine;
 use super::outcome::{PromptError, StopReason, TurnResult};
@@ -411,7 +412,10 @@ async fn run_child(
     let cancel = ctx.cancel.clone();
     let parts = vec![Part::text(prompt)];
     let runner = engine.clone();
-    let handle = tokio::spawn(async move { runner.prompt_with(&id, parts, cancel).await });
+    // In the caller's span (its `execute_tool`), so the child's
+    // `invoke_agent` span is a child of the call that started it.
+    let child = async move { runner.prompt_with(&id, parts, cancel).await };
+    let handle = tokio::spawn(child.in_current_span());
     match handle.await {
         Ok(Ok(turn)) => Ok(turn),
         Ok(Err(error)) => {

@@ -10,10 +10,12 @@ use agentgate_permission::{Action, AskRequest, PermissionError, PermissionEvent,
 use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::doom_loop;
 use super::hook_calls::{run_hooks, tool_response, with_context};
 use super::state::EngineState;
+use super::trace_spans;
 use super::turn_context::TurnContext;
 use crate::checkpoint::{ChangeScope, ToolEffects};
 use crate::event::Event;
@@ -370,15 +372,29 @@ fn finished_state(state: &ToolState, result: Result<ToolOutput, ToolError>) -> T
     }
 }
 
-/// Runs one call and reports its result on `updates`.
+/// Runs one call inside its `execute_tool` span.
 async fn run_call(
     ctx: &TurnContext<'_>,
     message_id: &str,
     call: CallSpec,
     updates: Updates,
 ) -> CallEnd {
+    let span = trace_spans::execute_tool(&call.name, &call.call_id);
+    run_call_traced(ctx, message_id, call, updates)
+        .instrument(span)
+        .await
+}
+
+/// Runs one call and reports its result on `updates` (and on its span).
+async fn run_call_traced(
+    ctx: &TurnContext<'_>,
+    message_id: &str,
+    call: CallSpec,
+    updates: Updates,
+) -> CallEnd {
     let call_id = call.call_id.clone();
-    let report = |result| {
+    let report = |result: Result<ToolOutput, ToolError>| {
+        trace_spans::tool_ended(&result);
         // The step ends only after every call did, so it is still
         // listening; a failed send would mean the step is gone.
         let _ = updates.send(CallUpdate::Finished {

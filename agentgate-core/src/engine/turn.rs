@@ -10,11 +10,14 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use super::doom_loop::DOOM_LOOP_THRESHOLD;
 use super::outcome::{PromptError, StopReason, TurnResult, error_of};
 use super::processor::{StepEnd, StepInput, run_step};
 use super::state::{complete_message, emit_message};
 use super::step_patch::add_step_patch;
+use super::trace_spans;
 use super::turn_compaction::{Trigger, compact};
 use super::turn_context::TurnContext;
 use super::turn_rules::{ExitState, MAX_STEPS_PROMPT, StepMode, should_exit, step_mode};
@@ -68,8 +71,30 @@ struct StepFacts {
 }
 
 /// Runs the turn of `ctx` over `model_messages` (`full`: the context was
-/// already full when the prompt started).
+/// already full when the prompt started), inside its `invoke_agent` span.
 pub(super) async fn run_turn(
+    ctx: &TurnContext<'_>,
+    full: bool,
+    model_messages: History,
+) -> Result<TurnResult, PromptError> {
+    let info = ctx.model.info();
+    let span =
+        trace_spans::invoke_agent(&ctx.agent.name, ctx.session_id(), &info.provider, &info.id);
+    let result = drive_turn(ctx, full, model_messages)
+        .instrument(span.clone())
+        .await;
+    if let Ok(result) = &result {
+        let error = match &result.stop {
+            StopReason::Error { error } => Some(error),
+            _ => None,
+        };
+        trace_spans::turn_ended(&span, &result.usage, error);
+    }
+    result
+}
+
+/// The turn itself: prepare, step, decide, until it stops.
+async fn drive_turn(
     ctx: &TurnContext<'_>,
     full: bool,
     model_messages: History,
