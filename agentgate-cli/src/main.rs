@@ -75,6 +75,7 @@ mod sessions_cli;
 mod spinner;
 mod terminal_text;
 mod trust_cli;
+mod tui;
 mod undo_cli;
 mod workspace;
 
@@ -83,8 +84,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
-    match dispatch::run(cli) {
+    // `agent` alone at a terminal opens `agent tui`, as `opencode` does;
+    // off a terminal it says what it always said (a subcommand is needed).
+    let outcome = if alone_at_a_terminal() {
+        dispatch::tui(args::TuiArgs::default())
+    } else {
+        dispatch::run(args::Cli::parse())
+    };
+    match outcome {
         Ok(code) => code,
         Err(error) => {
             // An error may quote a server, a model or a project.
@@ -92,4 +99,13 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `agent` was run with no argument, its input and output a
+/// terminal.
+fn alone_at_a_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::env::args_os().len() == 1
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
 }
