@@ -55,10 +55,10 @@ pub struct Local {
 /// How the trust state reads in the status line.
 fn trust_word(trust: &ProjectTrust) -> &'static str {
     match trust {
-        ProjectTrust::NotNeeded => "not needed",
-        ProjectTrust::Trusted => "trusted",
-        ProjectTrust::Untrusted { .. } => "untrusted",
-        ProjectTrust::Changed { .. } => "changed since trusted",
+        ProjectTrust::NotNeeded => "no trust needed",
+        ProjectTrust::Trusted => "project trusted",
+        ProjectTrust::Untrusted { .. } => "project untrusted",
+        ProjectTrust::Changed { .. } => "project changed since trusted",
         #[allow(unreachable_patterns)]
         _ => "unknown",
     }

@@ -1,7 +1,7 @@
-//! The status line of `agent tui`: what runs now (a spinner and the
-//! activity while a turn runs), then the agent, the model, the tokens and
+//! The status line of `agent tui`: the agent, the model, the tokens and
 //! cost so far, the sandbox mode, whether the project is trusted, and the
-//! session (local, or the server attached to).
+//! session (local, or the server attached to); labelled when the screen
+//! is wide enough, values only when it is not.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,51 +9,62 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::state::State;
+use super::state::Status;
 
-/// The spinner's frames.
-const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
+/// The spinner's frames (the hint line shows it while a turn runs).
+pub const SPINNER: [&str; 4] = ["◐", "◓", "◑", "◒"];
 
-/// The status line's spans.
-pub fn status_line(state: &State) -> Line<'static> {
-    let status = &state.status;
+/// A token count, short: `950`, `1.2k`, `3.4M`.
+fn count(n: u64) -> String {
+    match n {
+        0..1000 => n.to_string(),
+        1000..1_000_000 => format!("{:.1}k", n as f64 / 1000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// The status line's fields: label (none for the trust state, whose
+/// words say what they are) and value.
+fn fields(status: &Status) -> Vec<(&'static str, String)> {
+    let mut tokens = format!("{}↑ {}↓", count(status.tokens_in), count(status.tokens_out));
+    if let Some(cost) = status.cost {
+        tokens.push_str(&format!(" ${cost:.4}"));
+    }
+    vec![
+        ("agent", status.agent.clone()),
+        ("model", status.model.clone()),
+        ("tokens", tokens),
+        ("sandbox", status.sandbox.clone()),
+        ("", status.trust.clone()),
+        ("session", format!("{} {}", status.place, status.session)),
+    ]
+}
+
+/// The status line for a screen `width` columns wide.
+pub fn status_line(status: &Status, width: u16) -> Line<'static> {
     let label = Style::default().fg(Color::DarkGray);
     let value = Style::default().add_modifier(Modifier::BOLD);
+    let fields = fields(status);
+    let full: usize = fields
+        .iter()
+        .map(|(l, v)| l.chars().count() + v.chars().count() + 4)
+        .sum();
+    let labelled = full <= usize::from(width);
     let mut spans = Vec::new();
-    if let Some(activity) = &state.activity {
-        let frame = SPINNER[state.tick % SPINNER.len()];
-        spans.push(Span::styled(
-            format!("{frame} {activity} "),
-            Style::default().fg(Color::Yellow),
-        ));
-        spans.push(Span::styled("│ ", label));
-    }
-    let mut field = |name: &str, text: String| {
-        spans.push(Span::styled(format!("{name} "), label));
+    for (name, text) in fields {
+        if !spans.is_empty() {
+            spans.push(Span::styled(" · ", label));
+        }
+        let name = if labelled { name } else { "" };
+        if !name.is_empty() {
+            spans.push(Span::styled(format!("{name} "), label));
+        }
         spans.push(Span::styled(text, value));
-        spans.push(Span::styled(" · ", label));
-    };
-    field("agent", status.agent.clone());
-    field("model", status.model.clone());
-    field(
-        "tokens",
-        format!("{}↑ {}↓", status.tokens_in, status.tokens_out),
-    );
-    if let Some(cost) = status.cost {
-        field("cost", format!("${cost:.4}"));
     }
-    field("sandbox", status.sandbox.clone());
-    field("trust", status.trust.clone());
-    field(&status.place, status.session.clone());
-    spans.pop();
     Line::from(spans)
 }
 
 /// Draws the status line into `area` (one row).
-pub fn draw(frame: &mut Frame<'_>, area: Rect, state: &State) {
-    let line = status_line(state);
-    frame.render_widget(
-        Paragraph::new(line).style(Style::default().bg(Color::Reset)),
-        area,
-    );
+pub fn draw(frame: &mut Frame<'_>, area: Rect, status: &Status) {
+    frame.render_widget(Paragraph::new(status_line(status, area.width)), area);
 }

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph};
 
 use super::state::State;
+use super::status_line::SPINNER;
 use super::transcript_view::ViewCache;
 use super::{ask_modal, sessions_panel, status_line, transcript_view};
 use crate::terminal_text::terminal_safe;
@@ -49,7 +50,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &State, cache: &mut ViewCache) {
     );
     frame.render_widget(Paragraph::new(hint_line(state)), hints);
     draw_editor(frame, editor, state);
-    status_line::draw(frame, status, state);
+    status_line::draw(frame, status, &state.status);
     if let Some(panel) = &state.sessions {
         sessions_panel::draw(frame, transcript, panel, &state.status.session);
     }
@@ -58,17 +59,31 @@ pub fn draw(frame: &mut Frame<'_>, state: &State, cache: &mut ViewCache) {
     }
 }
 
-/// The line of hints above the editor.
+/// The line above the editor: while a turn runs, a spinner and what it
+/// does; else the keys.
 fn hint_line(state: &State) -> Line<'static> {
     let dim = Style::default().fg(Color::DarkGray);
-    let text = if state.ask.is_some() {
-        "an ask is waiting: answer it in the box above"
-    } else if state.busy() {
-        "Ctrl-C cancels the turn · PgUp/PgDn scroll · Ctrl-O tool output"
-    } else {
-        "Enter sends · Alt-Enter new line · /help commands · Ctrl-D quits"
-    };
-    Line::from(Span::styled(text, dim))
+    if state.ask.is_some() {
+        return Line::from(Span::styled(
+            "an ask is waiting: answer it in the box above",
+            Style::default().fg(Color::Yellow),
+        ));
+    }
+    if let Some(activity) = &state.activity {
+        let frame = SPINNER[state.tick % SPINNER.len()];
+        return Line::from(vec![
+            Span::styled(
+                format!("{frame} {activity}"),
+                Style::default().fg(Color::Yellow),
+            ),
+            Span::styled(
+                " · Ctrl-C cancels the turn · PgUp/PgDn scroll · Ctrl-O tool output",
+                dim,
+            ),
+        ]);
+    }
+    let keys = "Enter sends · Alt-Enter new line · /help · Ctrl-O tool output · Ctrl-D quits";
+    Line::from(Span::styled(keys, dim))
 }
 
 /// The prompt editor, the cursor placed in it.
