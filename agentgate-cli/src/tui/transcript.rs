@@ -9,6 +9,7 @@
 //! carry a control or escape sequence.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use agentgate::{DeltaField, Event, Message, Part, Role, ToolPart, ToolState, TurnEvent};
 
@@ -93,8 +94,6 @@ pub struct Transcript {
     index: HashMap<String, usize>,
     /// The renderer of each streamed part's text.
     streams: HashMap<String, StreamText>,
-    /// The next revision number.
-    next_rev: u64,
 }
 
 impl Transcript {
@@ -111,9 +110,11 @@ impl Transcript {
         &self.entries
     }
 
+    /// A revision number no entry of any transcript had before (a view
+    /// caches drawn lines by it, across a transcript replaced by another).
     fn rev(&mut self) -> u64 {
-        self.next_rev += 1;
-        self.next_rev
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        NEXT.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Adds an entry at the end.
