@@ -20,11 +20,13 @@
 //! the screen is taken, in line mode, as `agent chat` does.
 
 mod ask_modal;
+mod backend;
 mod driver;
 mod editor;
 mod highlight;
 mod local;
 mod markdown;
+mod remote;
 mod sessions_panel;
 mod state;
 mod status_line;
@@ -33,6 +35,7 @@ mod transcript;
 mod transcript_view;
 mod update;
 mod view;
+mod work;
 mod wrap;
 
 #[cfg(test)]
@@ -64,20 +67,36 @@ pub async fn tui(mut options: RunOptions) -> Result<u8, String> {
         directory,
         model: None,
     };
-    let mut state = state::State::new(local.status());
-    state.transcript = local.transcript().await;
-    state.agents = local.agents.clone();
-    state.commands = crate::commands_cli::help_lines(&local.commands)
+    let commands = crate::commands_cli::help_lines(&local.commands)
         .iter()
         .map(|line| crate::terminal_text::terminal_safe(line))
         .collect();
-    let mut driver = driver::Driver::new(local, state, asks);
+    let agents = local.agents.clone();
+    let backend = backend::Backend::Local(local);
+    let driver = run_screen(backend, asks, commands, agents).await?;
+    if let backend::Backend::Local(local) = &driver.backend {
+        finish(&local.agent).await;
+    }
+    Ok(0)
+}
+
+/// Shows `backend`'s session full screen until the person leaves.
+async fn run_screen(
+    backend: backend::Backend,
+    asks: tokio::sync::mpsc::Receiver<agentgate::permission::ApprovalRequest>,
+    commands: Vec<String>,
+    agents: Vec<String>,
+) -> Result<driver::Driver, String> {
+    let mut state = state::State::new(backend.status());
+    state.transcript = backend.transcript().await;
+    state.agents = agents;
+    state.commands = commands;
+    let mut driver = driver::Driver::new(backend, state, asks);
     let mut screen = terminal::FullScreen::enter()?;
     let outcome = driver.run(&mut screen.terminal, &mut screen.inputs).await;
     drop(screen);
     outcome?;
-    finish(&driver.local.agent).await;
-    Ok(0)
+    Ok(driver)
 }
 
 /// Lets a session title still being written land before `agent` exits,
@@ -93,11 +112,36 @@ async fn finish(agent: &CodingAgent) {
 }
 
 /// Runs `agent tui --attach URL [--session ID]`: the same screen on a
-/// session of an `agent serve` (or `opencode serve`) server.
+/// session of an `agent serve` (or `opencode serve`) server (a new one
+/// unless `session`); its asks are answered in the modal. The password
+/// comes from OPENCODE_SERVER_PASSWORD or AGENT_SERVER_PASSWORD.
 pub async fn attach(url: String, session: Option<String>) -> Result<u8, String> {
-    let _ = (url, session);
-    Err(
-        "agent tui --attach is not built yet; `agent attach URL` runs one prompt on a server"
-            .into(),
-    )
+    let (approver, asks) = ChannelApprover::new(8);
+    let approver = Arc::new(approver.answered_by(Answerer::Terminal));
+    let agent = agentgate::remote::RemoteAgent::builder(&url)
+        .credentials_from_env()
+        .approver(approver)
+        .connect()
+        .await
+        .map_err(|e| e.to_string())?;
+    let session = match &session {
+        Some(id) => agent.session(id).await,
+        None => agent.new_session().await,
+    }
+    .map_err(|e| e.to_string())?;
+    let remote = remote::Remote {
+        agent,
+        session,
+        model: String::new(),
+    };
+    let commands = remote.commands().await;
+    let driver = run_screen(backend::Backend::Remote(remote), asks, commands, Vec::new()).await?;
+    if let backend::Backend::Remote(remote) = &driver.backend {
+        eprintln!(
+            "agent tui: session {} at {}",
+            crate::terminal_text::Untrusted::new(remote.session.id()),
+            crate::terminal_text::Untrusted::new(remote.agent.url())
+        );
+    }
+    Ok(0)
 }

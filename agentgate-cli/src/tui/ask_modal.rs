@@ -11,7 +11,7 @@
 //! Every text in it went through [`ask_safe`]: every character of what is
 //! approved is shown, the invisible ones written out.
 
-use agentgate::permission::{PermissionRequest, ReplyKind};
+use agentgate::permission::{PermissionRequest, Reply, ReplyKind};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -36,6 +36,20 @@ pub enum Answer {
     Reject,
     /// Rejected, with these words for the model.
     Feedback(String),
+}
+
+impl Answer {
+    /// The reply the gate (or the server) gets.
+    pub fn reply(self) -> Reply {
+        match self {
+            Answer::Once => Reply::Once,
+            Answer::Grant => Reply::Grant,
+            Answer::Always => Reply::Always,
+            Answer::AlwaysExact => Reply::AlwaysExact,
+            Answer::Reject => Reply::reject(),
+            Answer::Feedback(words) => Reply::correct(words),
+        }
+    }
 }
 
 /// What the modal shows of one ask.

@@ -7,25 +7,26 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
+use agentgate::CancellationToken;
 use agentgate::permission::ApprovalRequest;
-use agentgate::{CancellationToken, StopReason, TurnEvent, TurnResult};
 use futures::StreamExt;
 use ratatui::Terminal;
-use ratatui::backend::Backend;
+use ratatui::backend::Backend as TerminalBackend;
 use tokio::sync::mpsc;
 
 use super::ask_modal::AskView;
-use super::local::{Local, Turn, Work, WorkDone, reply_of};
+use super::backend::Backend;
 use super::state::State;
 use super::transcript::NoteKind;
 use super::transcript_view::ViewCache;
 use super::update::{Effect, Msg, TurnSummary, update};
 use super::view;
+use super::work::{Started, Turn, Work, WorkDone};
 
 /// Everything the loop holds besides the screen.
 pub struct Driver {
-    /// The agent.
-    pub local: Local,
+    /// Where the session runs.
+    pub backend: Backend,
     /// The screen's state.
     pub state: State,
     /// Asks from the gate.
@@ -42,9 +43,9 @@ pub struct Driver {
 }
 
 /// The next event of `turn` (never, without one).
-async fn next_event(turn: &mut Option<Turn>) -> Option<TurnEvent> {
+async fn next_event(turn: &mut Option<Turn>) -> Option<Msg> {
     match turn {
-        Some(turn) => turn.stream.next().await,
+        Some(turn) => turn.events.next().await,
         None => std::future::pending().await,
     }
 }
@@ -57,38 +58,11 @@ async fn work_done(work: &mut Option<(Work, CancellationToken)>) -> WorkDone {
     }
 }
 
-/// What the status line and transcript take from a finished turn.
-fn summary_of(
-    result: &Result<TurnResult, agentgate::PromptError>,
-    cost: Option<agentgate::ModelCost>,
-) -> TurnSummary {
-    let stopped = crate::render::stop_message(result);
-    match result {
-        Ok(turn) => {
-            let usage = &turn.usage;
-            let reported = usage.context_tokens() > 0 || usage.output > 0;
-            TurnSummary {
-                stopped: match &turn.stop {
-                    StopReason::Done { .. } => None,
-                    _ => stopped,
-                },
-                tokens_in: usage.input,
-                tokens_out: usage.output,
-                cost: cost.filter(|_| reported).map(|c| c.of(usage)),
-            }
-        }
-        Err(_) => TurnSummary {
-            stopped,
-            ..TurnSummary::default()
-        },
-    }
-}
-
 impl Driver {
-    /// A driver for `local`, its asks arriving on `asks`.
-    pub fn new(local: Local, state: State, asks: mpsc::Receiver<ApprovalRequest>) -> Self {
+    /// A driver for `backend`, its asks arriving on `asks`.
+    pub fn new(backend: Backend, state: State, asks: mpsc::Receiver<ApprovalRequest>) -> Self {
         Driver {
-            local,
+            backend,
             state,
             asks,
             turn: None,
@@ -100,7 +74,7 @@ impl Driver {
     }
 
     /// Runs until the person leaves; `inputs` are the terminal's events.
-    pub async fn run<B: Backend>(
+    pub async fn run<B: TerminalBackend>(
         &mut self,
         terminal: &mut Terminal<B>,
         inputs: &mut mpsc::UnboundedReceiver<crossterm::event::Event>,
@@ -153,13 +127,13 @@ impl Driver {
         }
     }
 
-    fn turn_event(&mut self, item: Option<TurnEvent>) -> Msg {
+    fn turn_event(&mut self, item: Option<Msg>) -> Msg {
         match item {
-            Some(TurnEvent::Finished(result)) => {
+            Some(msg @ Msg::Finished(_)) => {
                 self.end_turn();
-                Msg::Finished(summary_of(&result, self.local.cost()))
+                msg
             }
-            Some(item) => Msg::Turn(Box::new(item)),
+            Some(msg) => msg,
             None => {
                 self.end_turn();
                 Msg::Finished(TurnSummary::default())
@@ -186,47 +160,55 @@ impl Driver {
     }
 
     fn work_done(&mut self, done: WorkDone) -> Msg {
-        match done {
-            WorkDone::Prepared(Err(message)) => Msg::Finished(TurnSummary {
-                stopped: Some(message),
-                ..TurnSummary::default()
-            }),
-            WorkDone::Prepared(Ok(prepared)) => {
-                let cancel = CancellationToken::new();
-                if let Some(plan) = prepared.subtask.clone() {
-                    self.work = Some((self.local.subtask(plan, cancel.clone()), cancel));
-                    return Msg::Said(NoteKind::Info, "running the command as a sub-agent".into());
-                }
-                let notes = prepared.notes.join("\n");
-                self.turn = Some(self.local.send_prepared(*prepared));
-                Msg::Said(NoteKind::Info, notes)
-            }
-            WorkDone::Subtask(result) => {
-                let (kind, text) = match result {
-                    Ok(output) => (NoteKind::Info, output),
-                    Err(error) => (
-                        NoteKind::Error,
-                        format!("the sub-agent did not run: {error}"),
-                    ),
-                };
-                self.state.transcript.note(kind, &text);
-                Msg::Finished(TurnSummary::default())
+        if let WorkDone::Subtask(result) = done {
+            let (kind, text) = match result {
+                Ok(output) => (NoteKind::Info, output),
+                Err(error) => (
+                    NoteKind::Error,
+                    format!("the sub-agent did not run: {error}"),
+                ),
+            };
+            self.state.transcript.note(kind, &text);
+            return Msg::Finished(TurnSummary::default());
+        }
+        let notes = match &done {
+            WorkDone::Prepared(Ok(prepared)) => prepared.notes.join("\n"),
+            _ => String::new(),
+        };
+        let started = self.backend.prepared(done);
+        self.start(started)
+            .unwrap_or(Msg::Said(NoteKind::Info, notes))
+    }
+
+    /// Follows what a command started; a message when it did not start.
+    fn start(&mut self, started: Started) -> Option<Msg> {
+        match started {
+            Started::Work(work, cancel) => self.work = Some((work, cancel)),
+            Started::Turn(turn) => self.turn = Some(turn),
+            Started::Failed(message) => {
+                return Some(Msg::Finished(TurnSummary {
+                    stopped: Some(message),
+                    ..TurnSummary::default()
+                }));
             }
         }
+        None
     }
 
     /// Carries out `effect`; the messages it answers with.
     async fn effect(&mut self, effect: Effect) -> Vec<Msg> {
-        let local = &mut self.local;
+        let backend = &mut self.backend;
         match effect {
             Effect::Send(text) => {
-                self.turn = Some(local.send(text));
-                Vec::new()
+                let started = match backend.send(text).await {
+                    Ok(turn) => Started::Turn(turn),
+                    Err(error) => Started::Failed(format!("the prompt was not sent: {error}")),
+                };
+                self.start(started).into_iter().collect()
             }
             Effect::Command { name, arguments } => {
-                let cancel = CancellationToken::new();
-                self.work = Some((local.prepare(name, arguments, cancel.clone()), cancel));
-                Vec::new()
+                let started = backend.command(name, arguments).await;
+                self.start(started).into_iter().collect()
             }
             Effect::Cancel => {
                 if let Some(turn) = &self.turn {
@@ -239,16 +221,16 @@ impl Driver {
             }
             Effect::Answer { id, answer } => {
                 if let Some(request) = self.pending.remove(&id) {
-                    request.respond(reply_of(answer));
+                    request.respond(answer.reply());
                 }
                 Vec::new()
             }
-            Effect::Undo(argument) => local.undo("/undo", &argument).await,
-            Effect::Redo(argument) => local.undo("/redo", &argument).await,
-            Effect::Agent(name) => local.switch_agent(&name).await,
-            Effect::Model(name) => local.switch_model(&name).await,
-            Effect::ListSessions => local.sessions().await,
-            Effect::OpenSession(id) => local.open(&id).await,
+            Effect::Undo(argument) => backend.undo("/undo", &argument).await,
+            Effect::Redo(argument) => backend.undo("/redo", &argument).await,
+            Effect::Agent(name) => backend.switch_agent(&name).await,
+            Effect::Model(name) => backend.switch_model(&name).await,
+            Effect::ListSessions => backend.sessions().await,
+            Effect::OpenSession(id) => backend.open(&id).await,
             Effect::Quit => Vec::new(),
         }
     }

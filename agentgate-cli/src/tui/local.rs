@@ -3,40 +3,17 @@
 //! model or session), each answered with the messages for the screen.
 //! Only the `agentgate` facade's public API is used.
 
-use std::future::Future;
-use std::pin::Pin;
-
-use agentgate::permission::Reply;
 use agentgate::{
     CancellationToken, CodingAgent, ModelCost, ModelRef, PreparedCommand, ProjectTrust,
-    PromptOptions, StreamExt, TurnEvent,
+    PromptError, PromptOptions, StopReason, StreamExt, TurnEvent, TurnResult,
 };
-use futures::stream::BoxStream;
+use futures::Stream;
 
-use super::ask_modal::Answer;
 use super::state::{SessionRow, Status};
 use super::transcript::{NoteKind, Transcript};
-use super::update::Msg;
+use super::update::{Msg, TurnSummary};
+use super::work::{Turn, Work, WorkDone};
 use crate::terminal_text::terminal_safe;
-
-/// A custom command being prepared, or its sub-agent running.
-pub type Work = Pin<Box<dyn Future<Output = WorkDone> + Send>>;
-
-/// What a [`Work`] ended with.
-pub enum WorkDone {
-    /// A command was prepared (or why it was not sent).
-    Prepared(Result<Box<PreparedCommand>, String>),
-    /// A command's sub-agent answered (or failed).
-    Subtask(Result<String, String>),
-}
-
-/// The running turn.
-pub struct Turn {
-    /// Its events.
-    pub stream: BoxStream<'static, TurnEvent>,
-    /// Cancels it.
-    pub cancel: CancellationToken,
-}
 
 /// The agent, and what the screen chose for it.
 pub struct Local {
@@ -52,6 +29,30 @@ pub struct Local {
     pub model: Option<ModelRef>,
 }
 
+/// What the status line and transcript take from a finished turn.
+fn summary_of(result: &Result<TurnResult, PromptError>, cost: Option<ModelCost>) -> TurnSummary {
+    let stopped = crate::render::stop_message(result);
+    match result {
+        Ok(turn) => {
+            let usage = &turn.usage;
+            let reported = usage.context_tokens() > 0 || usage.output > 0;
+            TurnSummary {
+                stopped: match &turn.stop {
+                    StopReason::Done { .. } => None,
+                    _ => stopped,
+                },
+                tokens_in: usage.input,
+                tokens_out: usage.output,
+                cost: cost.filter(|_| reported).map(|c| c.of(usage)),
+            }
+        }
+        Err(_) => TurnSummary {
+            stopped,
+            ..TurnSummary::default()
+        },
+    }
+}
+
 /// How the trust state reads in the status line.
 fn trust_word(trust: &ProjectTrust) -> &'static str {
     match trust {
@@ -61,18 +62,6 @@ fn trust_word(trust: &ProjectTrust) -> &'static str {
         ProjectTrust::Changed { .. } => "project changed since trusted",
         #[allow(unreachable_patterns)]
         _ => "unknown",
-    }
-}
-
-/// The answer the gate gets.
-pub fn reply_of(answer: Answer) -> Reply {
-    match answer {
-        Answer::Once => Reply::Once,
-        Answer::Grant => Reply::Grant,
-        Answer::Always => Reply::Always,
-        Answer::AlwaysExact => Reply::AlwaysExact,
-        Answer::Reject => Reply::reject(),
-        Answer::Feedback(words) => Reply::correct(words),
     }
 }
 
@@ -141,6 +130,22 @@ impl Local {
         ]
     }
 
+    /// The turn of `events`, its end summed up with the model's prices.
+    fn turn(
+        &self,
+        events: impl Stream<Item = TurnEvent> + Send + 'static,
+        cancel: CancellationToken,
+    ) -> Turn {
+        let cost = self.cost();
+        let events = events
+            .map(move |item| match item {
+                TurnEvent::Finished(result) => Msg::Finished(summary_of(&result, cost)),
+                item => Msg::Turn(Box::new(item)),
+            })
+            .boxed();
+        Turn { events, cancel }
+    }
+
     /// Starts a turn on `text`.
     pub fn send(&self, text: String) -> Turn {
         let cancel = CancellationToken::new();
@@ -149,21 +154,19 @@ impl Local {
             options = options.model(model.clone());
         }
         let parts = vec![agentgate::Part::text(text)];
-        let stream = self
-            .agent
-            .stream_parts(parts, options, cancel.clone())
-            .boxed();
-        Turn { stream, cancel }
+        self.turn(
+            self.agent.stream_parts(parts, options, cancel.clone()),
+            cancel,
+        )
     }
 
     /// Starts the turn of a prepared command.
     pub fn send_prepared(&self, prepared: PreparedCommand) -> Turn {
         let cancel = CancellationToken::new();
-        let stream = self
+        let events = self
             .agent
-            .stream_parts(prepared.parts, prepared.options, cancel.clone())
-            .boxed();
-        Turn { stream, cancel }
+            .stream_parts(prepared.parts, prepared.options, cancel.clone());
+        self.turn(events, cancel)
     }
 
     /// Prepares custom command `name` (its shell lines and file reads may

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use agentgate::remote::{RemoteEvent, RemoteMessage, RemotePart, RemoteToolCall};
 use agentgate::{DeltaField, Event, Message, Part, Role, ToolPart, ToolState, TurnEvent};
 
 use crate::render::{input_summary, one_line};
@@ -262,6 +263,67 @@ impl Transcript {
         }
     }
 
+    /// Takes in one event of a server's turn.
+    pub fn remote(&mut self, event: &RemoteEvent) {
+        match event {
+            RemoteEvent::TextDelta { part_id, delta } => {
+                self.delta(part_id, DeltaField::Text, delta, 0)
+            }
+            RemoteEvent::ReasoningDelta { part_id, delta } => {
+                self.delta(part_id, DeltaField::Reasoning, delta, 0);
+            }
+            RemoteEvent::Tool(call) => {
+                let updated = remote_tool_entry(call);
+                let made = updated.clone();
+                self.upsert(
+                    &call.part_id,
+                    || Entry::Tool(made),
+                    |entry| *entry = Entry::Tool(updated),
+                );
+            }
+            RemoteEvent::Retry { attempt, message } => {
+                self.note(
+                    NoteKind::Info,
+                    &format!("retrying (attempt {attempt}): {message}"),
+                );
+            }
+            RemoteEvent::Error { message, .. } => {
+                self.note(NoteKind::Error, &format!("error: {message}"))
+            }
+            _ => {}
+        }
+    }
+
+    /// The transcript of a server's stored `messages`, up to `until` (its
+    /// revert point, left out with everything after it).
+    pub fn load_remote(&mut self, messages: &[RemoteMessage], until: Option<&str>) {
+        for message in messages {
+            if Some(message.id.as_str()) == until {
+                break;
+            }
+            for part in &message.parts {
+                match (message.role.as_str(), part) {
+                    ("user", RemotePart::Text { text, .. }) => self.user(text),
+                    (_, RemotePart::Text { id, text }) => {
+                        self.push(Entry::Assistant {
+                            id: id.clone(),
+                            text: terminal_safe(text),
+                            depth: 0,
+                        });
+                    }
+                    (_, RemotePart::Reasoning { id, text }) if !text.trim().is_empty() => {
+                        self.push(Entry::Reasoning {
+                            id: id.clone(),
+                            text: terminal_safe(text),
+                        });
+                    }
+                    (_, RemotePart::Tool(call)) => self.push(Entry::Tool(remote_tool_entry(call))),
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// The transcript of stored `messages` (a resumed session, or what is
     /// left after `/undo`), up to `until` (the message a revert points
     /// at, which is left out with everything after it).
@@ -286,6 +348,29 @@ impl Transcript {
                 }
             }
         }
+    }
+}
+
+/// The entry a server's tool call is shown as (all its text made safe).
+fn remote_tool_entry(call: &RemoteToolCall) -> ToolEntry {
+    let status = match call.status.as_str() {
+        "running" => ToolStatus::Running,
+        "completed" => ToolStatus::Done,
+        "error" => ToolStatus::Failed,
+        _ => ToolStatus::Pending,
+    };
+    let output = call
+        .error
+        .as_deref()
+        .or(call.output.as_deref())
+        .unwrap_or("");
+    ToolEntry {
+        id: call.part_id.clone(),
+        tool: terminal_safe(&call.tool),
+        summary: terminal_safe(&one_line(&input_summary(&call.input), 200)),
+        status,
+        output: terminal_safe(output.trim_end()),
+        depth: 0,
     }
 }
 

@@ -5,6 +5,7 @@
 //! sessions...). It does no I/O, so every key's meaning is unit tested.
 
 use agentgate::TurnEvent;
+use agentgate::remote::RemoteEvent;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::ask_modal::{Answer, AskView};
@@ -33,6 +34,8 @@ pub enum Msg {
     Paste(String),
     /// An event of the running turn.
     Turn(Box<TurnEvent>),
+    /// An event of the running turn on a server.
+    Remote(Box<RemoteEvent>),
     /// The running turn ended.
     Finished(TurnSummary),
     /// An ask is waiting for an answer.
@@ -108,7 +111,18 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Turn(item) => {
-            on_turn_event(state, &item);
+            state.transcript.event(&item);
+            on_activity(state);
+            Vec::new()
+        }
+        Msg::Remote(event) => {
+            if let RemoteEvent::StepStarted { model, .. } = event.as_ref()
+                && !model.is_empty()
+            {
+                state.status.model = crate::terminal_text::terminal_safe(model);
+            }
+            state.transcript.remote(&event);
+            on_activity(state);
             Vec::new()
         }
         Msg::Finished(summary) => {
@@ -152,10 +166,9 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
     }
 }
 
-/// The running turn's event: into the transcript, and what it does now
-/// into the activity line.
-fn on_turn_event(state: &mut State, item: &TurnEvent) {
-    state.transcript.event(item);
+/// What the running turn does now, after its last event, into the
+/// activity line.
+fn on_activity(state: &mut State) {
     if let Some((_, Entry::Tool(tool))) = state.transcript.entries().last() {
         state.activity = Some(match tool.status {
             ToolStatus::Running | ToolStatus::Pending => {
