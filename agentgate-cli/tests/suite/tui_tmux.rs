@@ -33,10 +33,15 @@ impl Pane {
             .expect("tmux runs")
     }
 
-    /// Starts `command` (a shell line) in a 120×40 pane in `dir`.
-    fn start(dir: &Path, command: &str) -> Pane {
+    /// Starts `command` (a shell line) in a 120×40 pane in `dir`, on a
+    /// tmux server named after the sandbox `root`.
+    fn start(root: &Path, dir: &Path, command: &str) -> Pane {
         let pane = Pane {
-            socket: format!("agent-tui-test-{}", std::process::id()),
+            // One tmux server per test: tests run side by side.
+            socket: format!(
+                "agent-tui-{}",
+                root.file_name().unwrap_or_default().to_string_lossy()
+            ),
         };
         let dir = dir.to_string_lossy().into_owned();
         let out = pane.tmux(&[
@@ -124,52 +129,103 @@ async fn model(notes: &Path) -> MockServer {
     server
 }
 
-/// The shell line that runs `agent tui` in the sandbox, its stderr and
-/// exit status written to files.
-fn command_line(sandbox: &Sandbox) -> String {
+/// The shell line that runs `agent tui ARGS` in the sandbox, its stderr
+/// and exit status written to files.
+fn command_line(sandbox: &Sandbox, args: &str) -> String {
     let root = sandbox.root.display();
     format!(
         "env -i PATH='{path}' HOME='{root}/home' XDG_DATA_HOME='{root}/data' \
          XDG_CONFIG_HOME='{root}/config' TERM=xterm-256color \
-         sh -c '\"$0\" tui 2>\"$1/stderr\"; echo \"exit $?\" >\"$1/status\"; sleep 30' \
+         sh -c '\"$0\" tui {args} 2>\"$1/stderr\"; echo \"exit $?\" >\"$1/status\"; sleep 30' \
          '{agent}' '{root}'",
         path = std::env::var("PATH").unwrap_or_default(),
         agent = env!("CARGO_BIN_EXE_agent"),
     )
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_scripted_coding_task_in_tmux_read_edit_run_then_undo() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!(
-            "skipped: tmux is not installed (apt-get install tmux); agent tui's tmux test did not run"
-        );
-        return;
-    }
-    let sandbox = Sandbox::new("tui-tmux");
-    let notes = sandbox.project.join("notes.txt");
-    let server = model(&notes).await;
+/// The sandbox with the scripted model configured.
+async fn project(name: &str) -> (Sandbox, MockServer) {
+    let sandbox = Sandbox::new(name);
+    let server = model(&sandbox.project.join("notes.txt")).await;
     sandbox.config(&format!(
         r#"{{"model": "local/qwen3", "permission": {{"edit": "ask", "bash": "ask"}},
             "provider": {{"local": {{"options": {{"baseURL": "{}/v1"}}}}}}}}"#,
         server.uri()
     ));
-    let pane = Pane::start(&sandbox.project, &command_line(&sandbox));
-    let notes_again = notes.clone();
+    (sandbox, server)
+}
+
+fn tmux_missing() -> bool {
+    let missing = Command::new("tmux").arg("-V").output().is_err();
+    if missing {
+        eprintln!(
+            "skipped: tmux is not installed (apt-get install tmux); agent tui's tmux test did not run"
+        );
+    }
+    missing
+}
+
+/// Runs the task in a pane running `agent tui ARGS`, then checks what
+/// it left.
+async fn task(sandbox: &Sandbox, args: &str, local: bool) {
+    let pane = Pane::start(
+        &sandbox.root,
+        &sandbox.project,
+        &command_line(sandbox, args),
+    );
+    let notes = sandbox.project.join("notes.txt");
     // The pane lives until the checks are done (dropping it ends tmux).
     let _pane = tokio::task::spawn_blocking(move || {
-        drive(&pane, &notes_again);
+        drive(&pane, &notes, local);
         pane
     })
     .await
     .unwrap();
-    check_afterwards(&sandbox).await;
+    check_afterwards(sandbox).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scripted_coding_task_in_tmux_read_edit_run_then_undo() {
+    if tmux_missing() {
+        return;
+    }
+    let (sandbox, _model) = project("tui-tmux").await;
+    task(&sandbox, "", true).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_task_attached_to_agent_serve() {
+    if tmux_missing() {
+        return;
+    }
+    let (sandbox, _model) = project("tui-tmux-attach").await;
+    let (_server, url) = super::attach_cli::serve(&sandbox).await;
+    task(&sandbox, &format!("--attach {url}"), false).await;
+    // The session is the server's: it lists it.
+    let stderr = std::fs::read_to_string(sandbox.root.join("stderr")).unwrap_or_default();
+    assert!(stderr.contains(&format!(" at {url}")), "{stderr}");
+    let listed = reqwest::get(format!("{url}/session"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let id = stderr
+        .split_whitespace()
+        .find(|w| w.starts_with("ses_"))
+        .unwrap();
+    assert!(listed.contains(id), "{listed}");
 }
 
 /// Types the prompt and answers the asks, checking the screen at each
 /// point.
-fn drive(pane: &Pane, notes: &Path) {
-    let screen = pane.wait_for(&["╭ prompt", "local/qwen3", "workspace-write"]);
+fn drive(pane: &Pane, notes: &Path, local: bool) {
+    let ready: &[&str] = if local {
+        &["╭ prompt", "local/qwen3", "workspace-write"]
+    } else {
+        &["╭ prompt", "server's"]
+    };
+    let screen = pane.wait_for(ready);
     assert!(screen.contains("Enter sends"), "{screen}");
     pane.type_text("make the launch code 5678 and run the tests");
     pane.keys(&["Enter"]);
@@ -208,7 +264,12 @@ fn drive(pane: &Pane, notes: &Path) {
     pane.type_text("/undo");
     pane.keys(&["Enter"]);
     let screen = pane.wait_for(&["undid: make the launch code 5678"]);
-    assert!(screen.contains("notes.txt"), "{screen}");
+    if local {
+        assert!(
+            screen.contains("notes.txt"),
+            "the files undone are named:\n{screen}"
+        );
+    }
     assert!(
         !screen.contains("All done"),
         "the transcript lost the turn:\n{screen}"
