@@ -72,7 +72,7 @@ pub async fn tui(mut options: RunOptions) -> Result<u8, String> {
         .map(|line| crate::terminal_text::terminal_safe(line))
         .collect();
     let agents = local.agents.clone();
-    let backend = backend::Backend::Local(local);
+    let backend = backend::Backend::Local(Box::new(local));
     let driver = run_screen(backend, asks, commands, agents).await?;
     if let backend::Backend::Local(local) = &driver.backend {
         finish(&local.agent).await;

@@ -12,7 +12,7 @@ use super::work::{Started, Turn, Work, WorkDone};
 /// The session's home.
 pub enum Backend {
     /// An agent here.
-    Local(Local),
+    Local(Box<Local>),
     /// A server's session.
     Remote(Remote),
 }
