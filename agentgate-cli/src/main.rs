@@ -4,6 +4,9 @@
 //! agent run [--agent NAME] [--model PROVIDER/MODEL] [--auto] [--continue | --session ID]
 //!           [--format text|json] [--sandbox MODE] [--command NAME] [PROMPT | ARGS]
 //! agent chat [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
+//! agent tui  [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
+//! agent tui  --attach URL [--session ID]
+//! agent                       (at a terminal: agent tui)
 //! agent sessions [list | show ID | export ID]
 //! agent approvals [list | revoke PERMISSION PATTERN]
 //! agent debug config
@@ -37,6 +40,8 @@
 //!   --command` and `/NAME` in `agent chat` run;
 //! - `chat_cli`: `agent chat`, with `line_reader` (the line editor) and
 //!   `spinner` (the progress line);
+//! - `tui`: `agent tui`, the full-screen interface (ratatui on crossterm;
+//!   its own module tree, see there);
 //! - `sessions_cli`: `agent sessions` and `agent approvals`;
 //! - `debug_cli`: `agent debug config` and `agent debug prompt`;
 //! - `mcp_cli`: `agent mcp list`;
