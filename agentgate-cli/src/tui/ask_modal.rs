@@ -191,38 +191,41 @@ fn answer_lines(ask: &AskView) -> Vec<Line<'static>> {
     lines
 }
 
-/// The diff lines from `ask.scroll`, `room` of them at most, coloured.
-fn diff_lines(ask: &AskView, room: usize) -> Vec<Line<'static>> {
-    let total = ask.diff.len();
-    let from = ask.scroll.min(total.saturating_sub(1));
-    let more = total.saturating_sub(from + room);
-    let take = if more > 0 {
-        room.saturating_sub(1)
-    } else {
-        room
-    };
-    let mut lines: Vec<Line<'static>> = ask.diff[from..]
+/// The diff's rows from line `ask.scroll` on, coloured, each line wrapped
+/// to `width` (every character of the change is shown, none cut off).
+fn diff_rows(ask: &AskView, width: usize) -> Vec<Line<'static>> {
+    let from = ask.scroll.min(ask.diff.len().saturating_sub(1));
+    ask.diff
         .iter()
-        .take(take)
-        .map(|line| {
+        .skip(from)
+        .flat_map(|line| {
             let color = match line.chars().next() {
                 Some('+') if !line.starts_with("+++") => Color::Green,
                 Some('-') if !line.starts_with("---") => Color::Red,
                 Some('@') => Color::Cyan,
                 _ => Color::Reset,
             };
-            Line::from(Span::styled(line.clone(), Style::default().fg(color)))
+            wrap(
+                Line::from(Span::styled(line.clone(), Style::default().fg(color))),
+                width,
+            )
         })
-        .collect();
-    let hidden = total.saturating_sub(from + take);
-    if hidden > 0 {
-        let note = format!("… {hidden} more diff lines (↑/↓ scroll)");
-        lines.push(Line::from(Span::styled(
-            note,
-            Style::default().add_modifier(Modifier::DIM),
-        )));
+        .collect()
+}
+
+/// `rows` cut to `room`, the last one then saying how many more there are.
+fn fit(mut rows: Vec<Line<'static>>, room: usize) -> Vec<Line<'static>> {
+    if rows.len() <= room {
+        return rows;
     }
-    lines
+    let hidden = rows.len() - room.saturating_sub(1);
+    rows.truncate(room.saturating_sub(1));
+    let note = format!("… {hidden} more diff rows (↑/↓ scroll)");
+    rows.push(Line::from(Span::styled(
+        note,
+        Style::default().add_modifier(Modifier::DIM),
+    )));
+    rows
 }
 
 /// Draws `ask` as a modal over `area`.
@@ -239,7 +242,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, ask: &AskView) {
     let answers = cut(answer_lines(ask));
     let fixed = head.len() + answers.len() + 1;
     let most = usize::from(area.height.saturating_sub(4));
-    let room = most.saturating_sub(fixed + 2).min(ask.diff.len());
+    let rows = diff_rows(ask, inner);
+    let room = most.saturating_sub(fixed + 2).min(rows.len());
     let height = (fixed + room + 2 + usize::from(room > 0)).min(most);
     let height = u16::try_from(height).unwrap_or(area.height);
     let modal = Rect {
@@ -251,7 +255,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, ask: &AskView) {
     let mut lines = head;
     if room > 0 {
         lines.push(Line::default());
-        lines.extend(diff_lines(ask, room));
+        lines.extend(fit(rows, room));
     }
     lines.push(Line::default());
     lines.extend(answers);

@@ -322,3 +322,21 @@ fn hostile_model_text_draws_no_control_character() {
     );
     assert!(!text.contains('\u{202e}'));
 }
+
+#[test]
+fn a_long_diff_wraps_and_says_how_much_more_there_is() {
+    let mut state = conversation();
+    let mut view = ask();
+    let long = format!("+{}END", "x".repeat(100));
+    view.diff = std::iter::once(long)
+        .chain((0..40).map(|n| format!("+line {n}")))
+        .collect();
+    state.ask = Some(view);
+    let buffer = draw(&state, (80, 24));
+    let text = text_of(&buffer);
+    // The long line is wrapped, not cut: its end is on screen.
+    assert!(text.contains("xEND"), "{text}");
+    assert!(text.contains("more diff rows (↑/↓ scroll)"), "{text}");
+    // The answers stay on screen below the diff.
+    assert!(text.contains(" o  once"), "{text}");
+}
