@@ -129,14 +129,14 @@ async fn model(notes: &Path) -> MockServer {
     server
 }
 
-/// The shell line that runs `agent tui ARGS` in the sandbox, its stderr
+/// The shell line that runs `agent ARGS` in the sandbox, its stderr
 /// and exit status written to files.
 fn command_line(sandbox: &Sandbox, args: &str) -> String {
     let root = sandbox.root.display();
     format!(
         "env -i PATH='{path}' HOME='{root}/home' XDG_DATA_HOME='{root}/data' \
          XDG_CONFIG_HOME='{root}/config' TERM=xterm-256color \
-         sh -c '\"$0\" tui {args} 2>\"$1/stderr\"; echo \"exit $?\" >\"$1/status\"; sleep 30' \
+         sh -c '\"$0\" {args} 2>\"$1/stderr\"; echo \"exit $?\" >\"$1/status\"; sleep 30' \
          '{agent}' '{root}'",
         path = std::env::var("PATH").unwrap_or_default(),
         agent = env!("CARGO_BIN_EXE_agent"),
@@ -190,7 +190,7 @@ async fn a_scripted_coding_task_in_tmux_read_edit_run_then_undo() {
         return;
     }
     let (sandbox, _model) = project("tui-tmux").await;
-    task(&sandbox, "", true).await;
+    task(&sandbox, "tui", true).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -200,7 +200,7 @@ async fn the_same_task_attached_to_agent_serve() {
     }
     let (sandbox, _model) = project("tui-tmux-attach").await;
     let (_server, url) = super::attach_cli::serve(&sandbox).await;
-    task(&sandbox, &format!("--attach {url}"), false).await;
+    task(&sandbox, &format!("tui --attach {url}"), false).await;
     // The session is the server's: it lists it.
     let stderr = std::fs::read_to_string(sandbox.root.join("stderr")).unwrap_or_default();
     assert!(stderr.contains(&format!(" at {url}")), "{stderr}");
@@ -217,6 +217,46 @@ async fn the_same_task_attached_to_agent_serve() {
     assert!(listed.contains(id), "{listed}");
 }
 
+/// The screen follows the window: drawn again at 80×24, a note below
+/// it, the full layout back at 120×40.
+fn resizes(pane: &Pane) {
+    pane.tmux(&["resize-window", "-x", "80", "-y", "24"]);
+    let screen = pane.wait_for(&["╭ prompt", "local/qwen3"]);
+    assert_eq!(screen.lines().count(), 24, "{screen}");
+    assert!(screen.lines().all(|l| l.chars().count() <= 80), "{screen}");
+    pane.tmux(&["resize-window", "-x", "60", "-y", "20"]);
+    pane.wait_for(&["agent tui needs at least 80×24 (this terminal is 60×20)"]);
+    pane.tmux(&["resize-window", "-x", "120", "-y", "40"]);
+    pane.wait_for(&["╭ prompt", "workspace-write", "Enter sends"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn agent_alone_at_a_terminal_opens_the_tui() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = Sandbox::new("tui-bare");
+    let line = command_line(&sandbox, "");
+    let pane = Pane::start(&sandbox.root, &sandbox.project, &line);
+    let screen = tokio::task::spawn_blocking(move || {
+        let screen = pane.wait_for(&["╭ prompt", "demo/offline"]);
+        pane.keys(&["C-d"]);
+        (screen, pane)
+    })
+    .await
+    .unwrap();
+    assert!(screen.0.contains("Ctrl-D quits"), "{}", screen.0);
+    let status = sandbox.root.join("status");
+    let start = Instant::now();
+    while !status.exists() && start.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(&status).unwrap_or_default(),
+        "exit 0\n"
+    );
+}
+
 /// Types the prompt and answers the asks, checking the screen at each
 /// point.
 fn drive(pane: &Pane, notes: &Path, local: bool) {
@@ -227,6 +267,9 @@ fn drive(pane: &Pane, notes: &Path, local: bool) {
     };
     let screen = pane.wait_for(ready);
     assert!(screen.contains("Enter sends"), "{screen}");
+    if local {
+        resizes(pane);
+    }
     pane.type_text("make the launch code 5678 and run the tests");
     pane.keys(&["Enter"]);
     // The edit's ask: a modal with the file and its real diff.
