@@ -1,8 +1,9 @@
 //! The loop of `agent tui`: it waits for a key, an event of the running
 //! turn, an ask, or a command's preparation, turns it into a message for
-//! [`update`], carries out the effects update returns on the [`Local`]
-//! agent, and redraws (ratatui sends only the cells that changed). While
-//! nothing happens it sleeps: no timer runs unless a turn does.
+//! [`update`], carries out the effects update returns on the [`Backend`]
+//! (an agent here or a server's session), and redraws (ratatui sends only
+//! the cells that changed). While nothing happens it sleeps: no timer runs
+//! unless a turn does.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
