@@ -70,10 +70,11 @@ fn frame_bench() {
     times.sort();
     let median = times[times.len() / 2];
     let worst = times[times.len() - 1];
-    println!(
+    let report = format!(
         "agent tui, {} entries: cold frame {cold:?}; scrolling frames median {median:?}, worst {worst:?} (budget 16 ms)",
         state.transcript.entries().len()
     );
+    println!("{}", crate::terminal_text::terminal_safe(&report));
     assert!(
         median < Duration::from_millis(16),
         "median frame {median:?}"
