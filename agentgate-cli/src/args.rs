@@ -38,6 +38,14 @@ pub(crate) enum Command {
     /// cancelling the turn; /agent NAME, /model PROVIDER/MODEL, /sessions,
     /// /exit.
     Chat(ChatArgs),
+    /// The full-screen terminal interface: a scrolling transcript (rendered
+    /// markdown, highlighted code, tool calls with their output), a
+    /// multi-line prompt editor with history, asks answered in a modal
+    /// (o once, a always, r reject, f reject with feedback), a status line,
+    /// the sessions panel and the / commands of `agent chat`. Ctrl-C
+    /// cancels the turn, Ctrl-D or /exit quits. `agent` alone at a
+    /// terminal opens it.
+    Tui(TuiArgs),
     /// The stored sessions of this directory.
     #[command(subcommand)]
     Sessions(SessionsCommand),
@@ -339,6 +347,29 @@ pub(crate) struct ChatArgs {
     pub(crate) sandbox: Option<SandboxMode>,
 }
 
+#[derive(Debug, Default, Args)]
+pub(crate) struct TuiArgs {
+    /// The agent to run (see `agent agents`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
+    /// The model, as provider/model.
+    #[arg(long, short, value_name = "PROVIDER/MODEL")]
+    pub(crate) model: Option<String>,
+    /// Continue the latest session of this directory.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    pub(crate) continue_last: bool,
+    /// Continue session ID.
+    #[arg(long, short, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// Run bash commands in a sandbox (see `agent run --help`).
+    #[arg(long, value_name = "MODE")]
+    pub(crate) sandbox: Option<SandboxMode>,
+    /// Drive a session of an `agent serve` (or `opencode serve`) server
+    /// at URL instead of an agent in this process.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["agent", "model", "continue_last", "sandbox"])]
+    pub(crate) attach: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum SessionsCommand {
     /// id, last update (local time), message count and title of each
@@ -590,6 +621,20 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
         ));
     }
     Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+impl From<TuiArgs> for RunOptions {
+    /// The options of `agent tui`: those of `agent chat`.
+    fn from(args: TuiArgs) -> Self {
+        RunOptions {
+            agent: args.agent,
+            model: args.model,
+            continue_last: args.continue_last,
+            session: args.session,
+            sandbox: args.sandbox,
+            ..RunOptions::default()
+        }
+    }
 }
 
 impl From<ChatArgs> for RunOptions {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use crate::args::{
     ApprovalsCommand, AttachArgs, Cli, Command, DebugCommand, McpCommand, PermissionCommand,
-    RunArgs, SessionsCommand, TrustArgs,
+    RunArgs, SessionsCommand, TrustArgs, TuiArgs,
 };
 use crate::cli_error::CliError;
 use crate::permission_cli::{self, Context, Project, eval};
@@ -141,6 +141,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Attach(args) => attach(args),
+        Command::Tui(args) => tui(args),
         Command::Permission(command) => permission(command),
         Command::Agents { config, json } => {
             let project = project(config.config)?;
@@ -176,6 +177,19 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `agent tui`: the full-screen interface, on an agent here or attached
+/// to a server.
+pub(crate) fn tui(args: TuiArgs) -> Result<ExitCode, CliError> {
+    if let Some(url) = args.attach.clone() {
+        let session = args.session.clone();
+        return Ok(ExitCode::from(on_runtime(crate::tui::attach(
+            url, session,
+        ))??));
+    }
+    let options = RunOptions::from(args);
+    Ok(ExitCode::from(on_runtime(crate::tui::tui(options))??))
 }
 
 /// `agent attach`: a turn on a running `agent serve`.

@@ -4,6 +4,9 @@
 //! agent run [--agent NAME] [--model PROVIDER/MODEL] [--auto] [--continue | --session ID]
 //!           [--format text|json] [--sandbox MODE] [--command NAME] [PROMPT | ARGS]
 //! agent chat [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
+//! agent tui  [--agent NAME] [--model PROVIDER/MODEL] [--continue | --session ID] [--sandbox MODE]
+//! agent tui  --attach URL [--session ID]
+//! agent                       (at a terminal: agent tui)
 //! agent sessions [list | show ID | export ID]
 //! agent approvals [list | revoke PERMISSION PATTERN]
 //! agent debug config
@@ -37,6 +40,8 @@
 //!   --command` and `/NAME` in `agent chat` run;
 //! - `chat_cli`: `agent chat`, with `line_reader` (the line editor) and
 //!   `spinner` (the progress line);
+//! - `tui`: `agent tui`, the full-screen interface (ratatui on crossterm;
+//!   its own module tree, see there);
 //! - `sessions_cli`: `agent sessions` and `agent approvals`;
 //! - `debug_cli`: `agent debug config` and `agent debug prompt`;
 //! - `mcp_cli`: `agent mcp list`;
@@ -78,6 +83,7 @@ mod spinner;
 mod telemetry_cli;
 mod terminal_text;
 mod trust_cli;
+mod tui;
 mod undo_cli;
 mod workspace;
 
@@ -86,8 +92,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
-    match dispatch::run(cli) {
+    // `agent` alone at a terminal opens `agent tui`, as `opencode` does;
+    // off a terminal it says what it always said (a subcommand is needed).
+    let outcome = if alone_at_a_terminal() {
+        dispatch::tui(args::TuiArgs::default())
+    } else {
+        dispatch::run(args::Cli::parse())
+    };
+    match outcome {
         Ok(code) => code,
         Err(error) => {
             // An error may quote a server, a model or a project.
@@ -95,4 +107,13 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `agent` was run with no argument, its input and output a
+/// terminal.
+fn alone_at_a_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::env::args_os().len() == 1
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
 }

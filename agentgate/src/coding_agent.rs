@@ -327,12 +327,18 @@ impl CodingAgentBuilder {
             None => configured_model(&workspace, self.model_name, resolver.as_ref())?,
         };
         #[cfg(feature = "tools")]
+        let mut sandbox = None;
+        #[cfg(feature = "tools")]
         let mut tools = match self.tools {
             Some(tools) => tools,
-            None => workspace.tools(match self.sandbox {
-                Some(policy) => policy,
-                None => workspace.sandbox_policy()?,
-            })?,
+            None => {
+                let policy = match self.sandbox {
+                    Some(policy) => policy,
+                    None => workspace.sandbox_policy()?,
+                };
+                sandbox = Some(policy.clone());
+                workspace.tools(policy)?
+            }
         };
         #[cfg(not(feature = "tools"))]
         let mut tools = self.tools.unwrap_or_default();
@@ -368,6 +374,8 @@ impl CodingAgentBuilder {
         }
         let engine = builder.build();
         let shared = Arc::new(AgentShared {
+            #[cfg(feature = "tools")]
+            sandbox,
             trust: workspace.trust_state().clone(),
             project_root: workspace.project_root(),
             commands: workspace.commands().clone(),
@@ -617,6 +625,10 @@ pub struct CodingAgent {
 #[derive(Debug)]
 struct AgentShared {
     config: Config,
+    /// The policy the built-in bash tool runs under (`None`: the tools
+    /// were the embedder's own).
+    #[cfg(feature = "tools")]
+    sandbox: Option<agentgate_tools::SandboxPolicy>,
     trust: crate::ProjectTrust,
     project_root: PathBuf,
     commands: agentgate_core::Commands,
@@ -730,6 +742,17 @@ impl CodingAgent {
     /// what it was not allowed to do ([`ProjectTrust::lines`](crate::ProjectTrust::lines)).
     pub fn trust(&self) -> &crate::ProjectTrust {
         &self.shared.trust
+    }
+
+    /// The sandbox policy the built-in bash tool runs commands under (the
+    /// builder's [`sandbox`](CodingAgentBuilder::sandbox), else the
+    /// config's `sandbox` key); `None` when the embedder supplied its own
+    /// [`tools`](CodingAgentBuilder::tools), whose policy it knows. A
+    /// front end shows its [`mode`](agentgate_tools::SandboxPolicy::mode)
+    /// in its status line (`agent tui` does).
+    #[cfg(feature = "tools")]
+    pub fn sandbox(&self) -> Option<&agentgate_tools::SandboxPolicy> {
+        self.shared.sandbox.as_ref()
     }
 
     /// The project directory trust is recorded for (the worktree root).

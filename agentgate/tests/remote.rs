@@ -614,3 +614,60 @@ async fn allow_all_answers_every_ask_once() {
     assert_eq!(turn.stop, RemoteStop::Done);
     assert!(pending_asks(&server.base).await.is_empty());
 }
+
+#[tokio::test]
+async fn sessions_messages_undo_and_redo_over_the_wire() {
+    use agentgate::remote::RemotePart;
+    let server = start(
+        "history",
+        vec![
+            Script::reply("first answer"),
+            Script::reply("second answer"),
+        ],
+        Auth::None,
+    )
+    .await;
+    let agent = RemoteAgent::connect(&server.base).await.unwrap();
+    let session = agent.new_session().await.unwrap();
+    for prompt in ["one", "two"] {
+        let mut stream = session.stream(prompt).await.unwrap();
+        collect(&mut stream).await;
+    }
+    let listed = agent.sessions().await.unwrap();
+    assert!(listed.iter().any(|s| s.id() == session.id()));
+    let messages = session.messages().await.unwrap();
+    let roles: Vec<&str> = messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    assert!(matches!(&messages[0].parts[..], [RemotePart::Text { text, .. }] if text == "one"));
+    assert!(
+        messages[3]
+            .parts
+            .iter()
+            .any(|p| matches!(p, RemotePart::Text { text, .. } if text == "second answer"))
+    );
+    // /undo twice takes both prompts back; /redo puts them back one by one.
+    assert_eq!(session.revert_point().await.unwrap(), None);
+    let undone = session.undo(false).await.unwrap().unwrap();
+    assert_eq!(undone.id, messages[2].id);
+    assert_eq!(
+        session.revert_point().await.unwrap(),
+        Some(messages[2].id.clone())
+    );
+    session.undo(false).await.unwrap();
+    assert_eq!(
+        session.revert_point().await.unwrap(),
+        Some(messages[0].id.clone())
+    );
+    assert!(
+        session.undo(false).await.unwrap().is_none(),
+        "nothing left to undo"
+    );
+    assert!(session.redo(false).await.unwrap());
+    assert_eq!(
+        session.revert_point().await.unwrap(),
+        Some(messages[2].id.clone())
+    );
+    assert!(session.redo(false).await.unwrap());
+    assert_eq!(session.revert_point().await.unwrap(), None);
+    assert!(!session.redo(false).await.unwrap(), "nothing left to redo");
+}

@@ -435,7 +435,7 @@ fn literal_only(call: &str) -> bool {
 #[test]
 fn every_print_of_foreign_text_goes_through_the_renderer() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = vec![root.clone(), root.join("permission_cli")];
+    let mut files = vec![root.clone(), root.join("permission_cli"), root.join("tui")];
     let mut unrouted = Vec::new();
     let mut seen = 0;
     while let Some(dir) = files.pop() {

@@ -34,3 +34,4 @@ mod serve_revert;
 mod sessions_cli;
 mod store_cli;
 mod terminal_cli;
+mod tui_tmux;

@@ -241,7 +241,7 @@ impl RemoteAgent {
 
     /// The session `info` describes (opencode's `Session`, kept whole for
     /// [`RemoteSession::info`]).
-    fn session_from(&self, info: Value) -> Result<RemoteSession, RemoteError> {
+    pub(crate) fn session_from(&self, info: Value) -> Result<RemoteSession, RemoteError> {
         match serde_json::from_value::<SessionInfo>(info.clone()) {
             Ok(session) if is_safe_id(&session.id) => Ok(RemoteSession {
                 agent: self.clone(),

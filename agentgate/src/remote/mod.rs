@@ -24,11 +24,13 @@ mod client;
 mod commands;
 mod error;
 mod event;
+mod history;
 mod turn;
 mod usage;
 
 pub use client::{RemoteAgent, RemoteAgentBuilder, RemoteSession};
 pub use error::RemoteError;
 pub use event::{RemoteEvent, RemoteStop, RemoteToolCall, RemoteTurn};
+pub use history::{RemoteMessage, RemotePart};
 pub use turn::RemoteStream;
 pub use usage::RemoteUsage;
