@@ -807,7 +807,9 @@ impl PermissionGate {
     /// resumed turn's call gets the answer its ask received before the
     /// process that raised it stopped; a different question is asked as
     /// usual. Until [`forget_answer`](Self::forget_answer), the answer
-    /// waits for its question.
+    /// waits for its question. The ask it answers runs neither
+    /// [`on_asked`](Self::on_asked) nor [`on_answered`](Self::on_answered):
+    /// the host saved and claimed the ask it repeats.
     pub fn answer_next(&self, asked: PermissionRequest, reply: Reply) {
         self.inner().lock().pre_answers.push((asked, reply));
     }
@@ -997,11 +999,19 @@ impl Inner {
             this.record(|| AuditEntry::Asked {
                 request: request.clone(),
             });
-            let hooks = (
-                state.on_asked.clone(),
-                state.on_answered.clone(),
-                request.clone(),
-            );
+            // A resumed call's ask, answered before it was raised, runs
+            // neither hook: its answer was saved and claimed with the ask
+            // it repeats (the claim is the exactly-once point), so saving
+            // it again would list an ask nobody can answer, and claiming
+            // it would find nothing.
+            let hooks = match pre_answer {
+                Some(_) => (None, None, request.clone()),
+                None => (
+                    state.on_asked.clone(),
+                    state.on_answered.clone(),
+                    request.clone(),
+                ),
+            };
             state.publish(PermissionEvent::Asked(request));
             (id_of_entry, token, receiver, (hooks, pre_answer))
         };

@@ -361,3 +361,124 @@ async fn two_relays_claiming_one_ask_at_once_never_both_win() {
         assert_eq!(won, 1, "round {round}");
     }
 }
+
+/// A model that calls bash `rounds` times, each a different command that
+/// appends its round's number to `counter`, then answers "Counted.".
+struct CountingModel {
+    rounds: usize,
+    counter: std::path::PathBuf,
+    served: std::sync::atomic::AtomicUsize,
+}
+
+impl wiremock::Respond for CountingModel {
+    fn respond(&self, _: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let n = self
+            .served
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if n >= self.rounds {
+            return super::run_cli::openai_answer("Counted.");
+        }
+        let args = json!({
+            "command": format!("echo {n} >> {}", self.counter.display()),
+            "description": format!("Count {n}"),
+        });
+        let call = json!({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[
+            {"index":0,"id":format!("call_{n}"),"type":"function","function":{"name":"bash","arguments":args.to_string()}}]}}]});
+        super::run_cli::sse(&[
+            format!("data: {call}"),
+            r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#.into(),
+            "data: [DONE]".into(),
+        ])
+    }
+}
+
+/// Issue 45's race, between real servers: two `agent serve` processes on
+/// one database both park every ask at once (`--park-asks-after 0`), and
+/// each of 100 asks of one turn is answered through both servers at the
+/// same moment, whether the ask is still held in memory, being parked, or
+/// parked. Every answer is taken by one server (none is lost), every
+/// command runs exactly once, in order, the turn ends with its answer, and
+/// no ask is ever listed that nobody can answer (a resumed call's own ask).
+#[tokio::test]
+async fn an_ask_answered_through_two_servers_at_once_runs_once_in_100_rounds() {
+    let Ok(database) = std::env::var("AGENTGATE_TEST_POSTGRES") else {
+        eprintln!("two-server race PostgreSQL test skipped: AGENTGATE_TEST_POSTGRES is unset");
+        return;
+    };
+    const ROUNDS: usize = 100;
+    let sandbox = Sandbox::new("serve-postgres-race");
+    let counter = sandbox.project.join("counter.txt");
+    let model = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/chat/completions"))
+        .respond_with(CountingModel {
+            rounds: ROUNDS,
+            counter: counter.clone(),
+            served: Default::default(),
+        })
+        .mount(&model)
+        .await;
+    local_provider(&sandbox, &model, r#", "permission": {"bash": "ask"}"#);
+    let schema = format!("serve_race_{}", std::process::id());
+    let park = ["--park-asks-after", "0"];
+    let one = serve_with(&sandbox, &database, &schema, &park).await;
+    let two = serve_with(&sandbox, &database, &schema, &park).await;
+    let created = post(format!("{}/session", one.base), json!({})).await;
+    let session = created.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let prompted = post(
+        format!("{}/session/{session}/prompt_async", one.base),
+        json!({"parts": [{"type": "text", "text": "count"}]}),
+    )
+    .await;
+    assert!(prompted.status().is_success(), "{}", prompted.status());
+
+    let mut answered = std::collections::HashSet::new();
+    for round in 0..ROUNDS {
+        let id = eventually(&format!("round {round}'s ask"), || {
+            let url = format!("{}/permission", one.base);
+            let answered = answered.clone();
+            async move {
+                get(url)
+                    .await
+                    .as_array()?
+                    .iter()
+                    .filter_map(|a| a["id"].as_str().map(str::to_string))
+                    .find(|id| !answered.contains(id))
+            }
+        })
+        .await;
+        answered.insert(id.clone());
+        let reply = json!({"reply": "once"});
+        let (a, b) = tokio::join!(
+            post(format!("{}/permission/{id}/reply", one.base), reply.clone()),
+            post(format!("{}/permission/{id}/reply", two.base), reply),
+        );
+        assert!(
+            a.status().is_success() || b.status().is_success(),
+            "round {round}: neither server took the answer ({}, {})",
+            a.status(),
+            b.status()
+        );
+    }
+    eventually("the turn's answer", || {
+        let url = format!("{}/session/{session}/message", two.base);
+        async move {
+            let text = get(url).await.to_string();
+            text.contains("Counted.").then_some(())
+        }
+    })
+    .await;
+    let expected: String = (0..ROUNDS).map(|n| format!("{n}\n")).collect();
+    assert_eq!(
+        std::fs::read_to_string(&counter).unwrap(),
+        expected,
+        "every approved command ran exactly once, in order"
+    );
+    for base in [&one.base, &two.base] {
+        let pending = get(format!("{base}/permission")).await;
+        assert!(pending.as_array().unwrap().is_empty(), "{pending}");
+    }
+}

@@ -946,14 +946,37 @@ async fn the_ask_hooks_run_in_order_around_the_answer_and_only_for_asks() {
 }
 
 /// `answer_next` answers the same question at once, before any approver
-/// sees it (a rejecting one is installed here); a different question is
-/// left to the approver.
+/// sees it (a rejecting one is installed here), and without the gate's
+/// hooks (the host saved and claimed the ask it repeats: saving it again
+/// would list an ask nobody can answer); a different question is left to
+/// the approver, with the hooks.
 #[tokio::test]
 async fn an_answer_held_for_a_question_beats_the_approver_and_only_for_it() {
     let permissions = PermissionGate::new();
     permissions.set_approver(Arc::new(agentgate_permission::RejectAll::new(
         std::io::sink(),
     )));
+    let hooked = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    for answered in [false, true] {
+        let hooked = Arc::clone(&hooked);
+        let hook: agentgate_permission::AnsweredHook =
+            Arc::new(move |request: PermissionRequest| {
+                let hooked = Arc::clone(&hooked);
+                Box::pin(async move {
+                    let kind = if answered { "answered" } else { "asked" };
+                    hooked
+                        .lock()
+                        .unwrap()
+                        .push(format!("{kind} {}", request.id));
+                    true
+                })
+            });
+        if answered {
+            permissions.on_answered(hook);
+        } else {
+            permissions.on_asked(hook);
+        }
+    }
     let asked = |id: &str, pattern: &str| {
         AskRequest::new("s", "bash", [pattern])
             .id(id)
@@ -980,5 +1003,10 @@ async fn an_answer_held_for_a_question_beats_the_approver_and_only_for_it() {
         within("asked again", permissions.ask(asked("z", "ls")))
             .await
             .is_err()
+    );
+    assert_eq!(
+        *hooked.lock().unwrap(),
+        ["asked x", "answered x", "asked z", "answered z"],
+        "the held question ran no hook"
     );
 }

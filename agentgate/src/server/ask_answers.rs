@@ -26,11 +26,17 @@ pub(crate) async fn reply(
     answered_by: Answerer,
 ) -> Result<bool, Failure> {
     if shared.gate.pending().iter().any(|r| r.id == id) {
-        return match shared.gate.reply_as(id, reply, answered_by) {
-            Ok(()) => Ok(true),
-            Err(PermissionError::NotFound { .. }) => Ok(false),
-            Err(error) => Err(Failure::Internal(error.to_string())),
-        };
+        match shared.gate.reply_as(id, reply.clone(), answered_by) {
+            Ok(()) => return Ok(true),
+            // Answered or parked meanwhile: a parked ask is resumed below.
+            Err(PermissionError::NotFound { .. }) => {}
+            Err(error) => return Err(Failure::Internal(error.to_string())),
+        }
+    }
+    if shared.take_parked(id) {
+        // Parked here: claimed and resumed here, without a round trip
+        // through the relay (which may still name this process its owner).
+        return resume(shared, id, reply).await;
     }
     let delivered = shared
         .relay
@@ -48,7 +54,7 @@ pub(crate) async fn reply(
 
 /// Claims orphaned ask `id` and resumes its turn with `reply`; `false`
 /// when another answer claimed it first (or it is unknown).
-async fn resume(shared: &Arc<Shared>, id: &str, reply: Reply) -> Result<bool, Failure> {
+pub(crate) async fn resume(shared: &Arc<Shared>, id: &str, reply: Reply) -> Result<bool, Failure> {
     let claimed = shared
         .relay
         .claim(id)

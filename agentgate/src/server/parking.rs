@@ -6,15 +6,18 @@
 //! ([`ServerBuilder::park_asks_after`](super::ServerBuilder::park_asks_after)),
 //! the server drops it from memory:
 //!
-//! 1. the relay is told this process no longer holds the ask
-//!    ([`AskRelay::release`](crate::store::AskRelay::release)), so from then
-//!    on an answer, on any server, claims the ask and resumes the turn
-//!    there ([`Engine::resume_ask`](crate::Engine::resume_ask));
-//! 2. the gate sets the ask aside unanswered
+//! 1. the gate sets the ask aside unanswered
 //!    ([`PermissionGate::park`](crate::permission::PermissionGate::park)):
 //!    an answer that arrived first wins, and the turn simply goes on;
-//! 3. the turn's future is dropped where it waits, so nothing more of it is
-//!    stored, and the session leaves memory once no request holds it.
+//! 2. the turn's future is dropped where it waits, so nothing more of it is
+//!    stored, and the session leaves memory once no request holds it;
+//! 3. the relay is told this process no longer holds the ask
+//!    ([`AskRelay::release`](crate::store::AskRelay::release)), so from then
+//!    on an answer, on any server, claims the ask and resumes the turn
+//!    there ([`Engine::resume_ask`](crate::Engine::resume_ask)). An answer
+//!    that reaches this process before (sent here, or relayed because the
+//!    relay still named it the owner) is claimed and resumed here the same
+//!    way: no answer given after step 1 is lost.
 //!
 //! Only a turn of a served session with a single pending ask is parked (a
 //! sub-agent's ask, or two asks of one step at once, stay in memory).
@@ -33,11 +36,23 @@ enum NotNow {
     /// It never will: answered, or a turn that is not parked (see the
     /// [module](self)).
     Never,
+    /// In a moment: the turn has not yet stored the message of the asked
+    /// call (it does so as the ask is raised), and a parked turn is
+    /// resumed from that message.
+    Soon,
 }
 
 /// How often a turn that could not be parked because its session was held
 /// is tried again.
 const RETRY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How often a turn whose asked call's message is not stored yet is tried
+/// again.
+const RETRY_SOON: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How many times (10 s in all) a turn whose asked call's message is not
+/// stored yet is tried again before it stays in memory.
+const MAX_SOON: u32 = 500;
 
 impl Shared {
     /// Parks the turn waiting at `request` once it has waited for the
@@ -50,13 +65,21 @@ impl Shared {
         let shared = Arc::downgrade(self);
         tokio::spawn(async move {
             tokio::time::sleep(after).await;
+            let mut soon = 0u32;
             while let Some(shared) = shared.upgrade() {
-                match shared.park(&request).await {
+                let retry = match shared.park(&request).await {
                     Ok(()) | Err(NotNow::Never) => return,
-                    Err(NotNow::Held) => {}
-                }
+                    Err(NotNow::Held) => RETRY,
+                    // A message that never comes (its store failed, and
+                    // was logged): the turn stays in memory.
+                    Err(NotNow::Soon) if soon >= MAX_SOON => return,
+                    Err(NotNow::Soon) => {
+                        soon += 1;
+                        RETRY_SOON
+                    }
+                };
                 drop(shared);
-                tokio::time::sleep(RETRY).await;
+                tokio::time::sleep(retry).await;
             }
         });
     }
@@ -78,16 +101,45 @@ impl Shared {
             // The map, the waiting turn and this: anyone else waits too.
             return Err(NotNow::Held);
         }
-        if let Err(error) = self.relay.release(&request.id).await {
-            tracing::warn!(%error, request = %request.id, "an ask could not be released; its turn stays in memory");
-            return Err(NotNow::Never);
+        if !self.call_is_stored(request).await? {
+            return Err(NotNow::Soon);
         }
         if self.gate.park(&request.id).is_none() {
             // Answered meanwhile: the turn goes on here.
             return Err(NotNow::Never);
         }
-        tracing::debug!(session_id = %request.session_id, request = %request.id, "parked the turn waiting at an ask");
+        // From here an answer reaching this process (directly, or relayed
+        // while the relay still names it the owner) claims and resumes.
+        self.parked_asks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(request.id.clone());
         served.park();
+        if let Err(error) = self.relay.release(&request.id).await {
+            // Still named its owner: answers keep coming here, and resume.
+            tracing::warn!(%error, request = %request.id, "a parked ask could not be released; answers to it are relayed to this process");
+        }
+        tracing::debug!(session_id = %request.session_id, request = %request.id, "parked the turn waiting at an ask");
         Ok(())
+    }
+
+    /// Whether the message of the call `request` asks about is stored with
+    /// that call still running: what [`Engine::resume_ask`](crate::Engine::resume_ask)
+    /// resumes from. An ask about no tool call is never parked.
+    async fn call_is_stored(&self, request: &PermissionRequest) -> Result<bool, NotNow> {
+        let call = request.tool.as_ref().ok_or(NotNow::Never)?;
+        let messages = (self.store.messages(&request.session_id).await).map_err(|error| {
+            tracing::warn!(%error, request = %request.id, "the asked call's message could not be read; its turn stays in memory");
+            NotNow::Never
+        })?;
+        Ok(messages.iter().any(|message| {
+            message.id == call.message_id
+                && message.parts.iter().any(|part| {
+                    part.as_tool().is_some_and(|tool| {
+                        tool.call_id == call.call_id
+                            && matches!(tool.state, crate::ToolState::Running { .. })
+                    })
+                })
+        }))
     }
 }

@@ -22,7 +22,9 @@ pub(crate) struct Served {
     epoch: Mutex<CancellationToken>,
     /// Cancelled when the turn waiting at an ask is parked: the turn's
     /// future is dropped where it waits (see the server's `parking` module).
-    parked: CancellationToken,
+    /// Replaced then, so a turn started later (the parked one resumed
+    /// here) is not dropped with it.
+    parked: Mutex<CancellationToken>,
 }
 
 impl Served {
@@ -37,14 +39,21 @@ impl Served {
 
     /// The token [`park`](Self::park) cancels.
     pub(crate) fn parked(&self) -> CancellationToken {
-        self.parked.clone()
+        self.parked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Drops the running turn where it waits (at an ask the gate set
     /// aside), without cancelling it: nothing more of it is stored, and
     /// the session leaves memory once nothing else holds it.
     pub(super) fn park(&self) {
-        self.parked.cancel();
+        let old = std::mem::replace(
+            &mut *self.parked.lock().unwrap_or_else(PoisonError::into_inner),
+            CancellationToken::new(),
+        );
+        old.cancel();
     }
 
     /// Cancels the running turn and the prompts queued so far; later
@@ -101,7 +110,7 @@ impl ServedSessions {
                 agent,
                 turn: tokio::sync::Mutex::new(()),
                 epoch: Mutex::new(CancellationToken::new()),
-                parked: CancellationToken::new(),
+                parked: Mutex::new(CancellationToken::new()),
             })
         });
         let served = Arc::clone(served);

@@ -135,6 +135,9 @@ pub(crate) struct Shared {
     template: Mutex<Option<CodingAgent>>,
     /// Asks of this process published on the relay and not yet withdrawn.
     published: Mutex<HashSet<String>>,
+    /// Asks this process parked (see the `parking` module) and has not
+    /// seen answered: an answer relayed here for one of them resumes it.
+    pub(crate) parked_asks: Mutex<HashSet<String>>,
     /// Stops the background tasks when the server stops.
     pub(crate) stop: CancellationToken,
     /// How long a turn may wait at an ask in memory before it is parked
@@ -182,6 +185,7 @@ impl Shared {
             sessions: ServedSessions::default(),
             template: Mutex::new(None),
             published: Mutex::new(HashSet::new()),
+            parked_asks: Mutex::new(HashSet::new()),
             stop: CancellationToken::new(),
             park_after: None,
         }
@@ -491,6 +495,15 @@ impl Shared {
         Ok((translator, flags))
     }
 
+    /// Whether this process parked ask `id` and had not yet seen it
+    /// answered; forgets it.
+    pub(crate) fn take_parked(&self, id: &str) -> bool {
+        self.parked_asks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id)
+    }
+
     /// Withdraws from the relay the asks of this process that are no
     /// longer pending (answered, or dropped with their turn).
     async fn withdraw_resolved(&self) {
@@ -611,6 +624,18 @@ impl Shared {
                                 relayed.reply,
                                 Answerer::Relayed,
                             );
+                        } else if shared.take_parked(&relayed.request_id) {
+                            // Sent here while this process still held the
+                            // ask, and parked since: resumed here.
+                            let shared = Arc::clone(&shared);
+                            tokio::spawn(async move {
+                                let id = relayed.request_id;
+                                if let Err(failure) =
+                                    super::ask_answers::resume(&shared, &id, relayed.reply).await
+                                {
+                                    tracing::warn!(request = %id, "a relayed answer to a parked ask could not resume it: {}", failure.message());
+                                }
+                            });
                         }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
