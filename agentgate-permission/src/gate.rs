@@ -181,6 +181,30 @@ pub type AnsweredHook =
     Arc<dyn Fn(PermissionRequest) -> futures::future::BoxFuture<'static, bool> + Send + Sync>;
 
 impl State {
+    /// The hooks an ask of `request` runs, with it. An ask answered before
+    /// it was raised (a resumed call's) runs neither: its answer was saved
+    /// and claimed with the ask it repeats (the claim is the exactly-once
+    /// point), so saving it again would list an ask nobody can answer, and
+    /// claiming it would find nothing.
+    fn hooks_for(
+        &self,
+        request: &PermissionRequest,
+        pre_answered: bool,
+    ) -> (
+        Option<AnsweredHook>,
+        Option<AnsweredHook>,
+        PermissionRequest,
+    ) {
+        if pre_answered {
+            return (None, None, request.clone());
+        }
+        (
+            self.on_asked.clone(),
+            self.on_answered.clone(),
+            request.clone(),
+        )
+    }
+
     /// The answer held for `request`'s question, taken: the id of the ask
     /// it answered, and the answer.
     fn take_pre_answer(&mut self, request: &PermissionRequest) -> Option<(String, Reply)> {
@@ -999,19 +1023,7 @@ impl Inner {
             this.record(|| AuditEntry::Asked {
                 request: request.clone(),
             });
-            // A resumed call's ask, answered before it was raised, runs
-            // neither hook: its answer was saved and claimed with the ask
-            // it repeats (the claim is the exactly-once point), so saving
-            // it again would list an ask nobody can answer, and claiming
-            // it would find nothing.
-            let hooks = match pre_answer {
-                Some(_) => (None, None, request.clone()),
-                None => (
-                    state.on_asked.clone(),
-                    state.on_answered.clone(),
-                    request.clone(),
-                ),
-            };
+            let hooks = state.hooks_for(&request, pre_answer.is_some());
             state.publish(PermissionEvent::Asked(request));
             (id_of_entry, token, receiver, (hooks, pre_answer))
         };

@@ -80,3 +80,49 @@ pub(crate) async fn resume(shared: &Arc<Shared>, id: &str, reply: Reply) -> Resu
     });
     Ok(true)
 }
+
+/// Follows the relay until the server stops: an answer given in another
+/// process to an ask this gate holds is applied here, and one relayed
+/// here for an ask this process has parked since resumes it here.
+pub(crate) fn follow_relayed_replies(shared: &Arc<Shared>) {
+    let shared = Arc::clone(shared);
+    let mut replies = shared.relay.replies();
+    tokio::spawn(async move {
+        loop {
+            let relayed = tokio::select! {
+                () = shared.stop.cancelled() => break,
+                relayed = replies.recv() => relayed,
+            };
+            match relayed {
+                Ok(relayed) => {
+                    if shared
+                        .gate
+                        .pending()
+                        .iter()
+                        .any(|r| r.id == relayed.request_id)
+                    {
+                        let _ = shared.gate.reply_as(
+                            &relayed.request_id,
+                            relayed.reply,
+                            Answerer::Relayed,
+                        );
+                    } else if shared.take_parked(&relayed.request_id) {
+                        // Sent here while this process still held the ask,
+                        // and parked since: resumed here.
+                        let shared = Arc::clone(&shared);
+                        tokio::spawn(async move {
+                            let id = relayed.request_id;
+                            if let Err(failure) = resume(&shared, &id, relayed.reply).await {
+                                tracing::warn!(request = %id, "a relayed answer to a parked ask could not resume it: {}", failure.message());
+                            }
+                        });
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "relayed replies lagged");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            }
+        }
+    });
+}

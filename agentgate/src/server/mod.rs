@@ -368,6 +368,7 @@ impl Server {
     /// relay, so call it inside a tokio runtime, once.
     pub fn into_router(self) -> axum::Router {
         self.shared.spawn_bridges();
+        ask_answers::follow_relayed_replies(&self.shared);
         let guard = auth::Guard {
             auth: self.auth,
             cors: Arc::new(self.cors),

@@ -14,7 +14,7 @@ use super::events::{Bus, TurnTranslator};
 use super::served::ServedSessions;
 pub(crate) use super::served::{Served, ServedRef};
 use crate::agent_factory::{AgentFactory, AgentSetup};
-use crate::permission::{Answerer, PermissionEvent, PermissionGate, PermissionRequest, Reply};
+use crate::permission::{PermissionEvent, PermissionGate, PermissionRequest, Reply};
 use crate::protocol::{ServerEvent, SessionInfo};
 use crate::{
     CodingAgent, Config, Event, Message, ModelRef, Part, PromptError, PromptOptions, Role,
@@ -598,48 +598,6 @@ impl Shared {
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                         tracing::warn!(missed, "permission events lagged");
                         shared.withdraw_resolved().await;
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                }
-            }
-        });
-        let shared = Arc::clone(self);
-        let mut replies = self.relay.replies();
-        tokio::spawn(async move {
-            loop {
-                let relayed = tokio::select! {
-                    () = shared.stop.cancelled() => break,
-                    relayed = replies.recv() => relayed,
-                };
-                match relayed {
-                    Ok(relayed) => {
-                        if shared
-                            .gate
-                            .pending()
-                            .iter()
-                            .any(|r| r.id == relayed.request_id)
-                        {
-                            let _ = shared.gate.reply_as(
-                                &relayed.request_id,
-                                relayed.reply,
-                                Answerer::Relayed,
-                            );
-                        } else if shared.take_parked(&relayed.request_id) {
-                            // Sent here while this process still held the
-                            // ask, and parked since: resumed here.
-                            let shared = Arc::clone(&shared);
-                            tokio::spawn(async move {
-                                let id = relayed.request_id;
-                                if let Err(failure) =
-                                    super::ask_answers::resume(&shared, &id, relayed.reply).await
-                                {
-                                    tracing::warn!(request = %id, "a relayed answer to a parked ask could not resume it: {}", failure.message());
-                                }
-                            });
-                        }
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "relayed replies lagged");
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                 }
