@@ -92,8 +92,9 @@ fn on_runtime<F: Future>(future: F) -> Result<F::Output, CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let output = runtime.block_on(future);
-    // Every decision of the gate is on disk before `agent` exits.
-    runtime.block_on(crate::workspace::flush_audit());
+    // Every decision of the gate is on disk before `agent` exits, and
+    // the database's log is folded in.
+    runtime.block_on(crate::workspace::close_database());
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(output)
 }

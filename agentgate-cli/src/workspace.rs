@@ -84,15 +84,20 @@ pub fn record_audit(entry: agentgate_permission::AuditEntry) -> Result<(), Strin
     Ok(())
 }
 
-/// Waits until the audit entries recorded so far are in the database (if
-/// this process opened it): the last thing before `agent` exits.
-pub async fn flush_audit() {
+/// The last thing before `agent` exits (if this process opened the
+/// database): waits until the audit entries recorded so far are in it,
+/// then checkpoints its write-ahead log, so the next `agent` does not
+/// replay it at start-up (the connection stays open to the exit, which
+/// closes it without a checkpoint).
+pub async fn close_database() {
     let opened = OPENED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
     if let Some(store) = opened {
         store.flush_audit().await;
+        // A failed checkpoint loses nothing: the log is replayed instead.
+        let _ = store.checkpoint().await;
     }
 }
 

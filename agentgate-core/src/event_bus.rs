@@ -1,7 +1,7 @@
 //! [`EventBus`]: the broadcast channel the engine's [`Event`]s go out on,
 //! and the per-session routes turn streams read them from.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::channel::mpsc;
 use tokio::sync::broadcast;
@@ -14,13 +14,20 @@ pub const DEFAULT_EVENT_CAPACITY: usize = 4096;
 
 /// The broadcast channel events go out on. Cheap to clone.
 ///
+/// The channel's ring (`capacity` slots of an [`Event`], about 2 MB at the
+/// default) is allocated at the first [`subscribe`](Self::subscribe), not
+/// before: a one-turn `agent run`, whose turn stream reads a route, never
+/// pays for it.
+///
 /// Turn streams ([`Engine::prompt_stream`](crate::Engine::prompt_stream))
 /// do not subscribe to the broadcast: each takes its own session's events
 /// from a per-session route, so concurrent turns do not copy each other's
 /// events.
 #[derive(Debug, Clone)]
 pub struct EventBus {
-    sender: broadcast::Sender<Event>,
+    /// Created by the first subscriber; shared by every clone.
+    sender: Arc<OnceLock<broadcast::Sender<Event>>>,
+    capacity: usize,
     routes: Arc<Routes>,
 }
 
@@ -35,20 +42,25 @@ impl EventBus {
     /// they see `RecvError::Lagged`.
     pub fn new(capacity: usize) -> Self {
         EventBus {
-            sender: broadcast::channel(capacity.max(1)).0,
+            sender: Arc::default(),
+            capacity: capacity.max(1),
             routes: Arc::default(),
         }
     }
 
     /// A receiver of every event sent from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.sender.subscribe()
+        self.sender
+            .get_or_init(|| broadcast::channel(self.capacity).0)
+            .subscribe()
     }
 
     /// Sends an event (dropped when nobody listens).
     pub fn send(&self, event: Event) {
         self.routes.deliver(&event);
-        let _ = self.sender.send(event);
+        if let Some(sender) = self.sender.get() {
+            let _ = sender.send(event);
+        }
     }
 
     /// Sends the event `make` builds, building it only when someone listens.
@@ -60,7 +72,7 @@ impl EventBus {
 
     /// Whether anyone listens: a subscriber, or a turn stream.
     pub fn has_subscribers(&self) -> bool {
-        self.sender.receiver_count() > 0 || self.routes.any()
+        self.sender.get().is_some_and(|s| s.receiver_count() > 0) || self.routes.any()
     }
 
     /// The events of `session_id` and of its sub-agent sessions (from
@@ -68,5 +80,41 @@ impl EventBus {
     /// until the returned [`Route`] is dropped.
     pub(crate) fn route(&self, session_id: &str) -> (Route, mpsc::UnboundedReceiver<Event>) {
         Routes::open(&self.routes, session_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SessionStatus;
+
+    fn status(session: &str) -> Event {
+        Event::SessionStatus {
+            session_id: session.into(),
+            status: SessionStatus::Idle,
+        }
+    }
+
+    #[test]
+    fn the_ring_exists_only_once_someone_subscribes_and_every_clone_shares_it() {
+        let bus = EventBus::new(8);
+        let clone = bus.clone();
+        assert!(!bus.has_subscribers());
+        // Nobody listens: sent and dropped, no ring allocated.
+        bus.send(status("s0"));
+        assert!(bus.sender.get().is_none());
+        let mut receiver = clone.subscribe();
+        assert!(bus.has_subscribers());
+        bus.send(status("s1"));
+        let Ok(Event::SessionStatus { session_id, .. }) = receiver.try_recv() else {
+            panic!("the subscriber of one clone sees what another sends");
+        };
+        assert_eq!(session_id, "s1");
+        assert!(
+            receiver.try_recv().is_err(),
+            "s0 was sent before it subscribed"
+        );
+        drop(receiver);
+        assert!(!bus.has_subscribers());
     }
 }

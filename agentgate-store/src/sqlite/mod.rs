@@ -180,6 +180,30 @@ impl SqliteStore {
         })
     }
 
+    /// Copies the write-ahead log into the database file and empties it,
+    /// when no other connection (another process) is reading it; else
+    /// leaves it for a later checkpoint. Nothing is lost either way.
+    ///
+    /// For a short-lived process, the last thing before it exits: the
+    /// next process to open the file then has no log to replay. A
+    /// connection still open at exit (one kept in a `static`, or a worker
+    /// thread the exit stops) never checkpoints, and every later opening
+    /// reads the whole log again, up to SQLite's automatic checkpoint at
+    /// about 4 MB. Waits for the writes queued before it; never waits for
+    /// another process's lock.
+    pub async fn checkpoint(&self) -> Result<(), SqliteError> {
+        self.read(|store, conn| {
+            let sql = |e: rusqlite::Error| store.sql(e);
+            conn.busy_timeout(Duration::ZERO).map_err(sql)?;
+            let done = conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .map_err(sql);
+            conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+            done
+        })
+        .await
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path

@@ -171,3 +171,47 @@ async fn a_row_that_does_not_decode_is_reported_as_corrupt() {
         "{error:?}"
     );
 }
+
+/// `checkpoint` folds the log into the file and empties it, so the next
+/// opening has nothing to replay; with another connection in a read it
+/// returns at once (no wait on the busy timeout) and loses nothing.
+#[tokio::test]
+async fn a_checkpoint_empties_the_log_and_never_waits_for_a_reader() {
+    let dir = TempDir::new("sqlite-checkpoint");
+    let path = dir.0.join("agentgate.db");
+    let wal = dir.0.join("agentgate.db-wal");
+    let store = SqliteStore::open(&path).unwrap();
+    let session = Session::new("build", "/work");
+    store.put_session(&session).await.unwrap();
+    for i in 0..20 {
+        store
+            .put_message(&Message::user(&session.id, format!("m{i}")))
+            .await
+            .unwrap();
+    }
+    assert!(
+        std::fs::metadata(&wal).unwrap().len() > 0,
+        "the writes are in the log"
+    );
+    store.checkpoint().await.unwrap();
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0);
+
+    // Another process in the middle of a read: the checkpoint cannot
+    // empty the log, and says so by returning, not by waiting 10 s.
+    store
+        .put_message(&Message::user(&session.id, "after"))
+        .await
+        .unwrap();
+    let reader = rusqlite::Connection::open(&path).unwrap();
+    reader
+        .execute_batch("BEGIN; SELECT COUNT(*) FROM sessions;")
+        .unwrap();
+    let started = std::time::Instant::now();
+    store.checkpoint().await.unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    reader.execute_batch("COMMIT").unwrap();
+    drop(reader);
+
+    let again = SqliteStore::open(&path).unwrap();
+    assert_eq!(again.messages(&session.id).await.unwrap().len(), 21);
+}
