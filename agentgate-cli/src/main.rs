@@ -91,6 +91,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc, not glibc's malloc: under 100 concurrent clients glibc's
+/// allocator (its frees and consolidations) was a quarter of `agent
+/// serve`'s CPU (`benches/src/bin/serve-load.rs`). The library crates
+/// leave the choice to the program that embeds them.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // `agent` alone at a terminal opens `agent tui`, as `opencode` does;
     // off a terminal it says what it always said (a subcommand is needed).

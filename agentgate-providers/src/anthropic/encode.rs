@@ -28,7 +28,10 @@ pub(crate) struct EncodeSettings<'a> {
 }
 
 /// The typed request for `request`.
-pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> MessagesRequest {
+pub(crate) fn encode<'a>(
+    request: &'a ModelRequest,
+    settings: &EncodeSettings<'_>,
+) -> MessagesRequest<'a> {
     let count = request.messages.len();
     let mut messages: Vec<Message> = Vec::new();
     for (i, message) in request.messages.iter().enumerate() {
@@ -55,7 +58,10 @@ pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> M
 
 /// The typed request without its messages: model, system, tools,
 /// settings.
-fn encode_settings(request: &ModelRequest, settings: &EncodeSettings<'_>) -> MessagesRequest {
+fn encode_settings<'a>(
+    request: &'a ModelRequest,
+    settings: &EncodeSettings<'_>,
+) -> MessagesRequest<'a> {
     let system: Vec<ContentBlock> = request
         .system
         .iter()
@@ -73,9 +79,9 @@ fn encode_settings(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Mes
             .tools
             .iter()
             .map(|t| Tool {
-                name: t.name.clone(),
-                description: t.description.clone(),
-                input_schema: t.parameters.clone(),
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.parameters,
             })
             .collect();
         let choice = match &request.tool_choice {
@@ -166,7 +172,7 @@ pub(crate) fn request_bytes(
 /// returns the options to merge over it. They read only the settings and
 /// the options, never the messages.
 fn thinking_rules<'a>(
-    typed: &mut MessagesRequest,
+    typed: &mut MessagesRequest<'_>,
     request: &'a ModelRequest,
     settings: &EncodeSettings<'_>,
 ) -> std::borrow::Cow<'a, Map<String, Value>> {

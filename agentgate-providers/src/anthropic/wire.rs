@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// `POST /v1/messages` body.
 #[derive(Debug, Serialize)]
-pub(crate) struct MessagesRequest {
+pub(crate) struct MessagesRequest<'a> {
     pub model: String,
     pub max_tokens: u32,
     pub stream: bool,
@@ -16,7 +16,7 @@ pub(crate) struct MessagesRequest {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub system: Vec<ContentBlock>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,11 +134,11 @@ pub(crate) enum Source {
 
 /// A tool definition.
 #[derive(Debug, Serialize)]
-pub(crate) struct Tool {
-    pub name: String,
-    pub description: String,
-    /// JSON Schema: free-form.
-    pub input_schema: Value,
+pub(crate) struct Tool<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    /// JSON Schema: free-form; borrowed, serialized at each request, never copied.
+    pub input_schema: &'a Value,
 }
 
 /// Whether and which tool the model must call.

@@ -14,7 +14,7 @@ use crate::metadata::metadata_str;
 use crate::request_body::RequestBody;
 
 /// The typed request for `request`.
-pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest {
+pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest<'_> {
     let mut contents: Vec<Content> = Vec::new();
     for message in request.messages.iter() {
         let (role, parts) = encode_message(message.role, &message.content);
@@ -34,7 +34,7 @@ pub(crate) fn encode(request: &ModelRequest) -> GenerateRequest {
 
 /// The typed request without its contents: system instruction, tools,
 /// generation config.
-fn encode_settings(request: &ModelRequest) -> GenerateRequest {
+fn encode_settings(request: &ModelRequest) -> GenerateRequest<'_> {
     let system: Vec<Part> = request
         .system
         .iter()
@@ -51,9 +51,9 @@ fn encode_settings(request: &ModelRequest) -> GenerateRequest {
             .tools
             .iter()
             .map(|t| FunctionDeclaration {
-                name: t.name.clone(),
-                description: t.description.clone(),
-                parameters_json_schema: t.parameters.clone(),
+                name: &t.name,
+                description: &t.description,
+                parameters_json_schema: &t.parameters,
             })
             .collect();
         let (mode, allowed) = match &request.tool_choice {

@@ -9,12 +9,12 @@ use serde_json::{Map, Value};
 /// The request body.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct GenerateRequest {
+pub(crate) struct GenerateRequest<'a> {
     pub contents: Vec<Content>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_instruction: Option<SystemInstruction>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tools>,
+    pub tools: Vec<Tools<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_config: Option<ToolConfig>,
     #[serde(skip_serializing_if = "GenerationConfig::is_empty")]
@@ -97,18 +97,18 @@ pub(crate) struct FunctionOutput {
 /// `{"functionDeclarations": [...]}`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct Tools {
-    pub function_declarations: Vec<FunctionDeclaration>,
+pub(crate) struct Tools<'a> {
+    pub function_declarations: Vec<FunctionDeclaration<'a>>,
 }
 
 /// A function the model may call.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct FunctionDeclaration {
-    pub name: String,
-    pub description: String,
-    /// JSON Schema: free-form.
-    pub parameters_json_schema: Value,
+pub(crate) struct FunctionDeclaration<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    /// JSON Schema: free-form; borrowed, serialized at each request, never copied.
+    pub parameters_json_schema: &'a Value,
 }
 
 /// `{"functionCallingConfig": …}`.

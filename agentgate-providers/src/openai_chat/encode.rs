@@ -70,9 +70,9 @@ fn encode_settings<'a>(
             .map(|t| Tool {
                 kind: "function",
                 function: FunctionDefinition {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                    parameters: t.parameters.clone(),
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
                 },
             })
             .collect();

@@ -19,7 +19,7 @@ pub(crate) struct ChatRequest<'a> {
     pub stream: bool,
     pub stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,18 +111,19 @@ pub(crate) struct FunctionCall {
 
 /// A tool definition.
 #[derive(Debug, Serialize)]
-pub(crate) struct Tool {
+pub(crate) struct Tool<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub function: FunctionDefinition,
+    pub function: FunctionDefinition<'a>,
 }
 
 /// A function's name, description and JSON Schema (free-form).
 #[derive(Debug, Serialize)]
-pub(crate) struct FunctionDefinition {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
+pub(crate) struct FunctionDefinition<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    /// Borrowed: a tool's schema is serialized at each request, never copied.
+    pub parameters: &'a Value,
 }
 
 /// `"auto"`, `"none"`, `"required"` or a named function.

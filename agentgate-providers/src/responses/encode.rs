@@ -23,7 +23,10 @@ pub(crate) struct EncodeSettings<'a> {
 }
 
 /// The typed request for `request`.
-pub(crate) fn encode(request: &ModelRequest, settings: &EncodeSettings<'_>) -> ResponsesRequest {
+pub(crate) fn encode<'a>(
+    request: &'a ModelRequest,
+    settings: &EncodeSettings<'_>,
+) -> ResponsesRequest<'a> {
     let mut input = system_items(request, settings);
     for message in request.messages.iter() {
         encode_message(message.role, &message.content, &mut input);
@@ -59,7 +62,10 @@ fn system_items(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Vec<In
 }
 
 /// The typed request without its input items: model, tools, settings.
-fn encode_settings(request: &ModelRequest, settings: &EncodeSettings<'_>) -> ResponsesRequest {
+fn encode_settings<'a>(
+    request: &'a ModelRequest,
+    settings: &EncodeSettings<'_>,
+) -> ResponsesRequest<'a> {
     let reasoning = reasons(settings);
     let (tools, tool_choice) = if request.tools.is_empty() {
         (Vec::new(), None)
@@ -69,9 +75,9 @@ fn encode_settings(request: &ModelRequest, settings: &EncodeSettings<'_>) -> Res
             .iter()
             .map(|t| Tool {
                 kind: "function",
-                name: t.name.clone(),
-                description: t.description.clone(),
-                parameters: t.parameters.clone(),
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
                 strict: false,
             })
             .collect();

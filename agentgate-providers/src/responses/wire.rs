@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// `POST /responses` body.
 #[derive(Debug, Serialize)]
-pub(crate) struct ResponsesRequest {
+pub(crate) struct ResponsesRequest<'a> {
     pub model: String,
     pub input: Vec<InputItem>,
     pub stream: bool,
@@ -16,7 +16,7 @@ pub(crate) struct ResponsesRequest {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,13 +83,13 @@ pub(crate) struct SummaryText {
 
 /// A function tool.
 #[derive(Debug, Serialize)]
-pub(crate) struct Tool {
+pub(crate) struct Tool<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub name: String,
-    pub description: String,
-    /// JSON Schema: free-form.
-    pub parameters: Value,
+    pub name: &'a str,
+    pub description: &'a str,
+    /// JSON Schema: free-form; borrowed, serialized at each request, never copied.
+    pub parameters: &'a Value,
     pub strict: bool,
 }
 
