@@ -142,7 +142,12 @@ fn process_cpu(pid: u32) -> Duration {
         .rsplit_once(')')
         .map(|(_, rest)| rest.split_whitespace().collect())
         .unwrap_or_default();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     // /proc counts in USER_HZ, 100 per second on Linux whatever the kernel's HZ.
     Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
@@ -459,7 +464,9 @@ async fn throughput(options: &Options, mock: &MockModel) -> Result<String, Strin
     out.push_str(&row(ServerKind::Agent, &paced_load, &paced));
     match &opencode {
         Some(Ok(t)) => out.push_str(&row(ServerKind::Opencode, &closed, t)),
-        Some(Err(e)) => out.push_str(&format!("| opencode serve | failed: {e} | | | | | | | | |\n")),
+        Some(Err(e)) => out.push_str(&format!(
+            "| opencode serve | failed: {e} | | | | | | | | |\n"
+        )),
         None => out.push_str("| opencode serve | not run (no --opencode) | | | | | | | | |\n"),
     }
     for (kind, t) in [
