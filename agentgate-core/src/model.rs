@@ -170,8 +170,10 @@ pub struct ToolSpec {
     pub name: String,
     /// What the tool does, for the model.
     pub description: String,
-    /// JSON Schema of the arguments (an object schema).
-    pub parameters: serde_json::Value,
+    /// JSON Schema of the arguments (an object schema), shared: a turn
+    /// offers each tool's spec to the model, and copying the schema's tree
+    /// at every turn was most of the cost of starting one.
+    pub parameters: std::sync::Arc<serde_json::Value>,
 }
 
 /// Whether and how the model may call tools.

@@ -39,7 +39,7 @@ impl ToolRegistry {
         let spec = ToolSpec {
             name: tool.id().to_string(),
             description: tool.description().to_string(),
-            parameters: tool.parameters(),
+            parameters: Arc::new(tool.parameters()),
         };
         match self.index.get(&spec.name) {
             Some(&i) => self.tools[i] = (tool, spec),

@@ -160,7 +160,7 @@ fn request() -> impl Strategy<Value = ModelRequest> {
                     request = request.with_tools(vec![ToolSpec {
                         name: "bash".into(),
                         description: "Runs a command.".into(),
-                        parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+                        parameters: std::sync::Arc::new(json!({"type": "object", "properties": {"command": {"type": "string"}}})),
                     }]);
                 }
                 request.tool_choice = match choice {

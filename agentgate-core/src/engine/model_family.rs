@@ -65,7 +65,7 @@ mod tests {
             .map(|name| ToolSpec {
                 name: name.to_string(),
                 description: String::new(),
-                parameters: serde_json::json!({}),
+                parameters: std::sync::Arc::new(serde_json::json!({})),
             })
             .collect()
     }

@@ -98,11 +98,11 @@ pub fn conversation() -> ModelRequest {
     .with_tools(vec![ToolSpec {
         name: "read_file".into(),
         description: "Reads a file".into(),
-        parameters: serde_json::json!({
+        parameters: std::sync::Arc::new(serde_json::json!({
             "type": "object",
             "properties": {"path": {"type": "string"}},
             "required": ["path"],
-        }),
+        })),
     }])
     .with_temperature(0.5)
     .with_max_output_tokens(1000)

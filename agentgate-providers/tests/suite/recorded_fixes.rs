@@ -61,7 +61,7 @@ fn with_tool(mut request: ModelRequest) -> ModelRequest {
     request.tools = Arc::new(vec![ToolSpec {
         name: "weather".into(),
         description: "Weather".into(),
-        parameters: json!({"type": "object"}),
+        parameters: std::sync::Arc::new(json!({"type": "object"})),
     }]);
     request
 }

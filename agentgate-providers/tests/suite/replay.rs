@@ -278,7 +278,7 @@ fn next_request(parts: Vec<ContentPart>) -> ModelRequest {
     ModelRequest::new(messages).with_tools(vec![ToolSpec {
         name: "weather".into(),
         description: "a tool".into(),
-        parameters: json!({"type": "object"}),
+        parameters: std::sync::Arc::new(json!({"type": "object"})),
     }])
 }
 
