@@ -81,7 +81,7 @@ fn encode_settings<'a>(
             .map(|t| Tool {
                 name: &t.name,
                 description: &t.description,
-                input_schema: &*t.parameters,
+                input_schema: &t.parameters,
             })
             .collect();
         let choice = match &request.tool_choice {

@@ -53,7 +53,7 @@ fn encode_settings(request: &ModelRequest) -> GenerateRequest<'_> {
             .map(|t| FunctionDeclaration {
                 name: &t.name,
                 description: &t.description,
-                parameters_json_schema: &*t.parameters,
+                parameters_json_schema: &t.parameters,
             })
             .collect();
         let (mode, allowed) = match &request.tool_choice {

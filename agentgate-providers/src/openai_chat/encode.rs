@@ -72,7 +72,7 @@ fn encode_settings<'a>(
                 function: FunctionDefinition {
                     name: &t.name,
                     description: &t.description,
-                    parameters: &*t.parameters,
+                    parameters: &t.parameters,
                 },
             })
             .collect();

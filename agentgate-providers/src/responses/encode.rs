@@ -77,7 +77,7 @@ fn encode_settings<'a>(
                 kind: "function",
                 name: &t.name,
                 description: &t.description,
-                parameters: &*t.parameters,
+                parameters: &t.parameters,
                 strict: false,
             })
             .collect();

@@ -52,7 +52,9 @@ fn first_request() -> ModelRequest {
         .with_tools(vec![ToolSpec {
             name: "bash".into(),
             description: "Runs a command.".into(),
-            parameters: std::sync::Arc::new(json!({"type": "object", "properties": {"command": {"type": "string"}}})),
+            parameters: std::sync::Arc::new(
+                json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+            ),
         }])
 }
 
