@@ -310,6 +310,49 @@ impl Throughput {
     }
 }
 
+/// When one client of a throughput run sends: its slot among `count`
+/// clients, paced to `pace` pairs per second in all (or at once when
+/// answered), from `started` until `deadline`.
+#[derive(Clone, Copy)]
+struct Timing {
+    slot: usize,
+    count: usize,
+    pace: Option<f64>,
+    started: Instant,
+    deadline: Instant,
+}
+
+/// One client's loop: its latencies, failures and first error.
+async fn one_client(url: Arc<String>, timing: Timing) -> (Vec<Duration>, usize, Option<String>) {
+    let client = client();
+    let mut latencies = Vec::new();
+    let mut failed = 0;
+    let mut first_error = None;
+    for k in 0u64.. {
+        // Paced: this client's k-th pair is due at a fixed time (the
+        // clients interleaved), and counts from then.
+        let due = match timing.pace {
+            Some(rate) => {
+                let slot = timing.slot as f64 + (k as f64) * timing.count as f64;
+                timing.started + Duration::from_secs_f64(slot / rate)
+            }
+            None => Instant::now(),
+        };
+        if due >= timing.deadline {
+            break;
+        }
+        tokio::time::sleep_until(due.into()).await;
+        match create_and_prompt(&client, &url).await {
+            Ok(_) => latencies.push(due.elapsed()),
+            Err(e) => {
+                failed += 1;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    (latencies, failed, first_error)
+}
+
 async fn throughput_of(
     kind: ServerKind,
     binary: &Path,
@@ -331,40 +374,19 @@ async fn throughput_of(
     let bench_before = own_cpu();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(seconds);
-    let mut clients = Vec::new();
     let count = options.clients;
-    for i in 0..count {
-        let url = url.clone();
-        clients.push(tokio::spawn(async move {
-            let client = client();
-            let mut latencies = Vec::new();
-            let mut failed = 0;
-            let mut first_error = None;
-            for k in 0u64.. {
-                // Paced: this client's k-th pair is due at a fixed time
-                // (the clients interleaved), and counts from then.
-                let due = match pace {
-                    Some(rate) => {
-                        let slot = i as f64 + (k as f64) * count as f64;
-                        started + Duration::from_secs_f64(slot / rate)
-                    }
-                    None => Instant::now(),
-                };
-                if due >= deadline {
-                    break;
-                }
-                tokio::time::sleep_until(due.into()).await;
-                match create_and_prompt(&client, &url).await {
-                    Ok(_) => latencies.push(due.elapsed()),
-                    Err(e) => {
-                        failed += 1;
-                        first_error.get_or_insert(e);
-                    }
-                }
-            }
-            (latencies, failed, first_error)
-        }));
-    }
+    let clients: Vec<_> = (0..count)
+        .map(|i| {
+            let timing = Timing {
+                slot: i,
+                count,
+                pace,
+                started,
+                deadline,
+            };
+            tokio::spawn(one_client(url.clone(), timing))
+        })
+        .collect();
     let sampler = tokio::spawn(async move {
         let mut peak = ProcSample::default();
         while Instant::now() < deadline {
@@ -404,6 +426,58 @@ async fn throughput_of(
     Ok(result)
 }
 
+/// The table of a throughput run: the agent closed and paced, opencode
+/// closed (or why not), then each run's first failure.
+fn table(
+    options: &Options,
+    agent: &Throughput,
+    paced: &Throughput,
+    opencode: Option<&Result<Throughput, String>>,
+) -> String {
+    let mut out = format!(
+        "## {} concurrent clients, each creating a session and prompting it (one-step answer)\n\n\
+         | server | load | create + prompt | per second | p50 ms | p99 ms | failed | peak RSS MiB | server CPU ms per pair | bench CPU ms per pair |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        options.clients
+    );
+    let closed = "closed loop (each client sends when answered)".to_string();
+    let paced_load = format!("paced: {:.0}/s offered in all", options.rate);
+    let row = |kind: ServerKind, load: &str, t: &Throughput| {
+        format!(
+            "| {} | {load} | {} in {:.1} s | {:.0} | {:.1} | {:.1} | {} | {} | {:.2} | {:.2} |\n",
+            kind.name(),
+            t.done,
+            t.seconds,
+            t.per_second(),
+            t.percentile(0.50).as_secs_f64() * 1000.0,
+            t.percentile(0.99).as_secs_f64() * 1000.0,
+            t.failed,
+            mib(t.peak.rss_kib),
+            t.server_ms_per_pair(),
+            t.bench_ms_per_pair(),
+        )
+    };
+    out.push_str(&row(ServerKind::Agent, &closed, agent));
+    out.push_str(&row(ServerKind::Agent, &paced_load, paced));
+    match opencode {
+        Some(Ok(t)) => out.push_str(&row(ServerKind::Opencode, &closed, t)),
+        Some(Err(e)) => out.push_str(&format!(
+            "| opencode serve | failed: {e} | | | | | | | | |\n"
+        )),
+        None => out.push_str("| opencode serve | not run (no --opencode) | | | | | | | | |\n"),
+    }
+    for (kind, t) in [
+        (ServerKind::Agent, Some(agent)),
+        (ServerKind::Agent, Some(paced)),
+        (ServerKind::Opencode, opencode.and_then(|o| o.as_ref().ok())),
+    ] {
+        if let Some(error) = t.and_then(|t| t.first_error.as_ref()) {
+            out.push_str(&format!("\n{}'s first failure: {error}\n", kind.name()));
+        }
+    }
+    out
+}
+
 async fn throughput(options: &Options, mock: &MockModel) -> Result<String, String> {
     let agent = throughput_of(
         ServerKind::Agent,
@@ -437,50 +511,7 @@ async fn throughput(options: &Options, mock: &MockModel) -> Result<String, Strin
         ),
         None => None,
     };
-    let mut out = format!(
-        "## {} concurrent clients, each creating a session and prompting it (one-step answer)\n\n\
-         | server | load | create + prompt | per second | p50 ms | p99 ms | failed | peak RSS MiB | server CPU ms per pair | bench CPU ms per pair |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-        options.clients
-    );
-    let closed = "closed loop (each client sends when answered)".to_string();
-    let paced_load = format!("paced: {:.0}/s offered in all", options.rate);
-    let row = |kind: ServerKind, load: &str, t: &Throughput| {
-        format!(
-            "| {} | {load} | {} in {:.1} s | {:.0} | {:.1} | {:.1} | {} | {} | {:.2} | {:.2} |\n",
-            kind.name(),
-            t.done,
-            t.seconds,
-            t.per_second(),
-            t.percentile(0.50).as_secs_f64() * 1000.0,
-            t.percentile(0.99).as_secs_f64() * 1000.0,
-            t.failed,
-            mib(t.peak.rss_kib),
-            t.server_ms_per_pair(),
-            t.bench_ms_per_pair(),
-        )
-    };
-    out.push_str(&row(ServerKind::Agent, &closed, &agent));
-    out.push_str(&row(ServerKind::Agent, &paced_load, &paced));
-    match &opencode {
-        Some(Ok(t)) => out.push_str(&row(ServerKind::Opencode, &closed, t)),
-        Some(Err(e)) => out.push_str(&format!(
-            "| opencode serve | failed: {e} | | | | | | | | |\n"
-        )),
-        None => out.push_str("| opencode serve | not run (no --opencode) | | | | | | | | |\n"),
-    }
-    for (kind, t) in [
-        (ServerKind::Agent, Some(&agent)),
-        (ServerKind::Agent, Some(&paced)),
-        (
-            ServerKind::Opencode,
-            opencode.as_ref().and_then(|o| o.as_ref().ok()),
-        ),
-    ] {
-        if let Some(error) = t.and_then(|t| t.first_error.as_ref()) {
-            out.push_str(&format!("\n{}'s first failure: {error}\n", kind.name()));
-        }
-    }
+    let mut out = table(options, &agent, &paced, opencode.as_ref());
     out.push_str("\nTargets (issue 43):\n\n");
     let p99 = paced.percentile(0.99).as_secs_f64() * 1000.0;
     let kept_up = paced.per_second() >= 0.98 * options.rate && paced.failed == 0;
