@@ -79,6 +79,26 @@ pub(super) async fn post(url: String, body: Value) -> reqwest::Response {
         .unwrap()
 }
 
+/// Creates a session through `base`; its id.
+async fn create_session(base: &str) -> String {
+    let created = post(format!("{base}/session"), json!({})).await;
+    assert!(created.status().is_success(), "{}", created.status());
+    created.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Prompts `session` through `base` with `text`, without waiting for the turn.
+async fn prompt_async(base: &str, session: &str, text: &str) {
+    let prompted = post(
+        format!("{base}/session/{session}/prompt_async"),
+        json!({"parts": [{"type": "text", "text": text}]}),
+    )
+    .await;
+    assert!(prompted.status().is_success(), "{}", prompted.status());
+}
+
 /// Polls `probe` every 100 ms for up to 30 s.
 pub(super) async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
 where
@@ -118,20 +138,10 @@ async fn a_session_and_its_ask_cross_two_servers_on_one_postgres_database() {
     let two = serve(&sandbox, &database, &schema).await;
 
     // Created through the first server…
-    let created = post(format!("{}/session", one.base), json!({})).await;
-    assert!(created.status().is_success(), "{}", created.status());
-    let session = created.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = create_session(&one.base).await;
     // …prompted through the second, whose agent is built from the shared
     // store.
-    let prompted = post(
-        format!("{}/session/{session}/prompt_async", two.base),
-        json!({"parts": [{"type": "text", "text": "make the marker"}]}),
-    )
-    .await;
-    assert!(prompted.status().is_success(), "{}", prompted.status());
+    prompt_async(&two.base, &session, "make the marker").await;
 
     // The ask raised by the second server's turn is listed by the first.
     let ask = eventually("the ask listed by the other server", || {
@@ -220,17 +230,8 @@ async fn an_ask_of_a_killed_server_is_answered_through_another_and_runs_once() {
     let schema = format!("serve_orphan_{}", std::process::id());
     let mut one = serve(&sandbox, &database, &schema).await;
     let two = serve(&sandbox, &database, &schema).await;
-    let created = post(format!("{}/session", one.base), json!({})).await;
-    let session = created.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let prompted = post(
-        format!("{}/session/{session}/prompt_async", one.base),
-        json!({"parts": [{"type": "text", "text": "count"}]}),
-    )
-    .await;
-    assert!(prompted.status().is_success());
+    let session = create_session(&one.base).await;
+    prompt_async(&one.base, &session, "count").await;
     let ask = eventually("the ask listed by the second server", || {
         let url = format!("{}/permission", two.base);
         async move { get(url).await.as_array()?.first().cloned() }
@@ -290,11 +291,7 @@ async fn an_ask_parked_by_a_live_server_is_resumed_by_the_server_that_gets_its_a
     let schema = format!("serve_park_{}", std::process::id());
     let one = serve_with(&sandbox, &database, &schema, &["--park-asks-after", "0"]).await;
     let two = serve(&sandbox, &database, &schema).await;
-    let created = post(format!("{}/session", one.base), json!({})).await;
-    let session = created.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = create_session(&one.base).await;
     // Answered once the turn is parked, its ask unanswered.
     let parked = tokio::time::timeout(
         Duration::from_secs(30),
@@ -423,17 +420,8 @@ async fn an_ask_answered_through_two_servers_at_once_runs_once_in_100_rounds() {
     let park = ["--park-asks-after", "0"];
     let one = serve_with(&sandbox, &database, &schema, &park).await;
     let two = serve_with(&sandbox, &database, &schema, &park).await;
-    let created = post(format!("{}/session", one.base), json!({})).await;
-    let session = created.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let prompted = post(
-        format!("{}/session/{session}/prompt_async", one.base),
-        json!({"parts": [{"type": "text", "text": "count"}]}),
-    )
-    .await;
-    assert!(prompted.status().is_success(), "{}", prompted.status());
+    let session = create_session(&one.base).await;
+    prompt_async(&one.base, &session, "count").await;
 
     let mut answered = std::collections::HashSet::new();
     for round in 0..ROUNDS {
