@@ -87,6 +87,11 @@ impl Driver {
                 terminal
                     .draw(|frame| view::draw(frame, &self.state, &mut self.cache))
                     .map_err(|e| format!("cannot draw: {e}"))?;
+                // PgUp past the top does not pile up rows PgDn must undo
+                // (nor make the next frame wrap the whole transcript).
+                if let Some(used) = self.cache.used_scroll() {
+                    self.state.scroll = self.state.scroll.min(used);
+                }
             }
             dirty = true;
             let busy = self.state.busy();

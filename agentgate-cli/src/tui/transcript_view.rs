@@ -24,6 +24,8 @@ const OUTPUT_LINES: usize = 200;
 #[derive(Debug, Default)]
 pub struct ViewCache {
     entries: HashMap<usize, Cached>,
+    /// The scroll of the last frame, clamped.
+    used: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -186,6 +188,11 @@ impl ViewCache {
 
     /// The rows of `transcript` that fill `height` rows, `scroll` rows up
     /// from its end (clamped), and the scroll actually used.
+    ///
+    /// Entries are wrapped from the end only until `scroll + height` rows
+    /// are known, so a frame costs the rows on screen and the scroll above
+    /// the bottom, not the length of the transcript. When the entries run
+    /// out first, all of them were seen and the clamp is exact.
     pub fn visible(
         &mut self,
         transcript: &Transcript,
@@ -195,29 +202,41 @@ impl ViewCache {
         expanded: bool,
     ) -> (Vec<Line<'static>>, usize) {
         let entries = transcript.entries();
-        let total: usize = entries
-            .iter()
-            .enumerate()
-            .map(|(at, (rev, entry))| self.rows(at, *rev, entry, width, expanded).len())
-            .sum();
-        let scroll = scroll.min(total.saturating_sub(height));
+        let wanted = scroll.saturating_add(height);
+        let mut seen = 0usize;
+        let mut first = entries.len();
+        while first > 0 && seen < wanted {
+            first -= 1;
+            let (rev, entry) = &entries[first];
+            seen += self.rows(first, *rev, entry, width, expanded).len();
+        }
+        let scroll = if seen < wanted {
+            scroll.min(seen.saturating_sub(height))
+        } else {
+            scroll
+        };
+        self.used = Some(scroll);
         let mut skipped = 0;
-        let mut shown: Vec<Line<'static>> = Vec::new();
-        for (at, (rev, entry)) in entries.iter().enumerate().rev() {
-            let rows = self.rows(at, *rev, entry, width, expanded);
-            for row in rows.iter().rev() {
-                if skipped < scroll {
-                    skipped += 1;
-                } else if shown.len() < height {
-                    shown.push(row.clone());
-                }
-            }
+        let mut shown: Vec<Line<'static>> = Vec::with_capacity(height);
+        for at in (first..entries.len()).rev() {
+            let rows = self.entries.get(&at).map_or(&[][..], |c| c.rows.as_slice());
+            let skip = (scroll - skipped).min(rows.len());
+            skipped += skip;
+            let end = rows.len() - skip;
+            let take = (height - shown.len()).min(end);
+            shown.extend(rows[end - take..end].iter().rev().cloned());
             if shown.len() >= height {
                 break;
             }
         }
         shown.reverse();
         (shown, skipped)
+    }
+
+    /// The scroll the last frame used (clamped to the transcript), if a
+    /// frame drew the transcript.
+    pub fn used_scroll(&self) -> Option<usize> {
+        self.used
     }
 }
 
@@ -251,5 +270,97 @@ pub fn draw(
         };
         let style = Style::default().fg(Color::Black).bg(Color::Cyan);
         frame.render_widget(Paragraph::new(Span::styled(note, style)), at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::text::Line;
+
+    use super::{ViewCache, entry_lines};
+    use crate::tui::transcript::{Entry, NoteKind, ToolEntry, ToolStatus, Transcript};
+    use crate::tui::wrap::wrap;
+
+    /// A transcript of `rounds` rounds: a prompt, an answer in markdown
+    /// with code (wrapped at narrow widths), a tool call and a note.
+    fn transcript(rounds: usize) -> Transcript {
+        let mut transcript = Transcript::new("s");
+        for n in 0..rounds {
+            transcript.user(&format!("prompt {n}"));
+            transcript.push(Entry::Assistant {
+                id: format!("a{n}"),
+                text: format!(
+                    "Answer {n} with **markdown**, a line long enough to wrap at forty columns.\n\n- one\n- two\n\n```rust\nfn f() -> u32 {{ {n} }}\n```\n"
+                ),
+                depth: 0,
+            });
+            transcript.push(Entry::Tool(ToolEntry {
+                id: format!("t{n}"),
+                tool: "bash".into(),
+                summary: "cargo test".into(),
+                status: ToolStatus::Done,
+                output: "line one\nline two".into(),
+                depth: 0,
+            }));
+            transcript.note(NoteKind::Info, &format!("note {n}"));
+        }
+        transcript
+    }
+
+    /// What `visible` gave before it stopped at the screen: every entry
+    /// wrapped, the scroll clamped by the total, the window cut out.
+    fn full(
+        transcript: &Transcript,
+        width: u16,
+        height: usize,
+        scroll: usize,
+        expanded: bool,
+    ) -> (Vec<Line<'static>>, usize) {
+        let all: Vec<Line<'static>> = transcript
+            .entries()
+            .iter()
+            .flat_map(|(_, entry)| entry_lines(entry, expanded))
+            .flat_map(|line| wrap(line, usize::from(width)))
+            .collect();
+        let scroll = scroll.min(all.len().saturating_sub(height));
+        let end = all.len() - scroll;
+        (all[end.saturating_sub(height)..end].to_vec(), scroll)
+    }
+
+    #[test]
+    fn the_rows_shown_are_those_of_the_whole_transcript_at_every_scroll() {
+        for rounds in [0, 1, 3, 20] {
+            let transcript = transcript(rounds);
+            let total = full(&transcript, 40, usize::MAX / 2, 0, false).0.len();
+            for (width, height) in [(40, 10), (40, 1), (200, 50), (80, 7)] {
+                let mut cache = ViewCache::default();
+                for scroll in [0, 1, 5, 9, 10, 33, total / 2, total, total + 1, 10_000] {
+                    for expanded in [false, true] {
+                        let got = cache.visible(&transcript, width, height, scroll, expanded);
+                        let want = full(&transcript, width, height, scroll, expanded);
+                        assert_eq!(
+                            got, want,
+                            "{rounds} rounds, {width}×{height}, scroll {scroll}, expanded {expanded}"
+                        );
+                        assert_eq!(cache.used_scroll(), Some(want.1));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_frame_at_the_bottom_of_a_long_transcript_wraps_only_the_entries_on_screen() {
+        let transcript = transcript(2_500);
+        assert_eq!(transcript.entries().len(), 10_000);
+        let mut cache = ViewCache::default();
+        let (rows, used) = cache.visible(&transcript, 200, 50, 0, false);
+        assert_eq!((rows.len(), used), (50, 0));
+        // 50 rows are about 15 entries (a round draws 14 rows at 200 columns).
+        assert!(cache.entries.len() <= 20, "{} cached", cache.entries.len());
+        // 100 rows up, it wraps the 150 rows' entries, not the transcript.
+        let (_, used) = cache.visible(&transcript, 200, 50, 100, false);
+        assert_eq!(used, 100);
+        assert!(cache.entries.len() <= 60, "{} cached", cache.entries.len());
     }
 }
