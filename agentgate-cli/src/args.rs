@@ -368,6 +368,32 @@ pub(crate) struct TuiArgs {
     /// at URL instead of an agent in this process.
     #[arg(long, value_name = "URL", conflicts_with_all = ["agent", "model", "continue_last", "sandbox"])]
     pub(crate) attach: Option<String>,
+    /// The colours of highlighted code: for a light or a dark terminal,
+    /// or `auto` from COLORFGBG (default: AGENT_TUI_THEME, else dark).
+    #[arg(long, value_name = "THEME")]
+    pub(crate) theme: Option<TuiTheme>,
+}
+
+/// `agent tui --theme`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TuiTheme {
+    /// For a light background.
+    Light,
+    /// For a dark background.
+    Dark,
+    /// Light when COLORFGBG names a light background.
+    Auto,
+}
+
+impl TuiTheme {
+    /// The flag's value as typed.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            TuiTheme::Light => "light",
+            TuiTheme::Dark => "dark",
+            TuiTheme::Auto => "auto",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

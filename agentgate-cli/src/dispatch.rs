@@ -183,6 +183,7 @@ pub(crate) fn run(cli: Cli) -> Result<ExitCode, CliError> {
 /// `agent tui`: the full-screen interface, on an agent here or attached
 /// to a server.
 pub(crate) fn tui(args: TuiArgs) -> Result<ExitCode, CliError> {
+    crate::tui::set_theme(args.theme.map(|theme| theme.name()));
     if let Some(url) = args.attach.clone() {
         let session = args.session.clone();
         return Ok(ExitCode::from(on_runtime(crate::tui::attach(

@@ -50,6 +50,12 @@ use agentgate::permission::{Answerer, ChannelApprover};
 
 use crate::run_cli::{RunOptions, build_agent};
 
+/// Picks the colours of highlighted code: `flag` is `--theme` (`light`,
+/// `dark` or `auto`), else `AGENT_TUI_THEME` decides, else dark.
+pub fn set_theme(flag: Option<&str>) {
+    highlight::choose_theme(flag);
+}
+
 /// Runs `agent tui` with `options` (agent, model, session or
 /// `--continue`, sandbox); the exit status.
 pub async fn tui(mut options: RunOptions) -> Result<u8, String> {

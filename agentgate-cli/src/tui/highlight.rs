@@ -2,7 +2,8 @@
 //! grammars, the bundled set and themes, loaded once on first use). Only
 //! foreground colours and bold/italic are taken from the theme, so the
 //! terminal's own background shows through on light and dark terminals
-//! alike; `AGENT_TUI_THEME=light` picks a theme drawn for light ones.
+//! alike; `agent tui --theme light` (or `AGENT_TUI_THEME=light`) picks a
+//! theme drawn for light ones, `auto` reads the background from COLORFGBG.
 
 use std::sync::OnceLock;
 
@@ -19,10 +20,45 @@ struct Assets {
     theme: Option<Theme>,
 }
 
+/// Whether the light theme is used, once chosen.
+static LIGHT: OnceLock<bool> = OnceLock::new();
+
+/// Whether a terminal whose COLORFGBG is `colorfgbg` (`fg;bg` or
+/// `fg;default;bg`, ANSI colour numbers) has a light background: as vim
+/// reads it, any background but 0–6 and 8.
+fn light_background(colorfgbg: Option<&str>) -> bool {
+    let background = colorfgbg.and_then(|v| v.rsplit(';').next());
+    match background.map(|b| b.trim().parse::<u8>()) {
+        Some(Ok(colour)) => !matches!(colour, 0..=6 | 8),
+        _ => false,
+    }
+}
+
+/// Whether the light theme is wanted: `flag` (`--theme`) first, then
+/// `env` (`AGENT_TUI_THEME`), with `auto` deciding by `colorfgbg`; dark
+/// otherwise.
+fn light_theme(flag: Option<&str>, env: Option<&str>, colorfgbg: Option<&str>) -> bool {
+    match flag.or(env) {
+        Some("light") => true,
+        Some("auto") => light_background(colorfgbg),
+        _ => false,
+    }
+}
+
+/// Chooses the theme (before the first code block is drawn; later calls
+/// change nothing): `flag` is `--theme`, the environment decides without
+/// it.
+pub fn choose_theme(flag: Option<&str>) {
+    let env = std::env::var("AGENT_TUI_THEME").ok();
+    let colorfgbg = std::env::var("COLORFGBG").ok();
+    let _ = LIGHT.set(light_theme(flag, env.as_deref(), colorfgbg.as_deref()));
+}
+
 fn assets() -> &'static Assets {
     static ASSETS: OnceLock<Assets> = OnceLock::new();
     ASSETS.get_or_init(|| {
-        let light = std::env::var("AGENT_TUI_THEME").is_ok_and(|v| v == "light");
+        choose_theme(None);
+        let light = LIGHT.get().copied().unwrap_or(false);
         let name = if light {
             "InspiredGitHub"
         } else {
@@ -86,7 +122,21 @@ pub fn code_lines(code: &str, lang: &str) -> Vec<Line<'static>> {
 
 #[cfg(test)]
 mod tests {
-    use super::code_lines;
+    use super::{code_lines, light_background, light_theme};
+
+    #[test]
+    fn the_flag_wins_over_the_environment_and_auto_reads_colorfgbg() {
+        assert!(light_theme(Some("light"), Some("dark"), None));
+        assert!(!light_theme(Some("dark"), Some("light"), Some("0;15")));
+        assert!(light_theme(None, Some("light"), None));
+        assert!(!light_theme(None, None, Some("0;15")));
+        assert!(light_theme(Some("auto"), None, Some("0;15")));
+        assert!(light_theme(None, Some("auto"), Some("0;default;7")));
+        assert!(!light_theme(Some("auto"), None, Some("15;0")));
+        assert!(!light_theme(Some("auto"), None, None));
+        assert!(!light_background(Some("15;8")));
+        assert!(!light_background(Some("garbage")));
+    }
 
     #[test]
     fn known_languages_are_coloured_and_unknown_ones_kept_plain() {
