@@ -211,9 +211,96 @@ pub fn markdown_lines(text: &str) -> Vec<Line<'static>> {
     builder.lines
 }
 
+/// The run of `c` that `line` starts with.
+fn run(line: &str, c: char) -> usize {
+    line.chars().take_while(|&x| x == c).count()
+}
+
+/// Whether `line` (at column 0) is an ATX heading: 1 to 6 `#`, then a
+/// space, a tab or the end of the line.
+fn is_heading(line: &str) -> bool {
+    let hashes = run(line, '#');
+    (1..=6).contains(&hashes) && matches!(line[hashes..].chars().next(), None | Some(' ' | '\t'))
+}
+
+/// Where `text` (markdown) can be drawn piece by piece: the byte ranges of
+/// its sections, each after the first starting at a heading at column 0
+/// that follows a blank line outside any fenced code block, the first
+/// holding some text. Each section drawn apart by [`markdown_lines`], the
+/// sections joined by one blank line, give the lines of the whole (a
+/// heading there always has exactly one blank line above it). The whole
+/// is one section when a line outside code starts with `<` (an HTML block
+/// may span blank lines) or defines a link reference (`[x]: …`, used
+/// across sections).
+pub fn sections(text: &str) -> Vec<std::ops::Range<usize>> {
+    let whole = std::iter::once(0..text.len()).collect();
+    let mut starts = vec![0];
+    let (mut fence, mut blank_before, mut seen_text) = (None::<(char, usize)>, false, false);
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let at = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let trimmed = body.trim_start_matches(' ');
+        let shallow = body.len() - trimmed.len() <= 3;
+        if let Some((c, n)) = fence {
+            if shallow && run(trimmed, c) >= n && trimmed.trim_start_matches(c).trim().is_empty() {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(c) = ['`', '~'].into_iter().find(|&c| run(trimmed, c) >= 3)
+            && shallow
+        {
+            fence = Some((c, run(trimmed, c)));
+            seen_text = true;
+            continue;
+        }
+        if shallow
+            && (trimmed.starts_with('<') || (trimmed.starts_with('[') && trimmed.contains("]:")))
+        {
+            return whole;
+        }
+        if blank_before && seen_text && trimmed.len() == body.len() && is_heading(body) {
+            starts.push(at);
+        }
+        blank_before = body.trim().is_empty();
+        seen_text |= !body.trim().trim_matches('#').trim().is_empty();
+    }
+    starts.push(text.len());
+    starts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::markdown_lines;
+    use super::{markdown_lines, sections};
+
+    #[test]
+    fn sections_drawn_apart_and_joined_by_a_blank_line_are_the_whole() {
+        let texts = [
+            "# Title\n\nSome text.\n\n## Two\n\n- a\n- b\n\n### Three\n\n```rust\nfn f() {}\n\n# not a heading\n```\n\n# Four\n---\n\n# Five\n",
+            "intro\n\n# A\n\n> quote\n\n# B\n\n1. one\n\n2. two\n\n#C not a heading\n\n# D\n\n    indented\n\n# E",
+            "#\n\n# only after text\n\n~~~\n\n# in a fence\n~~~\n\n# out",
+            "- item\n\n  # in the item\n\n# after\n\ntext\n",
+        ];
+        for text in texts {
+            let parts = sections(text);
+            assert!(parts.len() >= 2, "{text:?}: {parts:?}");
+            let mut joined = Vec::new();
+            for part in &parts {
+                let lines = markdown_lines(&text[part.clone()]);
+                if !joined.is_empty() && !lines.is_empty() {
+                    joined.push(ratatui::text::Line::default());
+                }
+                joined.extend(lines);
+            }
+            assert_eq!(joined, markdown_lines(text), "{text:?}: {parts:?}");
+        }
+        let html = "text\n\n<div>\n\n# inside html\n</div>\n\n# After\n";
+        assert_eq!(sections(html).len(), 1);
+        let refs = "see [x]\n\n# A\n\n[x]: https://example.com\n";
+        assert_eq!(sections(refs).len(), 1);
+    }
     use ratatui::style::Modifier;
 
     fn plain(lines: &[ratatui::text::Line<'_>]) -> Vec<String> {

@@ -6,6 +6,8 @@
 //! screen, not the length of the transcript.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::ops::Range;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -13,24 +15,30 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::markdown::markdown_lines;
+use super::markdown::{markdown_lines, sections};
 use super::transcript::{Entry, NoteKind, ToolEntry, ToolStatus, Transcript};
 use super::wrap::wrap;
 
 /// How many lines of a tool's output show when expanded.
 const OUTPUT_LINES: usize = 200;
 
-/// The wrapped lines of each entry, by entry index.
+/// The wrapped lines of each entry, by entry index; a model's answer by
+/// section (see [`sections`]), so a long answer costs the sections on
+/// screen, and a streaming one the sections that changed.
 #[derive(Debug, Default)]
 pub struct ViewCache {
-    entries: HashMap<usize, Cached>,
+    /// By (entry, section; 0 for entries drawn whole).
+    rows: HashMap<(usize, usize), Cached>,
+    /// The sections of each answer, by entry, with the entry's revision.
+    sections: HashMap<usize, (u64, Vec<Range<usize>>)>,
     /// The scroll of the last frame, clamped.
     used: Option<usize>,
 }
 
 #[derive(Debug)]
 struct Cached {
-    rev: u64,
+    /// The entry's revision, or a hash of a section's text and place.
+    key: u64,
     width: u16,
     expanded: bool,
     rows: Vec<Line<'static>>,
@@ -151,37 +159,85 @@ pub fn entry_lines(entry: &Entry, expanded: bool) -> Vec<Line<'static>> {
     lines
 }
 
+/// Section `text` of an answer at `depth` as lines: after a blank line
+/// unless `first`, the entry's spacing after it when `last` (together,
+/// the sections are [`entry_lines`] of the answer).
+fn section_lines(text: &str, first: bool, last: bool, depth: u8) -> Vec<Line<'static>> {
+    let mut lines = markdown_lines(text);
+    if !first && !lines.is_empty() {
+        lines.insert(0, Line::default());
+    }
+    let mut lines = nest(depth, lines);
+    if last {
+        lines.push(Line::default());
+    }
+    lines
+}
+
 impl ViewCache {
-    /// The wrapped rows of entry `at`.
+    /// How many units entry `at` is drawn in: an answer's sections, else 1.
+    fn units(&mut self, at: usize, rev: u64, entry: &Entry) -> usize {
+        let Entry::Assistant { text, .. } = entry else {
+            return 1;
+        };
+        if self.sections.get(&at).is_none_or(|(r, _)| *r != rev) {
+            self.sections.insert(at, (rev, sections(text)));
+        }
+        self.sections.get(&at).map_or(1, |(_, s)| s.len())
+    }
+
+    /// The wrapped rows of unit `unit` of entry `at` (after [`Self::units`]).
     fn rows(
         &mut self,
-        at: usize,
+        (at, unit): (usize, usize),
         rev: u64,
         entry: &Entry,
         width: u16,
         expanded: bool,
     ) -> &[Line<'static>] {
+        let section = match entry {
+            Entry::Assistant { text, depth, .. } => self
+                .sections
+                .get(&at)
+                .and_then(|(_, s)| s.get(unit))
+                .map(|range| {
+                    (
+                        &text[range.clone()],
+                        unit == 0,
+                        range.end == text.len(),
+                        *depth,
+                    )
+                }),
+            _ => None,
+        };
+        let key = section.map_or(rev, |place| {
+            let mut hasher = DefaultHasher::new();
+            place.hash(&mut hasher);
+            hasher.finish()
+        });
         let fresh = self
-            .entries
-            .get(&at)
-            .is_some_and(|c| c.rev == rev && c.width == width && c.expanded == expanded);
+            .rows
+            .get(&(at, unit))
+            .is_some_and(|c| c.key == key && c.width == width && c.expanded == expanded);
         if !fresh {
-            let rows = entry_lines(entry, expanded)
+            let lines = match section {
+                Some((text, first, last, depth)) => section_lines(text, first, last, depth),
+                None => entry_lines(entry, expanded),
+            };
+            let rows = lines
                 .into_iter()
                 .flat_map(|line| wrap(line, usize::from(width)))
                 .collect();
-            self.entries.insert(
-                at,
-                Cached {
-                    rev,
-                    width,
-                    expanded,
-                    rows,
-                },
-            );
+            let cached = Cached {
+                key,
+                width,
+                expanded,
+                rows,
+            };
+            self.rows.insert((at, unit), cached);
         }
-        self.entries
-            .get(&at)
+        self.rows
+            .get(&(at, unit))
             .map(|c| c.rows.as_slice())
             .unwrap_or(&[])
     }
@@ -189,10 +245,11 @@ impl ViewCache {
     /// The rows of `transcript` that fill `height` rows, `scroll` rows up
     /// from its end (clamped), and the scroll actually used.
     ///
-    /// Entries are wrapped from the end only until `scroll + height` rows
-    /// are known, so a frame costs the rows on screen and the scroll above
-    /// the bottom, not the length of the transcript. When the entries run
-    /// out first, all of them were seen and the clamp is exact.
+    /// Entries (an answer, section by section) are wrapped from the end
+    /// only until `scroll + height` rows are known, so a frame costs the
+    /// rows on screen and the scroll above the bottom, not the length of
+    /// the transcript. When the entries run out first, all of them were
+    /// seen and the clamp is exact.
     pub fn visible(
         &mut self,
         transcript: &Transcript,
@@ -204,11 +261,16 @@ impl ViewCache {
         let entries = transcript.entries();
         let wanted = scroll.saturating_add(height);
         let mut seen = 0usize;
-        let mut first = entries.len();
-        while first > 0 && seen < wanted {
-            first -= 1;
-            let (rev, entry) = &entries[first];
-            seen += self.rows(first, *rev, entry, width, expanded).len();
+        // The units wrapped, the last first.
+        let mut walked: Vec<(usize, usize)> = Vec::new();
+        'walk: for (at, (rev, entry)) in entries.iter().enumerate().rev() {
+            for unit in (0..self.units(at, *rev, entry)).rev() {
+                if seen >= wanted {
+                    break 'walk;
+                }
+                seen += self.rows((at, unit), *rev, entry, width, expanded).len();
+                walked.push((at, unit));
+            }
         }
         let scroll = if seen < wanted {
             scroll.min(seen.saturating_sub(height))
@@ -218,8 +280,8 @@ impl ViewCache {
         self.used = Some(scroll);
         let mut skipped = 0;
         let mut shown: Vec<Line<'static>> = Vec::with_capacity(height);
-        for at in (first..entries.len()).rev() {
-            let rows = self.entries.get(&at).map_or(&[][..], |c| c.rows.as_slice());
+        for key in walked {
+            let rows = self.rows.get(&key).map_or(&[][..], |c| c.rows.as_slice());
             let skip = (scroll - skipped).min(rows.len());
             skipped += skip;
             let end = rows.len() - skip;
@@ -303,8 +365,27 @@ mod tests {
                 depth: 0,
             }));
             transcript.note(NoteKind::Info, &format!("note {n}"));
+            if n % 5 == 4 {
+                transcript.push(Entry::Assistant {
+                    id: format!("long{n}"),
+                    text: long_answer(6),
+                    depth: u8::from(n % 10 == 9),
+                });
+            }
         }
         transcript
+    }
+
+    /// An answer in `sections` sections (headings after text, lists,
+    /// code with a blank line and a `#` in it).
+    fn long_answer(sections: usize) -> String {
+        let mut text = String::from("Intro text.\n");
+        for n in 0..sections {
+            text.push_str(&format!(
+                "\n## Part {n}\n\nA paragraph long enough to wrap at forty columns, part {n}.\n\n- a\n- b\n\n```sh\necho {n}\n\n# a comment\n```\n"
+            ));
+        }
+        text
     }
 
     /// What `visible` gave before it stopped at the screen: every entry
@@ -350,17 +431,40 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_at_the_bottom_of_a_long_answer_wraps_only_its_sections_on_screen() {
+        let mut transcript = Transcript::new("s");
+        transcript.push(Entry::Assistant {
+            id: "a".into(),
+            text: long_answer(1_000),
+            depth: 0,
+        });
+        let mut cache = ViewCache::default();
+        let (rows, used) = cache.visible(&transcript, 200, 50, 0, false);
+        assert_eq!((rows.len(), used), (50, 0));
+        assert_eq!(rows, full(&transcript, 200, 50, 0, false).0);
+        // A section draws 12 rows: 50 rows are 5 sections at most.
+        assert!(cache.rows.len() <= 5, "{} cached", cache.rows.len());
+        let (rows, _) = cache.visible(&transcript, 200, 50, 5_000, false);
+        assert_eq!(rows, full(&transcript, 200, 50, 5_000, false).0);
+        assert!(
+            cache.rows.len() <= 5_050 / 12 + 2,
+            "{} cached",
+            cache.rows.len()
+        );
+    }
+
+    #[test]
     fn a_frame_at_the_bottom_of_a_long_transcript_wraps_only_the_entries_on_screen() {
-        let transcript = transcript(2_500);
-        assert_eq!(transcript.entries().len(), 10_000);
+        let transcript = transcript(2_000);
+        assert_eq!(transcript.entries().len(), 8_400);
         let mut cache = ViewCache::default();
         let (rows, used) = cache.visible(&transcript, 200, 50, 0, false);
         assert_eq!((rows.len(), used), (50, 0));
         // 50 rows are about 15 entries (a round draws 14 rows at 200 columns).
-        assert!(cache.entries.len() <= 20, "{} cached", cache.entries.len());
+        assert!(cache.rows.len() <= 20, "{} cached", cache.rows.len());
         // 100 rows up, it wraps the 150 rows' entries, not the transcript.
         let (_, used) = cache.visible(&transcript, 200, 50, 100, false);
         assert_eq!(used, 100);
-        assert!(cache.entries.len() <= 60, "{} cached", cache.entries.len());
+        assert!(cache.rows.len() <= 60, "{} cached", cache.rows.len());
     }
 }
