@@ -158,6 +158,31 @@ fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
 
+/// How many of the functions `agentgate-cli/link/agent.order` lists (the
+/// code a run executes, which the release build lays out together) the
+/// binary has, by `nm`: a list made for another compiler or other
+/// dependency versions names functions the build does not have, and the
+/// run's code is then spread over the whole binary again (peak RSS up by
+/// several MiB). `None` when `nm` or the list is missing.
+fn symbol_order_coverage(binary: &Path) -> Option<(usize, usize)> {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agentgate-cli/link/agent.order");
+    let list = std::fs::read_to_string(list).ok()?;
+    let out = Command::new("nm")
+        .arg("--defined-only")
+        .arg(binary)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let symbols: std::collections::HashSet<&str> = std::str::from_utf8(&out.stdout)
+        .ok()?
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(2))
+        .collect();
+    let listed: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
+    let found = listed.iter().filter(|name| symbols.contains(*name)).count();
+    Some((found, listed.len()))
+}
+
 fn main() -> Result<(), String> {
     let runs: usize = std::env::args()
         .nth(1)
@@ -184,6 +209,12 @@ fn main() -> Result<(), String> {
     let mut new: Vec<Duration> = acp.iter().map(|s| s.session_new).collect();
     let mut acp_rss: Vec<u64> = acp.iter().map(|s| s.max_rss_kib).collect();
     println!("`{}`, median of {runs} runs\n", binary.display());
+    if let Some((found, listed)) = symbol_order_coverage(&binary) {
+        println!(
+            "Symbol order: {found} of the {listed} functions in agentgate-cli/link/agent.order \
+             are in this binary (few: run scripts/symbol-order.sh).\n"
+        );
+    }
     println!("| measure | median | min | max |");
     println!("|---|---:|---:|---:|");
     let row = |name: &str, median: String, min: String, max: String| {
