@@ -39,8 +39,6 @@ mod work;
 mod wrap;
 
 #[cfg(test)]
-mod frame_bench;
-#[cfg(test)]
 mod snapshot_tests;
 
 use std::sync::Arc;
