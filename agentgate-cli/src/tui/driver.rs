@@ -92,6 +92,9 @@ impl Driver {
                 if let Some(used) = self.cache.used_scroll() {
                     self.state.scroll = self.state.scroll.min(used);
                 }
+                if let Some(page) = self.cache.page_rows() {
+                    self.state.page = page;
+                }
             }
             dirty = true;
             let busy = self.state.busy();

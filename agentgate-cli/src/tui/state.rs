@@ -67,6 +67,10 @@ pub struct State {
     pub activity: Option<String>,
     /// How many rows the transcript is scrolled up from its end.
     pub scroll: usize,
+    /// How many rows PgUp and PgDn move: a page of the transcript panel
+    /// less two rows kept for context, as the last frame drew it (0, one
+    /// row, before the first frame).
+    pub page: usize,
     /// Tool calls are shown with their output.
     pub expanded: bool,
     /// The agents `/agent` may switch to.

@@ -33,6 +33,8 @@ pub struct ViewCache {
     sections: HashMap<usize, (u64, Vec<Range<usize>>)>,
     /// The scroll of the last frame, clamped.
     used: Option<usize>,
+    /// The rows of the last frame's transcript panel.
+    height: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -278,6 +280,7 @@ impl ViewCache {
             scroll
         };
         self.used = Some(scroll);
+        self.height = Some(height);
         let mut skipped = 0;
         let mut shown: Vec<Line<'static>> = Vec::with_capacity(height);
         for key in walked {
@@ -299,6 +302,12 @@ impl ViewCache {
     /// frame drew the transcript.
     pub fn used_scroll(&self) -> Option<usize> {
         self.used
+    }
+
+    /// The rows a page up or down moves: the last frame's transcript
+    /// panel less two rows kept on screen for context (at least one).
+    pub fn page_rows(&self) -> Option<usize> {
+        self.height.map(|h| h.saturating_sub(2).max(1))
     }
 }
 
@@ -439,9 +448,12 @@ mod tests {
             depth: 0,
         });
         let mut cache = ViewCache::default();
+        assert_eq!(cache.page_rows(), None);
         let (rows, used) = cache.visible(&transcript, 200, 50, 0, false);
         assert_eq!((rows.len(), used), (50, 0));
         assert_eq!(rows, full(&transcript, 200, 50, 0, false).0);
+        // PgUp moves the panel's rows less two kept for context.
+        assert_eq!(cache.page_rows(), Some(48));
         // A section draws 12 rows: 50 rows are 5 sections at most.
         assert!(cache.rows.len() <= 5, "{} cached", cache.rows.len());
         let (rows, _) = cache.visible(&transcript, 200, 50, 5_000, false);

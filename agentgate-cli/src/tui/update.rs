@@ -228,8 +228,8 @@ fn on_key(state: &mut State, key: KeyEvent) -> Vec<Effect> {
             state.editor.newline();
         }
         KeyCode::Enter => return submit(state),
-        KeyCode::PageUp => state.scroll = state.scroll.saturating_add(10),
-        KeyCode::PageDown => state.scroll = state.scroll.saturating_sub(10),
+        KeyCode::PageUp => state.scroll = state.scroll.saturating_add(state.page.max(1)),
+        KeyCode::PageDown => state.scroll = state.scroll.saturating_sub(state.page.max(1)),
         _ => edit_key(state, key),
     }
     Vec::new()

@@ -185,3 +185,20 @@ fn the_sessions_panel_opens_the_session_chosen() {
     );
     assert!(state.sessions.is_none());
 }
+
+#[test]
+fn page_up_and_down_move_a_page_of_the_transcript() {
+    let mut state = state();
+    // Before the first frame the page is unknown: a row at a time.
+    update(&mut state, key(KeyCode::PageUp));
+    assert_eq!(state.scroll, 1);
+    state.page = 38;
+    update(&mut state, key(KeyCode::PageUp));
+    update(&mut state, key(KeyCode::PageUp));
+    assert_eq!(state.scroll, 77);
+    update(&mut state, key(KeyCode::PageDown));
+    assert_eq!(state.scroll, 39);
+    update(&mut state, key(KeyCode::PageDown));
+    update(&mut state, key(KeyCode::PageDown));
+    assert_eq!(state.scroll, 0);
+}
