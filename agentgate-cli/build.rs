@@ -20,6 +20,10 @@
 use std::env;
 use std::path::Path;
 
+/// How far the number LTO gives a copied function may move between the
+/// build a list was recorded from and this one (see [`widened`]).
+const COPY_NUMBERS: u64 = 200;
+
 fn main() {
     println!("cargo::rerun-if-changed=link/agent.order");
     println!("cargo::rerun-if-env-changed=AGENTGATE_SYMBOL_ORDER");
@@ -27,17 +31,58 @@ fn main() {
     if !wanted() {
         return;
     }
-    let Ok(dir) = env::var("CARGO_MANIFEST_DIR") else {
+    let (Some(dir), Some(out)) = (env::var_os("CARGO_MANIFEST_DIR"), env::var_os("OUT_DIR")) else {
         return;
     };
-    let order = Path::new(&dir).join("link/agent.order");
-    if order.is_file() {
+    let Ok(list) = std::fs::read_to_string(Path::new(&dir).join("link/agent.order")) else {
+        return;
+    };
+    let order = Path::new(&out).join("agent.order");
+    if std::fs::write(&order, widened(&list)).is_ok() {
         println!(
             "cargo::rustc-link-arg-bin=agent=-Wl,--symbol-ordering-file={}",
             order.display()
         );
         println!("cargo::rustc-link-arg-bin=agent=-Wl,--no-warn-symbol-ordering");
     }
+}
+
+/// The list with each numbered copy widened to its neighbours' numbers.
+///
+/// Fat LTO merges every crate into one module and renames a local
+/// function whose name is taken by appending `.N`, N counting every such
+/// collision so far (`<String as fmt::Write>::write_str.13163`: std's
+/// inline functions are copied into each crate that calls them). Any code
+/// change before it in the module moves N: one added collision shifted
+/// all 95 numbered names of the list by one, and those functions ran from
+/// outside the ordered block again (27 of them, 1.7 MiB resident). A name
+/// with another number is a copy of the same function, so listing the
+/// numbers around the recorded one only ever places copies of it.
+fn widened(list: &str) -> String {
+    let mut out = String::with_capacity(list.len() * 2);
+    for name in list.lines().filter(|line| !line.is_empty()) {
+        out.push_str(name);
+        out.push('\n');
+        // Rust's own names only: C objects are not merged by LTO, and
+        // their numbered names (`.constprop.0`) are distinct variants.
+        if !(name.starts_with("_R") || name.starts_with("_ZN")) {
+            continue;
+        }
+        let Some((base, number)) = name.rsplit_once('.') else {
+            continue;
+        };
+        let Ok(number) = number.parse::<u64>() else {
+            continue;
+        };
+        let low = number.saturating_sub(COPY_NUMBERS);
+        for other in (low..=number + COPY_NUMBERS).filter(|n| *n != number) {
+            out.push_str(base);
+            out.push('.');
+            out.push_str(&other.to_string());
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Whether this build links with Rust's own lld, optimised.
