@@ -181,8 +181,7 @@ impl Builder {
 /// `text` (terminal-safe markdown) as styled lines, not yet wrapped.
 pub fn markdown_lines(text: &str) -> Vec<Line<'static>> {
     let mut builder = Builder::default();
-    let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    for event in Parser::new_ext(text, options) {
+    for event in Parser::new_ext(text, OPTIONS) {
         match event {
             Event::Start(tag) => builder.start(tag),
             Event::End(tag) => builder.end(tag),
@@ -211,64 +210,52 @@ pub fn markdown_lines(text: &str) -> Vec<Line<'static>> {
     builder.lines
 }
 
-/// The run of `c` that `line` starts with.
-fn run(line: &str, c: char) -> usize {
-    line.chars().take_while(|&x| x == c).count()
-}
-
-/// Whether `line` (at column 0) is an ATX heading: 1 to 6 `#`, then a
-/// space, a tab or the end of the line.
-fn is_heading(line: &str) -> bool {
-    let hashes = run(line, '#');
-    (1..=6).contains(&hashes) && matches!(line[hashes..].chars().next(), None | Some(' ' | '\t'))
-}
+/// The markdown extensions the transcript draws.
+const OPTIONS: Options = Options::ENABLE_STRIKETHROUGH.union(Options::ENABLE_TASKLISTS);
 
 /// Where `text` (markdown) can be drawn piece by piece: the byte ranges of
-/// its sections, each after the first starting at a heading at column 0
-/// that follows a blank line outside any fenced code block, the first
-/// holding some text. Each section drawn apart by [`markdown_lines`], the
-/// sections joined by one blank line, give the lines of the whole (a
-/// heading there always has exactly one blank line above it). The whole
-/// is one section when a line outside code starts with `<` (an HTML block
-/// may span blank lines) or defines a link reference (`[x]: …`, used
-/// across sections).
+/// its sections, each after the first starting at a heading that the
+/// parser itself finds at the top level (in no list, quote, code block or
+/// HTML block) with a blank line above it, the first holding some block.
+/// Each section drawn apart by [`markdown_lines`], the sections joined by
+/// one blank line, give the lines of the whole. The whole is one section
+/// when it defines a link reference (`[x]: …`, used across sections).
 pub fn sections(text: &str) -> Vec<std::ops::Range<usize>> {
     let whole = std::iter::once(0..text.len()).collect();
+    let blocks = Parser::new_ext(text, OPTIONS).into_offset_iter();
+    if blocks.reference_definitions().iter().next().is_some() {
+        return whole;
+    }
     let mut starts = vec![0];
-    let (mut fence, mut blank_before, mut seen_text) = (None::<(char, usize)>, false, false);
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let at = offset;
-        offset += line.len();
-        let body = line.trim_end_matches(['\n', '\r']);
-        let trimmed = body.trim_start_matches(' ');
-        let shallow = body.len() - trimmed.len() <= 3;
-        if let Some((c, n)) = fence {
-            if shallow && run(trimmed, c) >= n && trimmed.trim_start_matches(c).trim().is_empty() {
-                fence = None;
+    let (mut depth, mut seen_block) = (0usize, false);
+    for (event, range) in blocks {
+        match event {
+            Event::Start(tag) => {
+                let heading = matches!(tag, Tag::Heading { .. });
+                if depth == 0 && heading && seen_block && blank_line_above(text, range.start) {
+                    starts.push(range.start);
+                }
+                seen_block |= depth == 0;
+                depth += 1;
             }
-            continue;
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => seen_block |= depth == 0,
         }
-        if let Some(c) = ['`', '~'].into_iter().find(|&c| run(trimmed, c) >= 3)
-            && shallow
-        {
-            fence = Some((c, run(trimmed, c)));
-            seen_text = true;
-            continue;
-        }
-        if shallow
-            && (trimmed.starts_with('<') || (trimmed.starts_with('[') && trimmed.contains("]:")))
-        {
-            return whole;
-        }
-        if blank_before && seen_text && trimmed.len() == body.len() && is_heading(body) {
-            starts.push(at);
-        }
-        blank_before = body.trim().is_empty();
-        seen_text |= !body.trim().trim_matches('#').trim().is_empty();
     }
     starts.push(text.len());
     starts.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+/// Whether the line before byte `at` (the start of a line) is blank.
+fn blank_line_above(text: &str, at: usize) -> bool {
+    let Some(before) = text.get(..at) else {
+        return false;
+    };
+    let Some(before) = before.strip_suffix('\n') else {
+        return false;
+    };
+    let line = before.rsplit('\n').next().unwrap_or(before);
+    line.trim().is_empty()
 }
 
 #[cfg(test)]
@@ -282,6 +269,8 @@ mod tests {
             "intro\n\n# A\n\n> quote\n\n# B\n\n1. one\n\n2. two\n\n#C not a heading\n\n# D\n\n    indented\n\n# E",
             "#\n\n# only after text\n\n~~~\n\n# in a fence\n~~~\n\n# out",
             "- item\n\n  # in the item\n\n# after\n\ntext\n",
+            // An HTML block of this kind ends at a blank line (CommonMark).
+            "text\n\n<div>\n\n# after html\n</div>\n\n# After\n",
         ];
         for text in texts {
             let parts = sections(text);
@@ -296,8 +285,6 @@ mod tests {
             }
             assert_eq!(joined, markdown_lines(text), "{text:?}: {parts:?}");
         }
-        let html = "text\n\n<div>\n\n# inside html\n</div>\n\n# After\n";
-        assert_eq!(sections(html).len(), 1);
         let refs = "see [x]\n\n# A\n\n[x]: https://example.com\n";
         assert_eq!(sections(refs).len(), 1);
     }
@@ -343,5 +330,64 @@ mod tests {
         );
         let bold = lines[2].spans.iter().find(|s| s.content == "bold");
         assert!(bold.is_some_and(|s| s.style.add_modifier.contains(Modifier::BOLD)));
+    }
+
+    /// Lines that open, close or continue blocks across a blank line:
+    /// headings (ATX, setext, not-quite), fences of both kinds and
+    /// lengths, lists, quotes, indented code, HTML, link references,
+    /// tables, rules.
+    const LINES: &[&str] = &[
+        "# Title",
+        "## Two",
+        "###### Six",
+        "####### seven",
+        "#no space",
+        "  # indented",
+        "text",
+        "more *text* and `code`",
+        "Setext",
+        "===",
+        "---",
+        "",
+        "",
+        "",
+        "```",
+        "```rust",
+        "````",
+        "~~~",
+        "  ```",
+        "- item",
+        "  continued",
+        "1. one",
+        "> quote",
+        "    indented code",
+        "<div>",
+        "</div>",
+        "[x]: https://example.com",
+        "see [x]",
+        "| a | b |",
+        "|---|---|",
+        "***",
+        "\\# escaped",
+    ];
+
+    proptest::proptest! {
+        /// Drawn section by section and joined by one blank line, any
+        /// text gives the lines of the whole.
+        #[test]
+        fn sections_always_draw_as_the_whole(
+            picks in proptest::collection::vec(0..LINES.len(), 0..40),
+        ) {
+            let text: String = picks.iter().map(|&i| format!("{}\n", LINES[i])).collect();
+            let mut joined = Vec::new();
+            for part in sections(&text) {
+                let lines = markdown_lines(&text[part]);
+                if !joined.is_empty() && !lines.is_empty() {
+                    joined.push(ratatui::text::Line::default());
+                }
+                joined.extend(lines);
+            }
+            proptest::prop_assert_eq!(joined, markdown_lines(&text), "{:?}", text);
+        }
     }
 }
