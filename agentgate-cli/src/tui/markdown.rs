@@ -285,6 +285,10 @@ mod tests {
             }
             assert_eq!(joined, markdown_lines(text), "{text:?}: {parts:?}");
         }
+        // The fence opened in the item ends with it; the one at column 0
+        // then runs to the end, over the heading.
+        let fenced = "- item\n  ```\n```\n\n# Title\n";
+        assert_eq!(sections(fenced).len(), 1);
         let refs = "see [x]\n\n# A\n\n[x]: https://example.com\n";
         assert_eq!(sections(refs).len(), 1);
     }
