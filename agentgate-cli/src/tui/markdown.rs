@@ -232,7 +232,12 @@ pub fn sections(text: &str) -> Vec<std::ops::Range<usize>> {
         match event {
             Event::Start(tag) => {
                 let heading = matches!(tag, Tag::Heading { .. });
-                if depth == 0 && heading && seen_block && blank_line_above(text, range.start) {
+                if depth == 0
+                    && heading
+                    && seen_block
+                    && text.is_char_boundary(range.start)
+                    && blank_line_above(text, range.start)
+                {
                     starts.push(range.start);
                 }
                 seen_block |= depth == 0;
@@ -373,6 +378,13 @@ mod tests {
         "|---|---|",
         "***",
         "\\# escaped",
+        "\u{3000}",
+        "\u{a0}",
+        "\t",
+        " ",
+        "Überschrift é",
+        "> # quoted heading",
+        "- # listed heading",
     ];
 
     proptest::proptest! {

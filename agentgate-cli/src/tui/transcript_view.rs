@@ -202,13 +202,13 @@ impl ViewCache {
                 .sections
                 .get(&at)
                 .and_then(|(_, s)| s.get(unit))
-                .map(|range| {
-                    (
-                        &text[range.clone()],
+                .and_then(|range| {
+                    Some((
+                        text.get(range.clone())?,
                         unit == 0,
                         range.end == text.len(),
                         *depth,
-                    )
+                    ))
                 }),
             _ => None,
         };
