@@ -90,6 +90,12 @@ pub struct SearchLimits {
     pub max_output_bytes: usize,
     /// Longer grep match lines are cut to this many characters (2000).
     pub max_line_chars: usize,
+    /// Memory grep may keep between searches, for the whole process
+    /// (32 MiB): a filter of the trigrams of each small text file it has
+    /// read (about one bit per byte), so that a later search reads only
+    /// the files that may match and `lstat`s the others. 0: grep keeps
+    /// nothing and reads every file.
+    pub grep_index_bytes: usize,
 }
 
 impl Default for SearchLimits {
@@ -98,6 +104,7 @@ impl Default for SearchLimits {
             max_results: 100,
             max_output_bytes: 50 * 1024,
             max_line_chars: 2000,
+            grep_index_bytes: 32 * 1024 * 1024,
         }
     }
 }

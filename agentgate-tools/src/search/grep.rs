@@ -19,7 +19,9 @@ use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
 use crate::limits::SearchLimits;
+use crate::search::file_filters::{FileFilters, FileVersion, Verdict, is_local_path};
 use crate::search::read_rules::{ReadRules, WalkedFolders};
+use crate::search::trigrams::Required;
 use crate::search::walk::{PathGlob, Walked, walk_parallel};
 
 /// Arguments of [`GrepTool`].
@@ -124,7 +126,7 @@ impl GrepTool {
 /// A pattern that names a `\n` literally (which no line can match) cannot
 /// be built that way and gets the plain matcher, which searches line by
 /// line and finds nothing, as before.
-fn line_matcher(pattern: &str) -> Result<RegexMatcher, grep_regex::Error> {
+pub(crate) fn line_matcher(pattern: &str) -> Result<RegexMatcher, grep_regex::Error> {
     RegexMatcherBuilder::new()
         .multi_line(true)
         .line_terminator(Some(b'\n'))
@@ -151,34 +153,58 @@ fn read_small(file: &mut File, buffer: &mut [u8]) -> std::io::Result<Option<usiz
     Ok(None)
 }
 
+/// What a search may keep for the next ones: the file filters, when the
+/// search began, and their memory budget.
+#[derive(Clone, Copy)]
+struct Learning<'a> {
+    filters: &'a FileFilters,
+    start: SystemTime,
+    budget: usize,
+}
+
 /// The lines of the file at `path` that `matcher` matches (line numbers and
 /// lines without their line ending, in file order), and whether the search
 /// failed (the lines found before the failure are kept).
 ///
 /// A file of at most `SLICE_LIMIT` bytes without a NUL byte is read in one
 /// go into `buffer` and searched there: no read buffer or BOM sniffing
-/// reader per file. Any other file (a larger one, or one with a NUL byte:
-/// binary, or UTF-16) is searched from its start by the searcher's reader,
-/// as `search_path` would, so binary detection and transcoding decide
-/// exactly as before.
+/// reader per file; with `learning`, that content's trigram filter is kept
+/// for the file's version as `fstat` gave it before the read. Any other
+/// file (a larger one, or one with a NUL byte: binary, or UTF-16) is
+/// searched from its start by the searcher's reader, as `search_path`
+/// would, so binary detection and transcoding decide exactly as before.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     buffer: &mut [u8],
     path: &Path,
+    learning: Option<Learning<'_>>,
 ) -> (Vec<(u64, String)>, bool) {
     let mut lines = Vec::new();
     let sink = UTF8(|line, text: &str| {
         lines.push((line, text.trim_end_matches(['\n', '\r']).to_string()));
         Ok(true)
     });
-    let result = File::open(path).and_then(|mut file| match read_small(&mut file, buffer) {
-        Ok(Some(len)) if !buffer[..len].contains(&0) => {
-            searcher.search_slice(matcher, &buffer[..len], sink)
+    let result = File::open(path).and_then(|mut file| {
+        let version = learning.and_then(|_| file.metadata().ok().map(|m| FileVersion::of(&m)));
+        match read_small(&mut file, buffer) {
+            Ok(Some(len)) if !buffer[..len].contains(&0) => {
+                if let (Some(learning), Some(version)) = (learning, version) {
+                    learning.filters.learn(
+                        path,
+                        &file,
+                        version,
+                        &buffer[..len],
+                        learning.start,
+                        learning.budget,
+                    );
+                }
+                searcher.search_slice(matcher, &buffer[..len], sink)
+            }
+            _ => file
+                .rewind()
+                .and_then(|()| searcher.search_file(matcher, &file, sink)),
         }
-        _ => file
-            .rewind()
-            .and_then(|()| searcher.search_file(matcher, &file, sink)),
     });
     (lines, result.is_err())
 }
@@ -200,7 +226,40 @@ struct Searching {
     folders: WalkedFolders,
     found: Vec<FileMatches>,
     hidden: usize,
+    /// Files the filters showed hold no match, not read.
+    unread: usize,
     errors: bool,
+}
+
+/// What [`search_tree`] found.
+struct Searched {
+    /// The files with matches, newest first (then by path).
+    found: Vec<FileMatches>,
+    /// Whether some paths could not be read.
+    errors: bool,
+    /// Files the read rules kept from being searched.
+    hidden: usize,
+    /// Files not read because their filter rules the pattern out.
+    unread: usize,
+}
+
+/// How a search uses the file filters: what the pattern requires, when
+/// the search began, and the budget (`SearchLimits::grep_index_bytes`).
+struct IndexUse {
+    required: Required,
+    start: SystemTime,
+    budget: usize,
+}
+
+impl IndexUse {
+    /// What a file read in this search may keep in `filters`.
+    fn learning<'a>(&self, filters: &'a FileFilters) -> Learning<'a> {
+        Learning {
+            filters,
+            start: self.start,
+            budget: self.budget,
+        }
+    }
 }
 
 /// The files under `root` (or `root` itself) with lines matching
@@ -209,14 +268,18 @@ struct Searching {
 /// searched. Files are walked and searched on the walker's threads; a file
 /// the read rules do not allow is never opened, decided before searching
 /// so the answer never depends on its content. Only files with matches
-/// are stat'ed for their modification time.
+/// are stat'ed for their modification time, and, with `index`, the files
+/// the filters know (a file whose filter rules the pattern out is not
+/// read: it holds no match).
 fn search_tree(
     root: &Path,
     matcher: &RegexMatcher,
     include: Option<&PathGlob>,
     read_rules: &ReadRules,
+    index: Option<&IndexUse>,
     cancelled: &(dyn Fn() -> bool + Sync),
-) -> (Vec<FileMatches>, bool, usize) {
+) -> Searched {
+    let filters = FileFilters::global();
     let start = || Searching {
         searcher: SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
@@ -227,6 +290,7 @@ fn search_tree(
         folders: WalkedFolders::default(),
         found: Vec::new(),
         hidden: 0,
+        unread: 0,
         errors: false,
     };
     let visit = |thread: &mut Searching, file: &Walked<'_>| {
@@ -237,11 +301,38 @@ fn search_tree(
             thread.hidden += 1;
             return;
         }
+        // A link may lead to another file at each call: never filtered.
+        let index = index.filter(|_| !file.may_be_link());
+        let mut learning = index.map(|index| index.learning(filters));
+        if let Some(index) = index
+            && let Some(entry) = filters.get(file.path)
+        {
+            // A pattern that requires nothing cannot rule the file out:
+            // no `lstat`, and the filter is checked by the next search
+            // that can use it.
+            learning = None;
+            if index.required.is_useful()
+                && let Ok(metadata) = std::fs::symlink_metadata(file.path)
+            {
+                match entry.verdict(&FileVersion::of(&metadata), &index.required) {
+                    Verdict::NoMatch => {
+                        thread.unread += 1;
+                        return;
+                    }
+                    Verdict::Known => {}
+                    Verdict::Learn => {
+                        filters.forget(file.path, &entry);
+                        learning = Some(index.learning(filters));
+                    }
+                }
+            }
+        }
         let (lines, failed) = search_file(
             &mut thread.searcher,
             &thread.matcher,
             &mut thread.buffer,
             file.path,
+            learning,
         );
         thread.errors |= failed;
         if !lines.is_empty() {
@@ -252,20 +343,25 @@ fn search_tree(
             });
         }
     };
-    let (threads, mut errors) = walk_parallel(root, cancelled, start, visit);
-    let mut found = Vec::new();
-    let mut hidden = 0;
+    let (threads, errors) = walk_parallel(root, cancelled, start, visit);
+    let mut searched = Searched {
+        found: Vec::new(),
+        errors,
+        hidden: 0,
+        unread: 0,
+    };
     for thread in threads {
-        found.extend(thread.found);
-        hidden += thread.hidden;
-        errors |= thread.errors;
+        searched.found.extend(thread.found);
+        searched.hidden += thread.hidden;
+        searched.unread += thread.unread;
+        searched.errors |= thread.errors;
     }
-    found.sort_by(|a, b| {
+    searched.found.sort_by(|a, b| {
         b.modified
             .cmp(&a.modified)
             .then_with(|| a.path.cmp(&b.path))
     });
-    (found, errors, hidden)
+    searched
 }
 
 #[async_trait::async_trait]
@@ -308,16 +404,33 @@ impl TypedTool for GrepTool {
         let include = args.include.as_deref().map(PathGlob::new).transpose()?;
         let cancel = ctx.cancel.clone();
         let read_rules = ReadRules::of(ctx);
-        let (found, errors, hidden) = tokio::task::spawn_blocking(move || {
-            search_tree(&search, &matcher, include.as_ref(), &read_rules, &|| {
-                cancel.is_cancelled()
-            })
+        let index =
+            (self.limits.grep_index_bytes > 0 && is_local_path(&search)).then(|| IndexUse {
+                required: Required::of(&args.pattern),
+                start: SystemTime::now(),
+                budget: self.limits.grep_index_bytes,
+            });
+        let searched = tokio::task::spawn_blocking(move || {
+            search_tree(
+                &search,
+                &matcher,
+                include.as_ref(),
+                &read_rules,
+                index.as_ref(),
+                &|| cancel.is_cancelled(),
+            )
         })
         .await
         .map_err(|e| ToolError::failed(format!("The search stopped unexpectedly: {e}")))?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
+        let Searched {
+            found,
+            errors,
+            hidden,
+            unread: _,
+        } = searched;
         let title = args.pattern.clone();
         let total: usize = found.iter().map(|file| file.lines.len()).sum();
         if total == 0 {
@@ -403,7 +516,7 @@ mod tests {
     fn new_search(pattern: &str, path: &Path) -> (Vec<(u64, String)>, bool) {
         let matcher = line_matcher(pattern).unwrap();
         let mut buffer = vec![0; SLICE_LIMIT + 1];
-        search_file(&mut searcher(), &matcher, &mut buffer, path)
+        search_file(&mut searcher(), &matcher, &mut buffer, path, None)
     }
 
     #[test]
@@ -494,6 +607,88 @@ mod tests {
         );
         assert_eq!(new_search("foo", &dir.join("missing")), (Vec::new(), true));
         assert_eq!(new_search("item_4999", &dir.join("long.rs")).0.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The matches of a search, as `path:line:text`.
+    fn hits(searched: &Searched) -> Vec<String> {
+        let mut hits: Vec<String> = searched
+            .found
+            .iter()
+            .flat_map(|file| {
+                file.lines
+                    .iter()
+                    .map(move |(line, text)| format!("{}:{line}:{text}", file.path.display()))
+            })
+            .collect();
+        hits.sort();
+        hits
+    }
+
+    #[test]
+    fn the_filters_leave_unread_only_files_without_a_match() {
+        use agentgate_permission::{Action, Rule, Ruleset};
+        let dir = scratch("filters");
+        for i in 0..60 {
+            let needle = if i % 20 == 7 { "NEEDLE_7\n" } else { "" };
+            std::fs::write(
+                dir.join(format!("f{i:02}.rs")),
+                format!("let value_{i} = {i};\n{needle}fn item_{i}() {{}}\n"),
+            )
+            .unwrap();
+        }
+        std::fs::write(dir.join("big.rs"), "NEEDLE_7\n".repeat(8000)).unwrap();
+        let allow = Ruleset(vec![Rule::new("read", "*", Action::Allow)]);
+        let rules = ReadRules::new(&allow, &Ruleset::new(), &dir, &dir);
+        // As if the files had been written a while before the search.
+        let later = SystemTime::now() + std::time::Duration::from_secs(10);
+        let search = |pattern: &str, indexed: bool| {
+            let index = IndexUse {
+                required: Required::of(pattern),
+                start: later,
+                budget: usize::MAX,
+            };
+            let matcher = line_matcher(pattern).unwrap();
+            let index = indexed.then_some(&index);
+            search_tree(&dir, &matcher, None, &rules, index, &|| false)
+        };
+        let patterns = [
+            "NEEDL[E]_7",
+            "value_1[0-9]",
+            r"\w+ = 4",
+            "(?i)needle_7",
+            "item_(3|4)5",
+            "nowhere",
+        ];
+        // The first search learns every small file.
+        assert_eq!(search(r"\w+", true).unread, 0);
+        for pattern in patterns {
+            let plain = search(pattern, false);
+            let indexed = search(pattern, true);
+            assert_eq!(hits(&indexed), hits(&plain), "{pattern}");
+            assert_eq!(plain.unread, 0);
+            if pattern != r"\w+ = 4" {
+                // 50 hold no match; the filters may let a few through.
+                assert!(indexed.unread >= 45, "{pattern}: {}", indexed.unread);
+            }
+        }
+        // A file written since (same size, the modification time put back)
+        // is read again.
+        let path = dir.join("f03.rs");
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        std::fs::write(&path, "let value_3 = 3;\nNEEDLE_7\nfn i\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        let found = hits(&search("NEEDL[E]_7", true));
+        assert!(
+            found.iter().any(|hit| hit.contains("f03.rs:2:NEEDLE_7")),
+            "{found:?}"
+        );
+        assert_eq!(found, hits(&search("NEEDL[E]_7", false)));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
