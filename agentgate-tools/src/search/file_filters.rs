@@ -25,15 +25,15 @@
 //! system clock set back to the very tick of the last change.
 
 use std::collections::HashMap;
-use std::fs::Metadata;
+use std::ffi::OsString;
 use std::hash::BuildHasher;
 use std::os::fd::AsFd;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use nix::sys::stat::FileStat;
 use nix::sys::statfs::{self, FsType};
 
 use crate::search::trigrams::{Required, TrigramFilter};
@@ -79,14 +79,14 @@ pub(crate) struct FileVersion {
 }
 
 impl FileVersion {
-    /// The version `metadata` describes.
-    pub(crate) fn of(metadata: &Metadata) -> FileVersion {
+    /// The version `stat` describes.
+    pub(crate) fn of(stat: &FileStat) -> FileVersion {
         FileVersion {
-            dev: metadata.dev(),
-            ino: metadata.ino(),
-            size: metadata.size(),
-            mtime: (metadata.mtime(), metadata.mtime_nsec()),
-            ctime: (metadata.ctime(), metadata.ctime_nsec()),
+            dev: u64::from(stat.st_dev),
+            ino: u64::from(stat.st_ino),
+            size: u64::try_from(stat.st_size).unwrap_or(u64::MAX),
+            mtime: (i64::from(stat.st_mtime), i64::from(stat.st_mtime_nsec)),
+            ctime: (i64::from(stat.st_ctime), i64::from(stat.st_ctime_nsec)),
         }
     }
 
@@ -152,7 +152,9 @@ const SHARDS: usize = 16;
 /// The map of one shard: foldhash, seeded per process, is several times
 /// faster than SipHash on paths and still not predictable by a
 /// repository naming its files to collide.
-type Shard = HashMap<PathBuf, Arc<Entry>, foldhash::fast::RandomState>;
+/// Keyed by the path's bytes: `Path`'s own hash and equality walk its
+/// components, which showed in the profile.
+type Shard = HashMap<OsString, Arc<Entry>, foldhash::fast::RandomState>;
 
 /// The process's filters, by absolute path.
 #[derive(Debug)]
@@ -182,7 +184,7 @@ impl FileFilters {
     }
 
     fn shard(&self, path: &Path) -> MutexGuard<'_, Shard> {
-        let index = (self.hasher.hash_one(path) as usize) % SHARDS;
+        let index = (self.hasher.hash_one(path.as_os_str()) as usize) % SHARDS;
         self.shards[index]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -190,15 +192,17 @@ impl FileFilters {
 
     /// The filter kept for `path` (of any version).
     pub(crate) fn get(&self, path: &Path) -> Option<Arc<Entry>> {
-        self.shard(path).get(path).cloned()
+        self.shard(path).get(path.as_os_str()).cloned()
     }
 
     /// Drops `entry`, the filter of `path`, found to be of another
     /// version (unless another search has replaced it meanwhile).
     pub(crate) fn forget(&self, path: &Path, entry: &Arc<Entry>) {
         let mut shard = self.shard(path);
-        if shard.get(path).is_some_and(|kept| Arc::ptr_eq(kept, entry))
-            && let Some(entry) = shard.remove(path)
+        if shard
+            .get(path.as_os_str())
+            .is_some_and(|kept| Arc::ptr_eq(kept, entry))
+            && let Some(entry) = shard.remove(path.as_os_str())
         {
             self.bytes.fetch_sub(entry.cost(path), Ordering::Relaxed);
         }
@@ -235,7 +239,10 @@ impl FileFilters {
             return;
         }
         self.bytes.fetch_add(cost, Ordering::Relaxed);
-        if let Some(old) = self.shard(path).insert(path.to_path_buf(), Arc::new(entry)) {
+        if let Some(old) = self
+            .shard(path)
+            .insert(path.as_os_str().to_owned(), Arc::new(entry))
+        {
             self.bytes.fetch_sub(old.cost(path), Ordering::Relaxed);
         }
     }
@@ -249,6 +256,8 @@ impl FileFilters {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
@@ -266,7 +275,7 @@ mod tests {
         std::fs::write(&path, "let value = 1;\n").unwrap();
         let filters = FileFilters::new();
         let later = SystemTime::now() + Duration::from_secs(10);
-        let version = FileVersion::of(&std::fs::symlink_metadata(&path).unwrap());
+        let version = FileVersion::of(&nix::sys::stat::lstat(&path).unwrap());
         let required = Required::of("needle");
         assert!(filters.get(&path).is_none());
         let file = std::fs::File::open(&path).unwrap();
@@ -286,7 +295,7 @@ mod tests {
             .unwrap()
             .set_modified(modified)
             .unwrap();
-        let now = FileVersion::of(&std::fs::symlink_metadata(&path).unwrap());
+        let now = FileVersion::of(&nix::sys::stat::lstat(&path).unwrap());
         assert_ne!(now, version);
         assert_eq!(entry.verdict(&now, &required), Verdict::Learn);
         filters.forget(&path, &entry);
@@ -301,7 +310,7 @@ mod tests {
         let path = dir.join("a.rs");
         std::fs::write(&path, "fresh\n").unwrap();
         let filters = FileFilters::new();
-        let version = FileVersion::of(&std::fs::symlink_metadata(&path).unwrap());
+        let version = FileVersion::of(&nix::sys::stat::lstat(&path).unwrap());
         let file = std::fs::File::open(&path).unwrap();
         filters.learn(
             &path,
@@ -323,7 +332,7 @@ mod tests {
         for i in 0..20 {
             let path = dir.join(format!("f{i}"));
             std::fs::write(&path, "x".repeat(1000)).unwrap();
-            let version = FileVersion::of(&std::fs::symlink_metadata(&path).unwrap());
+            let version = FileVersion::of(&nix::sys::stat::lstat(&path).unwrap());
             let file = std::fs::File::open(&path).unwrap();
             let text = "x".repeat(1000);
             filters.learn(&path, &file, version, text.as_bytes(), later, 2000);

@@ -1,8 +1,10 @@
 //! The `grep` tool (§7.2): lines matching a regular expression, grouped by
 //! file, files newest first.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -10,6 +12,8 @@ use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use nix::fcntl::{AT_FDCWD, AtFlags, OFlag, openat};
+use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -162,21 +166,79 @@ struct Learning<'a> {
     budget: usize,
 }
 
-/// The lines of the file at `path` that `matcher` matches (line numbers and
-/// lines without their line ending, in file order), and whether the search
-/// failed (the lines found before the failure are kept).
+/// Where a walked file is reached: by name in its open folder (one path
+/// component for the kernel to look up, and never through a link), or by
+/// its path (the walk's root, which may be a link).
+#[derive(Clone, Copy)]
+enum Location<'a> {
+    At(&'a OwnedFd, &'a OsStr),
+    Path(&'a Path),
+}
+
+impl Location<'_> {
+    /// Opens the file for reading; by name, a link or a FIFO swapped in
+    /// since the walk fails instead of being followed or waited on.
+    fn open(self) -> std::io::Result<File> {
+        match self {
+            Location::At(folder, name) => {
+                let flags =
+                    OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+                let fd = openat(folder, name, flags, Mode::empty())?;
+                Ok(File::from(fd))
+            }
+            Location::Path(path) => File::open(path),
+        }
+    }
+
+    /// The file's `lstat`.
+    fn lstat(self) -> nix::Result<FileStat> {
+        match self {
+            Location::At(folder, name) => fstatat(folder, name, AtFlags::AT_SYMLINK_NOFOLLOW),
+            Location::Path(path) => nix::sys::stat::lstat(path),
+        }
+    }
+}
+
+/// The folder of the files a walker thread is meeting, open (`O_PATH`):
+/// the walker hands a thread a folder's files one after the other.
+#[derive(Default)]
+struct OpenFolder {
+    path: PathBuf,
+    fd: Option<OwnedFd>,
+}
+
+impl OpenFolder {
+    /// `folder`, open.
+    fn at(&mut self, folder: &Path) -> Option<&OwnedFd> {
+        // Compared as bytes: `Path`'s equality walks components.
+        if self.fd.is_none() || self.path.as_os_str() != folder.as_os_str() {
+            self.path.clear();
+            self.path.push(folder);
+            let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+            self.fd = openat(AT_FDCWD, folder, flags, Mode::empty()).ok();
+        }
+        self.fd.as_ref()
+    }
+}
+
+/// The lines of the file at `location` that `matcher` matches (line
+/// numbers and lines without their line ending, in file order), and
+/// whether the search failed (the lines found before the failure are
+/// kept).
 ///
 /// A file of at most `SLICE_LIMIT` bytes without a NUL byte is read in one
 /// go into `buffer` and searched there: no read buffer or BOM sniffing
 /// reader per file; with `learning`, that content's trigram filter is kept
-/// for the file's version as `fstat` gave it before the read. Any other
-/// file (a larger one, or one with a NUL byte: binary, or UTF-16) is
-/// searched from its start by the searcher's reader, as `search_path`
-/// would, so binary detection and transcoding decide exactly as before.
+/// under `path` for the file's version as `fstat` gave it before the read.
+/// Any other file (a larger one, or one with a NUL byte: binary, or
+/// UTF-16) is searched from its start by the searcher's reader, as
+/// `search_path` would, so binary detection and transcoding decide exactly
+/// as before.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     buffer: &mut [u8],
+    location: Location<'_>,
     path: &Path,
     learning: Option<Learning<'_>>,
 ) -> (Vec<(u64, String)>, bool) {
@@ -185,8 +247,8 @@ fn search_file(
         lines.push((line, text.trim_end_matches(['\n', '\r']).to_string()));
         Ok(true)
     });
-    let result = File::open(path).and_then(|mut file| {
-        let version = learning.and_then(|_| file.metadata().ok().map(|m| FileVersion::of(&m)));
+    let result = location.open().and_then(|mut file| {
+        let version = learning.and_then(|_| fstat(&file).ok().map(|stat| FileVersion::of(&stat)));
         match read_small(&mut file, buffer) {
             Ok(Some(len)) if !buffer[..len].contains(&0) => {
                 if let (Some(learning), Some(version)) = (learning, version) {
@@ -223,6 +285,8 @@ struct Searching {
     matcher: RegexMatcher,
     /// Where files of at most `SLICE_LIMIT` bytes are read, reused.
     buffer: Vec<u8>,
+    /// The folder of the files being met.
+    folder: OpenFolder,
     folders: WalkedFolders,
     found: Vec<FileMatches>,
     hidden: usize,
@@ -287,6 +351,7 @@ fn search_tree(
             .build(),
         matcher: matcher.clone(),
         buffer: vec![0; SLICE_LIMIT + 1],
+        folder: OpenFolder::default(),
         folders: WalkedFolders::default(),
         found: Vec::new(),
         hidden: 0,
@@ -301,8 +366,17 @@ fn search_tree(
             thread.hidden += 1;
             return;
         }
-        // A link may lead to another file at each call: never filtered.
-        let index = index.filter(|_| !file.may_be_link());
+        // A link may lead to another file at each call: never filtered,
+        // and reached by its path.
+        let may_be_link = file.may_be_link();
+        let index = index.filter(|_| !may_be_link);
+        let location = match (file.path.parent(), file.path.file_name()) {
+            (Some(parent), Some(name)) if !may_be_link => match thread.folder.at(parent) {
+                Some(folder) => Location::At(folder, name),
+                None => Location::Path(file.path),
+            },
+            _ => Location::Path(file.path),
+        };
         let mut learning = index.map(|index| index.learning(filters));
         if let Some(index) = index
             && let Some(entry) = filters.get(file.path)
@@ -312,9 +386,9 @@ fn search_tree(
             // that can use it.
             learning = None;
             if index.required.is_useful()
-                && let Ok(metadata) = std::fs::symlink_metadata(file.path)
+                && let Ok(stat) = location.lstat()
             {
-                match entry.verdict(&FileVersion::of(&metadata), &index.required) {
+                match entry.verdict(&FileVersion::of(&stat), &index.required) {
                     Verdict::NoMatch => {
                         thread.unread += 1;
                         return;
@@ -331,6 +405,7 @@ fn search_tree(
             &mut thread.searcher,
             &thread.matcher,
             &mut thread.buffer,
+            location,
             file.path,
             learning,
         );
@@ -516,7 +591,15 @@ mod tests {
     fn new_search(pattern: &str, path: &Path) -> (Vec<(u64, String)>, bool) {
         let matcher = line_matcher(pattern).unwrap();
         let mut buffer = vec![0; SLICE_LIMIT + 1];
-        search_file(&mut searcher(), &matcher, &mut buffer, path, None)
+        // As the walk reaches it: by name in its open folder.
+        let mut folder = OpenFolder::default();
+        let (parent, name) = (path.parent().unwrap(), path.file_name().unwrap());
+        let location = Location::At(folder.at(parent).unwrap(), name);
+        let by_name = search_file(&mut searcher(), &matcher, &mut buffer, location, path, None);
+        let by_path = Location::Path(path);
+        let found = search_file(&mut searcher(), &matcher, &mut buffer, by_path, path, None);
+        assert_eq!(by_name, found, "{}", path.display());
+        found
     }
 
     #[test]
