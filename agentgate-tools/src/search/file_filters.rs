@@ -80,6 +80,9 @@ pub(crate) struct FileVersion {
 
 impl FileVersion {
     /// The version `stat` describes.
+    // The `stat` fields' types differ between targets (32-bit ones among
+    // them): the conversions are identities only on some.
+    #[allow(clippy::useless_conversion)]
     pub(crate) fn of(stat: &FileStat) -> FileVersion {
         FileVersion {
             dev: u64::from(stat.st_dev),
