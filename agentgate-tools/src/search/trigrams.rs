@@ -1,14 +1,20 @@
 //! Which files a pattern cannot match, from the byte trigrams they hold:
-//! a [`TrigramFilter`] per file (a one-hash Bloom filter of every three
-//! consecutive bytes), and the trigrams a pattern's matches must contain
-//! ([`Required`], from the literals every match starts and ends with).
+//! a [`TrigramFilter`] per file (a one-hash Bloom filter of the three
+//! bytes at every even offset), and the trigrams a pattern's matches must
+//! contain ([`Required`], from the literals every match starts and ends
+//! with).
 //!
-//! The filter answers "maybe" for every trigram the file holds and for a
-//! few it does not, never "no" for one it holds; the literals come from
-//! `regex-syntax`'s extractor, which the matcher's own crate family uses:
-//! every match of the pattern begins with one of its prefix literals and
-//! ends with one of its suffix literals. So a file the filter rules out
-//! holds no match (`the_filter_never_rules_out_a_file_with_a_match`).
+//! The filter answers "maybe" for every trigram it was given and for a
+//! few it was not, never "no" for one it was given. Only even offsets are
+//! given, which halves the cost of building it: a literal of four bytes or
+//! more that the file holds at an even offset has its trigrams at the
+//! literal's even offsets in the filter, and at an odd offset those at its
+//! odd offsets, so a file lacking one of each holds no copy of it. The
+//! literals come from `regex-syntax`'s extractor, which the matcher's own
+//! crate family uses: every match of the pattern begins with one of its
+//! prefix literals and ends with one of its suffix literals. So a file the
+//! filter rules out holds no match
+//! (`the_filter_never_rules_out_a_file_with_a_match`).
 
 use regex_syntax::ParserBuilder;
 use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
@@ -21,9 +27,10 @@ const MAX_BITS: usize = 64 * 1024;
 /// The multiplier of the trigram hash (Knuth's, 2^32 / φ).
 const HASH: u32 = 0x9E37_79B1;
 
-/// The trigram at the start of `bytes` (at least 3 long).
+/// The trigram at the start of `bytes` (at least 3 long), its first byte
+/// lowest.
 fn trigram(bytes: &[u8]) -> u32 {
-    (u32::from(bytes[0]) << 16) | (u32::from(bytes[1]) << 8) | u32::from(bytes[2])
+    u32::from(bytes[0]) | (u32::from(bytes[1]) << 8) | (u32::from(bytes[2]) << 16)
 }
 
 /// The trigrams a file holds, with false positives: one bit per trigram
@@ -36,19 +43,18 @@ pub(crate) struct TrigramFilter {
 }
 
 impl TrigramFilter {
-    /// The filter of `bytes`' trigrams.
+    /// The filter of the trigrams at `bytes`' even offsets.
     pub(crate) fn of(bytes: &[u8]) -> TrigramFilter {
         let bits = bytes.len().next_power_of_two().clamp(MIN_BITS, MAX_BITS);
         let shift = 32 - bits.trailing_zeros();
         let mut words = vec![0u64; bits / 64].into_boxed_slice();
-        let mask = words.len() - 1;
-        if let [first, second, rest @ ..] = bytes {
-            let mut window = (u32::from(*first) << 8) | u32::from(*second);
-            for &byte in rest {
-                window = ((window << 8) | u32::from(byte)) & 0xFF_FFFF;
-                let bit = (window.wrapping_mul(HASH) >> shift) as usize;
-                words[(bit >> 6) & mask] |= 1 << (bit & 63);
+        let mut at = 0;
+        while let Some(three) = bytes.get(at..at + 3) {
+            let bit = (trigram(three).wrapping_mul(HASH) >> shift) as usize;
+            if let Some(word) = words.get_mut(bit >> 6) {
+                *word |= 1 << (bit & 63);
             }
+            at += 2;
         }
         TrigramFilter { words, shift }
     }
@@ -68,11 +74,27 @@ impl TrigramFilter {
 }
 
 /// The trigrams a pattern's matches hold: every clause must be met, and a
-/// clause is met by a file holding all the trigrams of one of its
-/// literals. No clause: nothing is known, every file may match.
+/// clause is met by a file that may hold one of its literals. No clause:
+/// nothing is known, every file may match.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Required {
-    clauses: Vec<Vec<Vec<u32>>>,
+    clauses: Vec<Vec<LiteralTrigrams>>,
+}
+
+/// A literal's trigrams at its even offsets and at its odd ones (both
+/// non-empty: the literal has four bytes or more).
+#[derive(Debug, Clone)]
+struct LiteralTrigrams {
+    even: Vec<u32>,
+    odd: Vec<u32>,
+}
+
+impl LiteralTrigrams {
+    /// Whether a filter holding the trigrams `may_contain` says may have
+    /// been given a copy of the literal, at an even or an odd offset.
+    fn may_be_in(&self, may_contain: &impl Fn(u32) -> bool) -> bool {
+        self.even.iter().all(|&t| may_contain(t)) || self.odd.iter().all(|&t| may_contain(t))
+    }
 }
 
 /// Most literals in a clause: more only cost time per file.
@@ -110,15 +132,15 @@ impl Required {
         self.clauses.iter().all(|literals| {
             literals
                 .iter()
-                .any(|trigrams| trigrams.iter().all(|&t| may_contain(t)))
+                .any(|literal| literal.may_be_in(&may_contain))
         })
     }
 }
 
 /// The clause of one literal sequence: `None` when it says nothing (an
-/// infinite or empty sequence, a literal shorter than three bytes, too
+/// infinite or empty sequence, a literal shorter than four bytes, too
 /// many literals).
-fn clause(seq: &Seq) -> Option<Vec<Vec<u32>>> {
+fn clause(seq: &Seq) -> Option<Vec<LiteralTrigrams>> {
     let literals = seq.literals()?;
     if literals.is_empty() || literals.len() > MAX_LITERALS {
         return None;
@@ -127,13 +149,24 @@ fn clause(seq: &Seq) -> Option<Vec<Vec<u32>>> {
         .iter()
         .map(|literal| {
             let bytes = literal.as_bytes();
-            if bytes.len() < 3 {
+            if bytes.len() < 4 {
                 return None;
             }
-            let mut trigrams: Vec<u32> = bytes.windows(3).map(trigram).collect();
-            trigrams.sort_unstable();
-            trigrams.dedup();
-            Some(trigrams)
+            let at = |parity: usize| {
+                let mut trigrams: Vec<u32> = bytes
+                    .windows(3)
+                    .skip(parity)
+                    .step_by(2)
+                    .map(trigram)
+                    .collect();
+                trigrams.sort_unstable();
+                trigrams.dedup();
+                trigrams
+            };
+            Some(LiteralTrigrams {
+                even: at(0),
+                odd: at(1),
+            })
         })
         .collect()
 }
@@ -148,8 +181,9 @@ mod tests {
     use super::*;
     use crate::search::grep::line_matcher;
 
+    /// The trigrams a filter of `text` is given: at even offsets.
     fn exact(text: &[u8]) -> HashSet<u32> {
-        text.windows(3).map(trigram).collect()
+        text.windows(3).step_by(2).map(trigram).collect()
     }
 
     #[test]
@@ -163,8 +197,11 @@ mod tests {
         let either = Required::of("(alpha|beta)_id");
         assert!(either.admits(|t| exact(b"beta_id").contains(&t)));
         assert!(!either.admits(|t| exact(b"gamma_id").contains(&t)));
+        // At an odd offset too.
+        assert!(required.admits(|t| exact(b"NEEDLE_307").contains(&t)));
+        assert!(required.admits(|t| exact(b"xNEEDLE_307").contains(&t)));
         // Nothing known: every file.
-        for pattern in [r"\w+", "a.b", "x*", "(", "ab|cde"] {
+        for pattern in [r"\w+", "a.b", "x*", "(", "ab|cdef", "abc"] {
             assert!(!Required::of(pattern).is_useful(), "{pattern}");
         }
     }
