@@ -120,6 +120,57 @@ impl GrepTool {
         }
         (body, shown)
     }
+
+    /// The tool's answer for what a search of `title` (the pattern) found.
+    fn report(&self, title: String, searched: Searched) -> ToolOutput {
+        let Searched {
+            found,
+            errors,
+            hidden,
+            unread: _,
+        } = searched;
+        let total: usize = found.iter().map(|file| file.lines.len()).sum();
+        if total == 0 {
+            let text = if hidden > 0 {
+                format!(
+                    "No files found ({hidden} files in the search path were not searched: the read rules do not allow reading them)"
+                )
+            } else {
+                "No files found".to_string()
+            };
+            return ToolOutput::text(text)
+                .with_title(title)
+                .with_metadata(json!({"matches": 0, "truncated": false}));
+        }
+        let (body, shown) = self.listing(&found);
+        let truncated = shown < total;
+        let mut lines = vec![if truncated {
+            format!("Found {total} matches (showing first {shown})")
+        } else {
+            format!("Found {total} matches")
+        }];
+        lines.extend(body);
+        if truncated {
+            lines.push(String::new());
+            lines.push(format!(
+                "(Results truncated: showing {shown} of {total} matches ({} hidden). Consider using a more specific path or pattern.)",
+                total - shown
+            ));
+        }
+        if hidden > 0 {
+            lines.push(String::new());
+            lines.push(format!(
+                "({hidden} files in the search path were not searched: the read rules do not allow reading them)"
+            ));
+        }
+        if errors {
+            lines.push(String::new());
+            lines.push("(Some paths were inaccessible and skipped)".to_string());
+        }
+        ToolOutput::text(lines.join("\n"))
+            .with_title(title)
+            .with_metadata(json!({"matches": total, "truncated": truncated}))
+    }
 }
 
 /// The matcher for `pattern`, built as ripgrep builds it for a line-wise
@@ -368,39 +419,18 @@ fn search_tree(
         }
         // A link may lead to another file at each call: never filtered,
         // and reached by its path.
-        let may_be_link = file.may_be_link();
-        let index = index.filter(|_| !may_be_link);
-        let location = match (file.path.parent(), file.path.file_name()) {
-            (Some(parent), Some(name)) if !may_be_link => match thread.folder.at(parent) {
-                Some(folder) => Location::At(folder, name),
-                None => Location::Path(file.path),
-            },
-            _ => Location::Path(file.path),
-        };
-        let mut learning = index.map(|index| index.learning(filters));
-        if let Some(index) = index
-            && let Some(entry) = filters.get(file.path)
-        {
-            // A pattern that requires nothing cannot rule the file out:
-            // no `lstat`, and the filter is checked by the next search
-            // that can use it.
-            learning = None;
-            if index.required.is_useful()
-                && let Ok(stat) = location.lstat()
-            {
-                match entry.verdict(&FileVersion::of(&stat), &index.required) {
-                    Verdict::NoMatch => {
-                        thread.unread += 1;
-                        return;
-                    }
-                    Verdict::Known => {}
-                    Verdict::Learn => {
-                        filters.forget(file.path, &entry);
-                        learning = Some(index.learning(filters));
-                    }
+        let index = index.filter(|_| !file.may_be_link());
+        let location = locate(&mut thread.folder, file);
+        let learning = match index {
+            Some(index) => match consult(index, filters, file.path, location) {
+                Some(learning) => learning,
+                None => {
+                    thread.unread += 1;
+                    return;
                 }
-            }
-        }
+            },
+            None => None,
+        };
         let (lines, failed) = search_file(
             &mut thread.searcher,
             &thread.matcher,
@@ -419,6 +449,54 @@ fn search_tree(
         }
     };
     let (threads, errors) = walk_parallel(root, cancelled, start, visit);
+    gather(threads, errors)
+}
+
+/// Where the walked `file` is reached: by name in its folder, opened in
+/// `folder`, unless it may be a link (or its folder cannot be opened).
+fn locate<'a>(folder: &'a mut OpenFolder, file: &'a Walked<'_>) -> Location<'a> {
+    match (file.path.parent(), file.path.file_name()) {
+        (Some(parent), Some(name)) if !file.may_be_link() => match folder.at(parent) {
+            Some(folder) => Location::At(folder, name),
+            None => Location::Path(file.path),
+        },
+        _ => Location::Path(file.path),
+    }
+}
+
+/// What the filters say of the file at `path`: `None` when it holds no
+/// match (not to be read), else what reading it may keep.
+fn consult<'a>(
+    index: &IndexUse,
+    filters: &'a FileFilters,
+    path: &Path,
+    location: Location<'_>,
+) -> Option<Option<Learning<'a>>> {
+    let Some(entry) = filters.get(path) else {
+        return Some(Some(index.learning(filters)));
+    };
+    // A pattern that requires nothing cannot rule the file out: no
+    // `lstat`, and the filter is checked by the next search that can use
+    // it.
+    if !index.required.is_useful() {
+        return Some(None);
+    }
+    let Ok(stat) = location.lstat() else {
+        return Some(None);
+    };
+    match entry.verdict(&FileVersion::of(&stat), &index.required) {
+        Verdict::NoMatch => None,
+        Verdict::Known => Some(None),
+        Verdict::Learn => {
+            filters.forget(path, &entry);
+            Some(Some(index.learning(filters)))
+        }
+    }
+}
+
+/// The walker threads' findings together, files newest first (then by
+/// path).
+fn gather(threads: Vec<Searching>, errors: bool) -> Searched {
     let mut searched = Searched {
         found: Vec::new(),
         errors,
@@ -500,54 +578,7 @@ impl TypedTool for GrepTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        let Searched {
-            found,
-            errors,
-            hidden,
-            unread: _,
-        } = searched;
-        let title = args.pattern.clone();
-        let total: usize = found.iter().map(|file| file.lines.len()).sum();
-        if total == 0 {
-            let text = if hidden > 0 {
-                format!(
-                    "No files found ({hidden} files in the search path were not searched: the read rules do not allow reading them)"
-                )
-            } else {
-                "No files found".to_string()
-            };
-            return Ok(ToolOutput::text(text)
-                .with_title(title)
-                .with_metadata(json!({"matches": 0, "truncated": false})));
-        }
-        let (body, shown) = self.listing(&found);
-        let truncated = shown < total;
-        let mut lines = vec![if truncated {
-            format!("Found {total} matches (showing first {shown})")
-        } else {
-            format!("Found {total} matches")
-        }];
-        lines.extend(body);
-        if truncated {
-            lines.push(String::new());
-            lines.push(format!(
-                "(Results truncated: showing {shown} of {total} matches ({} hidden). Consider using a more specific path or pattern.)",
-                total - shown
-            ));
-        }
-        if hidden > 0 {
-            lines.push(String::new());
-            lines.push(format!(
-                "({hidden} files in the search path were not searched: the read rules do not allow reading them)"
-            ));
-        }
-        if errors {
-            lines.push(String::new());
-            lines.push("(Some paths were inaccessible and skipped)".to_string());
-        }
-        Ok(ToolOutput::text(lines.join("\n"))
-            .with_title(title)
-            .with_metadata(json!({"matches": total, "truncated": truncated})))
+        Ok(self.report(args.pattern, searched))
     }
 }
 
