@@ -12,8 +12,8 @@
 //! version:
 //! - The file is on a local file system whose times the kernel sets
 //!   ([`LOCAL_FILE_SYSTEMS`]: ext4, xfs, btrfs, tmpfs, overlayfs, f2fs,
-//!   zfs, bcachefs). On a network file system the server sets them with
-//!   its own clock, and FUSE with whatever its program says.
+//!   zfs, bcachefs, reiserfs). On a network file system the server sets
+//!   them with its own clock, and FUSE with whatever its program says.
 //! - Its change time and modification time are at least [`SETTLED`]
 //!   before the search began, which is many times the coarsest kernel
 //!   clock tick (10 ms). A write after the `fstat` that keyed the filter
@@ -152,11 +152,11 @@ pub(crate) enum Verdict {
 
 const SHARDS: usize = 16;
 
-/// The map of one shard: foldhash, seeded per process, is several times
-/// faster than SipHash on paths and still not predictable by a
-/// repository naming its files to collide.
-/// Keyed by the path's bytes: `Path`'s own hash and equality walk its
-/// components, which showed in the profile.
+/// The map of one shard, keyed by the path's bytes (`Path`'s own hash
+/// and equality walk its components, which showed in the profile).
+/// foldhash, seeded per process, is several times faster than SipHash on
+/// paths and still not predictable by a repository naming its files to
+/// collide.
 type Shard = HashMap<OsString, Arc<Entry>, foldhash::fast::RandomState>;
 
 /// The process's filters, by absolute path.
