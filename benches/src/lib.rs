@@ -19,6 +19,7 @@ mod grep_tree;
 mod mock_model;
 mod offline_command;
 mod serve_client;
+mod tool_context;
 
 pub use acp_client::{AcpClient, agent_message_chunk};
 pub use counting_alloc::{CountingAllocator, usize_arg};
@@ -29,6 +30,7 @@ pub use serve_client::{
     ProcSample, Server, ServerKind, create_and_prompt, delete_session, http_client, proc_sample,
     server_config, spawn_server,
 };
+pub use tool_context::allow_all_context;
 
 use agentgate_core::{AgentEnvironment, Agents};
 use agentgate_permission::{Action, PermissionConfig, Rule, Ruleset};

@@ -421,14 +421,12 @@ fn search_tree(
         // and reached by its path.
         let index = index.filter(|_| !file.may_be_link());
         let location = locate(&mut thread.folder, file);
-        let learning = match index {
-            Some(index) => match consult(index, filters, file.path, location) {
-                Some(learning) => learning,
-                None => {
-                    thread.unread += 1;
-                    return;
-                }
-            },
+        let learning = match index.map(|index| consult(index, filters, file.path, location)) {
+            Some(Consulted::NoMatch) => {
+                thread.unread += 1;
+                return;
+            }
+            Some(Consulted::Read(learning)) => learning,
             None => None,
         };
         let (lines, failed) = search_file(
@@ -464,32 +462,39 @@ fn locate<'a>(folder: &'a mut OpenFolder, file: &'a Walked<'_>) -> Location<'a> 
     }
 }
 
-/// What the filters say of the file at `path`: `None` when it holds no
-/// match (not to be read), else what reading it may keep.
+/// What the filters say of a walked file.
+enum Consulted<'a> {
+    /// It holds no match: not to be read.
+    NoMatch,
+    /// Read it, keeping its filter when there is something to learn.
+    Read(Option<Learning<'a>>),
+}
+
+/// What the filters say of the file at `path`.
 fn consult<'a>(
     index: &IndexUse,
     filters: &'a FileFilters,
     path: &Path,
     location: Location<'_>,
-) -> Option<Option<Learning<'a>>> {
+) -> Consulted<'a> {
     let Some(entry) = filters.get(path) else {
-        return Some(Some(index.learning(filters)));
+        return Consulted::Read(Some(index.learning(filters)));
     };
     // A pattern that requires nothing cannot rule the file out: no
     // `lstat`, and the filter is checked by the next search that can use
     // it.
     if !index.required.is_useful() {
-        return Some(None);
+        return Consulted::Read(None);
     }
     let Ok(stat) = location.lstat() else {
-        return Some(None);
+        return Consulted::Read(None);
     };
     match entry.verdict(&FileVersion::of(&stat), &index.required) {
-        Verdict::NoMatch => None,
-        Verdict::Known => Some(None),
+        Verdict::NoMatch => Consulted::NoMatch,
+        Verdict::Known => Consulted::Read(None),
         Verdict::Learn => {
             filters.forget(path, &entry);
-            Some(Some(index.learning(filters)))
+            Consulted::Read(Some(index.learning(filters)))
         }
     }
 }

@@ -22,11 +22,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
-use agentgate_core::{Tool, ToolContext};
-use agentgate_permission::{PermissionGate, Ruleset};
+use agentgate_core::Tool;
 use agentgate_tools::{GrepTool, SearchLimits};
 use serde_json::json;
 
@@ -50,21 +48,6 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-/// A tool context in `dir` whose rules allow everything.
-fn context(dir: &Path) -> ToolContext {
-    let allow: Ruleset =
-        serde_json::from_value(json!([{"permission": "*", "pattern": "*", "action": "allow"}]))
-            .unwrap_or_default();
-    ToolContext::new(
-        "ses_bench",
-        "msg_bench",
-        "call_bench",
-        PermissionGate::new(),
-    )
-    .with_directories(dir.to_path_buf(), dir.to_path_buf())
-    .with_ruleset(Arc::new(allow))
-}
-
 /// The 10 searches of one round over `dir`: CPU ms of each, and the
 /// outputs.
 fn round(
@@ -72,7 +55,7 @@ fn round(
     tool: &GrepTool,
     dir: &Path,
 ) -> Result<(Vec<f64>, Vec<String>), String> {
-    let ctx = context(dir);
+    let ctx = agentgate_benches::allow_all_context(dir);
     let mut times = Vec::new();
     let mut outputs = Vec::new();
     for i in 0..10 {

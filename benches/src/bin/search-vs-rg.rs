@@ -25,11 +25,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentgate_core::{Tool, ToolContext};
-use agentgate_permission::{PermissionGate, Ruleset};
+use agentgate_core::Tool;
 use agentgate_tools::{GlobTool, GrepTool, SearchLimits};
 use serde_json::json;
 
@@ -118,21 +116,6 @@ fn time_pair(
     Ok((median(a), median(b)))
 }
 
-/// A tool context in `dir` whose rules allow everything.
-fn allow_all_context(dir: &Path) -> ToolContext {
-    let allow: Ruleset =
-        serde_json::from_value(json!([{"permission": "*", "pattern": "*", "action": "allow"}]))
-            .unwrap_or_default();
-    ToolContext::new(
-        "ses_bench",
-        "msg_bench",
-        "call_bench",
-        PermissionGate::new(),
-    )
-    .with_directories(dir.to_path_buf(), dir.to_path_buf())
-    .with_ruleset(Arc::new(allow))
-}
-
 /// Checks that the tools, uncapped, return what `rg` prints, then times
 /// them against `rg` on `dir`.
 fn measure(
@@ -141,7 +124,7 @@ fn measure(
     pattern: &str,
     runs: usize,
 ) -> Result<Times, String> {
-    let ctx = allow_all_context(dir);
+    let ctx = agentgate_benches::allow_all_context(dir);
     let path = dir.to_string_lossy().to_string();
     let run = |tool: &dyn Tool, input: serde_json::Value| {
         runtime
