@@ -13,8 +13,19 @@ use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
 use crate::limits::SearchLimits;
+use crate::search::open_folder::{OpenFolder, open_root};
 use crate::search::read_rules::{ReadRules, WalkedFolders};
 use crate::search::walk::{Found, PathGlob, Walked, sort_newest_first, walk_parallel};
+
+/// One walker thread's findings.
+struct Finding<'r> {
+    folders: WalkedFolders,
+    /// The folder of the files being met, reached from the root.
+    folder: OpenFolder<'r>,
+    found: Vec<Found>,
+    /// Matching files the read rules do not allow.
+    hidden: usize,
+}
 
 /// The files under `root` matching `glob` that the read rules allow,
 /// newest first (then by path), and how many matching files they do not
@@ -26,28 +37,36 @@ fn find_files(
     read_rules: &ReadRules,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> (Vec<Found>, usize) {
-    let start = || (WalkedFolders::default(), Vec::new(), 0usize);
-    let visit = |(folders, found, hidden): &mut (WalkedFolders, Vec<Found>, usize),
-                 file: &Walked<'_>| {
+    let root_folder = open_root(root);
+    let start = || Finding {
+        folders: WalkedFolders::default(),
+        folder: OpenFolder::new(root, root_folder.as_ref()),
+        found: Vec::new(),
+        hidden: 0,
+    };
+    let visit = |thread: &mut Finding<'_>, file: &Walked<'_>| {
         if !glob.is_match(file.relative()) {
             return;
         }
-        if !read_rules.allows_walked(file.path, file.may_be_link(), folders) {
-            *hidden += 1;
+        if !read_rules.allows_walked(file.path, file.may_be_link(), &mut thread.folders) {
+            thread.hidden += 1;
             return;
         }
-        found.push(Found {
-            path: file.path.to_path_buf(),
-            relative: file.relative().to_path_buf(),
-            modified: file.modified(),
-        });
+        // Only a file still in the folder the walk reached is named.
+        if let Some(modified) = file.modified_in(&mut thread.folder) {
+            thread.found.push(Found {
+                path: file.path.to_path_buf(),
+                relative: file.relative().to_path_buf(),
+                modified,
+            });
+        }
     };
     let (threads, _) = walk_parallel(root, cancelled, start, visit);
     let mut found = Vec::new();
     let mut hidden = 0;
-    for (_, files, denied) in threads {
-        found.extend(files);
-        hidden += denied;
+    for thread in threads {
+        found.extend(thread.found);
+        hidden += thread.hidden;
     }
     sort_newest_first(&mut found);
     (found, hidden)

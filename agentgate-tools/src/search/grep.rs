@@ -12,7 +12,7 @@ use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
-use nix::fcntl::{AT_FDCWD, AtFlags, OFlag, openat};
+use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,6 +24,7 @@ use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
 use crate::limits::SearchLimits;
 use crate::search::file_filters::{FileFilters, FileVersion, Verdict, is_local_path};
+use crate::search::open_folder::{OpenFolder, open_root};
 use crate::search::read_rules::{ReadRules, WalkedFolders};
 use crate::search::trigrams::Required;
 use crate::search::walk::{PathGlob, Walked, walk_parallel};
@@ -219,7 +220,8 @@ struct Learning<'a> {
 
 /// Where a walked file is reached: by name in its open folder (one path
 /// component for the kernel to look up, and never through a link), or by
-/// its path (the walk's root, which may be a link).
+/// its path (the walk's root, a file the call named, which may be a
+/// link).
 #[derive(Clone, Copy)]
 enum Location<'a> {
     At(&'a OwnedFd, &'a OsStr),
@@ -247,28 +249,6 @@ impl Location<'_> {
             Location::At(folder, name) => fstatat(folder, name, AtFlags::AT_SYMLINK_NOFOLLOW),
             Location::Path(path) => nix::sys::stat::lstat(path),
         }
-    }
-}
-
-/// The folder of the files a walker thread is meeting, open (`O_PATH`):
-/// the walker hands a thread a folder's files one after the other.
-#[derive(Default)]
-struct OpenFolder {
-    path: PathBuf,
-    fd: Option<OwnedFd>,
-}
-
-impl OpenFolder {
-    /// `folder`, open.
-    fn at(&mut self, folder: &Path) -> Option<&OwnedFd> {
-        // Compared as bytes: `Path`'s equality walks components.
-        if self.fd.is_none() || self.path.as_os_str() != folder.as_os_str() {
-            self.path.clear();
-            self.path.push(folder);
-            let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-            self.fd = openat(AT_FDCWD, folder, flags, Mode::empty()).ok();
-        }
-        self.fd.as_ref()
     }
 }
 
@@ -331,13 +311,13 @@ struct FileMatches {
 }
 
 /// One walker thread's searcher and findings.
-struct Searching {
+struct Searching<'r> {
     searcher: Searcher,
     matcher: RegexMatcher,
     /// Where files of at most `SLICE_LIMIT` bytes are read, reused.
     buffer: Vec<u8>,
     /// The folder of the files being met.
-    folder: OpenFolder,
+    folder: OpenFolder<'r>,
     folders: WalkedFolders,
     found: Vec<FileMatches>,
     hidden: usize,
@@ -395,6 +375,7 @@ fn search_tree(
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Searched {
     let filters = FileFilters::global();
+    let root_folder = open_root(root);
     let start = || Searching {
         searcher: SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
@@ -402,7 +383,7 @@ fn search_tree(
             .build(),
         matcher: matcher.clone(),
         buffer: vec![0; SLICE_LIMIT + 1],
-        folder: OpenFolder::default(),
+        folder: OpenFolder::new(root, root_folder.as_ref()),
         folders: WalkedFolders::default(),
         found: Vec::new(),
         hidden: 0,
@@ -420,7 +401,12 @@ fn search_tree(
         // A link may lead to another file at each call: never filtered,
         // and reached by its path.
         let index = index.filter(|_| !file.may_be_link());
-        let location = locate(&mut thread.folder, file);
+        let Some(location) = locate(&mut thread.folder, file) else {
+            // Its folder is no longer where the walk found it (swapped
+            // for a link, removed): not read.
+            thread.errors = true;
+            return;
+        };
         let learning = match index.map(|index| consult(index, filters, file.path, location)) {
             Some(Consulted::NoMatch) => {
                 thread.unread += 1;
@@ -441,7 +427,10 @@ fn search_tree(
         if !lines.is_empty() {
             thread.found.push(FileMatches {
                 path: file.path.to_path_buf(),
-                modified: file.modified(),
+                // The file was read through its folder; its time too.
+                modified: file
+                    .modified_in(&mut thread.folder)
+                    .unwrap_or(SystemTime::UNIX_EPOCH),
                 lines,
             });
         }
@@ -450,16 +439,16 @@ fn search_tree(
     gather(threads, errors)
 }
 
-/// Where the walked `file` is reached: by name in its folder, opened in
-/// `folder`, unless it may be a link (or its folder cannot be opened).
-fn locate<'a>(folder: &'a mut OpenFolder, file: &'a Walked<'_>) -> Location<'a> {
-    match (file.path.parent(), file.path.file_name()) {
-        (Some(parent), Some(name)) if !file.may_be_link() => match folder.at(parent) {
-            Some(folder) => Location::At(folder, name),
-            None => Location::Path(file.path),
-        },
-        _ => Location::Path(file.path),
+/// Where the walked `file` is reached: by name in its folder, reached
+/// from the search root without following a link; by its path only when
+/// it is the root (a file the call named). `None` when its folder cannot
+/// be reached so.
+fn locate<'a>(folder: &'a mut OpenFolder<'_>, file: &'a Walked<'_>) -> Option<Location<'a>> {
+    if file.is_root() {
+        return Some(Location::Path(file.path));
     }
+    let (parent, name) = (file.path.parent()?, file.path.file_name()?);
+    Some(Location::At(folder.at(parent)?, name))
 }
 
 /// What the filters say of a walked file.
@@ -501,7 +490,7 @@ fn consult<'a>(
 
 /// The walker threads' findings together, files newest first (then by
 /// path).
-fn gather(threads: Vec<Searching>, errors: bool) -> Searched {
+fn gather(threads: Vec<Searching<'_>>, errors: bool) -> Searched {
     let mut searched = Searched {
         found: Vec::new(),
         errors,
@@ -628,8 +617,9 @@ mod tests {
         let matcher = line_matcher(pattern).unwrap();
         let mut buffer = vec![0; SLICE_LIMIT + 1];
         // As the walk reaches it: by name in its open folder.
-        let mut folder = OpenFolder::default();
         let (parent, name) = (path.parent().unwrap(), path.file_name().unwrap());
+        let root = open_root(parent);
+        let mut folder = OpenFolder::new(parent, root.as_ref());
         let location = Location::At(folder.at(parent).unwrap(), name);
         let by_name = search_file(&mut searcher(), &matcher, &mut buffer, location, path, None);
         let by_path = Location::Path(path);
@@ -809,5 +799,59 @@ mod tests {
         );
         assert_eq!(found, hits(&search("NEEDL[E]_7", false)));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_during_searches_is_never_read_through() {
+        use agentgate_permission::{Action, Rule, Ruleset};
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        let base = scratch("swap");
+        let (dir, outside) = (base.join("project"), base.join("outside"));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        for i in 0..40 {
+            std::fs::write(dir.join("sub").join(format!("f{i}")), "public\n").unwrap();
+            std::fs::write(outside.join(format!("f{i}")), "SECRET\n").unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, dir.join("swap")).unwrap();
+        let allow = Ruleset(vec![Rule::new("read", "*", Action::Allow)]);
+        let rules = ReadRules::new(&allow, &Ruleset::new(), &dir, &dir);
+        let matcher = line_matcher("SECRET|public").unwrap();
+        // A process racing the searches: `sub` and the link to the outside
+        // folder exchanged again and again (one atomic rename each).
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        /// Stops the racer however the searches end (a failed assertion
+        /// too, or the scope would wait for it forever).
+        struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let (mut swaps, mut read_public) = (0, 0);
+        std::thread::scope(|scope| {
+            let stopping = Stop(&stop);
+            let racer = scope.spawn(|| {
+                let mut swaps = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let (a, b) = (dir.join("sub"), dir.join("swap"));
+                    renameat2(AT_FDCWD, &a, AT_FDCWD, &b, RenameFlags::RENAME_EXCHANGE).unwrap();
+                    swaps += 1;
+                }
+                swaps
+            });
+            for _ in 0..300 {
+                let searched = search_tree(&dir, &matcher, None, &rules, None, &|| false);
+                let found = hits(&searched);
+                assert!(!found.iter().any(|hit| hit.contains("SECRET")), "{found:?}");
+                read_public += found.len();
+            }
+            drop(stopping);
+            swaps = racer.join().unwrap();
+        });
+        // The race ran, and the searches still found the project's files.
+        assert!(swaps > 100, "{swaps}");
+        assert!(read_public > 0);
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -5,6 +5,7 @@ pub(crate) mod file_filters;
 pub(crate) mod glob;
 pub(crate) mod grep;
 pub(crate) mod list;
+pub(crate) mod open_folder;
 pub(crate) mod read_rules;
 pub(crate) mod trigrams;
 pub(crate) mod walk;

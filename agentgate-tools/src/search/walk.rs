@@ -10,12 +10,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+use nix::fcntl::AtFlags;
+use nix::sys::stat::{SFlag, fstatat};
 
 use crate::files::error::FileError;
+use crate::search::open_folder::{OpenFolder, open_root};
 
 /// A glob with ripgrep's `--glob` rules: a pattern without `/` matches a
 /// file name at any depth (`*.rs`); one with `/` matches the path relative
@@ -58,6 +61,24 @@ impl PathGlob {
     }
 }
 
+/// The modification time in `metadata` (the epoch when unknown).
+fn modified_of(metadata: &std::fs::Metadata) -> SystemTime {
+    metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// The time `seconds` and `nanos` after the epoch (before it when
+/// negative; the epoch when out of range).
+fn time_of(seconds: i64, nanos: i64) -> SystemTime {
+    let nanos = u32::try_from(nanos).unwrap_or(0);
+    let time = match u64::try_from(seconds) {
+        Ok(after) => SystemTime::UNIX_EPOCH.checked_add(Duration::new(after, nanos)),
+        Err(_) => SystemTime::UNIX_EPOCH
+            .checked_sub(Duration::from_secs(seconds.unsigned_abs()))
+            .and_then(|time| time.checked_add(Duration::from_nanos(nanos.into()))),
+    };
+    time.unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
 /// A file found by [`walk_files`].
 #[derive(Debug, Clone)]
 pub(crate) struct Found {
@@ -81,6 +102,8 @@ pub(crate) fn walk_files(
     let mut found = Vec::new();
     let mut errors = false;
     let base = root.to_path_buf();
+    let root_folder = open_root(root);
+    let mut folder = OpenFolder::new(root, root_folder.as_ref());
     let walker = WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
@@ -111,16 +134,17 @@ pub(crate) fn walk_files(
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let path = entry.path().to_path_buf();
-        let relative = match path.strip_prefix(root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
-            _ => PathBuf::from(path.file_name().unwrap_or_default()),
+        let walked = Walked {
+            path: entry.path(),
+            root,
+            entry: &entry,
         };
-        let modified = entry
-            .metadata()
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let Some(modified) = walked.modified_in(&mut folder) else {
+            errors = true;
+            continue;
+        };
+        let path = entry.path().to_path_buf();
+        let relative = walked.relative().to_path_buf();
         found.push(Found {
             path,
             relative,
@@ -148,14 +172,25 @@ impl Walked<'_> {
         }
     }
 
-    /// The file's modification time (the epoch when unknown), as
-    /// [`walk_files`] reports it.
-    pub fn modified(&self) -> SystemTime {
-        self.entry
-            .metadata()
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .unwrap_or(SystemTime::UNIX_EPOCH)
+    /// The file's modification time, from an `lstat` by name in its
+    /// folder reached from the walk root without following a link (the
+    /// root itself by its path); `None` when it is no longer there, or no
+    /// longer a regular file: then it is not to be shown. A folder swapped
+    /// for a link since the walk listed it cannot put another folder's
+    /// names in the answer.
+    pub fn modified_in(&self, folder: &mut OpenFolder<'_>) -> Option<SystemTime> {
+        if self.is_root() {
+            return self.entry.metadata().ok().map(|m| modified_of(&m));
+        }
+        let (parent, name) = (self.path.parent()?, self.path.file_name()?);
+        let stat = fstatat(folder.at(parent)?, name, AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
+        let regular = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG;
+        regular.then(|| time_of(stat.st_mtime.into(), stat.st_mtime_nsec.into()))
+    }
+
+    /// Whether this is the walk's root itself (a search of one file).
+    pub fn is_root(&self) -> bool {
+        self.entry.depth() == 0
     }
 
     /// Whether the path may lead elsewhere through a symlink in its last
@@ -320,5 +355,69 @@ mod tests {
         assert!(deep.is_match(Path::new("a.ts")));
         assert!(deep.is_match(Path::new("x/y/a.ts")));
         assert!(PathGlob::new("a[").is_err());
+    }
+
+    #[test]
+    fn a_folder_swapped_for_a_link_never_lends_its_names() {
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let base = std::env::temp_dir().join(format!("agentgate-walk-swap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (dir, outside) = (base.join("project"), base.join("outside"));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        for i in 0..40 {
+            std::fs::write(dir.join("sub").join(format!("public{i}")), "").unwrap();
+            std::fs::write(outside.join(format!("SECRET{i}")), "").unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, dir.join("swap")).unwrap();
+        /// Stops the racer however the walks end.
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let stop = AtomicBool::new(false);
+        let (mut swaps, mut named) = (0, 0);
+        std::thread::scope(|scope| {
+            let stopping = Stop(&stop);
+            let racer = scope.spawn(|| {
+                let mut swaps = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let (a, b) = (dir.join("sub"), dir.join("swap"));
+                    renameat2(AT_FDCWD, &a, AT_FDCWD, &b, RenameFlags::RENAME_EXCHANGE).unwrap();
+                    swaps += 1;
+                }
+                swaps
+            });
+            for _ in 0..200 {
+                let (found, _) = walk_files(&dir, Arc::new(|_: &Path| true), &|| false);
+                let mut names: Vec<PathBuf> = found.into_iter().map(|f| f.path).collect();
+                let root = open_root(&dir);
+                let (threads, _) = walk_parallel(
+                    &dir,
+                    &|| false,
+                    || (OpenFolder::new(&dir, root.as_ref()), Vec::new()),
+                    |(folder, names): &mut (OpenFolder<'_>, Vec<PathBuf>), file| {
+                        if file.modified_in(folder).is_some() {
+                            names.push(file.path.to_path_buf());
+                        }
+                    },
+                );
+                names.extend(threads.into_iter().flat_map(|(_, names)| names));
+                let leaked: Vec<_> = names
+                    .iter()
+                    .filter(|name| name.to_string_lossy().contains("SECRET"))
+                    .collect();
+                assert!(leaked.is_empty(), "{leaked:?}");
+                named += names.len();
+            }
+            drop(stopping);
+            swaps = racer.join().unwrap();
+        });
+        assert!(swaps > 100, "{swaps}");
+        assert!(named > 0);
+        let _ = std::fs::remove_dir_all(&base);
     }
 }
