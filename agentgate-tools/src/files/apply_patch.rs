@@ -2,7 +2,7 @@
 //! [`patch`](crate::files::patch)) to several files at once, all or
 //! nothing, after asking one `edit` request for every file it touches.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::changes;
-use crate::files::atomic::{FileLock, lock_file, write_atomic};
+use crate::files::asked_path::AskedPath;
+use crate::files::atomic::{FileLock, lock_file};
 use crate::files::diff::unified_diff;
 use crate::files::error::FileError;
 use crate::files::patch::{PatchError, PatchOp, apply_chunks, parse_patch};
@@ -150,6 +151,8 @@ impl ApplyPatchTool {
 /// One file's planned change.
 struct Change {
     path: PathBuf,
+    /// Where the path led when the call asked: what is read and written.
+    asked: AskedPath,
     /// What it holds now (`None`: it does not exist).
     before: Option<Vec<u8>>,
     /// What it will hold (`None`: it is removed).
@@ -206,9 +209,10 @@ fn describe(changes: &[Change], worktree: &Path) -> Described {
 
 /// The planned state of every touched file, in order of first touch, so
 /// later operations of one patch see what earlier ones did.
-#[derive(Default)]
 struct Plan {
     changes: Vec<Change>,
+    /// Where each touched path led when the call asked.
+    asked: HashMap<PathBuf, AskedPath>,
 }
 
 impl Plan {
@@ -221,13 +225,18 @@ impl Plan {
         if let Some(i) = self.index(path) {
             return Ok(self.changes[i].after.clone());
         }
+        let asked = match self.asked.get(path) {
+            Some(asked) => asked.clone(),
+            None => AskedPath::of(path),
+        };
         let before = match tokio::fs::metadata(path).await {
             Ok(m) if m.is_dir() => return Err(FileError::IsDirectory(path.to_path_buf())),
-            Ok(_) => Some(read_bounded(path, MAX_FILE_BYTES).await?),
+            Ok(_) => Some(read_bounded(&asked, MAX_FILE_BYTES).await?),
             Err(_) => None,
         };
         self.changes.push(Change {
             path: path.to_path_buf(),
+            asked,
             after: before.clone(),
             before,
         });
@@ -254,8 +263,15 @@ fn not_found(path: &Path) -> ToolError {
 }
 
 /// Computes every operation's result in memory.
-async fn plan(ops: &[PatchOp], directory: &Path) -> Result<Plan, ToolError> {
-    let mut plan = Plan::default();
+async fn plan(
+    ops: &[PatchOp],
+    directory: &Path,
+    asked: HashMap<PathBuf, AskedPath>,
+) -> Result<Plan, ToolError> {
+    let mut plan = Plan {
+        changes: Vec::new(),
+        asked,
+    };
     for op in ops {
         let path = paths::resolve(directory, Path::new(op.path()));
         let current = plan.current(&path).await?;
@@ -303,17 +319,11 @@ async fn plan(ops: &[PatchOp], directory: &Path) -> Result<Plan, ToolError> {
     Ok(plan)
 }
 
-/// Writes `change.after` (or removes the file).
-async fn put(path: &Path, content: Option<&[u8]>) -> Result<(), FileError> {
+/// Writes `content` (or removes the file) where the call asked.
+async fn put(asked: &AskedPath, content: Option<&[u8]>) -> Result<(), FileError> {
     match content {
-        Some(bytes) => write_atomic(path, bytes).await.map_err(FileError::from),
-        None => match tokio::fs::remove_file(path).await {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(FileError::Read {
-                path: path.to_path_buf(),
-                source: error,
-            }),
-            _ => Ok(()),
-        },
+        Some(bytes) => asked.write_atomic(bytes.to_vec()).await,
+        None => asked.remove().await,
     }
 }
 
@@ -325,10 +335,10 @@ async fn write_all(changes: &[Change]) -> Result<(), ToolError> {
         if change.before == change.after {
             continue;
         }
-        if let Err(error) = put(&change.path, change.after.as_deref()).await {
+        if let Err(error) = put(&change.asked, change.after.as_deref()).await {
             // Put back what this call already changed.
             for done in written.iter().rev() {
-                let _ = put(&done.path, done.before.as_deref()).await;
+                let _ = put(&done.asked, done.before.as_deref()).await;
             }
             return Err(error.into());
         }
@@ -356,7 +366,18 @@ impl TypedTool for ApplyPatchTool {
 
     async fn run(&self, args: ApplyPatchArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ops = parse_patch(&args.patch_text).map_err(|e| ToolError::failed(e.to_string()))?;
-        let mut requests = requests_for(&ops, &ctx.directory, &ctx.worktree);
+        // Where each path leads as the requests see it: what is changed.
+        let asked: HashMap<PathBuf, AskedPath> = ops
+            .iter()
+            .flat_map(|op| touched(op, &ctx.directory))
+            .map(|path| {
+                let asked = AskedPath::of(&path);
+                (path, asked)
+            })
+            .collect();
+        let pins: Vec<(PathBuf, PathBuf)> = asked.values().map(AskedPath::pin).collect();
+        let mut requests =
+            paths::with_pinned(&pins, || requests_for(&ops, &ctx.directory, &ctx.worktree));
         let mut edit = requests.pop();
         for request in &requests {
             ask_file_request(request, ctx).await?;
@@ -383,7 +404,7 @@ impl TypedTool for ApplyPatchTool {
         for path in &all {
             locks.push(lock_file(path).await);
         }
-        let plan = plan(&ops, &ctx.directory).await?;
+        let plan = plan(&ops, &ctx.directory, asked).await?;
 
         let Described {
             combined,

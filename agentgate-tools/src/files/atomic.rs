@@ -49,7 +49,13 @@ pub async fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     let result = async {
-        let mut file = tokio::fs::File::create(&temp).await?;
+        // A new file, never through a link planted at the temporary name.
+        let mut file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+            .open(&temp)
+            .await?;
         file.write_all(bytes).await?;
         file.sync_all().await?;
         drop(file);

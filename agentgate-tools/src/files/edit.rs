@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::changes;
-use crate::files::atomic::{lock_file, write_atomic};
+use crate::files::asked_path::AskedPath;
+use crate::files::atomic::lock_file;
 use crate::files::diff::{FileDiff, unified_diff};
 use crate::files::error::FileError;
 use crate::files::paths;
@@ -106,7 +107,9 @@ impl TypedTool for EditTool {
         }
         let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
         let filepath = path.display().to_string();
-        let mut requests = self.requests(&args, &ctx.directory, &ctx.worktree);
+        // Where the path leads as the requests see it: what is edited.
+        let asked = AskedPath::of(&path);
+        let mut requests = asked.pinned(|| self.requests(&args, &ctx.directory, &ctx.worktree));
         let edit = requests
             .iter()
             .position(|r| r.permission == "edit")
@@ -135,7 +138,7 @@ impl TypedTool for EditTool {
         let (bytes, diff) = if ReadRules::of(ctx).allows(&path) {
             // The caller may read the file anyway: compute the change first
             // and show the approver the file's real diff, with context.
-            let change = changed(&args, &path).await?;
+            let change = changed(&args, &asked).await?;
             ask_edit(change.1.unified.clone()).await?;
             change
         } else {
@@ -146,13 +149,13 @@ impl TypedTool for EditTool {
             // docs/security.md). The approver sees the requested change as
             // a diff of the two strings.
             ask_edit(unified_diff(&filepath, &args.old_string, &args.new_string).unified).await?;
-            changed(&args, &path).await?
+            changed(&args, &asked).await?
         };
         let touched = [path.clone()];
         changes::before_paths(ctx, &touched).await;
-        let written = write_atomic(&path, &bytes).await;
+        let written = asked.write_atomic(bytes).await;
         changes::after_paths(ctx, &touched).await;
-        written.map_err(FileError::from)?;
+        written?;
         Ok(ToolOutput::text("Edit applied successfully.")
             .with_title(paths::relative(&ctx.worktree, &path))
             .with_metadata(json!({
@@ -167,7 +170,8 @@ impl TypedTool for EditTool {
 }
 
 /// The file's new bytes after the edit, and the diff of the change.
-async fn changed(args: &EditArgs, path: &Path) -> Result<(Vec<u8>, FileDiff), ToolError> {
+async fn changed(args: &EditArgs, asked: &AskedPath) -> Result<(Vec<u8>, FileDiff), ToolError> {
+    let path = asked.path();
     let filepath = path.display().to_string();
     let metadata = tokio::fs::metadata(path).await;
     if args.old_string.is_empty() {
@@ -188,7 +192,7 @@ async fn changed(args: &EditArgs, path: &Path) -> Result<(Vec<u8>, FileDiff), To
         Ok(m) if m.is_dir() => return Err(FileError::IsDirectory(path.to_path_buf()).into()),
         Ok(_) => {}
     }
-    let raw = read_bounded(path, MAX_FILE_BYTES).await?;
+    let raw = read_bounded(asked, MAX_FILE_BYTES).await?;
     let Ok(text) = String::from_utf8(raw) else {
         return Err(FileError::Binary(path.to_path_buf()).into());
     };

@@ -32,6 +32,23 @@ pub enum FileError {
         .0.display()
     )]
     NotRegular(PathBuf),
+    /// A folder on the path (or the path itself, through a link) leads
+    /// somewhere other than when the call asked permission: changed in
+    /// between, by another process. Nothing was read or written there.
+    #[error(
+        "{} changed while the call was being approved: it led to {} when permission was asked, and now leads to {}. Nothing was read or written; run the call again to be asked about where it leads now.",
+        path.display(),
+        asked.display(),
+        now.as_deref().map_or_else(|| "a place that cannot be told (is /proc mounted?)".to_string(), |now| now.display().to_string())
+    )]
+    Moved {
+        /// The path the call names.
+        path: PathBuf,
+        /// Where it led when the call asked.
+        asked: PathBuf,
+        /// Where it leads now, when that can be told.
+        now: Option<PathBuf>,
+    },
     /// The file is larger than the tools read.
     #[error(
         "File too large: {} is over {limit} bytes. Use grep or bash (head, tail, sed -n) to look at parts of it.",

@@ -19,6 +19,7 @@ pub(crate) mod request;
 pub(crate) mod requests;
 
 // Changing files: atomic writes, the edit cascade, the diff, the errors.
+pub(crate) mod asked_path;
 pub(crate) mod atomic;
 pub(crate) mod diff;
 pub(crate) mod error;

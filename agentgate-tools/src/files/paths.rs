@@ -104,8 +104,44 @@ const MAX_LINK_HOPS: usize = 40;
 /// (so a new file in a linked folder is placed where the link leads). A
 /// symlink whose target does not exist yet leads to that target (`echo x
 /// > link` creates it). `path` itself when nothing of it can be resolved.
+///
+/// Inside [`with_pinned`], a pinned path gets its pinned answer.
 pub fn real_path(path: &Path) -> PathBuf {
-    real_path_within(path, MAX_LINK_HOPS)
+    let pinned = PINNED.with_borrow(|pins| {
+        pins.iter()
+            .find(|(pinned, _)| pinned == path)
+            .map(|(_, real)| real.clone())
+    });
+    pinned.unwrap_or_else(|| real_path_within(path, MAX_LINK_HOPS))
+}
+
+thread_local! {
+    /// The answers [`with_pinned`] fixed for this thread.
+    static PINNED: std::cell::RefCell<Vec<(PathBuf, PathBuf)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with [`real_path`] of each pinned path (absolute, normalised)
+/// answering where the caller found it leads: the permission requests a
+/// call builds in `f` are then about the very place the call will hold its
+/// opens to, even while a link on the way is being changed by another
+/// process (each resolution would otherwise see its own moment).
+pub(crate) fn with_pinned<T>(pins: &[(PathBuf, PathBuf)], f: impl FnOnce() -> T) -> T {
+    /// Restores the pins before, however `f` ends.
+    struct Restore(Vec<(PathBuf, PathBuf)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = std::mem::take(&mut self.0);
+            PINNED.with_borrow_mut(|pins| *pins = before);
+        }
+    }
+    let before = PINNED.with_borrow_mut(|current| {
+        let before = current.clone();
+        current.extend(pins.iter().cloned());
+        before
+    });
+    let _restore = Restore(before);
+    f()
 }
 
 fn real_path_within(path: &Path, hops: usize) -> PathBuf {

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::files::asked_path::AskedPath;
 use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::request::ToolRequest;
@@ -98,7 +99,10 @@ impl TypedTool for ReadTool {
 
     async fn run(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
-        ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
+        // Where the path leads as the requests see it: what is read.
+        let asked = AskedPath::of(&path);
+        let requests = asked.pinned(|| self.requests(&args, &ctx.directory, &ctx.worktree));
+        ask_in_order(&requests, ctx).await?;
         let title = paths::relative(&ctx.worktree, &path);
         let offset = args.offset.unwrap_or(1);
         let limit = args.limit.unwrap_or(self.limits.default_lines);
@@ -121,7 +125,7 @@ impl TypedTool for ReadTool {
         let output = if metadata.is_dir() {
             read_dir(&path, offset, limit, &self.limits, &ReadRules::of(ctx)).await?
         } else {
-            let bytes = read_bounded(&path, self.limits.max_file_bytes).await?;
+            let bytes = read_bounded(&asked, self.limits.max_file_bytes).await?;
             if ctx.accepts_images()
                 && let Some(mime) = image_mime(&path, &bytes)
             {
@@ -169,16 +173,30 @@ fn read_image(
         .with_attachment(FilePart::data(mime, bytes).with_filename(path.to_string_lossy())))
 }
 
-/// The content of the regular file at `path`, refusing other kinds of
-/// files (devices, FIFOs, sockets) and files over `max_bytes`; at most
-/// that many bytes are ever read, even if the file grows meanwhile.
-pub(crate) async fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, FileError> {
-    use tokio::io::AsyncReadExt;
+/// The content of the regular file at `asked`, refusing other kinds of
+/// files (devices, FIFOs, sockets), files over `max_bytes`, and a file that
+/// is no longer where the call asked about (see [`AskedPath`]); at most
+/// that many bytes are ever read, even if the file grows meanwhile. What is
+/// checked is the file opened, not the path before the open.
+pub(crate) async fn read_bounded(asked: &AskedPath, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+    let asked = asked.clone();
+    tokio::task::spawn_blocking(move || read_bounded_now(&asked, max_bytes))
+        .await
+        .map_err(|e| FileError::Read {
+            path: PathBuf::new(),
+            source: std::io::Error::other(e),
+        })?
+}
+
+fn read_bounded_now(asked: &AskedPath, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+    use std::io::Read;
+    let path = asked.path();
     let fail = |source| FileError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let metadata = tokio::fs::metadata(path).await.map_err(fail)?;
+    let file = asked.open_file()?;
+    let metadata = file.metadata().map_err(fail)?;
     if !metadata.is_file() {
         return Err(FileError::NotRegular(path.to_path_buf()));
     }
@@ -188,11 +206,9 @@ pub(crate) async fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>,
             limit: max_bytes,
         });
     }
-    let file = tokio::fs::File::open(path).await.map_err(fail)?;
     let mut bytes = Vec::new();
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
-        .await
         .map_err(fail)?;
     if bytes.len() as u64 > max_bytes {
         return Err(FileError::TooLarge {

@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::changes;
-use crate::files::atomic::{lock_file, write_atomic};
+use crate::files::asked_path::AskedPath;
+use crate::files::atomic::lock_file;
 use crate::files::diff::unified_diff;
 use crate::files::error::FileError;
 use crate::files::paths;
@@ -70,7 +71,9 @@ impl TypedTool for WriteTool {
 
     async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = paths::resolve(&ctx.directory, Path::new(&args.file_path));
-        let mut requests = self.requests(&args, &ctx.directory, &ctx.worktree);
+        // Where the path leads as the requests see it: what is written.
+        let asked = AskedPath::of(&path);
+        let mut requests = asked.pinned(|| self.requests(&args, &ctx.directory, &ctx.worktree));
         let edit = requests.pop();
         for request in &requests {
             ask_file_request(request, ctx).await?;
@@ -79,7 +82,7 @@ impl TypedTool for WriteTool {
         let (exists, old) = match tokio::fs::metadata(&path).await {
             Ok(metadata) if metadata.is_dir() => return Err(FileError::IsDirectory(path).into()),
             Ok(_) => {
-                let bytes = read_bounded(&path, MAX_FILE_BYTES).await?;
+                let bytes = read_bounded(&asked, MAX_FILE_BYTES).await?;
                 (true, String::from_utf8_lossy(&bytes).into_owned())
             }
             Err(_) => (false, String::new()),
@@ -93,9 +96,9 @@ impl TypedTool for WriteTool {
         }
         let touched = [path.clone()];
         changes::before_paths(ctx, &touched).await;
-        let written = write_atomic(&path, args.content.as_bytes()).await;
+        let written = asked.write_atomic(args.content.into_bytes()).await;
         changes::after_paths(ctx, &touched).await;
-        written.map_err(FileError::from)?;
+        written?;
         Ok(ToolOutput::text("Wrote file successfully.")
             .with_title(paths::relative(&ctx.worktree, &path))
             .with_metadata(json!({

@@ -178,6 +178,9 @@ impl Walked<'_> {
     /// longer a regular file: then it is not to be shown. A folder swapped
     /// for a link since the walk listed it cannot put another folder's
     /// names in the answer.
+    // `stat`'s time fields are not `i64` on every target: the conversions
+    // are identities only on some.
+    #[allow(clippy::useless_conversion)]
     pub fn modified_in(&self, folder: &mut OpenFolder<'_>) -> Option<SystemTime> {
         if self.is_root() {
             return self.entry.metadata().ok().map(|m| modified_of(&m));
@@ -185,7 +188,7 @@ impl Walked<'_> {
         let (parent, name) = (self.path.parent()?, self.path.file_name()?);
         let stat = fstatat(folder.at(parent)?, name, AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
         let regular = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG;
-        regular.then(|| time_of(stat.st_mtime.into(), stat.st_mtime_nsec.into()))
+        regular.then(|| time_of(i64::from(stat.st_mtime), i64::from(stat.st_mtime_nsec)))
     }
 
     /// Whether this is the walk's root itself (a search of one file).

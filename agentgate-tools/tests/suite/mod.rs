@@ -37,6 +37,7 @@ mod search_differential;
 mod search_tools;
 mod spill_read;
 mod support;
+mod swapped_folders;
 mod todo_tools;
 mod tool_limits;
 mod webfetch_hosts;
