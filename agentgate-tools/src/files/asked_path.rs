@@ -13,16 +13,42 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use nix::fcntl::{AT_FDCWD, AtFlags, OFlag, RenameFlags, openat, renameat2};
+use nix::fcntl::{AT_FDCWD, AtFlags, OFlag, openat, renameat};
 use nix::sys::stat::{Mode, fchmod, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use crate::files::error::FileError;
 use crate::files::paths;
+
+/// A search root a call asked about, open.
+pub(crate) enum OpenedRoot {
+    /// A folder: a handle for `*at` calls.
+    Folder(OwnedFd),
+    /// The one file searched.
+    File(File),
+}
+
+impl OpenedRoot {
+    /// The folder, when the root is one.
+    pub(crate) fn folder(&self) -> Option<&OwnedFd> {
+        match self {
+            OpenedRoot::Folder(fd) => Some(fd),
+            OpenedRoot::File(_) => None,
+        }
+    }
+
+    /// The file, when the root is one.
+    pub(crate) fn file(&self) -> Option<&File> {
+        match self {
+            OpenedRoot::Folder(_) => None,
+            OpenedRoot::File(file) => Some(file),
+        }
+    }
+}
 
 /// Where a file tool's path led when the call asked.
 #[derive(Debug, Clone)]
@@ -88,6 +114,50 @@ impl AskedPath {
         })?;
         self.held_to(&fd, &self.file)?;
         Ok(File::from(fd))
+    }
+
+    /// The names in the folder at the path, if it is still the folder the
+    /// call asked about, each with whether it leads to a folder (through
+    /// a link too), read from the folder opened and checked.
+    pub(crate) fn list_folder(&self) -> Result<Vec<(OsString, bool)>, FileError> {
+        let fail = |source| FileError::Read {
+            path: self.path.clone(),
+            source,
+        };
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let fd = openat(AT_FDCWD, &self.path, flags, Mode::empty())
+            .map_err(|errno| fail(errno.into()))?;
+        self.held_to(&fd, &self.file)?;
+        // The open folder itself, through its descriptor's magic link.
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(format!("/proc/self/fd/{raw}")).map_err(fail)? {
+            let name = entry.map_err(fail)?.file_name();
+            let is_dir = fstatat(&fd, name.as_os_str(), AtFlags::empty()).is_ok_and(|stat| {
+                nix::sys::stat::SFlag::from_bits_truncate(stat.st_mode)
+                    & nix::sys::stat::SFlag::S_IFMT
+                    == nix::sys::stat::SFlag::S_IFDIR
+            });
+            names.push((name, is_dir));
+        }
+        Ok(names)
+    }
+
+    /// Opens the path as a search root (a folder, or a file), if it is
+    /// still where the call asked about.
+    pub(crate) fn open_root(&self) -> Result<OpenedRoot, FileError> {
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        match openat(AT_FDCWD, &self.path, flags, Mode::empty()) {
+            Ok(fd) => {
+                self.held_to(&fd, &self.file)?;
+                Ok(OpenedRoot::Folder(fd))
+            }
+            Err(nix::errno::Errno::ENOTDIR) => Ok(OpenedRoot::File(self.open_file()?)),
+            Err(errno) => Err(FileError::Read {
+                path: self.path.clone(),
+                source: errno.into(),
+            }),
+        }
     }
 
     /// Opens the file's folder (a handle for `*at` calls), if it is still
@@ -156,13 +226,7 @@ impl AskedPath {
             if let Ok(existing) = fstatat(&folder, self.name.as_os_str(), AtFlags::empty()) {
                 fchmod(file.as_fd(), Mode::from_bits_truncate(existing.st_mode))?;
             }
-            renameat2(
-                &folder,
-                temp.as_os_str(),
-                &folder,
-                self.name.as_os_str(),
-                RenameFlags::empty(),
-            )
+            renameat(&folder, temp.as_os_str(), &folder, self.name.as_os_str())
         })();
         written.map_err(|errno| {
             let _ = unlinkat(&folder, temp.as_os_str(), UnlinkatFlags::NoRemoveDir);
@@ -204,8 +268,18 @@ fn io_errno(error: std::io::Error) -> nix::errno::Errno {
 
 /// Where the kernel opened `fd`, as `/proc/self/fd` tells; `None` when it
 /// cannot tell (no `/proc`), which no asked path equals.
+#[cfg(not(target_vendor = "apple"))]
 fn opened_at(fd: &OwnedFd) -> Option<PathBuf> {
-    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
+    let raw = std::os::fd::AsRawFd::as_raw_fd(fd);
+    std::fs::read_link(format!("/proc/self/fd/{raw}")).ok()
+}
+
+/// Where the kernel opened `fd`, as `F_GETPATH` tells.
+#[cfg(target_vendor = "apple")]
+fn opened_at(fd: &OwnedFd) -> Option<PathBuf> {
+    let mut path = PathBuf::new();
+    nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETPATH(&mut path)).ok()?;
+    Some(path)
 }
 
 #[cfg(test)]

@@ -123,7 +123,7 @@ impl TypedTool for ReadTool {
             }
         };
         let output = if metadata.is_dir() {
-            read_dir(&path, offset, limit, &self.limits, &ReadRules::of(ctx)).await?
+            read_dir(&asked, offset, limit, &self.limits, &ReadRules::of(ctx)).await?
         } else {
             let bytes = read_bounded(&asked, self.limits.max_file_bytes).await?;
             if ctx.accepts_images()
@@ -278,29 +278,31 @@ pub fn is_binary(path: &Path, bytes: &[u8]) -> bool {
 /// The entries of the directory `path`, leaving out those `read_rules` do
 /// not allow (their number is said, not their names).
 async fn read_dir(
-    path: &Path,
+    asked: &AskedPath,
     offset: usize,
     limit: usize,
     limits: &ReadLimits,
     read_rules: &ReadRules,
 ) -> Result<Rendered, FileError> {
-    let fail = |source| FileError::Read {
-        path: path.to_path_buf(),
-        source,
+    let path = asked.path();
+    let listed = {
+        let asked = asked.clone();
+        tokio::task::spawn_blocking(move || asked.list_folder())
+            .await
+            .map_err(|e| FileError::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(e),
+            })??
     };
-    let mut reader = tokio::fs::read_dir(path).await.map_err(fail)?;
     let mut entries = Vec::new();
     let mut hidden = 0usize;
-    while let Some(entry) = reader.next_entry().await.map_err(fail)? {
-        if !read_rules.allows(&entry.path()) {
+    // A link to a folder lists as one.
+    for (name, is_dir) in listed {
+        if !read_rules.allows(&path.join(&name)) {
             hidden += 1;
             continue;
         }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        // `metadata` follows symlinks, so a link to a folder lists as one.
-        let is_dir = tokio::fs::metadata(entry.path())
-            .await
-            .is_ok_and(|m| m.is_dir());
+        let name = name.to_string_lossy().into_owned();
         entries.push(if is_dir { format!("{name}/") } else { name });
     }
     entries.sort();

@@ -1,6 +1,7 @@
 //! The `glob` tool (§7.2): files whose path matches a glob pattern, newest
 //! first.
 
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use agentgate_core::{ToolContext, ToolError, ToolOutput, TypedTool};
@@ -8,12 +9,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::files::asked_path::{AskedPath, OpenedRoot};
 use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
 use crate::limits::SearchLimits;
-use crate::search::open_folder::{OpenFolder, open_root};
+use crate::search::open_folder::OpenFolder;
 use crate::search::read_rules::{ReadRules, WalkedFolders};
 use crate::search::walk::{Found, PathGlob, Walked, sort_newest_first, walk_parallel};
 
@@ -33,14 +35,14 @@ struct Finding<'r> {
 /// stat'ed for their modification time.
 fn find_files(
     root: &Path,
+    root_folder: &OwnedFd,
     glob: &PathGlob,
     read_rules: &ReadRules,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> (Vec<Found>, usize) {
-    let root_folder = open_root(root);
     let start = || Finding {
         folders: WalkedFolders::default(),
-        folder: OpenFolder::new(root, root_folder.as_ref()),
+        folder: OpenFolder::new(root, Some(root_folder)),
         found: Vec::new(),
         hidden: 0,
     };
@@ -139,21 +141,29 @@ impl TypedTool for GlobTool {
     }
 
     async fn run(&self, args: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
         let search = paths::resolve(
             &ctx.directory,
             Path::new(args.path.as_deref().unwrap_or(".")),
         );
+        // Where the folder leads as the requests see it: what is searched.
+        let asked = AskedPath::of(&search);
+        let requests = asked.pinned(|| self.requests(&args, &ctx.directory, &ctx.worktree));
+        ask_in_order(&requests, ctx).await?;
         if !tokio::fs::metadata(&search).await.is_ok_and(|m| m.is_dir()) {
             return Err(FileError::NotDirectory(search).into());
         }
+        let OpenedRoot::Folder(root_folder) = asked.open_root()? else {
+            return Err(FileError::NotDirectory(search).into());
+        };
         let glob = PathGlob::new(&args.pattern)?;
         let cancel = ctx.cancel.clone();
         // Only files the read rules allow are named.
         let read_rules = ReadRules::of(ctx);
         let root = search.clone();
         let (walked, hidden) = tokio::task::spawn_blocking(move || {
-            find_files(&root, &glob, &read_rules, &|| cancel.is_cancelled())
+            find_files(&root, &root_folder, &glob, &read_rules, &|| {
+                cancel.is_cancelled()
+            })
         })
         .await
         .map_err(|e| ToolError::failed(format!("The file search stopped unexpectedly: {e}")))?;

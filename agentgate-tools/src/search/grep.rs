@@ -18,13 +18,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::files::asked_path::{AskedPath, OpenedRoot};
 use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::request::ToolRequest;
 use crate::files::requests::{ask_in_order, external_requests};
 use crate::limits::SearchLimits;
 use crate::search::file_filters::{FileFilters, FileVersion, Verdict, is_local_path};
-use crate::search::open_folder::{OpenFolder, open_root};
+use crate::search::open_folder::OpenFolder;
 use crate::search::read_rules::{ReadRules, WalkedFolders};
 use crate::search::trigrams::Required;
 use crate::search::walk::{PathGlob, Walked, walk_parallel};
@@ -219,12 +220,15 @@ struct Learning<'a> {
 }
 
 /// Where a walked file is reached: by name in its open folder (one path
-/// component for the kernel to look up, and never through a link), or by
-/// its path (the walk's root, a file the call named, which may be a
-/// link).
+/// component for the kernel to look up, and never through a link), or
+/// the walk's root, a file the call named, opened and checked before the
+/// walk (tests also reach a file by its path).
 #[derive(Clone, Copy)]
 enum Location<'a> {
     At(&'a OwnedFd, &'a OsStr),
+    /// The one file a search of a file searches, opened for the call.
+    Opened(&'a File),
+    #[cfg(test)]
     Path(&'a Path),
 }
 
@@ -239,6 +243,12 @@ impl Location<'_> {
                 let fd = openat(folder, name, flags, Mode::empty())?;
                 Ok(File::from(fd))
             }
+            Location::Opened(file) => {
+                let mut file = file.try_clone()?;
+                file.rewind()?;
+                Ok(file)
+            }
+            #[cfg(test)]
             Location::Path(path) => File::open(path),
         }
     }
@@ -247,6 +257,8 @@ impl Location<'_> {
     fn lstat(self) -> nix::Result<FileStat> {
         match self {
             Location::At(folder, name) => fstatat(folder, name, AtFlags::AT_SYMLINK_NOFOLLOW),
+            Location::Opened(file) => fstat(file),
+            #[cfg(test)]
             Location::Path(path) => nix::sys::stat::lstat(path),
         }
     }
@@ -368,6 +380,7 @@ impl IndexUse {
 /// read: it holds no match).
 fn search_tree(
     root: &Path,
+    opened: &OpenedRoot,
     matcher: &RegexMatcher,
     include: Option<&PathGlob>,
     read_rules: &ReadRules,
@@ -375,7 +388,6 @@ fn search_tree(
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Searched {
     let filters = FileFilters::global();
-    let root_folder = open_root(root);
     let start = || Searching {
         searcher: SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(0))
@@ -383,7 +395,7 @@ fn search_tree(
             .build(),
         matcher: matcher.clone(),
         buffer: vec![0; SLICE_LIMIT + 1],
-        folder: OpenFolder::new(root, root_folder.as_ref()),
+        folder: OpenFolder::new(root, opened.folder()),
         folders: WalkedFolders::default(),
         found: Vec::new(),
         hidden: 0,
@@ -401,7 +413,7 @@ fn search_tree(
         // A link may lead to another file at each call: never filtered,
         // and reached by its path.
         let index = index.filter(|_| !file.may_be_link());
-        let Some(location) = locate(&mut thread.folder, file) else {
+        let Some(location) = locate(&mut thread.folder, opened.file(), file) else {
             // Its folder is no longer where the walk found it (swapped
             // for a link, removed): not read.
             thread.errors = true;
@@ -440,12 +452,16 @@ fn search_tree(
 }
 
 /// Where the walked `file` is reached: by name in its folder, reached
-/// from the search root without following a link; by its path only when
-/// it is the root (a file the call named). `None` when its folder cannot
-/// be reached so.
-fn locate<'a>(folder: &'a mut OpenFolder<'_>, file: &'a Walked<'_>) -> Option<Location<'a>> {
+/// from the search root without following a link; when it is the root (a
+/// file the call named), the file opened for the call (`root_file`).
+/// `None` when it cannot be reached so.
+fn locate<'a>(
+    folder: &'a mut OpenFolder<'_>,
+    root_file: Option<&'a File>,
+    file: &'a Walked<'_>,
+) -> Option<Location<'a>> {
     if file.is_root() {
-        return Some(Location::Path(file.path));
+        return root_file.map(Location::Opened);
     }
     let (parent, name) = (file.path.parent()?, file.path.file_name()?);
     Some(Location::At(folder.at(parent)?, name))
@@ -532,11 +548,14 @@ impl TypedTool for GrepTool {
         if args.pattern.is_empty() {
             return Err(ToolError::failed("pattern is required"));
         }
-        ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
         let search = paths::resolve(
             &ctx.directory,
             Path::new(args.path.as_deref().unwrap_or(".")),
         );
+        // Where the path leads as the requests see it: what is searched.
+        let asked = AskedPath::of(&search);
+        let requests = asked.pinned(|| self.requests(&args, &ctx.directory, &ctx.worktree));
+        ask_in_order(&requests, ctx).await?;
         if tokio::fs::metadata(&search).await.is_err() {
             return Err(FileError::NotFound {
                 path: search,
@@ -544,6 +563,7 @@ impl TypedTool for GrepTool {
             }
             .into());
         }
+        let root = asked.open_root()?;
         let matcher = line_matcher(&args.pattern).map_err(|e| FileError::Pattern {
             pattern: args.pattern.clone(),
             reason: e.to_string(),
@@ -560,6 +580,7 @@ impl TypedTool for GrepTool {
         let searched = tokio::task::spawn_blocking(move || {
             search_tree(
                 &search,
+                &root,
                 &matcher,
                 include.as_ref(),
                 &read_rules,
@@ -581,6 +602,7 @@ mod tests {
     use grep_matcher::Matcher;
 
     use super::*;
+    use crate::search::open_folder::open_root;
 
     /// A fresh folder under the system's temporary folder.
     fn scratch(name: &str) -> PathBuf {
@@ -589,6 +611,11 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// `dir`, opened as a tool opens its search root.
+    fn opened(dir: &Path) -> OpenedRoot {
+        AskedPath::of(dir).open_root().unwrap()
     }
 
     fn searcher() -> Searcher {
@@ -759,7 +786,8 @@ mod tests {
             };
             let matcher = line_matcher(pattern).unwrap();
             let index = indexed.then_some(&index);
-            search_tree(&dir, &matcher, None, &rules, index, &|| false)
+            let root = opened(&dir);
+            search_tree(&dir, &root, &matcher, None, &rules, index, &|| false)
         };
         let patterns = [
             "NEEDL[E]_7",
@@ -841,7 +869,8 @@ mod tests {
                 swaps
             });
             for _ in 0..300 {
-                let searched = search_tree(&dir, &matcher, None, &rules, None, &|| false);
+                let root = opened(&dir);
+                let searched = search_tree(&dir, &root, &matcher, None, &rules, None, &|| false);
                 let found = hits(&searched);
                 assert!(!found.iter().any(|hit| hit.contains("SECRET")), "{found:?}");
                 read_public += found.len();

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::files::asked_path::{AskedPath, OpenedRoot};
 use crate::files::error::FileError;
 use crate::files::paths;
 use crate::files::request::ToolRequest;
@@ -157,14 +158,20 @@ impl TypedTool for ListTool {
     }
 
     async fn run(&self, args: ListArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        ask_in_order(&self.requests(&args, &ctx.directory, &ctx.worktree), ctx).await?;
         let search = paths::resolve(
             &ctx.directory,
             Path::new(args.path.as_deref().unwrap_or(".")),
         );
+        // Where the folder leads as the requests see it: what is listed.
+        let asked = AskedPath::of(&search);
+        let requests = asked.pinned(|| self.requests(&args, &ctx.directory, &ctx.worktree));
+        ask_in_order(&requests, ctx).await?;
         if !tokio::fs::metadata(&search).await.is_ok_and(|m| m.is_dir()) {
             return Err(FileError::NotDirectory(search).into());
         }
+        let OpenedRoot::Folder(root_folder) = asked.open_root()? else {
+            return Err(FileError::NotDirectory(search).into());
+        };
         let ignores = args
             .ignore
             .iter()
@@ -183,9 +190,12 @@ impl TypedTool for ListTool {
                 let default = name.is_some_and(|n| DEFAULT_IGNORED_DIRS.contains(&n.as_ref()));
                 !default && !dir_ignores.iter().any(|g| g.is_match(relative))
             };
-            let (found, _) = walk_files(&root, std::sync::Arc::new(keep_dir), &|| {
-                cancel.is_cancelled()
-            });
+            let (found, _) = walk_files(
+                &root,
+                Some(&root_folder),
+                std::sync::Arc::new(keep_dir),
+                &|| cancel.is_cancelled(),
+            );
             let mut hidden = 0usize;
             let files = found
                 .into_iter()

@@ -7,14 +7,14 @@
 //! below the root is opened by name in its parent's descriptor with
 //! `O_NOFOLLOW | O_DIRECTORY`, so the swap fails instead, and a file is
 //! only ever opened by name in a folder so reached. The root itself is
-//! opened once per search, following a link there: it is the path the
-//! call named and was asked about.
+//! opened once per search, following a link there (it is the path the call
+//! named), and checked to be where the call asked about.
 
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
-use nix::fcntl::{AT_FDCWD, OFlag, openat};
+use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::Mode;
 
 /// Flags of every folder opened here: a handle for `*at` calls only.
@@ -22,10 +22,13 @@ const FOLDER: OFlag = OFlag::O_PATH
     .union(OFlag::O_DIRECTORY)
     .union(OFlag::O_CLOEXEC);
 
-/// The search root, open; `None` when it is not a folder (a search of one
-/// file) or cannot be opened.
+/// The folder `root`, open (following a link there); `None` when it is
+/// not a folder or cannot be opened. The tools open their root through
+/// [`crate::files::asked_path::AskedPath::open_root`], which also checks it
+/// is where the call asked.
+#[cfg(test)]
 pub(crate) fn open_root(root: &Path) -> Option<OwnedFd> {
-    openat(AT_FDCWD, root, FOLDER, Mode::empty()).ok()
+    openat(nix::fcntl::AT_FDCWD, root, FOLDER, Mode::empty()).ok()
 }
 
 /// One walker thread's open folders: the chain from the search root down

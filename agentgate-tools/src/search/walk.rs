@@ -7,6 +7,7 @@
 //! `.gitignore` files apply even outside a git repository, so a project's
 //! ignore rules mean the same whether or not it has been `git init`ed.
 
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,7 +19,7 @@ use nix::fcntl::AtFlags;
 use nix::sys::stat::{SFlag, fstatat};
 
 use crate::files::error::FileError;
-use crate::search::open_folder::{OpenFolder, open_root};
+use crate::search::open_folder::OpenFolder;
 
 /// A glob with ripgrep's `--glob` rules: a pattern without `/` matches a
 /// file name at any depth (`*.rs`); one with `/` matches the path relative
@@ -92,18 +93,20 @@ pub(crate) struct Found {
 
 /// The files under `root` (or `root` itself when it is a file) that are
 /// not ignored, in file-name order, and whether some entries could not be
-/// read. `keep_dir` may prune folders by their path relative to `root`;
+/// read. Files are named only when found by name in their folder reached
+/// from `root_folder` (the root, open and checked by the caller).
+/// `keep_dir` may prune folders by their path relative to `root`;
 /// `cancelled` is polled between entries and stops the walk.
 pub(crate) fn walk_files(
     root: &Path,
+    root_folder: Option<&OwnedFd>,
     keep_dir: Arc<dyn Fn(&Path) -> bool + Send + Sync>,
     cancelled: &dyn Fn() -> bool,
 ) -> (Vec<Found>, bool) {
     let mut found = Vec::new();
     let mut errors = false;
     let base = root.to_path_buf();
-    let root_folder = open_root(root);
-    let mut folder = OpenFolder::new(root, root_folder.as_ref());
+    let mut folder = OpenFolder::new(root, root_folder);
     let walker = WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
@@ -346,6 +349,7 @@ pub(crate) fn sort_newest_first(found: &mut [Found]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::open_folder::open_root;
 
     #[test]
     fn glob_rules() {
@@ -395,9 +399,10 @@ mod tests {
                 swaps
             });
             for _ in 0..200 {
-                let (found, _) = walk_files(&dir, Arc::new(|_: &Path| true), &|| false);
-                let mut names: Vec<PathBuf> = found.into_iter().map(|f| f.path).collect();
                 let root = open_root(&dir);
+                let (found, _) =
+                    walk_files(&dir, root.as_ref(), Arc::new(|_: &Path| true), &|| false);
+                let mut names: Vec<PathBuf> = found.into_iter().map(|f| f.path).collect();
                 let (threads, _) = walk_parallel(
                     &dir,
                     &|| false,

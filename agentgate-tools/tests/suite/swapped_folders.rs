@@ -2,9 +2,10 @@
 //! background): a folder of the project exchanged again and again with a
 //! link to a folder outside it, one atomic `renameat2` each. Everything
 //! inside the project is allowed and `external_directory` is rejected, so
-//! no call may read, name or change anything outside; a call that meets
-//! the link may fail, and one that asked about the project must act on
-//! the project.
+//! no call may read, name or change anything outside (`SECRET` is in
+//! every outside file and one outside name); a call that meets the link
+//! may fail, and one that asked about the project must act on the
+//! project.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -129,6 +130,17 @@ async fn no_tool_reads_names_or_changes_outside_through_a_swapped_folder() {
     ));
     calls.push((Box::new(GlobTool::default()), json!({"pattern": "**/*"})));
     calls.push((Box::new(ListTool::default()), json!({})));
+    // The swapped folder as the call's own path: a search root, a listing.
+    calls.push((Box::new(ReadTool::default()), json!({"filePath": "sub"})));
+    for path in ["sub", "sub/f0"] {
+        let input = json!({"pattern": "SECRET|inside", "path": path});
+        calls.push((Box::new(GrepTool::default()), input));
+    }
+    calls.push((
+        Box::new(GlobTool::default()),
+        json!({"pattern": "*", "path": "sub"}),
+    ));
+    calls.push((Box::new(ListTool::default()), json!({"path": "sub"})));
     let (outputs, swaps) = racing(&project, calls, 60).await;
     let leaked: Vec<&String> = outputs
         .iter()
