@@ -378,6 +378,10 @@ impl TypedTool for ApplyPatchTool {
         let pins: Vec<(PathBuf, PathBuf)> = asked.values().map(AskedPath::pin).collect();
         let mut requests =
             paths::with_pinned(&pins, || requests_for(&ops, &ctx.directory, &ctx.worktree));
+        let read_rules = ReadRules::of(ctx);
+        // Judged on the resolution the call holds its opens to.
+        let readable =
+            paths::with_pinned(&pins, || asked.keys().all(|path| read_rules.allows(path)));
         let mut edit = requests.pop();
         for request in &requests {
             ask_file_request(request, ctx).await?;
@@ -391,10 +395,7 @@ impl TypedTool for ApplyPatchTool {
         // touched file anyway, `edit` is asked before any file is read
         // (showing the patch itself), so a caller whose edit is refused
         // learns nothing about a file it may not read.
-        let read_rules = ReadRules::of(ctx);
-        if !all.iter().all(|path| read_rules.allows(path))
-            && let Some(request) = edit.take()
-        {
+        if !readable && let Some(request) = edit.take() {
             let patterns = request.patterns.join(", ");
             let metadata = json!({"filepath": patterns, "diff": args.patch_text, "files": []});
             request.with_metadata(metadata).ask(ctx).await?;

@@ -135,7 +135,9 @@ impl TypedTool for EditTool {
                 }
             }
         };
-        let (bytes, diff) = if ReadRules::of(ctx).allows(&path) {
+        // Judged on the resolution the call holds its opens to.
+        let readable = asked.pinned(|| ReadRules::of(ctx).allows(&path));
+        let (bytes, diff) = if readable {
             // The caller may read the file anyway: compute the change first
             // and show the approver the file's real diff, with context.
             let change = changed(&args, &asked).await?;
