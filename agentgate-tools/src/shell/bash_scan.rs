@@ -954,6 +954,20 @@ pub fn plan_requests(
     worktree: &Path,
 ) -> Result<Vec<ToolRequest>, ScanError> {
     let scanned = scan(command)?;
+    Ok(plan_requests_scanned(
+        &scanned, command, workdir, directory, worktree,
+    ))
+}
+
+/// [`plan_requests`] for a `command` already scanned (`scanned`), so a
+/// caller that needs the scan too parses the line once.
+pub(crate) fn plan_requests_scanned(
+    scanned: &BashScan,
+    command: &str,
+    workdir: Option<&Path>,
+    directory: &Path,
+    worktree: &Path,
+) -> Vec<ToolRequest> {
     let cwd = paths::resolve(directory, workdir.unwrap_or(directory));
     let mut dirs = Vec::new();
     for view in paths::views(&cwd, directory, worktree) {
@@ -993,8 +1007,8 @@ pub fn plan_requests(
     if !scanned.patterns.is_empty() {
         requests.push(ToolRequest {
             permission: "bash".to_string(),
-            patterns: scanned.patterns,
-            always: scanned.always,
+            patterns: scanned.patterns.clone(),
+            always: scanned.always.clone(),
             metadata: serde_json::json!({ "command": command }),
         });
     }
@@ -1006,7 +1020,7 @@ pub fn plan_requests(
             metadata: serde_json::json!({ "command": command, "reasons": scanned.opaque }),
         });
     }
-    Ok(requests)
+    requests
 }
 
 #[cfg(test)]

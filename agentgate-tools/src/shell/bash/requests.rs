@@ -15,7 +15,7 @@ use super::BashError;
 use super::read_args;
 use crate::files::request::ToolRequest;
 use crate::search::read_rules::ReadRules;
-use crate::shell::bash_scan::{plan_requests, scan};
+use crate::shell::bash_scan::{plan_requests_scanned, scan};
 
 /// The requests the bash tool asks before running `command` in `cwd`
 /// (absolute) for a project at `directory` in `worktree`. `rules` and
@@ -36,8 +36,9 @@ pub fn bash_requests(
     rules: &Ruleset,
     approved: &Ruleset,
 ) -> Result<Vec<ToolRequest>, BashError> {
-    let mut requests = plan_requests(command, Some(cwd), directory, worktree)?;
+    // The line is parsed once, for both kinds of requests.
     let scanned = scan(command)?;
+    let mut requests = plan_requests_scanned(&scanned, command, Some(cwd), directory, worktree);
     let reads = read_args::read_requests(
         &scanned,
         command,
