@@ -120,27 +120,48 @@ impl AskedPath {
     /// call asked about, each with whether it leads to a folder (through
     /// a link too), read from the folder opened and checked.
     pub(crate) fn list_folder(&self) -> Result<Vec<(OsString, bool)>, FileError> {
+        let (fd, names) = self.list_checked(&self.path, &self.file)?;
+        Ok(names
+            .into_iter()
+            .map(|name| {
+                let is_dir = fstatat(&fd, name.as_os_str(), AtFlags::empty()).is_ok_and(|stat| {
+                    nix::sys::stat::SFlag::from_bits_truncate(stat.st_mode)
+                        & nix::sys::stat::SFlag::S_IFMT
+                        == nix::sys::stat::SFlag::S_IFDIR
+                });
+                (name, is_dir)
+            })
+            .collect())
+    }
+
+    /// The names in the file's folder, if it is still the folder the call
+    /// asked about (for the names a "not found" suggests).
+    pub(crate) fn list_parent(&self) -> Result<Vec<OsString>, FileError> {
+        let parent = self.path.parent().unwrap_or(Path::new("/"));
+        Ok(self.list_checked(parent, &self.folder)?.1)
+    }
+
+    /// The folder at `folder`, opened and held to `asked`, and its names.
+    fn list_checked(
+        &self,
+        folder: &Path,
+        asked: &Path,
+    ) -> Result<(OwnedFd, Vec<OsString>), FileError> {
         let fail = |source| FileError::Read {
-            path: self.path.clone(),
+            path: folder.to_path_buf(),
             source,
         };
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-        let fd = openat(AT_FDCWD, &self.path, flags, Mode::empty())
-            .map_err(|errno| fail(errno.into()))?;
-        self.held_to(&fd, &self.file)?;
+        let fd =
+            openat(AT_FDCWD, folder, flags, Mode::empty()).map_err(|errno| fail(errno.into()))?;
+        self.held_to(&fd, asked)?;
         // The open folder itself, through its descriptor's magic link.
         let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
         let mut names = Vec::new();
         for entry in std::fs::read_dir(format!("/proc/self/fd/{raw}")).map_err(fail)? {
-            let name = entry.map_err(fail)?.file_name();
-            let is_dir = fstatat(&fd, name.as_os_str(), AtFlags::empty()).is_ok_and(|stat| {
-                nix::sys::stat::SFlag::from_bits_truncate(stat.st_mode)
-                    & nix::sys::stat::SFlag::S_IFMT
-                    == nix::sys::stat::SFlag::S_IFDIR
-            });
-            names.push((name, is_dir));
+            names.push(entry.map_err(fail)?.file_name());
         }
-        Ok(names)
+        Ok((fd, names))
     }
 
     /// Opens the path as a search root (a folder, or a file), if it is
@@ -297,6 +318,8 @@ mod tests {
         std::fs::write(project.join("sub/x"), "inside").unwrap();
         std::fs::write(outside.join("x"), "SECRET").unwrap();
         let asked = AskedPath::of(&project.join("sub/x"));
+        let folder_before = AskedPath::of(&project.join("sub"));
+        assert_eq!(asked.list_parent().unwrap(), vec![OsString::from("x")]);
         let mut text = String::new();
         std::io::Read::read_to_string(&mut asked.open_file().unwrap(), &mut text).unwrap();
         assert_eq!(text, "inside");
@@ -314,6 +337,9 @@ mod tests {
             error.to_string().contains("Nothing was read or written"),
             "{error}"
         );
+        let error = asked.list_parent().unwrap_err();
+        assert!(matches!(error, FileError::Moved { .. }), "{error}");
+        let folder = AskedPath::of(&project.join("sub"));
         let error = asked.write_atomic(b"planted".to_vec()).await.unwrap_err();
         assert!(matches!(error, FileError::Moved { .. }), "{error}");
         assert_eq!(
@@ -321,6 +347,13 @@ mod tests {
             "SECRET"
         );
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+        // A listing of the swapped folder, asked about before or after.
+        let error = folder_before.list_folder().unwrap_err();
+        assert!(matches!(error, FileError::Moved { .. }), "{error}");
+        assert_eq!(
+            folder.list_folder().unwrap(),
+            vec![(OsString::from("x"), false)]
+        );
         // Asked about where the link leads, it is that file.
         let through = AskedPath::of(&project.join("sub/x"));
         assert_eq!(through.file, outside.join("x"));

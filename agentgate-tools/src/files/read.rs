@@ -116,7 +116,7 @@ impl TypedTool for ReadTool {
             Ok(metadata) => metadata,
             Err(_) => {
                 return Err(FileError::NotFound {
-                    suggestions: suggestions(&path).await,
+                    suggestions: suggestions(&asked).await,
                     path,
                 }
                 .into());
@@ -225,20 +225,26 @@ struct Rendered {
     truncated: bool,
 }
 
-/// Up to three entries of `path`'s folder whose names contain, or are
-/// contained in, its file name (case-insensitively).
-async fn suggestions(path: &Path) -> Vec<PathBuf> {
+/// Up to three entries of the path's folder whose names contain, or are
+/// contained in, its file name (case-insensitively); read from the folder
+/// the call asked about, or none.
+async fn suggestions(asked: &AskedPath) -> Vec<PathBuf> {
+    let path = asked.path();
     let (Some(dir), Some(base)) = (path.parent(), path.file_name()) else {
         return Vec::new();
     };
     let base = base.to_string_lossy().to_lowercase();
-    let Ok(mut entries) = tokio::fs::read_dir(dir).await else {
+    let listed = {
+        let asked = asked.clone();
+        tokio::task::spawn_blocking(move || asked.list_parent()).await
+    };
+    let Ok(Ok(listed)) = listed else {
         return Vec::new();
     };
-    let mut names = Vec::new();
-    while let Ok(Some(entry)) = entries.next_entry().await {
-        names.push(entry.file_name().to_string_lossy().into_owned());
-    }
+    let mut names: Vec<String> = listed
+        .iter()
+        .map(|name| name.to_string_lossy().into_owned())
+        .collect();
     names.sort();
     names
         .into_iter()

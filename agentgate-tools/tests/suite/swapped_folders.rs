@@ -64,8 +64,9 @@ fn snapshot(outside: &Path) -> Vec<(String, String)> {
     files
 }
 
-/// Runs `calls` while the racer exchanges `sub` and `swap`; the outputs
-/// of the calls that succeeded, and how many exchanges happened.
+/// Runs `calls` while the racer exchanges `sub` and `swap`; what each
+/// call answered (its output or its error), and how many exchanges
+/// happened.
 async fn racing(
     project: &Path,
     calls: Vec<(Box<dyn Tool>, Value)>,
@@ -87,8 +88,10 @@ async fn racing(
     let mut outputs = Vec::new();
     for _ in 0..rounds {
         for (tool, input) in &calls {
-            if let Ok(out) = tool.execute(input.clone(), &ctx).await {
-                outputs.push(out.output);
+            // What the model reads: the output, or the error.
+            match tool.execute(input.clone(), &ctx).await {
+                Ok(out) => outputs.push(out.output),
+                Err(error) => outputs.push(error.to_string()),
             }
         }
     }
@@ -132,6 +135,11 @@ async fn no_tool_reads_names_or_changes_outside_through_a_swapped_folder() {
     calls.push((Box::new(ListTool::default()), json!({})));
     // The swapped folder as the call's own path: a search root, a listing.
     calls.push((Box::new(ReadTool::default()), json!({"filePath": "sub"})));
+    // A missing file: the names "not found" suggests.
+    calls.push((
+        Box::new(ReadTool::default()),
+        json!({"filePath": "sub/name"}),
+    ));
     for path in ["sub", "sub/f0"] {
         let input = json!({"pattern": "SECRET|inside", "path": path});
         calls.push((Box::new(GrepTool::default()), input));
