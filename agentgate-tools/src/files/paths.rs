@@ -105,7 +105,8 @@ const MAX_LINK_HOPS: usize = 40;
 /// symlink whose target does not exist yet leads to that target (`echo x
 /// > link` creates it). `path` itself when nothing of it can be resolved.
 ///
-/// Inside [`with_pinned`], a pinned path gets its pinned answer.
+/// While a file tool builds its permission requests, its own path gets
+/// the answer the tool found (the place it will read or write).
 pub fn real_path(path: &Path) -> PathBuf {
     let pinned = PINNED.with_borrow(|pins| {
         pins.iter()
