@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::fcntl::{AT_FDCWD, AtFlags, OFlag, openat, renameat};
-use nix::sys::stat::{Mode, fchmod, fstatat};
+use nix::sys::stat::{Mode, SFlag, fchmod, fstatat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
 
 use crate::files::error::FileError;
@@ -102,17 +102,27 @@ impl AskedPath {
         &self.path
     }
 
-    /// Opens the file for reading (not blocking on a FIFO), if it is still
-    /// the file the call asked about.
+    /// Opens the file for reading, if it is still the file the call asked
+    /// about: its folder (where the call found it, links resolved) is
+    /// opened as a handle and checked, then the file is opened by name in
+    /// it without following a link, and only when it is a regular file
+    /// (opening a device can act; a FIFO is opened without blocking). So
+    /// nothing the call did not ask about is ever opened for reading.
     pub(crate) fn open_file(&self) -> Result<File, FileError> {
-        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-        let fd = openat(AT_FDCWD, &self.path, flags, Mode::empty()).map_err(|errno| {
-            FileError::Read {
-                path: self.path.clone(),
-                source: errno.into(),
-            }
-        })?;
-        self.held_to(&fd, &self.file)?;
+        let (Some(parent), Some(name)) = (self.file.parent(), self.file.file_name()) else {
+            return Err(FileError::NotRegular(self.path.clone()));
+        };
+        let fail = |errno: nix::errno::Errno| FileError::Read {
+            path: self.path.clone(),
+            source: errno.into(),
+        };
+        let folder = self.open_checked(parent)?;
+        let stat = fstatat(&folder, name, AtFlags::AT_SYMLINK_NOFOLLOW).map_err(fail)?;
+        if SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT != SFlag::S_IFREG {
+            return Err(FileError::NotRegular(self.path.clone()));
+        }
+        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let fd = openat(&folder, name, flags, Mode::empty()).map_err(fail)?;
         Ok(File::from(fd))
     }
 
@@ -185,14 +195,27 @@ impl AskedPath {
     /// the folder the call asked about.
     fn open_folder(&self) -> Result<OwnedFd, FileError> {
         let folder = self.path.parent().unwrap_or(Path::new("/"));
-        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-        let fd =
-            openat(AT_FDCWD, folder, flags, Mode::empty()).map_err(|errno| FileError::Read {
-                path: folder.to_path_buf(),
-                source: errno.into(),
-            })?;
+        let fd = self.open_handle(folder)?;
         self.held_to(&fd, &self.folder)?;
         Ok(fd)
+    }
+
+    /// Opens the folder at `folder` (a path with no link, as the call
+    /// found it) as a handle, if it is still there.
+    fn open_checked(&self, folder: &Path) -> Result<OwnedFd, FileError> {
+        let fd = self.open_handle(folder)?;
+        self.held_to(&fd, folder)?;
+        Ok(fd)
+    }
+
+    /// `folder` opened as a handle for `*at` calls (no side effect: the
+    /// folder is not read).
+    fn open_handle(&self, folder: &Path) -> Result<OwnedFd, FileError> {
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        openat(AT_FDCWD, folder, flags, Mode::empty()).map_err(|errno| FileError::Read {
+            path: folder.to_path_buf(),
+            source: errno.into(),
+        })
     }
 
     /// Fails unless `fd` is open at `asked`.
@@ -318,6 +341,17 @@ mod tests {
         std::fs::write(project.join("sub/x"), "inside").unwrap();
         std::fs::write(outside.join("x"), "SECRET").unwrap();
         let asked = AskedPath::of(&project.join("sub/x"));
+        // The file itself swapped for a link to a device, or for a FIFO:
+        // refused before anything is opened.
+        let other = AskedPath::of(&project.join("sub/y"));
+        std::os::unix::fs::symlink("/dev/zero", project.join("sub/y")).unwrap();
+        let error = other.open_file().unwrap_err();
+        assert!(matches!(error, FileError::NotRegular(_)), "{error}");
+        std::fs::remove_file(project.join("sub/y")).unwrap();
+        nix::unistd::mkfifo(&project.join("sub/y"), Mode::from_bits_truncate(0o600)).unwrap();
+        let error = other.open_file().unwrap_err();
+        assert!(matches!(error, FileError::NotRegular(_)), "{error}");
+        std::fs::remove_file(project.join("sub/y")).unwrap();
         let folder_before = AskedPath::of(&project.join("sub"));
         assert_eq!(asked.list_parent().unwrap(), vec![OsString::from("x")]);
         let mut text = String::new();
