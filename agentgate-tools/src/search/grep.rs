@@ -410,8 +410,9 @@ fn search_tree(
             thread.hidden += 1;
             return;
         }
-        // A link may lead to another file at each call: never filtered,
-        // and reached by its path.
+        // The root (which may be a link, and lead elsewhere at the next
+        // call) is never filtered; it is read through the file opened for
+        // this call.
         let index = index.filter(|_| !file.may_be_link());
         let Some(location) = locate(&mut thread.folder, opened.file(), file) else {
             // Its folder is no longer where the walk found it (swapped
