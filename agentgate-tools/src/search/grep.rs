@@ -832,8 +832,8 @@ mod tests {
 
     #[test]
     fn a_folder_swapped_for_a_link_during_searches_is_never_read_through() {
+        use crate::search::open_folder::racing;
         use agentgate_permission::{Action, Rule, Ruleset};
-        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
         let base = scratch("swap");
         let (dir, outside) = (base.join("project"), base.join("outside"));
         std::fs::create_dir_all(dir.join("sub")).unwrap();
@@ -847,28 +847,9 @@ mod tests {
         let rules = ReadRules::new(&allow, &Ruleset::new(), &dir, &dir);
         let matcher = line_matcher("SECRET|public").unwrap();
         // A process racing the searches: `sub` and the link to the outside
-        // folder exchanged again and again (one atomic rename each).
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        /// Stops the racer however the searches end (a failed assertion
-        /// too, or the scope would wait for it forever).
-        struct Stop<'a>(&'a std::sync::atomic::AtomicBool);
-        impl Drop for Stop<'_> {
-            fn drop(&mut self) {
-                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
-        let (mut swaps, mut read_public) = (0, 0);
-        std::thread::scope(|scope| {
-            let stopping = Stop(&stop);
-            let racer = scope.spawn(|| {
-                let mut swaps = 0;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let (a, b) = (dir.join("sub"), dir.join("swap"));
-                    renameat2(AT_FDCWD, &a, AT_FDCWD, &b, RenameFlags::RENAME_EXCHANGE).unwrap();
-                    swaps += 1;
-                }
-                swaps
-            });
+        // folder exchanged again and again.
+        let (read_public, swaps) = racing(&dir.join("sub"), &dir.join("swap"), || {
+            let mut read_public = 0;
             for _ in 0..300 {
                 let root = opened(&dir);
                 let searched = search_tree(&dir, &root, &matcher, None, &rules, None, &|| false);
@@ -876,8 +857,7 @@ mod tests {
                 assert!(!found.iter().any(|hit| hit.contains("SECRET")), "{found:?}");
                 read_public += found.len();
             }
-            drop(stopping);
-            swaps = racer.join().unwrap();
+            read_public
         });
         // The race ran, and the searches still found the project's files.
         assert!(swaps > 100, "{swaps}");

@@ -113,6 +113,38 @@ impl<'r> OpenFolder<'r> {
     }
 }
 
+/// Runs `work` while another thread exchanges `a` and `b` (a folder and a
+/// link, say) without pause, one atomic `renameat2` each, as a process
+/// racing a search would; `work`'s result and how many exchanges ran. The
+/// racer stops however `work` ends (a failed assertion too).
+#[cfg(test)]
+pub(crate) fn racing<T>(a: &Path, b: &Path, work: impl FnOnce() -> T) -> (T, usize) {
+    use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    /// Stops the racer when dropped.
+    struct Stop<'a>(&'a AtomicBool);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let stopping = Stop(&stop);
+        let racer = scope.spawn(|| {
+            let mut swaps = 0;
+            while !stop.load(Ordering::Relaxed) {
+                renameat2(AT_FDCWD, a, AT_FDCWD, b, RenameFlags::RENAME_EXCHANGE).unwrap();
+                swaps += 1;
+            }
+            swaps
+        });
+        let result = work();
+        drop(stopping);
+        (result, racer.join().unwrap())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::fd::AsRawFd;

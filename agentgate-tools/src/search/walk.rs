@@ -349,7 +349,7 @@ pub(crate) fn sort_newest_first(found: &mut [Found]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::open_folder::open_root;
+    use crate::search::open_folder::{open_root, racing};
 
     #[test]
     fn glob_rules() {
@@ -366,8 +366,6 @@ mod tests {
 
     #[test]
     fn a_folder_swapped_for_a_link_never_lends_its_names() {
-        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
-        use std::sync::atomic::{AtomicBool, Ordering};
         let base = std::env::temp_dir().join(format!("agentgate-walk-swap-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let (dir, outside) = (base.join("project"), base.join("outside"));
@@ -378,26 +376,8 @@ mod tests {
             std::fs::write(outside.join(format!("SECRET{i}")), "").unwrap();
         }
         std::os::unix::fs::symlink(&outside, dir.join("swap")).unwrap();
-        /// Stops the racer however the walks end.
-        struct Stop<'a>(&'a AtomicBool);
-        impl Drop for Stop<'_> {
-            fn drop(&mut self) {
-                self.0.store(true, Ordering::Relaxed);
-            }
-        }
-        let stop = AtomicBool::new(false);
-        let (mut swaps, mut named) = (0, 0);
-        std::thread::scope(|scope| {
-            let stopping = Stop(&stop);
-            let racer = scope.spawn(|| {
-                let mut swaps = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let (a, b) = (dir.join("sub"), dir.join("swap"));
-                    renameat2(AT_FDCWD, &a, AT_FDCWD, &b, RenameFlags::RENAME_EXCHANGE).unwrap();
-                    swaps += 1;
-                }
-                swaps
-            });
+        let (named, swaps) = racing(&dir.join("sub"), &dir.join("swap"), || {
+            let mut named = 0;
             for _ in 0..200 {
                 let root = open_root(&dir);
                 let (found, _) =
@@ -421,8 +401,7 @@ mod tests {
                 assert!(leaked.is_empty(), "{leaked:?}");
                 named += names.len();
             }
-            drop(stopping);
-            swaps = racer.join().unwrap();
+            named
         });
         assert!(swaps > 100, "{swaps}");
         assert!(named > 0);
