@@ -49,6 +49,8 @@ mod spawn;
 mod status;
 
 #[cfg(target_os = "linux")]
+mod canonical;
+#[cfg(target_os = "linux")]
 mod cgroup;
 #[cfg(target_os = "linux")]
 mod child;

@@ -922,11 +922,13 @@ fn protected_paths(policy: &SandboxPolicy, scope: &CallScope, home: Option<&Path
         .into_iter()
         .filter_map(|dir| dir.canonicalize().ok())
         .collect();
+    // The names share a few folders: each is resolved once.
+    let mut canonical = super::canonical::CanonicalPaths::default();
     let mut found: Vec<PathBuf> = Vec::new();
     for path in named.chain(derived) {
         // One already bound covers what is below it (`.git/hooks/…` named
         // by `core.fsmonitor`).
-        if let Ok(path) = path.canonicalize()
+        if let Some(path) = canonical.of(&path)
             && !project.iter().any(|dir| dir.starts_with(&path))
             && !found.iter().any(|bound| path.starts_with(bound))
             && !opened.contains(&path)
