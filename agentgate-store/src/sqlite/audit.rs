@@ -47,17 +47,19 @@ fn append(
     entry: &AuditEntry,
 ) -> Result<(), SqliteError> {
     let sql = |e: rusqlite::Error| store.sql(e);
+    // Every entry runs these three: each is prepared once per connection.
     let (last, prev_hash): (i64, String) = conn
-        .query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")
+        .and_then(|mut head| head.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
         .map_err(sql)?;
     let row = AuditRow::new(last + 1, time_ms, entry);
     let hash = row.hash(&prev_hash);
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO audit (seq, time_ms, session_id, kind, entry, prev_hash, hash)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![
+    )
+    .and_then(|mut insert| {
+        insert.execute(params![
             row.seq,
             row.time_ms,
             row.session_id,
@@ -65,14 +67,12 @@ fn append(
             canonical_json(&row.entry),
             prev_hash,
             hash
-        ],
-    )
+        ])
+    })
     .map_err(sql)?;
-    conn.execute(
-        "UPDATE audit_head SET seq = ?1, hash = ?2 WHERE id = 1",
-        params![row.seq, hash],
-    )
-    .map_err(sql)?;
+    conn.prepare_cached("UPDATE audit_head SET seq = ?1, hash = ?2 WHERE id = 1")
+        .and_then(|mut update| update.execute(params![row.seq, hash]))
+        .map_err(sql)?;
     Ok(())
 }
 

@@ -164,11 +164,17 @@ fn run(store: &SqliteStore, receiver: &Receiver<Job>) {
     }
 }
 
+/// Runs one of the batch's transaction-control statements, prepared once
+/// per connection (each batch runs four or more of them).
+fn control(conn: &Connection, statement: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(statement)?.execute([]).map(|_| ())
+}
+
 /// Runs `writes` in one transaction, each in a savepoint, and answers
 /// each once the transaction is committed.
 fn commit_together(store: &SqliteStore, conn: &Connection, writes: Vec<WriteJob>) {
     let sql = |e: rusqlite::Error| store.sql(e);
-    if let Err(error) = conn.execute_batch("BEGIN IMMEDIATE").map_err(sql) {
+    if let Err(error) = control(conn, "BEGIN IMMEDIATE").map_err(sql) {
         // Nothing runs: each write fails with why (alone, it would have
         // failed the same way).
         for write in writes {
@@ -178,13 +184,13 @@ fn commit_together(store: &SqliteStore, conn: &Connection, writes: Vec<WriteJob>
     }
     let mut done = Vec::with_capacity(writes.len());
     for write in writes {
-        if let Err(error) = conn.execute_batch("SAVEPOINT job").map_err(sql) {
+        if let Err(error) = control(conn, "SAVEPOINT job").map_err(sql) {
             let _ = catch_unwind(AssertUnwindSafe(|| write(store, Err(error))));
             continue;
         }
         match catch_unwind(AssertUnwindSafe(|| write(store, Ok(conn)))) {
             Ok(Some(answer)) => {
-                let _ = conn.execute_batch("RELEASE job");
+                let _ = control(conn, "RELEASE job");
                 done.push(answer);
             }
             Ok(None) | Err(_) => {
@@ -192,7 +198,7 @@ fn commit_together(store: &SqliteStore, conn: &Connection, writes: Vec<WriteJob>
             }
         }
     }
-    let committed = conn.execute_batch("COMMIT").map_err(sql);
+    let committed = control(conn, "COMMIT").map_err(sql);
     if committed.is_err() {
         let _ = conn.execute_batch("ROLLBACK");
     }
