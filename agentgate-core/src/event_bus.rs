@@ -57,9 +57,20 @@ impl EventBus {
 
     /// Sends an event (dropped when nobody listens).
     pub fn send(&self, event: Event) {
-        self.routes.deliver(&event);
-        if let Some(sender) = self.sender.get() {
-            let _ = sender.send(event);
+        // The broadcast gets the event itself when it has receivers, else
+        // the routes do: a copy is made only when both listen.
+        match self
+            .sender
+            .get()
+            .filter(|sender| sender.receiver_count() > 0)
+        {
+            Some(sender) => {
+                if self.routes.any() {
+                    self.routes.deliver(event.clone());
+                }
+                let _ = sender.send(event);
+            }
+            None => self.routes.deliver(event),
         }
     }
 

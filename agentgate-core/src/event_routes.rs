@@ -91,7 +91,11 @@ impl Routes {
     /// Delivers `event` to the routes of its session, first extending the
     /// parent's routes to the child when it is a
     /// [`ChildStarted`](Event::ChildStarted).
-    pub(crate) fn deliver(&self, event: &Event) {
+    ///
+    /// The last route gets `event` itself, the others a copy: a turn
+    /// stream alone (a one-turn run) copies nothing, however large the
+    /// part the event carries.
+    pub(crate) fn deliver(&self, event: Event) {
         if !self.any() {
             return;
         }
@@ -99,15 +103,20 @@ impl Routes {
         if let Event::ChildStarted {
             session_id,
             parent_id,
-        } = event
+        } = &event
         {
             table.adopt(session_id, parent_id);
         }
-        if let Some(entries) = table.by_session.get(event.session_id()) {
-            for entry in entries {
-                // A receiver dropped before its route: nothing to deliver to.
+        if let Some((last, others)) = table
+            .by_session
+            .get(event.session_id())
+            .and_then(|entries| entries.split_last())
+        {
+            // A receiver dropped before its route: nothing to deliver to.
+            for entry in others {
                 let _ = entry.sender.unbounded_send(event.clone());
             }
+            let _ = last.sender.unbounded_send(event);
         }
     }
 }
@@ -196,7 +205,7 @@ mod tests {
             status("c1"),
             status("a"),
         ] {
-            routes.deliver(&event);
+            routes.deliver(event);
         }
         assert_eq!(drain(&mut a), ["a", "a1", "a1", "a2", "a2", "a"]);
         assert_eq!(drain(&mut b), ["b"]);
@@ -206,9 +215,9 @@ mod tests {
     fn a_child_started_twice_is_delivered_once_per_route() {
         let routes = Arc::new(Routes::default());
         let (_a, mut a) = Routes::open(&routes, "a");
-        routes.deliver(&child("a1", "a"));
-        routes.deliver(&child("a1", "a"));
-        routes.deliver(&status("a1"));
+        routes.deliver(child("a1", "a"));
+        routes.deliver(child("a1", "a"));
+        routes.deliver(status("a1"));
         assert_eq!(drain(&mut a), ["a1", "a1", "a1"]);
     }
 
@@ -217,8 +226,8 @@ mod tests {
         let routes = Arc::new(Routes::default());
         let (_one, mut one) = Routes::open(&routes, "a");
         let (_two, mut two) = Routes::open(&routes, "a");
-        routes.deliver(&child("a1", "a"));
-        routes.deliver(&status("a1"));
+        routes.deliver(child("a1", "a"));
+        routes.deliver(status("a1"));
         assert_eq!(drain(&mut one), ["a1", "a1"]);
         assert_eq!(drain(&mut two), ["a1", "a1"]);
     }
@@ -228,10 +237,10 @@ mod tests {
         let routes = Arc::new(Routes::default());
         let (first, _first) = Routes::open(&routes, "a");
         let (_second, mut second) = Routes::open(&routes, "a");
-        routes.deliver(&child("a1", "a"));
+        routes.deliver(child("a1", "a"));
         drop(first);
         assert!(routes.any());
-        routes.deliver(&status("a1"));
+        routes.deliver(status("a1"));
         assert_eq!(drain(&mut second), ["a1", "a1"]);
         drop(_second);
         assert!(!routes.any());
