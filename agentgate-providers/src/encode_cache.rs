@@ -29,8 +29,9 @@ use agentgate_core::{ModelMessage, ModelRequest};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::http::SizeHint;
+use crate::http::{KeptField, SizeHint};
 use crate::request_body::{RawParts, RequestBody, shareable};
+use crate::tools_encoding::ToolsEncoding;
 
 /// How many conversations a client keeps encodings for.
 pub(crate) const SLOTS: usize = 8;
@@ -60,10 +61,11 @@ struct Slots<E> {
 }
 
 /// Per-client cache of message encodings of type `E` (what one message
-/// becomes on the wire for that client's API). Cloning a client gives its
-/// clone an empty cache.
+/// becomes on the wire for that client's API), and of the last tool list
+/// ([`ToolsEncoding`]). Cloning a client gives its clone an empty cache.
 pub(crate) struct EncodeCache<E> {
     inner: Mutex<Slots<E>>,
+    tools: ToolsEncoding,
 }
 
 impl<E> Default for EncodeCache<E> {
@@ -73,6 +75,7 @@ impl<E> Default for EncodeCache<E> {
                 slots: Vec::new(),
                 tick: 0,
             }),
+            tools: ToolsEncoding::default(),
         }
     }
 }
@@ -93,6 +96,11 @@ impl<E> std::fmt::Debug for EncodeCache<E> {
 }
 
 impl<E> EncodeCache<E> {
+    /// The client's kept tool-list encoding.
+    pub(crate) fn tools(&self) -> &ToolsEncoding {
+        &self.tools
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Slots<E>> {
         // A panic while holding the lock leaves consistent data (every
         // update is a single assignment): keep using it.
@@ -232,6 +240,7 @@ pub(crate) fn flat_history_body<W: Serialize, H: Serialize>(
     leading: Vec<W>,
     encode_one: impl FnMut(&ModelMessage) -> Option<Elements>,
     head: &H,
+    kept: Option<KeptField<'_>>,
     field: &str,
     key: &str,
     size_hint: &SizeHint,
@@ -252,6 +261,7 @@ pub(crate) fn flat_history_body<W: Serialize, H: Serialize>(
         head,
         field,
         &history,
+        kept,
         &request.options,
         key,
         size_hint,

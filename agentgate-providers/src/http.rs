@@ -449,26 +449,53 @@ pub(crate) fn body_bytes<T: serde::Serialize>(
 /// `options[key]` over them exactly as [`body_value`] does. `None` when
 /// the options replace the history field itself (the caller then encodes
 /// the whole body the plain way).
+///
+/// `kept` is a field `typed` leaves out whose encoding the caller keeps
+/// (the tool list, see [`crate::tools_encoding`]): it is written as it is,
+/// where `typed` would have put it, and only goes through the tree when
+/// options are merged over the head.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn body_bytes_with_history<T: serde::Serialize, H: serde::Serialize>(
     typed: &T,
     field: &str,
     history: &H,
+    kept: Option<KeptField<'_>>,
     options: &serde_json::Map<String, Value>,
     key: &str,
     size_hint: &SizeHint,
-    shared: Vec<bytes::Bytes>,
+    mut shared: Vec<bytes::Bytes>,
 ) -> Option<crate::request_body::RequestBody> {
     use std::sync::atomic::Ordering;
-    if let Some(Value::Object(extra)) = options.get(key)
-        && extra.contains_key(field)
-    {
-        return None;
-    }
+    let merged = match options.get(key) {
+        Some(Value::Object(extra)) if extra.contains_key(field) => return None,
+        Some(Value::Object(_)) => true,
+        _ => false,
+    };
     let mut head = serde_json::to_value(typed).ok()?;
+    if let (Some(kept), Value::Object(fields)) = (&kept, &mut head) {
+        let at = fields
+            .keys()
+            .position(|name| name == kept.before)
+            .unwrap_or(fields.len());
+        // Options merge over the real value; otherwise the place is held
+        // and the kept encoding written there.
+        let value = if merged {
+            serde_json::from_str(kept.encoded.first()?.get()).ok()?
+        } else {
+            Value::Null
+        };
+        fields.shift_insert(at, kept.name.to_string(), value);
+    }
     merge_options(&mut head, options, key);
     let Value::Object(fields) = head else {
         return None;
     };
+    let written_raw = kept.filter(|_| !merged);
+    if let Some(kept) = &written_raw {
+        shared.extend(crate::request_body::shareable(std::slice::from_ref(
+            kept.encoded,
+        )));
+    }
     let hint = size_hint.0.load(Ordering::Relaxed);
     let mut out =
         crate::request_body::ChunkWriter::new(shared, hint.saturating_add(hint / 8).max(1024));
@@ -479,10 +506,12 @@ pub(crate) fn body_bytes_with_history<T: serde::Serialize, H: serde::Serialize>(
         }
         serde_json::to_writer(&mut out, name).ok()?;
         out.write_all(b":").ok()?;
-        if name == field {
-            serde_json::to_writer(&mut out, history).ok()?;
-        } else {
-            serde_json::to_writer(&mut out, value).ok()?;
+        match &written_raw {
+            _ if name == field => serde_json::to_writer(&mut out, history).ok()?,
+            Some(kept) if name == kept.name => {
+                serde_json::to_writer(&mut out, kept.encoded.first()?).ok()?
+            }
+            _ => serde_json::to_writer(&mut out, value).ok()?,
         }
     }
     out.write_all(b"}").ok()?;
@@ -490,6 +519,18 @@ pub(crate) fn body_bytes_with_history<T: serde::Serialize, H: serde::Serialize>(
     // not copied).
     size_hint.0.store(out.copied(), Ordering::Relaxed);
     Some(out.finish())
+}
+
+/// A field of a request's head written from an encoding the client keeps
+/// (see [`body_bytes_with_history`]).
+pub(crate) struct KeptField<'a> {
+    /// The field's name.
+    pub name: &'static str,
+    /// The field it comes before in the typed head (at the end when the
+    /// head has no such field).
+    pub before: &'static str,
+    /// Its encoding (one raw value).
+    pub encoded: &'a crate::tools_encoding::EncodedTools,
 }
 
 /// The size of the last request body a client sent: the next body's

@@ -90,6 +90,7 @@ mod responses;
 mod sampling;
 mod sse;
 mod timeouts;
+mod tools_encoding;
 
 /// The agentgate-core contracts the clients implement, re-exported so an
 /// embedder needs one import path.

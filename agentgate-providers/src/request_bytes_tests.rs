@@ -146,20 +146,27 @@ fn request() -> impl Strategy<Value = ModelRequest> {
     (
         proptest::collection::vec(message(), 0..8),
         proptest::collection::vec(text(), 0..3),
-        any::<bool>(),
+        0..3usize,
         0..4usize,
         proptest::option::of(0.0f32..2.0),
         proptest::option::of(0.0f32..1.0),
         proptest::option::of(1u32..100_000),
-        0..5usize,
+        0..6usize,
     )
         .prop_map(
             |(messages, system, tools, choice, temperature, top_p, max_output, options)| {
                 let mut request = ModelRequest::new(messages).with_system(system);
-                if tools {
+                if tools > 0 {
+                    // A long list (one long description) is sent as a
+                    // chunk of its own, without a copy.
+                    let description = if tools == 2 {
+                        "Runs a command.\n".repeat(400)
+                    } else {
+                        "Runs a command.".into()
+                    };
                     request = request.with_tools(vec![ToolSpec {
                         name: "bash".into(),
-                        description: "Runs a command.".into(),
+                        description,
                         parameters: std::sync::Arc::new(json!({"type": "object", "properties": {"command": {"type": "string"}}})),
                     }]);
                 }
@@ -188,6 +195,14 @@ fn request() -> impl Strategy<Value = ModelRequest> {
                         request = request.with_options(
                             "google",
                             json!({"generationConfig": {"thinkingConfig": {"thinkingBudget": 512}}}),
+                        );
+                    }
+                    // Options that replace the tool list (merged over the
+                    // kept encoding).
+                    4 => {
+                        request = request.with_options(
+                            "openai",
+                            json!({"tools": [{"type": "web_search"}], "parallel_tool_calls": false}),
                         );
                     }
                     // Options of another provider, and an empty object.
@@ -253,11 +268,15 @@ enum Edit {
     /// Another conversation's history sharing this one's `Arc`s (a fork),
     /// sent in between.
     Fork(ModelMessage),
+    /// Another tool list (a new turn, another agent): `n` tools, in a new
+    /// `Arc`.
+    Tools(usize),
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
         6 => message().prop_map(Edit::Push),
+        1 => (0..3usize).prop_map(Edit::Tools),
         1 => (0..16usize, message()).prop_map(|(i, m)| Edit::Change(i, m)),
         1 => (0..16usize).prop_map(Edit::Truncate),
         1 => Just(Edit::Reload),
@@ -339,6 +358,17 @@ proptest! {
                 Edit::Truncate(keep) => history.truncate(keep),
                 Edit::Reload => {
                     *history = history.iter().map(|m| Arc::new((**m).clone())).collect();
+                }
+                Edit::Tools(n) => {
+                    request.tools = Arc::new(
+                        (0..n)
+                            .map(|i| ToolSpec {
+                                name: format!("tool_{i}"),
+                                description: format!("Tool {i}."),
+                                parameters: Arc::new(json!({"type": "object"})),
+                            })
+                            .collect(),
+                    );
                 }
                 Edit::Fork(message) => {
                     let mut fork = request.clone();

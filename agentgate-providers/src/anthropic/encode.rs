@@ -152,6 +152,7 @@ pub(crate) fn request_bytes(
             &head,
             "messages",
             &messages,
+            None,
             &options,
             PROVIDER,
             size_hint,

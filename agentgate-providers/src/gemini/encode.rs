@@ -117,6 +117,7 @@ pub(crate) fn request_bytes(
             &encode_settings(request),
             "contents",
             &contents,
+            None,
             &request.options,
             PROVIDER,
             size_hint,

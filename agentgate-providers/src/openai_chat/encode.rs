@@ -11,6 +11,7 @@ use super::wire::{
 };
 use crate::encode_cache::{Elements, EncodeCache, elements, flat_history_body};
 use crate::families::{MaxTokensField, ModelFamily, Reasoning};
+use crate::http::KeptField;
 use crate::request_body::RequestBody;
 
 /// What the client contributes besides the request itself.
@@ -135,6 +136,21 @@ pub(crate) fn request_bytes(
     cache: &EncodeCache<Elements>,
 ) -> RequestBody {
     let echo_reasoning = echoes_reasoning(settings);
+    // The tool list is encoded once per turn (see crate::tools_encoding).
+    let mut head = encode_settings(request, settings);
+    let tools = if head.tools.is_empty() {
+        None
+    } else {
+        cache
+            .tools()
+            .of(&request.tools, || std::mem::take(&mut head.tools))
+    };
+    if tools.is_some() {
+        head.tools.clear();
+    } else if head.tools.is_empty() && !request.tools.is_empty() {
+        // Taken, then not encoded: the head keeps its own list.
+        head = encode_settings(request, settings);
+    }
     let cached = flat_history_body(
         cache,
         request,
@@ -144,7 +160,12 @@ pub(crate) fn request_bytes(
             encode_message(message, echo_reasoning, &mut wire);
             elements(&wire)
         },
-        &encode_settings(request, settings),
+        &head,
+        tools.as_ref().map(|encoded| KeptField {
+            name: "tools",
+            before: "tool_choice",
+            encoded,
+        }),
         "messages",
         settings.provider,
         size_hint,

@@ -11,6 +11,7 @@ use super::wire::{
 };
 use crate::encode_cache::{Elements, EncodeCache, elements, flat_history_body};
 use crate::families::{ModelFamily, Reasoning};
+use crate::http::KeptField;
 use crate::metadata::metadata_str;
 use crate::request_body::RequestBody;
 
@@ -133,6 +134,21 @@ pub(crate) fn request_bytes(
     size_hint: &crate::http::SizeHint,
     cache: &EncodeCache<Elements>,
 ) -> RequestBody {
+    // The tool list is encoded once per turn (see crate::tools_encoding).
+    let mut head = encode_settings(request, settings);
+    let tools = if head.tools.is_empty() {
+        None
+    } else {
+        cache
+            .tools()
+            .of(&request.tools, || std::mem::take(&mut head.tools))
+    };
+    if tools.is_some() {
+        head.tools.clear();
+    } else if head.tools.is_empty() && !request.tools.is_empty() {
+        // Taken, then not encoded: the head keeps its own list.
+        head = encode_settings(request, settings);
+    }
     let cached = flat_history_body(
         cache,
         request,
@@ -142,7 +158,12 @@ pub(crate) fn request_bytes(
             encode_message(message.role, &message.content, &mut wire);
             elements(&wire)
         },
-        &encode_settings(request, settings),
+        &head,
+        tools.as_ref().map(|encoded| KeptField {
+            name: "tools",
+            before: "tool_choice",
+            encoded,
+        }),
         "input",
         PROVIDER,
         size_hint,
