@@ -593,13 +593,16 @@ async fn ask_grantable(
 
 /// Copies a pipe into the channel until it closes.
 async fn pump(mut reader: impl tokio::io::AsyncRead + Unpin, sender: mpsc::Sender<Vec<u8>>) {
-    // A pipe holds 64 KiB: one read can take all that is buffered.
-    let mut buffer = vec![0u8; 64 * 1024];
+    // A pipe holds 64 KiB: one read can take all that is buffered. The
+    // buffer is never zeroed (`read_buf` fills spare capacity), so a pipe
+    // that stays quiet, as stderr mostly does, costs no page of it.
+    let mut buffer: Vec<u8> = Vec::with_capacity(64 * 1024);
     loop {
-        match reader.read(&mut buffer).await {
+        buffer.clear();
+        match reader.read_buf(&mut buffer).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if sender.send(buffer[..n].to_vec()).await.is_err() {
+            Ok(_) => {
+                if sender.send(buffer.clone()).await.is_err() {
                     break;
                 }
             }
