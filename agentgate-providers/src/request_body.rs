@@ -168,6 +168,8 @@ pub(crate) struct ChunkWriter {
     done: Vec<Bytes>,
     current: Vec<u8>,
     shared: HashMap<(usize, usize), Bytes>,
+    /// The length of the shortest of `shared` (`usize::MAX` for none).
+    shortest_shared: usize,
     len: usize,
     copied: usize,
 }
@@ -176,6 +178,7 @@ impl ChunkWriter {
     /// A writer that references `shared` when they are written, and
     /// starts its copies with room for `capacity` bytes.
     pub(crate) fn new(shared: Vec<Bytes>, capacity: usize) -> Self {
+        let shortest_shared = shared.iter().map(Bytes::len).min().unwrap_or(usize::MAX);
         let shared = shared
             .into_iter()
             .map(|chunk| ((chunk.as_ptr() as usize, chunk.len()), chunk))
@@ -184,6 +187,7 @@ impl ChunkWriter {
             done: Vec::new(),
             current: Vec::with_capacity(capacity),
             shared,
+            shortest_shared,
             len: 0,
             copied: 0,
         }
@@ -210,7 +214,14 @@ impl ChunkWriter {
 impl std::io::Write for ChunkWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.len += buf.len();
-        match self.shared.get(&(buf.as_ptr() as usize, buf.len())) {
+        // serde_json writes many small pieces; only one as long as a
+        // shared chunk can be one (no hashing for the others).
+        let shared = if buf.len() >= self.shortest_shared {
+            self.shared.get(&(buf.as_ptr() as usize, buf.len()))
+        } else {
+            None
+        };
+        match shared {
             Some(chunk) if !buf.is_empty() => {
                 if !self.current.is_empty() {
                     let copied = std::mem::take(&mut self.current);

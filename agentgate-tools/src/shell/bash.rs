@@ -228,8 +228,12 @@ impl Captured {
         self.dropped += chunk.len() - take;
     }
 
-    fn text(&self) -> String {
-        let mut text = String::from_utf8_lossy(&self.bytes).into_owned();
+    /// All that was kept, as text (invalid UTF-8 replaced), and a line on
+    /// what was not.
+    fn into_text(self) -> String {
+        // Valid output (nearly all) becomes the string without a copy.
+        let mut text = String::from_utf8(self.bytes)
+            .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned());
         if self.dropped > 0 {
             text.push_str(&format!(
                 "\n[{} more bytes of output were not kept]",
@@ -444,7 +448,7 @@ impl TypedTool for BashTool {
         // After protected changes were settled: what was undone is not recorded.
         changes::after(ctx, ChangeScope::Project).await;
 
-        let mut output = captured.text();
+        let mut output = captured.into_text();
         if let Some(note) = &ending_note(ending, timeout) {
             output.push_str(&format!("\n\n<shell_metadata>\n{note}\n</shell_metadata>"));
         }
@@ -683,5 +687,40 @@ impl Drop for ProcessGroup {
         if self.armed {
             self.signal(Some(nix::sys::signal::Signal::SIGKILL));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn captured(max_capture_bytes: usize, chunks: &[&[u8]]) -> Captured {
+        let mut captured = Captured::new(&BashLimits {
+            max_capture_bytes,
+            ..BashLimits::default()
+        });
+        for chunk in chunks {
+            captured.push(chunk);
+        }
+        captured
+    }
+
+    #[test]
+    fn output_becomes_text_with_invalid_bytes_replaced_and_drops_noted() {
+        assert_eq!(
+            captured(100, &[b"ok\n", "é\n".as_bytes()]).into_text(),
+            "ok\né\n"
+        );
+        // A character split across two reads is whole again.
+        let e = "é".as_bytes();
+        assert_eq!(captured(100, &[&e[..1], &e[1..]]).into_text(), "é");
+        assert_eq!(
+            captured(100, &[b"a\xffb", b"\xc3"]).into_text(),
+            "a\u{fffd}b\u{fffd}"
+        );
+        assert_eq!(
+            captured(4, &[b"abc", b"def"]).into_text(),
+            "abcd\n[2 more bytes of output were not kept]"
+        );
     }
 }
