@@ -1,13 +1,13 @@
-//! A request's tool list encoded once per turn, not once per step.
+//! A request's tool list encoded once, not once per step.
 //!
 //! The engine offers the same tool list (one `Arc<Vec<ToolSpec>>`) at every
 //! step of a turn, and its schemas are most of the bytes of a request's
 //! head. [`ToolsEncoding`] keeps the wire encoding of the last few lists,
-//! holding each list's `Arc`: a list cannot change while it is held, nor
-//! its address be reused, so the same `Arc` (`Arc::ptr_eq`) means the same
-//! tools, as in [`crate::encode_cache`]. A new list (a new turn, another
-//! agent, another session's turn on a server) takes the oldest one's
-//! place.
+//! holding each list's `Arc` (a list cannot change while it is held). A
+//! request's list reuses a kept encoding when it is the same `Arc` (the
+//! steps of one turn) or holds the same tools (the turns of every session
+//! of one agent on a server, see [`same_tools`]); another list takes the
+//! oldest one's place.
 //!
 //! The encoding depends only on the list and on the client's API (each
 //! client has its own [`ToolsEncoding`]). It is written into the body as
@@ -24,9 +24,9 @@ use serde_json::value::RawValue;
 /// may reference.
 pub(crate) type EncodedTools = Arc<Vec<Box<RawValue>>>;
 
-/// How many tool lists a client keeps encodings of: a server runs turns
-/// of many sessions at once, each with its own list.
-const KEPT: usize = 8;
+/// How many tool lists a client keeps encodings of: the agents whose
+/// turns a server runs at once (the sessions of one agent share one).
+const KEPT: usize = 4;
 
 /// The last tool lists a client encoded (most recent first), and their
 /// encodings. Cloning a client gives its clone an empty one.
@@ -48,7 +48,7 @@ impl std::fmt::Debug for ToolsEncoding {
 }
 
 impl ToolsEncoding {
-    /// The encoding of `tools`: the kept one when it is of this very list,
+    /// The encoding of `tools`: a kept one when it is of the same tools,
     /// else `wire` (the API's tool objects) serialised now and kept.
     /// `None` when that fails.
     pub(crate) fn of<W: Serialize>(
@@ -59,7 +59,7 @@ impl ToolsEncoding {
         if let Some(encoded) = self
             .lock()
             .iter()
-            .find_map(|(known, encoded)| Arc::ptr_eq(known, tools).then(|| Arc::clone(encoded)))
+            .find_map(|(known, encoded)| same_tools(known, tools).then(|| Arc::clone(encoded)))
         {
             return Some(encoded);
         }
@@ -67,7 +67,7 @@ impl ToolsEncoding {
         // not wait for it.
         let encoded: EncodedTools = Arc::new(vec![serde_json::value::to_raw_value(&wire()).ok()?]);
         let mut kept = self.lock();
-        kept.retain(|(known, _)| !Arc::ptr_eq(known, tools));
+        kept.retain(|(known, _)| !same_tools(known, tools));
         kept.insert(0, (Arc::clone(tools), Arc::clone(&encoded)));
         kept.truncate(KEPT);
         Some(encoded)
@@ -78,6 +78,21 @@ impl ToolsEncoding {
         // change is made whole before the guard drops): keep using it.
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Whether two lists encode alike: the same `Arc`, or the same names,
+/// descriptions and schemas in the same order (each turn builds its own
+/// list from the registry; the schemas are usually the registry's own
+/// `Arc`s, compared by address before by value). The encoding depends on
+/// nothing else.
+fn same_tools(known: &Arc<Vec<ToolSpec>>, tools: &Arc<Vec<ToolSpec>>) -> bool {
+    Arc::ptr_eq(known, tools)
+        || (known.len() == tools.len()
+            && known.iter().zip(tools.iter()).all(|(a, b)| {
+                a.name == b.name
+                    && a.description == b.description
+                    && (Arc::ptr_eq(&a.parameters, &b.parameters) || a.parameters == b.parameters)
+            }))
 }
 
 #[cfg(test)]
@@ -93,7 +108,7 @@ mod tests {
     }
 
     #[test]
-    fn the_same_list_is_encoded_once_and_another_list_anew() {
+    fn a_list_is_encoded_once_for_all_lists_of_the_same_tools() {
         let cache = ToolsEncoding::default();
         let tools = Arc::new(vec![spec("read")]);
         let count = std::cell::Cell::new(0);
@@ -109,24 +124,29 @@ mod tests {
         };
         assert_eq!(encode(&tools), r#"["read"]"#);
         assert_eq!(encode(&Arc::clone(&tools)), r#"["read"]"#);
-        // Equal contents in another `Arc`: encoded again, not assumed equal;
-        // the first list is still kept.
+        // The same tools in another `Arc` (another turn): reused.
+        assert_eq!(encode(&Arc::new(vec![spec("read")])), r#"["read"]"#);
+        assert_eq!(count.get(), 1);
+        // Another list, and lists that differ in one name, description or
+        // schema: each encoded anew.
         let other = Arc::new(vec![spec("read"), spec("write")]);
         assert_eq!(encode(&other), r#"["read","write"]"#);
-        assert_eq!(encode(&tools), r#"["read"]"#);
-        assert_eq!(count.get(), 2);
-        // Lists of many turns at once: the oldest beyond `KEPT` goes.
-        let lists: Vec<_> = (0..KEPT)
-            .map(|i| Arc::new(vec![spec(&format!("t{i}"))]))
-            .collect();
-        for list in &lists {
-            encode(list);
-        }
-        assert_eq!(count.get(), 2 + KEPT);
-        encode(&lists[KEPT - 1]);
-        encode(&lists[1]);
-        assert_eq!(count.get(), 2 + KEPT);
+        let mut renamed = spec("read");
+        renamed.name = "reed".into();
+        assert_eq!(encode(&Arc::new(vec![renamed])), r#"["reed"]"#);
+        let mut described = spec("read");
+        described.description = "other".into();
+        let mut typed = spec("read");
+        typed.parameters = Arc::new(serde_json::json!({"type": "string"}));
+        assert_eq!(count.get(), 3);
+        // Four kept: `tools` was the oldest, and goes with the fifth.
+        encode(&Arc::new(vec![described]));
+        assert_eq!(count.get(), 4);
+        encode(&Arc::new(vec![typed]));
+        assert_eq!(count.get(), 5);
+        encode(&other);
+        assert_eq!(count.get(), 5);
         encode(&tools);
-        assert_eq!(count.get(), 3 + KEPT);
+        assert_eq!(count.get(), 6);
     }
 }
