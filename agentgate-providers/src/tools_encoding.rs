@@ -73,6 +73,30 @@ impl ToolsEncoding {
         Some(encoded)
     }
 
+    /// The request head `encode` builds, with its tool objects (`list`)
+    /// taken out and their encoding ([`of`](Self::of)) beside it; the
+    /// head with its own list and `None` when it has none or they cannot
+    /// be encoded.
+    pub(crate) fn split<H, W: Serialize>(
+        &self,
+        tools: &Arc<Vec<ToolSpec>>,
+        encode: impl Fn() -> H,
+        list: impl Fn(&mut H) -> &mut Vec<W>,
+    ) -> (H, Option<EncodedTools>) {
+        let mut head = encode();
+        if list(&mut head).is_empty() {
+            return (head, None);
+        }
+        match self.of(tools, || std::mem::take(list(&mut head))) {
+            Some(encoded) => {
+                list(&mut head).clear();
+                (head, Some(encoded))
+            }
+            // Taken, then not encoded: the head keeps its own list.
+            None => (encode(), None),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Arc<Vec<ToolSpec>>, EncodedTools)>> {
         // A panic while holding the lock leaves consistent data (each
         // change is made whole before the guard drops): keep using it.

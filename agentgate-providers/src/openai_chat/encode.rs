@@ -136,21 +136,12 @@ pub(crate) fn request_bytes(
     cache: &EncodeCache<Elements>,
 ) -> RequestBody {
     let echo_reasoning = echoes_reasoning(settings);
-    // The tool list is encoded once per turn (see crate::tools_encoding).
-    let mut head = encode_settings(request, settings);
-    let tools = if head.tools.is_empty() {
-        None
-    } else {
-        cache
-            .tools()
-            .of(&request.tools, || std::mem::take(&mut head.tools))
-    };
-    if tools.is_some() {
-        head.tools.clear();
-    } else if head.tools.is_empty() && !request.tools.is_empty() {
-        // Taken, then not encoded: the head keeps its own list.
-        head = encode_settings(request, settings);
-    }
+    // The tool list is encoded once, not per step (see crate::tools_encoding).
+    let (head, tools) = cache.tools().split(
+        &request.tools,
+        || encode_settings(request, settings),
+        |head| &mut head.tools,
+    );
     let cached = flat_history_body(
         cache,
         request,
